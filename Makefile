@@ -1,0 +1,65 @@
+# focuscrawl: `make demo` runs the main job on the embedded default, `make test` passes the tests.
+# Every target installs what it needs, idempotently (stamps are rebuilt when their inputs change).
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+JARS := var/jars
+PYTEST_ARGS ?=
+
+.PHONY: setup venv jars sysdeps demo test test-unit services-up services-down services-status \
+        world bench soak lock clean
+
+setup: venv jars
+
+venv: $(VENV)/.stamp
+$(VENV)/.stamp: requirements.lock pyproject.toml
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	@$(BIN)/python -m pip install -q --disable-pip-version-check uv==0.13.9
+	$(BIN)/uv pip install -q -p $(BIN)/python -r requirements.lock
+	$(BIN)/uv pip install -q -p $(BIN)/python --no-deps -e .
+	@touch $@
+
+jars: $(JARS)/kafka/.stamp $(JARS)/spark/.stamp
+$(JARS)/kafka/.stamp: jvm/kafka/pom.xml
+	@rm -rf $(JARS)/kafka && mkdir -p $(JARS)/kafka
+	cd jvm/kafka && mvn -q -B dependency:copy-dependencies -DoutputDirectory=$(CURDIR)/$(JARS)/kafka
+	@touch $@
+$(JARS)/spark/.stamp: jvm/spark/pom.xml
+	@rm -rf $(JARS)/spark && mkdir -p $(JARS)/spark
+	cd jvm/spark && mvn -q -B dependency:copy-dependencies -DoutputDirectory=$(CURDIR)/$(JARS)/spark
+	@touch $@
+
+# Debian packages for the browser test and compose validation (root, as on CI; skipped when present).
+sysdeps:
+	@command -v chromium >/dev/null && command -v chromedriver >/dev/null && command -v docker-compose >/dev/null || \
+	  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver docker-compose >/dev/null; }
+
+demo: setup
+	$(BIN)/focuscrawl demo
+
+test: setup sysdeps
+	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+test-unit: setup
+	$(BIN)/python -m pytest -m "not integration" $(PYTEST_ARGS)
+
+services-up: setup
+	$(BIN)/focuscrawl services up
+services-down:
+	@test -x $(BIN)/focuscrawl && $(BIN)/focuscrawl services down || true
+services-status: setup
+	$(BIN)/focuscrawl services status
+
+bench: setup
+	$(BIN)/python -m bench
+
+soak: setup
+	$(BIN)/python -m pytest tests/reliability -m "integration" --soak
+
+# Recompile the full pin set after editing requirements.in.
+lock: venv
+	$(BIN)/uv pip compile requirements.in -p 3.11 -o requirements.lock
+
+clean: services-down
+	rm -rf var/lake var/run var/logs

@@ -1,0 +1,1 @@
+"""Start, stop and report the engines of the embedded default (broker, Airflow, world, Spark cluster)."""

@@ -1,0 +1,136 @@
+"""A single-node Kafka broker in KRaft mode, run from Apache's own jars (fetched by ``make jars``).
+
+Combined broker+controller, listeners on the bind host only, replication factors 1, small heap,
+data under ``var/kafka``. The storage is formatted once with a random cluster id kept beside it.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+from focuscrawl.config import Settings
+from focuscrawl.services.process import ManagedProcess, port_open, wait_until
+
+
+class KafkaBroker:
+    name = "kafka"
+
+    def __init__(self, cfg: Settings) -> None:
+        self.cfg = cfg
+        self.data_dir = Path(cfg.var_dir) / "kafka"
+        self.properties = self.data_dir / "server.properties"
+        self.process = ManagedProcess(
+            name=self.name,
+            run_dir=Path(cfg.var_dir) / "run",
+            log_dir=Path(cfg.var_dir) / "logs",
+            command=self._java("kafka.Kafka", str(self.properties), heap=cfg.kafka_heap),
+            env={"KAFKA_HEAP_OPTS": f"-Xmx{cfg.kafka_heap}"},
+        )
+
+    @property
+    def url(self) -> str:
+        return self.cfg.kafka_bootstrap
+
+    def _classpath(self) -> str:
+        jars = Path(self.cfg.kafka_jars)
+        if not any(jars.glob("kafka_2.13-*.jar")):
+            raise FileNotFoundError(f"no Kafka jars in {jars}; run `make jars` (mvn, jvm/kafka/pom.xml)")
+        return f"{jars}/*"
+
+    def _java(self, main: str, *args: str, heap: str = "256m") -> list[str]:
+        log4j = self.data_dir / "log4j.properties"
+        return [
+            "java", f"-Xmx{heap}", "-XX:+UseG1GC", "-Djava.awt.headless=true",
+            f"-Dlog4j.configuration=file:{log4j}", f"-Dkafka.logs.dir={self.data_dir / 'logs'}",
+            "-cp", self._classpath(), main, *args,
+        ]
+
+    def _write_config(self) -> None:
+        c = self.cfg
+        logs = self.data_dir / "data"
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+        self.properties.write_text(
+            "\n".join([
+                "process.roles=broker,controller",
+                "node.id=1",
+                f"controller.quorum.voters=1@{c.bind_host}:{c.kafka_controller_port}",
+                f"listeners=PLAINTEXT://{c.bind_host}:{c.kafka_port},CONTROLLER://{c.bind_host}:{c.kafka_controller_port}",
+                f"advertised.listeners=PLAINTEXT://{c.bind_host}:{c.kafka_port}",
+                "controller.listener.names=CONTROLLER",
+                "inter.broker.listener.name=PLAINTEXT",
+                "listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT",
+                f"log.dirs={logs}",
+                f"num.partitions={c.kafka_partitions}",
+                "offsets.topic.replication.factor=1",
+                "offsets.topic.num.partitions=8",
+                "transaction.state.log.replication.factor=1",
+                "transaction.state.log.min.isr=1",
+                "share.coordinator.state.topic.replication.factor=1",
+                "share.coordinator.state.topic.min.isr=1",
+                f"default.replication.factor={c.kafka_replication}",
+                "group.initial.rebalance.delay.ms=0",
+                "auto.create.topics.enable=true",
+                "log.retention.hours=168",
+                "log.cleaner.enable=true",
+                "",
+            ])
+        )
+        (self.data_dir / "log4j.properties").write_text(
+            "log4j.rootLogger=WARN, stdout\n"
+            "log4j.appender.stdout=org.apache.log4j.ConsoleAppender\n"
+            "log4j.appender.stdout.layout=org.apache.log4j.PatternLayout\n"
+            "log4j.appender.stdout.layout.ConversionPattern=[%d] %p %m (%c)%n\n"
+            "log4j.logger.kafka.server.KafkaServer=INFO\n"
+            "log4j.logger.kafka.server.BrokerServer=INFO\n"
+        )
+
+    def _format_storage(self) -> None:
+        if (self.data_dir / "data" / "meta.properties").exists():
+            return
+        cluster_id_file = self.data_dir / "cluster.id"
+        if not cluster_id_file.exists():
+            cid = subprocess.run(
+                self._java("kafka.tools.StorageTool", "random-uuid"), capture_output=True, text=True, check=True
+            ).stdout.strip().splitlines()[-1]
+            cluster_id_file.write_text(cid)
+        out = subprocess.run(
+            self._java("kafka.tools.StorageTool", "format", "-t", cluster_id_file.read_text().strip(),
+                       "-c", str(self.properties), "--ignore-formatted"),
+            capture_output=True, text=True,
+        )
+        if out.returncode != 0:
+            raise RuntimeError(f"formatting Kafka storage in {self.data_dir} failed:\n{out.stdout}\n{out.stderr}")
+
+    def start(self, timeout: float = 60.0) -> None:
+        if self.healthy():
+            return
+        self._write_config()
+        self._format_storage()
+        self.process.command = self._java("kafka.Kafka", str(self.properties), heap=self.cfg.kafka_heap)
+        self.process.start()
+        wait_until(self._ready, timeout, f"Kafka broker on {self.url}", log=self.process)
+
+    def _ready(self) -> bool:
+        if not port_open(self.cfg.bind_host, self.cfg.kafka_port):
+            return False
+        try:
+            from kafka import KafkaAdminClient
+
+            admin = KafkaAdminClient(bootstrap_servers=self.url, request_timeout_ms=3000)
+            try:
+                admin.list_topics()
+            finally:
+                admin.close()
+            return True
+        except Exception:  # noqa: BLE001 - any client error means "not yet"
+            return False
+
+    def stop(self) -> bool:
+        return self.process.stop()
+
+    def kill(self) -> None:
+        self.process.kill()
+
+    def healthy(self) -> bool:
+        return self.process.running() and port_open(self.cfg.bind_host, self.cfg.kafka_port)

@@ -1,0 +1,171 @@
+"""A background process we own: its own process group, a pid file under ``var/run``, a log under ``var/logs``.
+
+``stop`` signals the whole group, so children (Airflow's scheduler, API server, DAG processor,
+a JVM's forks) go with their parent and ``services down`` leaves nothing of ours running.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+
+def port_open(host: str, port: int, timeout: float = 0.5) -> bool:
+    try:
+        with socket.create_connection((host, port), timeout=timeout):
+            return True
+    except OSError:
+        return False
+
+
+def pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    # A zombie child of ours still answers kill(0); reap it if it is ours.
+    try:
+        done, _ = os.waitpid(pid, os.WNOHANG)
+        return done == 0
+    except ChildProcessError:
+        return _not_zombie(pid)
+
+
+def _not_zombie(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().split(")")[-1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+@dataclass
+class ManagedProcess:
+    name: str
+    run_dir: Path
+    log_dir: Path
+    command: list[str] = field(default_factory=list)
+    env: dict[str, str] | None = None
+    cwd: Path | None = None
+
+    @property
+    def pid_file(self) -> Path:
+        return self.run_dir / f"{self.name}.pid"
+
+    @property
+    def log_file(self) -> Path:
+        return self.log_dir / f"{self.name}.log"
+
+    def pid(self) -> int | None:
+        try:
+            pid = int(self.pid_file.read_text().strip())
+        except (OSError, ValueError):
+            return None
+        return pid if pid_alive(pid) else None
+
+    def running(self) -> bool:
+        return self.pid() is not None
+
+    def start(self) -> int:
+        existing = self.pid()
+        if existing:
+            return existing
+        self.run_dir.mkdir(parents=True, exist_ok=True)
+        self.log_dir.mkdir(parents=True, exist_ok=True)
+        env = dict(os.environ)
+        env.update(self.env or {})
+        with open(self.log_file, "ab") as log:
+            proc = subprocess.Popen(
+                self.command,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                env=env,
+                cwd=str(self.cwd) if self.cwd else None,
+                start_new_session=True,  # own process group: stop() reaches every child
+            )
+        self.pid_file.write_text(str(proc.pid))
+        return proc.pid
+
+    def stop(self, timeout: float = 20.0, sig: int = signal.SIGTERM) -> bool:
+        """Signal the process group, wait, then SIGKILL what is left. True if something was stopped."""
+        pid = self.pid()
+        if pid is None:
+            self.pid_file.unlink(missing_ok=True)
+            return False
+        try:
+            pgid = os.getpgid(pid)
+        except ProcessLookupError:
+            pgid = pid
+        _signal_group(pgid, sig)
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline and _group_alive(pgid):
+            time.sleep(0.2)
+        if _group_alive(pgid):
+            _signal_group(pgid, signal.SIGKILL)
+            deadline = time.monotonic() + 10
+            while time.monotonic() < deadline and _group_alive(pgid):
+                time.sleep(0.1)
+        self.pid_file.unlink(missing_ok=True)
+        return True
+
+    def kill(self) -> None:
+        """SIGKILL the group at once (fault tests)."""
+        self.stop(timeout=0, sig=signal.SIGKILL)
+
+    def log_tail(self, lines: int = 30) -> str:
+        try:
+            return "\n".join(self.log_file.read_text(errors="replace").splitlines()[-lines:])
+        except OSError:
+            return "(no log)"
+
+
+def _signal_group(pgid: int, sig: int) -> None:
+    try:
+        os.killpg(pgid, sig)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def group_members(pgid: int) -> list[int]:
+    members = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        fields = stat.rsplit(")", 1)[-1].split()
+        # fields[0] is state, fields[2] is pgrp
+        if len(fields) > 2 and fields[2] == str(pgid) and fields[0] != "Z":
+            members.append(int(entry.name))
+    return members
+
+
+def _group_alive(pgid: int) -> bool:
+    for pid in group_members(pgid):
+        try:
+            os.waitpid(pid, os.WNOHANG)
+        except ChildProcessError:
+            pass
+    return bool(group_members(pgid))
+
+
+def wait_until(check, timeout: float, what: str, log: ManagedProcess | None = None, interval: float = 0.25) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if check():
+            return
+        if log is not None and not log.running():
+            raise RuntimeError(f"{what}: process exited early. Last log lines ({log.log_file}):\n{log.log_tail()}")
+        time.sleep(interval)
+    tail = f"\nLast log lines ({log.log_file}):\n{log.log_tail()}" if log else ""
+    raise TimeoutError(f"{what} not ready after {timeout:.0f}s{tail}")

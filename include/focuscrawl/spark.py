@@ -1,0 +1,88 @@
+"""The one place Spark sessions are made: Delta-enabled, jars from the local folder, master from settings.
+
+Spark jobs, the ``focuscrawl sql`` shell and the tests all call :func:`get_session`, so the same
+code runs under ``spark-submit``, Airflow and pytest, on ``local[*]`` or on any master URL.
+pyspark is imported lazily: the domain package stays importable without a JVM.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from focuscrawl.config import Settings, settings
+
+if TYPE_CHECKING:  # pragma: no cover
+    from pyspark.sql import SparkSession
+
+
+class MissingJarsError(RuntimeError):
+    pass
+
+
+def spark_jars(cfg: Settings) -> list[str]:
+    jars = sorted(str(p) for p in Path(cfg.spark_jars).glob("*.jar"))
+    if not any("delta-spark" in j for j in jars):
+        raise MissingJarsError(
+            f"no Delta jars in {cfg.spark_jars}; run `make jars` (mvn fetches them from jvm/spark/pom.xml)"
+        )
+    return jars
+
+
+def session_conf(cfg: Settings, master: str | None = None) -> dict[str, str]:
+    """The Spark configuration every focuscrawl session uses (also passed to spark-submit)."""
+    warehouse = Path(cfg.var_dir) / "spark-warehouse"
+    conf = {
+        "spark.master": master or cfg.spark_master,
+        "spark.jars": ",".join(spark_jars(cfg)),
+        "spark.sql.extensions": "io.delta.sql.DeltaSparkSessionExtension",
+        "spark.sql.catalog.spark_catalog": "org.apache.spark.sql.delta.catalog.DeltaCatalog",
+        "spark.sql.warehouse.dir": str(warehouse),
+        # No shared metastore (embedded Derby admits one JVM at a time): the catalog is
+        # rebuilt from the lake's layout at session start, see register_tables().
+        "spark.sql.catalogImplementation": "in-memory",
+        "spark.driver.memory": cfg.spark_driver_memory,
+        "spark.driver.host": cfg.bind_host,
+        "spark.driver.bindAddress": cfg.bind_host,
+        "spark.ui.enabled": "false",
+        "spark.sql.shuffle.partitions": "8",
+        "spark.databricks.delta.schema.autoMerge.enabled": "false",
+        "spark.sql.session.timeZone": "UTC",
+    }
+    return conf
+
+
+def get_session(app_name: str = "focuscrawl", master: str | None = None, cfg: Settings | None = None) -> "SparkSession":
+    """A Delta-enabled session (``getOrCreate``: one per process, shared by callers)."""
+    from pyspark.sql import SparkSession
+
+    cfg = cfg or settings()
+    builder = SparkSession.builder.appName(app_name)
+    for key, value in session_conf(cfg, master).items():
+        builder = builder.config(key, value)
+    spark = builder.getOrCreate()
+    spark.sparkContext.setLogLevel("WARN")
+    register_tables(spark, cfg)
+    return spark
+
+
+def lake_tables(cfg: Settings) -> dict[str, str]:
+    """Delta tables under a local lake root: ``{name: location}`` (a folder with ``_delta_log``)."""
+    root = Path(cfg.lake)
+    if "://" in cfg.lake or not root.is_dir():
+        return {}
+    return {p.parent.name: str(p.parent) for p in sorted(root.glob("*/_delta_log"))}
+
+
+def register_tables(spark: "SparkSession", cfg: Settings, names: dict[str, str] | None = None) -> list[str]:
+    """Name every Delta table of the lake in the ``focuscrawl`` database, so SQL says ``focuscrawl.x``.
+
+    Table and column comments live in the Delta log itself, so DESCRIBE shows them wherever
+    the table is registered.
+    """
+    spark.sql(f"CREATE DATABASE IF NOT EXISTS {cfg.catalog_db} COMMENT 'focuscrawl Delta tables'")
+    registered = []
+    for name, location in (names if names is not None else lake_tables(cfg)).items():
+        spark.sql(f"CREATE TABLE IF NOT EXISTS {cfg.catalog_db}.{name} USING DELTA LOCATION '{location}'")
+        registered.append(f"{cfg.catalog_db}.{name}")
+    return registered
