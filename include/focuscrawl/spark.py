@@ -46,6 +46,9 @@ def session_conf(cfg: Settings, master: str | None = None) -> dict[str, str]:
         "spark.driver.bindAddress": cfg.bind_host,
         "spark.ui.enabled": "false",
         "spark.sql.shuffle.partitions": "8",
+        # Delta's log replay defaults to 50 partitions: far too many for small tables on few cores.
+        "spark.databricks.delta.snapshotPartitions": "2",
+        "spark.ui.showConsoleProgress": "false",
         "spark.databricks.delta.schema.autoMerge.enabled": "false",
         "spark.sql.session.timeZone": "UTC",
     }
