@@ -1,0 +1,55 @@
+"""Every Delta table of focuscrawl is declared once as a :class:`TableSpec`: name, comment, typed columns.
+
+Areas declare their tables in their own modules with :func:`table` (so the spec sits beside the code
+that writes it); Spark SQL, the consumers and the data-quality suites all read the same spec.
+Comments travel inside the Delta log (table description, column ``comment`` metadata), so
+``DESCRIBE TABLE focuscrawl.x`` shows them wherever the table is registered.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import pyarrow as pa
+
+from focuscrawl.config import Settings
+
+TABLES: dict[str, "TableSpec"] = {}
+
+
+@dataclass(frozen=True)
+class Column:
+    name: str
+    type: pa.DataType
+    comment: str
+    nullable: bool = True
+
+
+@dataclass(frozen=True)
+class TableSpec:
+    name: str
+    comment: str
+    columns: tuple[Column, ...]
+    partition_by: tuple[str, ...] = field(default_factory=tuple)
+    layer: str = "bronze"  # bronze: as fetched; silver: cleaned/derived; gold: scores, reports
+
+    def arrow_schema(self) -> pa.Schema:
+        return pa.schema(
+            [pa.field(c.name, c.type, nullable=c.nullable, metadata={"comment": c.comment}) for c in self.columns]
+        )
+
+    def path(self, cfg: Settings) -> str:
+        return cfg.table_path(self.name)
+
+    @property
+    def column_names(self) -> list[str]:
+        return [c.name for c in self.columns]
+
+
+def table(name: str, comment: str, columns: list[Column], partition_by: tuple[str, ...] = (), layer: str = "bronze") -> TableSpec:
+    """Declare a table (once per name)."""
+    spec = TableSpec(name, comment, tuple(columns), tuple(partition_by), layer)
+    if name in TABLES and TABLES[name] != spec:
+        raise ValueError(f"table {name!r} is declared twice with different definitions")
+    TABLES[name] = spec
+    return spec
