@@ -1,0 +1,110 @@
+"""Rejections: what every parser returns instead of raising when its input is malformed.
+
+Issue 8, point 3: any malformed input becomes a counted, logged rejection carrying the reason
+and the raw payload, never a crash and never a silent drop. A :class:`Rejection` is what a
+parser hands back; :class:`DeadLetter` is the row it becomes in the ``dead_letter`` Delta table
+(and the record on the dead-letter Kafka topic), so the input can be inspected and replayed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import threading
+import time
+from collections import Counter
+from dataclasses import dataclass
+
+import pyarrow as pa
+
+from focuscrawl.tables import Column, table
+
+log = logging.getLogger(__name__)
+
+# How many bytes of a rejected payload go into a log line; the full payload goes to the dead letter.
+_LOG_PREVIEW = 120
+
+_counts: Counter[str] = Counter()
+_counts_lock = threading.Lock()
+
+
+def rejection_counts() -> dict[str, int]:
+    """Rejections created in this process so far, per parser (for metrics and end-of-run summaries)."""
+    with _counts_lock:
+        return dict(_counts)
+
+
+@dataclass(frozen=True)
+class Rejection:
+    """One malformed input: why it was refused, the raw bytes or text as received, and where it came from.
+
+    Creating one counts it (:func:`rejection_counts`) and logs it at WARNING, so no parser can
+    drop input silently; the caller sends it on with :meth:`dead_letter`.
+    """
+
+    reason: str
+    payload: bytes | str
+    url: str
+    parser: str = "unknown"
+
+    def __post_init__(self) -> None:
+        with _counts_lock:
+            _counts[self.parser] += 1
+        preview = self.payload[:_LOG_PREVIEW]
+        log.warning("rejected %s input from %s: %s (payload %r)", self.parser, self.url, self.reason, preview)
+
+    @property
+    def payload_bytes(self) -> bytes:
+        if isinstance(self.payload, bytes):
+            return self.payload
+        return self.payload.encode("utf-8", errors="surrogatepass")
+
+    def dead_letter(self, source: str = "", at_ms: int | None = None) -> "DeadLetter":
+        """The dead-letter record of this rejection (``source``: the crawler or consumer that hit it)."""
+        raw = self.payload_bytes
+        return DeadLetter(
+            parser=self.parser,
+            url=self.url,
+            reason=self.reason,
+            payload=raw,
+            payload_sha256=hashlib.sha256(raw).hexdigest(),
+            payload_size=len(raw),
+            source=source,
+            rejected_at_ms=int(time.time() * 1000) if at_ms is None else at_ms,
+        )
+
+
+@dataclass(frozen=True)
+class DeadLetter:
+    """A row of the ``dead_letter`` table: enough to see why input was refused and to replay it."""
+
+    parser: str
+    url: str
+    reason: str
+    payload: bytes
+    payload_sha256: str
+    payload_size: int
+    source: str
+    rejected_at_ms: int
+
+    def as_row(self) -> dict:
+        """The row in :data:`DEAD_LETTER_TABLE` column order."""
+        return {c: getattr(self, c) for c in DEAD_LETTER_TABLE.column_names}
+
+
+DEAD_LETTER_TABLE = table(
+    "dead_letter",
+    "Input a parser refused (malformed listing JSON, HTML, feed, sitemap, robots.txt), with the reason "
+    "and the raw payload, so nothing fetched is silently lost and every rejection can be replayed.",
+    [
+        Column("parser", pa.string(), "which parser refused it: listing, html, feed, sitemap, robots", nullable=False),
+        Column("url", pa.string(), "URL the payload was fetched from", nullable=False),
+        Column("reason", pa.string(), "why it was refused, in words that name the fault", nullable=False),
+        Column("payload", pa.binary(), "the raw payload as received (a record, or the whole body)", nullable=False),
+        Column("payload_sha256", pa.string(), "SHA-256 of payload, hex: the dedup key of a replay", nullable=False),
+        Column("payload_size", pa.int64(), "payload length in bytes", nullable=False),
+        Column("source", pa.string(), "crawler or consumer that hit the rejection"),
+        Column("rejected_at_ms", pa.int64(), "when it was rejected, Unix epoch milliseconds", nullable=False),
+    ],
+    partition_by=("parser",),
+)
