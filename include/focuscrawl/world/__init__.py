@@ -1,0 +1,44 @@
+"""The world: a local, seeded social site and web in real formats, with ground truth off the crawl path.
+
+``build_world`` assembles one from settings-like plain arguments; ``WorldServer`` serves it;
+``python -m focuscrawl.world serve`` does both from the command line (see README.md here).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from focuscrawl.world.clock import SimClock
+from focuscrawl.world.corpus import Corpus, EriskCorpus, GeneratedCorpus
+from focuscrawl.world.faults import Faults
+from focuscrawl.world.population import Population, PopulationConfig
+from focuscrawl.world.ratelimit import RateLimiter
+from focuscrawl.world.world import World
+
+
+def load_corpus(seed: int, data_dir: Path | None, cache_dir: Path) -> Corpus:
+    """Real eRisk writings when ``data_dir`` holds them (``erisk2017/``), generated text otherwise."""
+    if data_dir is not None:
+        erisk = Path(data_dir) / "erisk2017"
+        if erisk.is_dir() or Path(data_dir).name == "erisk2017":
+            return EriskCorpus.load(erisk if erisk.is_dir() else Path(data_dir), Path(cache_dir) / "world")
+    return GeneratedCorpus(seed)
+
+
+def build_world(seed: int = 0, *, speedup: float = 60.0, data_dir: Path | None = None, cache_dir: Path = Path("var"),
+                users: int = 100_000, base_rate: float = 0.02, start_epoch: float = 1_700_000_000.0,
+                paused: bool = False, rate_limit: int = 600, rate_window: float = 60.0,
+                faults: Faults | None = None, web: bool = True, **population) -> World:
+    """A world from plain arguments; extra keyword arguments go to :class:`PopulationConfig`."""
+    corpus = load_corpus(seed, data_dir, cache_dir)
+    config = PopulationConfig(seed=seed, users=users, base_rate=base_rate, start_epoch=start_epoch, **population)
+    site = None
+    if web:
+        from focuscrawl.world.web import build_web
+
+        site = build_web(seed, start_epoch, data_dir, cache_dir)
+    return World(Population(config, corpus), SimClock(start_epoch, speedup, paused=paused),
+                 RateLimiter(rate_limit, rate_window), faults, site)
+
+
+__all__ = ["build_world", "load_corpus", "World", "SimClock", "Faults", "Population", "PopulationConfig"]

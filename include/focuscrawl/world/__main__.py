@@ -1,0 +1,80 @@
+"""``python -m focuscrawl.world serve --port P --eval-port Q --seed S --speedup X [--data DIR] [faults]``.
+
+``focuscrawl world ...`` dispatches here (``main(argv)``). Defaults come from ``settings()``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import signal
+import sys
+import threading
+from pathlib import Path
+
+from focuscrawl.config import settings
+
+
+def _parser() -> argparse.ArgumentParser:
+    cfg = settings()
+    p = argparse.ArgumentParser(prog="focuscrawl world", description="Serve the simulated world.")
+    sub = p.add_subparsers(dest="command", required=True)
+    s = sub.add_parser("serve", help="run the crawl server and the evaluation server until interrupted")
+    s.add_argument("--host", default=cfg.bind_host)
+    s.add_argument("--port", type=int, default=cfg.world_port, help="crawl surface (Reddit JSON, web, graph)")
+    s.add_argument("--eval-port", type=int, default=cfg.world_eval_port, help="clock, ground truth, feedback, faults")
+    s.add_argument("--seed", type=int, default=0)
+    s.add_argument("--speedup", type=float, default=60.0, help="simulated seconds per wall second")
+    s.add_argument("--start-epoch", type=float, default=1_700_000_000.0)
+    s.add_argument("--paused", action="store_true", help="start with the clock paused (advance it via POST /clock)")
+    s.add_argument("--data", type=Path, default=cfg.data_dir,
+                   help="real data folder (erisk2017/, wikispeedia/); 'none' for a fully generated world")
+    s.add_argument("--users", type=int, default=100_000)
+    s.add_argument("--base-rate", type=float, default=0.02)
+    s.add_argument("--events-per-minute", type=float, default=60.0)
+    s.add_argument("--rate-limit", type=int, default=600, help="requests per client per window; 0 = off")
+    s.add_argument("--rate-window", type=float, default=60.0, help="rate-limit window, wall seconds")
+    s.add_argument("--replay", type=Path, help="serve a recorded crawl (Delta table or JSON lines) instead")
+    f = s.add_argument_group("faults (also settable at run time: POST /faults on the evaluation port)")
+    f.add_argument("--error-rate", type=float, default=0.0)
+    f.add_argument("--slow-rate", type=float, default=0.0)
+    f.add_argument("--slow-seconds", type=float, default=2.0)
+    f.add_argument("--truncate-rate", type=float, default=0.0)
+    f.add_argument("--malformed-rate", type=float, default=0.0)
+    f.add_argument("--redirect-loop", action="append", default=[], metavar="PATH_PREFIX")
+    f.add_argument("--robots-disallow", action="append", default=[], metavar="PATH")
+    f.add_argument("--dead-host", action="append", default=[], metavar="HOST")
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    from focuscrawl.world import Faults, build_world
+    from focuscrawl.world.server import WorldServer
+
+    args = _parser().parse_args(argv)
+    data = None if args.data is None or str(args.data) == "none" else args.data
+    faults = Faults(error_rate=args.error_rate, slow_rate=args.slow_rate, slow_seconds=args.slow_seconds,
+                    truncate_rate=args.truncate_rate, malformed_rate=args.malformed_rate,
+                    redirect_loop=args.redirect_loop, robots_disallow=args.robots_disallow, dead_hosts=args.dead_host)
+    world = build_world(args.seed, speedup=args.speedup, data_dir=data, cache_dir=settings().var_dir,
+                        users=args.users, base_rate=args.base_rate, start_epoch=args.start_epoch,
+                        paused=args.paused, rate_limit=args.rate_limit, rate_window=args.rate_window,
+                        faults=faults, events_per_minute=args.events_per_minute)
+    if args.replay:
+        from focuscrawl.world.replay import Replay
+
+        world.replay = Replay.load(args.replay)  # the recorded crawl answers instead of the generated site
+    server = WorldServer(world, args.host, args.port, args.eval_port).start()
+    print(json.dumps({"world": server.url, "eval": server.eval_url, "seed": args.seed,
+                      "corpus": type(world.population.corpus).__name__,
+                      "web": type(world.web).__name__ if world.web else None}), flush=True)
+    stop = threading.Event()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, lambda *_: stop.set())
+    stop.wait()
+    server.stop()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,265 @@
+"""The social site's population: users with a hidden label, communities, histories and a live stream.
+
+Seed 000 (``000_c12b299f5bad9cdf.txt``), sections II-IV: candidate users surface in community
+listings; a user is on-target per a reference classifier over the whole history; score, comment
+count and posting hour are weak signals (HAC and N06 beat random, HAS does not), the text the
+strongest. Everything is a pure function of the seed: user ``i``'s label, activity and history
+come from ``(seed, i)`` and are built only when asked for, so 100k users cost milliseconds; the
+live stream is built one simulated bucket at a time from ``(seed, bucket)``.
+"""
+
+from __future__ import annotations
+
+import bisect
+import math
+import random
+import threading
+from dataclasses import dataclass
+from functools import lru_cache
+
+import numpy as np
+
+from focuscrawl.world.corpus import Corpus
+
+TARGET_RICH = ("depression", "SuicideWatch", "Anxiety", "lonely", "mentalhealth")
+GENERAL = (
+    "AskReddit", "pics", "funny", "gaming", "worldnews", "todayilearned", "movies", "news", "aww",
+    "science", "Music", "videos", "books", "sports", "technology", "Fitness", "food", "personalfinance",
+    "relationships", "CasualConversation", "explainlikeimfive", "IAmA", "LifeProTips", "history",
+    "space", "DIY", "gadgets", "Art", "travel", "programming",
+)
+_ADJ = "quiet bold lazy happy brave calm eager fuzzy gentle jolly kind lucky noisy proud silly witty".split()
+_NOUN = "river tiger falcon maple comet otter pixel rocket walrus cactus badger lemon panda wizard".split()
+
+HISTORY_ID_BASE = 36 ** 7  # ids at or above it are pre-start history items, below it live-stream items
+MAX_HISTORY = 4096          # generated history items per user (listings serve the newest 1000, as Reddit)
+
+
+@dataclass(frozen=True)
+class PopulationConfig:
+    """Knobs of the social world; effects are in log-space and only weakly informative by default."""
+
+    seed: int = 0
+    users: int = 100_000
+    base_rate: float = 0.02            # share of positive (on-target) users
+    start_epoch: float = 1_700_000_000.0
+    history_days: float = 365.0        # pre-start histories spread over this many days
+    mean_history: float = 30.0         # mean items per user history (heavy-tailed; some exceed 1000)
+    donors_per_user: int = 2           # same-class real (or generated) donors composing one world user
+    community_signal: float = 0.25     # chance a positive user posts in a target-rich community
+    community_noise: float = 0.004     # chance a negative user does
+    extra_communities: int = 70        # generated communities beyond the real names
+    score_effect: float = -0.1         # log-score shift for positives (HAS weak or worse than random)
+    comments_effect: float = 0.3       # log-comments shift for positives (HAC weakly good)
+    hour_effect: float = 0.5           # extra activity of positives near 06:00 UTC (N06 weakly good)
+    events_per_minute: float = 60.0    # new posts + comments per simulated minute
+    bucket_seconds: int = 60           # the live stream is generated per bucket of simulated time
+    warmup_seconds: float = 3600.0     # the stream starts this long before start_epoch (listings not empty)
+
+
+@dataclass(frozen=True)
+class Item:
+    """A post (``t3``) or comment (``t1``); ``final_*`` are reached as it ages (see :meth:`Population.score_at`)."""
+
+    num: int            # id number (base36 on the wire)
+    user: int
+    kind: str           # "t3" | "t1"
+    community: int
+    created: int
+    title: str
+    text: str
+    final_score: int
+    final_comments: int
+    link_num: int       # the post a comment answers (its own num for a post)
+
+
+def base36(n: int) -> str:
+    digits = "0123456789abcdefghijklmnopqrstuvwxyz"
+    out = ""
+    while True:
+        n, r = divmod(n, 36)
+        out = digits[r] + out
+        if n == 0:
+            return out
+
+
+class Population:
+    """Users, communities and the live stream of one seeded social world."""
+
+    def __init__(self, config: PopulationConfig, corpus: Corpus) -> None:
+        self.config = c = config
+        self.corpus = corpus
+        rng = np.random.default_rng(c.seed)
+        n = c.users
+        self.labels = np.zeros(n, dtype=bool)
+        self.labels[rng.permutation(n)[: round(n * c.base_rate)]] = True
+        self.activity = rng.lognormal(0.0, 1.0, n)
+        # Plain lists: per-item lookups from Python are several times faster than numpy scalars.
+        self._label = self.labels.tolist()
+        self._cum_activity = np.cumsum(self.activity).tolist()
+        draws = rng.random((n, c.donors_per_user))
+        sizes = np.where(self.labels, corpus.donors(True), corpus.donors(False))[:, None]
+        self._donors = (draws * sizes).astype(np.int64).tolist()
+        self.communities = list(TARGET_RICH) + list(GENERAL) + [f"sub{k:03d}" for k in range(c.extra_communities)]
+        self._community_index = {s.lower(): k for k, s in enumerate(self.communities)}
+        # Zipf popularity over the general communities.
+        general = len(self.communities) - len(TARGET_RICH)
+        weights = 1.0 / np.arange(1, general + 1)
+        self._general_cum = np.cumsum(weights / weights.sum())
+        self._stream_lock = threading.Lock()
+        self._built_until = math.floor((c.start_epoch - c.warmup_seconds) / c.bucket_seconds)
+        self._stream: list[Item] = []                 # all live items in time order; index = num
+        self._times: list[int] = []
+        self.posts_by_community: dict[int, list[int]] = {}
+        self.comments_by_community: dict[int, list[int]] = {}
+        self.posts_all: list[int] = []
+        self.by_user: dict[int, list[int]] = {}
+        self._last_post: int | None = None
+
+    # users ---------------------------------------------------------------------------------------
+    def name(self, i: int) -> str:
+        h = (i * 2654435761 + self.config.seed) & 0xFFFFFFFF
+        return f"{_ADJ[h % len(_ADJ)]}_{_NOUN[(h >> 8) % len(_NOUN)]}_{i}"
+
+    def user_index(self, name: str) -> int | None:
+        try:
+            i = int(name.rsplit("_", 1)[1])
+        except (IndexError, ValueError):
+            return None
+        return i if 0 <= i < self.config.users and self.name(i) == name else None
+
+    def community_index(self, name: str) -> int | None:
+        return self._community_index.get(name.lower())
+
+    def _user_rng(self, i: int, stream: int = 0) -> random.Random:
+        return random.Random(((self.config.seed * 7 + stream) * 10_000_019) + i)
+
+    def donors(self, i: int) -> list[int]:
+        """The same-class corpus donors whose writings user ``i`` re-posts."""
+        return self._donors[i]
+
+    def _pick_community(self, label: bool, rng: random.Random) -> int:
+        c = self.config
+        if rng.random() < (c.community_signal if label else c.community_noise):
+            return rng.randrange(len(TARGET_RICH))
+        return len(TARGET_RICH) + min(bisect.bisect_left(self._general_cum, rng.random()), len(self._general_cum) - 1)
+
+    def _features(self, label: bool, kind: str, rng: random.Random) -> tuple[int, int]:
+        c = self.config
+        score = int(rng.lognormvariate(1.5 + (c.score_effect if label else 0.0), 1.2))
+        comments = int(rng.lognormvariate(1.0 + (c.comments_effect if label else 0.0), 1.1)) if kind == "t3" else 0
+        return score, comments
+
+    def _writing_item(self, i: int, rng: random.Random, num: int, day: int | None, created: int = 0,
+                      link: int | None = None) -> Item:
+        """A re-posted donor writing; with ``day`` (history) it keeps its real time of day when the corpus has one."""
+        label = self._label[i]
+        donor = rng.choice(self._donors[i])
+        title, text, sod = self.corpus.writing(label, donor, rng.randrange(self.corpus.size(label, donor)))
+        if day is not None:
+            created = min(int(self.config.start_epoch - self.config.warmup_seconds) - 1,
+                          day * 86400 + (sod if sod >= 0 else self._history_second_of_day(label, rng)))
+        kind = "t3" if title else "t1"
+        score, comments = self._features(label, kind, rng)
+        community = self._pick_community(label, rng)
+        # A comment answers ``link`` (the latest post of the stream), else (history) its own id.
+        return Item(num, i, kind, community, created, title, text, score, comments,
+                    num if kind == "t3" or link is None else link)
+
+    @lru_cache(maxsize=4096)
+    def history(self, i: int) -> tuple[Item, ...]:
+        """User ``i``'s writings before the stream began, oldest first (a pure function of seed and i)."""
+        c = self.config
+        rng = self._user_rng(i, 2)
+        label = self._label[i]
+        n = min(MAX_HISTORY, 1 + int(rng.expovariate(1.0) * c.mean_history * self.activity[i]))
+        end = c.start_epoch - c.warmup_seconds
+        items = []
+        for j in range(n):
+            day = math.floor((end - rng.random() * c.history_days * 86400) / 86400)
+            items.append(self._writing_item(i, rng, HISTORY_ID_BASE + i * MAX_HISTORY + j, day))
+        items.sort(key=lambda it: (it.created, it.num))
+        return tuple(items)
+
+    def _history_second_of_day(self, label: bool, rng: random.Random) -> int:
+        # Generated corpus: positives lean towards 06:00 (hour_effect); the rest peak in the evening.
+        hours = rng.gauss(6.0, 3.0) if label and rng.random() < self.config.hour_effect / (1 + self.config.hour_effect) else rng.gauss(17.0, 5.0)
+        return int(hours * 3600) % 86400
+
+    # live stream ----------------------------------------------------------------------------------
+    def _hour_weight(self, label: bool, t: float) -> float:
+        h = (t % 86400) / 3600
+        near6 = math.exp(-(min(abs(h - 6), 24 - abs(h - 6)) ** 2) / 8)
+        return (1 + self.config.hour_effect * near6) if label else 1.0
+
+    def advance(self, now: float) -> None:
+        """Materialise every stream bucket that ends at or before ``now`` (idempotent, thread-safe)."""
+        c = self.config
+        last = math.floor(now / c.bucket_seconds) - 1
+        if last <= self._built_until:
+            return
+        with self._stream_lock:
+            for b in range(self._built_until + 1, last + 1):
+                self._build_bucket(b)
+                self._built_until = b
+
+    def _build_bucket(self, b: int) -> None:
+        c = self.config
+        rng = random.Random((c.seed * 10_000_019 + 3) * 1_000_000_007 + b)
+        lam = c.events_per_minute * c.bucket_seconds / 60
+        # Poisson count by inversion (lam is moderate): exact and seedable.
+        n, p, u = 0, math.exp(-lam), rng.random()
+        cdf = p
+        while u > cdf and n < 10 * lam + 50:
+            n += 1
+            p *= lam / n
+            cdf += p
+        times = sorted(int(b * c.bucket_seconds + rng.random() * c.bucket_seconds) for _ in range(n))
+        total = self._cum_activity[-1]
+        max_w = 1 + c.hour_effect
+        for t in times:
+            while True:  # choose an author by activity, thinned by the class's hour profile
+                i = min(bisect.bisect_left(self._cum_activity, rng.random() * total), c.users - 1)
+                if rng.random() * max_w <= self._hour_weight(self._label[i], t):
+                    break
+            num = len(self._stream)
+            item = self._writing_item(i, rng, num, None, t, self._last_post)
+            self._stream.append(item)
+            self._times.append(t)
+            self.by_user.setdefault(i, []).append(num)
+            if item.kind == "t3":
+                self.posts_by_community.setdefault(item.community, []).append(num)
+                self.posts_all.append(num)
+                self._last_post = num
+            else:
+                self.comments_by_community.setdefault(item.community, []).append(num)
+
+    def item(self, num: int) -> Item | None:
+        if num >= HISTORY_ID_BASE:
+            i, j = divmod(num - HISTORY_ID_BASE, MAX_HISTORY)
+            if i >= self.config.users:
+                return None
+            hist = self.history(i)
+            return next((it for it in hist if it.num == num), None)
+        return self._stream[num] if 0 <= num < len(self._stream) else None
+
+    def visible(self, nums: list[int], now: float) -> int:
+        """How many of the time-ordered stream ``nums`` were created at or before ``now``."""
+        return bisect.bisect_right(nums, now, key=lambda k: self._stream[k].created)
+
+    def user_items(self, i: int, kind: str, now: float) -> list[Item]:
+        """User ``i``'s items of ``kind`` created by ``now``, newest first (history then live)."""
+        live = self.by_user.get(i, [])
+        live = [self._stream[k] for k in live[: self.visible(live, now)]]
+        items = [it for it in self.history(i) if it.kind == kind] + [it for it in live if it.kind == kind]
+        return items[::-1]
+
+    @staticmethod
+    def score_at(item: Item, now: float) -> tuple[int, int]:
+        """Score and comment count grow towards their final values over a few simulated hours."""
+        age = max(0.0, now - item.created)
+        grown = 1 - math.exp(-age / 7200)
+        return round(item.final_score * grown) + 1, round(item.final_comments * grown)
+
+    def stream_size(self) -> int:
+        return len(self._stream)

@@ -1,0 +1,156 @@
+"""The world's two HTTP servers: the crawl surface and, on another port, the evaluation interface.
+
+The crawl server speaks only what a real site would (Reddit JSON listings, HTML, feeds,
+sitemaps, robots.txt) and never reveals simulated time or ground truth; the evaluation server
+holds the clock, the ground truth, the click feedback and the fault switches (DESIGN.md, "The
+world"). Bodies are JSON with sorted keys and a pure function of (seed, simulated time), so
+two worlds with the same seed paused at the same time answer byte for byte the same.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from urllib.parse import parse_qs, urlsplit
+
+from focuscrawl.world.world import World
+
+JSON = "application/json; charset=UTF-8"
+
+
+def dumps(obj) -> bytes:
+    return json.dumps(obj, sort_keys=True, ensure_ascii=False).encode("utf-8")
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True  # headers and body go out in separate writes: without it, 40 ms delayed ACKs
+    server_version = "focuscrawl-world"
+    sys_version = ""
+    world: World
+
+    def log_message(self, format, *args) -> None:  # noqa: A002 - the stdlib's name; access logs off
+        pass
+
+    def _send(self, status: int, ctype: str, body: bytes, headers: dict[str, str] | None = None,
+              declared_length: int | None = None) -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", ctype)
+        self.send_header("Content-Length", str(len(body) if declared_length is None else declared_length))
+        for k, v in (headers or {}).items():
+            self.send_header(k, v)
+        if declared_length is not None:
+            self.send_header("Connection", "close")
+            self.close_connection = True
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(body)
+
+    def _query(self) -> tuple[str, dict[str, str]]:
+        parts = urlsplit(self.path)
+        return parts.path, {k: v[-1] for k, v in parse_qs(parts.query).items()}
+
+
+class CrawlHandler(_Handler):
+    """Reddit-style JSON under /r and /user, the web under /site, the graph under /graph."""
+
+    def do_HEAD(self) -> None:
+        self.do_GET()
+
+    def do_GET(self) -> None:
+        world = self.world
+        path, q = self._query()
+        client = self.headers.get("X-Client-Id") or f"{self.client_address[0]}|{self.headers.get('User-Agent', '')}"
+        allowed, rl_headers = world.limiter.hit(client)
+        if not allowed:
+            body = dumps({"error": 429, "message": "Too Many Requests"})
+            return self._send(429, JSON, body, rl_headers)
+        faults = world.faults
+        host = path.split("/")[2] if path.startswith("/site/") and path.count("/") >= 2 else None
+        if host is not None and host in faults.dead_hosts:
+            self.close_connection = True  # a host that went away: the socket closes without an answer
+            return
+        dice = world.dice.roll(faults)
+        if dice["slow"]:
+            time.sleep(faults.slow_seconds)
+        if dice["error"]:
+            return self._send(503, "text/plain", b"503 Service Unavailable", rl_headers)
+        if any(path.startswith(p) for p in faults.redirect_loop if p):
+            hop = int(q.get("hop", "0")) + 1
+            return self._send(302, "text/plain", b"", {**rl_headers, "Location": f"{path}?hop={hop % 2}"})
+        status, ctype, body = world.crawl(path, q, urlsplit(self.path).query)
+        if dice["malformed"]:
+            body = body[: len(body) // 3] + b'<<{"\x00'
+        if dice["truncate"]:
+            return self._send(status, ctype, body[: len(body) // 2], rl_headers, declared_length=len(body))
+        self._send(status, ctype, body, rl_headers)
+
+
+class EvalHandler(_Handler):
+    """Clock, ground truth, click feedback and fault switches: never on the crawl path."""
+
+    def do_GET(self) -> None:
+        path, q = self._query()
+        status, obj = self.world.evaluate(path, q)
+        self._send(status, JSON, dumps(obj))
+
+    def do_POST(self) -> None:
+        path, _ = self._query()
+        length = int(self.headers.get("Content-Length") or 0)
+        try:
+            payload = json.loads(self.rfile.read(length) or b"{}")
+            status, obj = self.world.control(path, payload)
+        except (ValueError, TypeError) as exc:
+            status, obj = 400, {"error": str(exc)}
+        self._send(status, JSON, dumps(obj))
+
+
+class WorldServer:
+    """Both servers of one world, each in a daemon thread; ``with WorldServer(...)`` stops them on exit."""
+
+    def __init__(self, world: World, host: str = "127.0.0.1", port: int = 0, eval_port: int = 0) -> None:
+        self.world = world
+        self.crawl = ThreadingHTTPServer((host, port), type("Crawl", (CrawlHandler,), {"world": world}))
+        self.eval = ThreadingHTTPServer((host, eval_port), type("Eval", (EvalHandler,), {"world": world}))
+        for srv in (self.crawl, self.eval):
+            srv.daemon_threads = True
+        self._threads: list[threading.Thread] = []
+        self._stop = threading.Event()
+
+    @property
+    def url(self) -> str:
+        return "http://%s:%d" % self.crawl.server_address[:2]
+
+    @property
+    def eval_url(self) -> str:
+        return "http://%s:%d" % self.eval.server_address[:2]
+
+    def start(self) -> "WorldServer":
+        for srv in (self.crawl, self.eval):
+            t = threading.Thread(target=srv.serve_forever, name=f"world-{srv.server_address[1]}", daemon=True)
+            t.start()
+            self._threads.append(t)
+        ticker = threading.Thread(target=self._tick, name="world-clock", daemon=True)
+        ticker.start()
+        self._threads.append(ticker)
+        return self
+
+    def _tick(self) -> None:
+        # Keep the live stream built as simulated time passes, so no request pays for a long backlog.
+        while not self._stop.wait(0.5):
+            self.world.now()
+
+    def stop(self) -> None:
+        self._stop.set()
+        for srv in (self.crawl, self.eval):
+            srv.shutdown()
+            srv.server_close()
+
+    def __enter__(self) -> "WorldServer":
+        return self.start()
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+

@@ -1,0 +1,140 @@
+"""One world: the simulated clock, the social population, the web, faults and rate limits, wired by URL.
+
+:meth:`World.crawl` answers the crawl surface, :meth:`World.evaluate` and :meth:`World.control`
+the evaluation interface; the HTTP servers in :mod:`focuscrawl.world.server` only carry bytes.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import asdict
+
+from focuscrawl.world import reddit
+from focuscrawl.world.clock import SimClock
+from focuscrawl.world.faults import FaultDice, Faults
+from focuscrawl.world.population import TARGET_RICH, Population
+from focuscrawl.world.ratelimit import RateLimiter
+
+JSON = "application/json; charset=UTF-8"
+_SUB = re.compile(r"^/r/([A-Za-z0-9_]+)/(new|comments)(?:\.json)?/?$")
+_USER = re.compile(r"^/(?:user|u)/([A-Za-z0-9_-]+)/(submitted|comments)(?:\.json)?/?$")
+ROBOTS = "User-agent: *\nDisallow: /login\nDisallow: /api/v1/me\nAllow: /\n"
+
+
+def _json(obj) -> bytes:
+    return json.dumps(obj, sort_keys=True, ensure_ascii=False).encode("utf-8")
+
+
+def _not_found(what: str) -> tuple[int, str, bytes]:
+    return 404, JSON, _json({"error": 404, "message": "Not Found", "reason": what})
+
+
+class World:
+    """The state behind both servers; ``web`` (sites, sources, graph) is optional."""
+
+    def __init__(self, population: Population, clock: SimClock, limiter: RateLimiter,
+                 faults: Faults | None = None, web=None, replay=None) -> None:
+        self.population = population
+        self.clock = clock
+        self.limiter = limiter
+        self.faults = faults or Faults()
+        self.dice = FaultDice(population.config.seed)
+        self.web = web
+        self.replay = replay  # a recorded crawl answers first when given (replay.py)
+
+    def now(self) -> float:
+        """Simulated now, whole seconds (what a page served now can show), the stream built up to it."""
+        now = float(int(self.clock.now()))
+        self.population.advance(now)
+        return now
+
+    # crawl surface ------------------------------------------------------------------------------
+    def crawl(self, path: str, q: dict[str, str], query: str = "") -> tuple[int, str, bytes]:
+        if self.replay is not None and path != "/robots.txt":
+            found = self.replay.answer(path, query, self.clock.now())
+            if found is None:
+                return _not_found("not in the recorded crawl at this time")
+            status, body = found
+            return status, JSON if path.endswith(".json") or path.startswith("/r/") else "text/html; charset=UTF-8", body
+        if path == "/robots.txt":
+            extra = "".join(f"Disallow: {p}\n" for p in self.faults.robots_disallow)
+            return 200, "text/plain; charset=UTF-8", (ROBOTS + extra).encode()
+        if path.startswith(("/site/", "/graph/")):
+            if self.web is None:
+                return _not_found("this world has no web part")
+            return self.web.crawl(path, q, float(int(self.clock.now())))
+        pop = self.population
+        limit = reddit.clamp_limit(q.get("limit"))
+        after = q.get("after")
+        m = _SUB.match(path)
+        if m:
+            sub, what = m.groups()
+            now = self.now()
+            if sub.lower() == "all":
+                if what == "comments":
+                    return _not_found("r/all/comments is not served")
+                return 200, JSON, _json(reddit.stream_listing(pop, pop.posts_all, "t3", now, after, limit))
+            k = pop.community_index(sub)
+            if k is None:
+                return _not_found(f"no community r/{sub}")
+            nums, kind = (pop.posts_by_community, "t3") if what == "new" else (pop.comments_by_community, "t1")
+            return 200, JSON, _json(reddit.stream_listing(pop, nums.get(k, []), kind, now, after, limit))
+        m = _USER.match(path)
+        if m:
+            name, what = m.groups()
+            i = pop.user_index(name)
+            if i is None:
+                return _not_found(f"no user {name}")
+            kind = "t3" if what == "submitted" else "t1"
+            return 200, JSON, _json(reddit.user_listing(pop, i, kind, self.now(), after, limit))
+        return _not_found(path)
+
+    # evaluation interface -----------------------------------------------------------------------
+    def evaluate(self, path: str, q: dict[str, str]) -> tuple[int, dict]:
+        pop = self.population
+        if path == "/time":
+            return 200, self.clock.state()
+        if path == "/faults":
+            return 200, self.faults.as_dict()
+        if path == "/truth/population":
+            return 200, {"users": pop.config.users, "positives": int(pop.labels.sum()),
+                         "base_rate": pop.config.base_rate, "target_rich": list(TARGET_RICH),
+                         "communities": pop.communities, "config": asdict(pop.config),
+                         "stream_items": pop.stream_size()}
+        if path == "/truth/users":
+            names = [n for n in q.get("names", "").split(",") if n]
+            labels = {}
+            for n in names:
+                i = pop.user_index(n)
+                labels[n] = None if i is None else int(pop.labels[i])
+            return 200, {"labels": labels}
+        if path == "/truth/labels":
+            offset = int(q.get("offset", "0"))
+            limit = min(10_000, int(q.get("limit", "1000")))
+            rows = [[pop.name(i), int(pop.labels[i])] for i in range(offset, min(pop.config.users, offset + limit))]
+            return 200, {"offset": offset, "rows": rows, "total": pop.config.users}
+        if self.web is not None:
+            found = self.web.evaluate(path, q, self.clock.now())
+            if found is not None:
+                return 200, found
+        return 404, {"error": 404, "path": path}
+
+    def control(self, path: str, payload: dict) -> tuple[int, dict]:
+        if path == "/clock":
+            clock = self.clock
+            if payload.get("pause"):
+                clock.pause()
+            if "set" in payload:
+                clock.set(float(payload["set"]))
+            if "advance" in payload:
+                clock.advance(float(payload["advance"]))
+            if "speedup" in payload:
+                clock.set_speedup(float(payload["speedup"]))
+            if payload.get("resume"):
+                clock.resume()
+            return 200, clock.state()
+        if path == "/faults":
+            self.faults.update(payload)
+            return 200, self.faults.as_dict()
+        return 404, {"error": 404, "path": path}

@@ -1,0 +1,44 @@
+"""``python -m focuscrawl.world serve`` as a process, and the web built from real Wikispeedia pages."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+import requests
+
+from focuscrawl.world.web import build_web
+from tests.world.conftest import START
+
+
+def test_serve_command_starts_both_servers_and_stops_on_sigterm(tmp_path):
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "focuscrawl.world", "serve", "--port", "0", "--eval-port", "0", "--data", "none",
+         "--users", "2000", "--seed", "4", "--paused", "--error-rate", "0", "--robots-disallow", "/private/"],
+        stdout=subprocess.PIPE, text=True, env={**__import__("os").environ, "FOCUSCRAWL_VAR": str(tmp_path)})
+    try:
+        info = json.loads(proc.stdout.readline())
+        assert info["corpus"] == "GeneratedCorpus" and info["seed"] == 4
+        assert "Disallow: /private/" in requests.get(info["world"] + "/robots.txt", timeout=10).text
+        assert requests.get(info["eval"] + "/time", timeout=10).json() == {
+            "paused": True, "sim_now": 1_700_000_000.0, "speedup": 60.0, "start_epoch": 1_700_000_000.0}
+        assert requests.get(info["world"] + "/time", timeout=10).status_code == 404
+    finally:
+        proc.terminate()
+    assert proc.wait(timeout=20) == 0
+
+
+@pytest.mark.slow
+def test_wikispeedia_pages_have_real_titles_text_and_links(shared_data, cfg):
+    web = build_web(0, START, shared_data, cfg.var_dir)
+    assert len(web.names) > 4500 and "science.wiki.test" in web.hosts
+    status, ctype, body = web.crawl("/site/people.wiki.test/wiki/Albert_Einstein", {}, START)
+    page = body.decode()
+    assert status == 200 and ctype.startswith("text/html")
+    assert "<title>Albert Einstein</title>" in page and "relativity" in page
+    assert 'href="/site/science.wiki.test/wiki/' in page  # a real outlink to another site (topic)
+    # the graph is the real link graph, undirected
+    v = json.loads(web.crawl(f"/graph/vertex/{web.index['Albert_Einstein']}.json", {}, START)[2])
+    assert str(web.index["Physics"]) in v["neighbors"]
