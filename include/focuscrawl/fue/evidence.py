@@ -1,0 +1,173 @@
+"""User evidence seen in listings, and the user updater that aggregates it.
+
+Seed ``000_c12b299f5bad9cdf.txt`` sections II-B and IV: while communities are explored, every
+post or comment seen in a listing updates its author's features: the average score (IV-B),
+the average number of comments (IV-C), the average posting hour (IV-D) and the concatenation
+of the titles and bodies seen so far (IV-E). The paper's User Updater keeps these per user; a
+user's entry is dropped once the user is extracted (section II, space complexity).
+
+Hours: the paper (and its code, ``feature_aggregator.py`` of blind-sniper/heuristics) uses the
+*arithmetic* mean of decimal hours and then a circular distance to the target hour. That
+mean is wrong across midnight (23:00 and 01:00 average to 12:00), so the aggregator keeps both
+the arithmetic mean and the *circular* mean (angle of the summed unit vectors); the N-methods
+choose which one to use.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import Iterator
+
+TAU = 2.0 * math.pi
+HOURS_PER_DAY = 24.0
+
+
+@dataclass(frozen=True, slots=True)
+class Post:
+    """One post or comment seen in a listing: the evidence a single listing gives about its author."""
+
+    author: str
+    created_utc: float
+    score: float = 0.0
+    num_comments: float = 0.0
+    title: str = ""
+    text: str = ""
+    community: str = ""
+    post_id: str = ""
+
+    @property
+    def hour(self) -> float:
+        """Decimal UTC hour of posting, in [0, 24)."""
+        t = datetime.fromtimestamp(self.created_utc, tz=timezone.utc)
+        return t.hour + t.minute / 60.0 + t.second / 3600.0
+
+    @property
+    def body(self) -> str:
+        return f"{self.title}\n{self.text}" if self.title and self.text else (self.title or self.text)
+
+
+@dataclass(frozen=True, slots=True)
+class UserEvidence:
+    """What is known about a candidate user from listings, at one moment (a snapshot)."""
+
+    user: str
+    count: int = 0
+    mean_score: float = 0.0
+    mean_comments: float = 0.0
+    mean_hour: float | None = None          # arithmetic mean, as in the paper
+    circular_hour: float | None = None      # circular mean; None when undefined (no posts, or opposite hours)
+    text: str = ""
+    communities: tuple[str, ...] = ()
+
+    def hour(self, mean: str) -> float | None:
+        """The average posting hour by ``mean`` = ``"arithmetic"`` (paper) or ``"circular"``."""
+        if mean == "arithmetic":
+            return self.mean_hour
+        if mean == "circular":
+            return self.circular_hour
+        raise ValueError(f"unknown hour mean {mean!r}; use 'arithmetic' or 'circular'")
+
+
+def hour_distance(a: float, b: float) -> float:
+    """Distance between two hours on the 24 h circle (seed eq. 5): ``min(|a-b|, 24-|a-b|)``."""
+    d = abs(a - b) % HOURS_PER_DAY
+    return min(d, HOURS_PER_DAY - d)
+
+
+@dataclass(slots=True)
+class _Accumulator:
+    count: int = 0
+    score_sum: float = 0.0
+    comments_sum: float = 0.0
+    hour_sum: float = 0.0
+    hour_sin: float = 0.0
+    hour_cos: float = 0.0
+    texts: list[str] = field(default_factory=list)
+    text_len: int = 0
+    communities: list[str] = field(default_factory=list)
+
+
+class EvidenceAggregator:
+    """The seed's User Updater: per-user running sums from posts seen in listings.
+
+    ``max_text_chars`` bounds the concatenated text kept per user (the newest text is kept,
+    oldest dropped), so memory stays bounded for very active users; ``max_communities``
+    likewise bounds the communities remembered per user. Posts already counted (same
+    ``post_id``) are ignored, as the paper did with Aerospike, because listings overlap.
+    """
+
+    def __init__(self, max_text_chars: int = 20_000, max_communities: int = 16, dedupe: bool = True) -> None:
+        self.max_text_chars = max_text_chars
+        self.max_communities = max_communities
+        self.dedupe = dedupe
+        self._users: dict[str, _Accumulator] = {}
+        self._seen_posts: set[str] = set()
+
+    def __len__(self) -> int:
+        return len(self._users)
+
+    def __contains__(self, user: object) -> bool:
+        return user in self._users
+
+    def users(self) -> Iterator[str]:
+        return iter(self._users)
+
+    def add(self, post: Post) -> UserEvidence | None:
+        """Fold one post into its author's evidence; the new snapshot, or None if already counted."""
+        if self.dedupe and post.post_id:
+            if post.post_id in self._seen_posts:
+                return None
+            self._seen_posts.add(post.post_id)
+        acc = self._users.get(post.author)
+        if acc is None:
+            acc = self._users[post.author] = _Accumulator()
+        acc.count += 1
+        acc.score_sum += post.score
+        acc.comments_sum += post.num_comments
+        hour = post.hour
+        acc.hour_sum += hour
+        angle = TAU * hour / HOURS_PER_DAY
+        acc.hour_sin += math.sin(angle)
+        acc.hour_cos += math.cos(angle)
+        body = post.body
+        if body:
+            acc.texts.append(body)
+            acc.text_len += len(body) + 1
+            while acc.text_len > self.max_text_chars and len(acc.texts) > 1:
+                acc.text_len -= len(acc.texts.pop(0)) + 1
+        if post.community and post.community not in acc.communities:
+            acc.communities.append(post.community)
+            if len(acc.communities) > self.max_communities:
+                acc.communities.pop(0)
+        return self._snapshot(post.author, acc)
+
+    def get(self, user: str) -> UserEvidence:
+        """The user's evidence (empty evidence for an unknown user)."""
+        acc = self._users.get(user)
+        return UserEvidence(user=user) if acc is None else self._snapshot(user, acc)
+
+    def forget(self, user: str) -> None:
+        """Drop a user's evidence (after extraction, seed section II: space complexity)."""
+        self._users.pop(user, None)
+
+    def _snapshot(self, user: str, acc: _Accumulator) -> UserEvidence:
+        n = acc.count
+        resultant = math.hypot(acc.hour_sin, acc.hour_cos)
+        circular = None
+        if n and resultant > 1e-9 * n:  # opposite hours cancel: no meaningful mean direction
+            circular = (math.atan2(acc.hour_sin, acc.hour_cos) / TAU * HOURS_PER_DAY) % HOURS_PER_DAY
+        text = "\n".join(acc.texts)
+        if len(text) > self.max_text_chars:
+            text = text[-self.max_text_chars:]
+        return UserEvidence(
+            user=user,
+            count=n,
+            mean_score=acc.score_sum / n if n else 0.0,
+            mean_comments=acc.comments_sum / n if n else 0.0,
+            mean_hour=acc.hour_sum / n if n else None,
+            circular_hour=circular,
+            text=text,
+            communities=tuple(acc.communities),
+        )
