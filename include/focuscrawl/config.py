@@ -10,6 +10,7 @@ FOCUSCRAWL_HOME                     project root (holds ``var/``, ``dags/``)    
 FOCUSCRAWL_VAR                      run-time state: logs, broker data, pids      ``$FOCUSCRAWL_HOME/var``
 FOCUSCRAWL_JARS                     JVM jars fetched by ``make jars``            ``$FOCUSCRAWL_HOME/var/jars``
 FOCUSCRAWL_LAKE                     root of the Delta tables (path or s3://)    ``$FOCUSCRAWL_VAR/lake``
+FOCUSCRAWL_S3_ENDPOINT              S3-compatible endpoint of an s3:// lake     AWS S3 itself
 FOCUSCRAWL_BIND_HOST                address every service listens on            ``127.0.0.1``
 FOCUSCRAWL_PORT_OFFSET              added to every default port (parallel runs) ``0``
 FOCUSCRAWL_KAFKA_PORT               broker listener                             ``19092`` + offset
@@ -78,6 +79,7 @@ class Settings:
     user_agent: str
     allow_private_hosts: tuple[str, ...] = field(default_factory=tuple)
     data_dir: Path | None = None
+    s3_endpoint: str | None = None
 
     @property
     def kafka_jars(self) -> Path:
@@ -148,4 +150,6 @@ def settings() -> Settings:
             if h.strip()
         ),
         data_dir=data_dir if data_dir.is_dir() else None,
+        # Credentials are not settings: both S3 clients read AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY.
+        s3_endpoint=os.environ.get("FOCUSCRAWL_S3_ENDPOINT") or None,
     )

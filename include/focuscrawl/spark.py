@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from focuscrawl.config import Settings, settings
+from focuscrawl.storage import s3a_conf
 
 if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql import SparkSession
@@ -52,6 +53,7 @@ def session_conf(cfg: Settings, master: str | None = None) -> dict[str, str]:
         "spark.databricks.delta.schema.autoMerge.enabled": "false",
         "spark.sql.session.timeZone": "UTC",
     }
+    conf.update(s3a_conf(cfg))  # empty unless the lake is on object storage
     return conf
 
 
