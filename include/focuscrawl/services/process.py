@@ -169,3 +169,57 @@ def wait_until(check, timeout: float, what: str, log: ManagedProcess | None = No
         time.sleep(interval)
     tail = f"\nLast log lines ({log.log_file}):\n{log.log_tail()}" if log else ""
     raise TimeoutError(f"{what} not ready after {timeout:.0f}s{tail}")
+
+
+def settings_env(cfg) -> dict[str, str]:
+    """The resolved settings as ``FOCUSCRAWL_*`` variables, so child processes (Airflow tasks,
+    the world, spark-submit) see exactly the values the parent resolved, not their own defaults.
+    The Airflow password stays out: no task needs it."""
+    env = {
+        "FOCUSCRAWL_HOME": str(cfg.home),
+        "FOCUSCRAWL_VAR": str(cfg.var_dir),
+        "FOCUSCRAWL_JARS": str(cfg.jars_dir),
+        "FOCUSCRAWL_LAKE": cfg.lake,
+        "FOCUSCRAWL_BIND_HOST": cfg.bind_host,
+        "FOCUSCRAWL_KAFKA_PORT": str(cfg.kafka_port),
+        "FOCUSCRAWL_KAFKA_CONTROLLER_PORT": str(cfg.kafka_controller_port),
+        "FOCUSCRAWL_KAFKA_BOOTSTRAP": cfg.kafka_bootstrap,
+        "FOCUSCRAWL_KAFKA_PARTITIONS": str(cfg.kafka_partitions),
+        "FOCUSCRAWL_KAFKA_REPLICATION": str(cfg.kafka_replication),
+        "FOCUSCRAWL_KAFKA_HEAP": cfg.kafka_heap,
+        "FOCUSCRAWL_AIRFLOW_PORT": str(cfg.airflow_port),
+        "FOCUSCRAWL_AIRFLOW_USER": cfg.airflow_user,
+        "FOCUSCRAWL_WORLD_PORT": str(cfg.world_port),
+        "FOCUSCRAWL_WORLD_EVAL_PORT": str(cfg.world_eval_port),
+        "FOCUSCRAWL_SPARK_MASTER": cfg.spark_master,
+        "FOCUSCRAWL_SPARK_MASTER_PORT": str(cfg.spark_master_port),
+        "FOCUSCRAWL_SPARK_DRIVER_MEMORY": cfg.spark_driver_memory,
+        "FOCUSCRAWL_CATALOG_DB": cfg.catalog_db,
+        "FOCUSCRAWL_USER_AGENT": cfg.user_agent,
+        "FOCUSCRAWL_ALLOW_PRIVATE_HOSTS": ",".join(cfg.allow_private_hosts),
+    }
+    if cfg.data_dir is not None:
+        env["FOCUSCRAWL_DATA"] = str(cfg.data_dir)
+    return env
+
+
+def venv_bin() -> Path:
+    """The bin folder of the running interpreter's venv (``airflow``, ``spark-submit``, ``pyspark``)."""
+    import sys
+
+    return Path(sys.executable).parent
+
+
+def path_with_venv() -> str:
+    """PATH with the venv's bin first: Airflow's SparkSubmitHook and the task runner look tools up there."""
+    return os.pathsep.join([str(venv_bin()), os.environ.get("PATH", "/usr/bin:/bin")])
+
+
+def spark_home() -> str:
+    """pyspark's package folder is a full SPARK_HOME (bin/spark-submit, bin/spark-class, jars/)."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("pyspark")
+    if spec is None or not spec.submodule_search_locations:
+        raise RuntimeError("pyspark is not installed in this interpreter; run `make setup`")
+    return str(list(spec.submodule_search_locations)[0])

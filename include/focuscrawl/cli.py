@@ -1,0 +1,186 @@
+"""The ``focuscrawl`` command.
+
+    focuscrawl services up [--only kafka,airflow,world] [--spark-cluster]
+    focuscrawl services down | status
+    focuscrawl sql ["SELECT ..."]          one query, or an interactive prompt without one
+    focuscrawl pyspark                     a pyspark shell with the Delta tables registered
+    focuscrawl world ... | demo ... | experiment NAME ... | report NAME ...
+
+The last four hand their arguments to the area's own ``main(argv)``, imported only when called.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+import sys
+from pathlib import Path
+from typing import Callable, Iterable, Sequence
+
+from focuscrawl.config import settings
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="focuscrawl", description="Focused crawling on Kafka, Spark/Delta and Airflow.")
+    sub = p.add_subparsers(dest="command", required=True)
+
+    svc = sub.add_parser("services", help="start, stop or report the engines of the embedded default")
+    act = svc.add_subparsers(dest="action", required=True)
+    up = act.add_parser("up", help="start the engines (kafka, airflow, world) and wait until ready")
+    up.add_argument("--only", help="comma-separated subset of kafka,airflow,world,spark")
+    up.add_argument("--spark-cluster", action="store_true",
+                    help="also start a Spark standalone master + 2 workers; Airflow's spark_default uses it")
+    up.add_argument("--airflow-dags", type=Path, help="DAG folder for Airflow (default: <repo>/dags)")
+    act.add_parser("down", help="stop every process of ours")
+    act.add_parser("status", help="each engine up or down, with its URL")
+
+    sql = sub.add_parser("sql", help="Spark SQL over the Delta tables (interactive without a query)")
+    sql.add_argument("query", nargs="?", help="one statement; omit for a prompt")
+    sql.add_argument("--limit", type=int, default=100, help="rows printed per result")
+
+    sub.add_parser("pyspark", help="a pyspark shell with the focuscrawl session configuration")
+
+    for name, what in (("world", "the local world server"), ("demo", "the end-to-end demo")):
+        d = sub.add_parser(name, help=what, add_help=False)
+        d.add_argument("args", nargs=argparse.REMAINDER)
+    for name, package in (("experiment", "experiments"), ("report", "reports")):
+        d = sub.add_parser(name, help=f"run focuscrawl.{package}.NAME")
+        d.add_argument("name")
+        d.add_argument("args", nargs=argparse.REMAINDER)
+    return p
+
+
+def dispatch(module: str, argv: list[str]) -> int:
+    """Call ``module.main(argv)``; a missing module is a one-line error, not a traceback."""
+    try:
+        mod = importlib.import_module(module)
+    except ModuleNotFoundError as e:
+        if e.name and (module == e.name or module.startswith(e.name + ".")):
+            print(f"focuscrawl: {module} is not installed in this checkout (no module {e.name!r})", file=sys.stderr)
+            return 2
+        raise
+    return int(mod.main(argv) or 0)
+
+
+def format_table(columns: Sequence[str], rows: Iterable[Sequence[object]]) -> str:
+    """Rows as an aligned plain-text table (NULL for None)."""
+    cells = [[("NULL" if v is None else str(v)) for v in row] for row in rows]
+    widths = [max([len(c), *(len(r[i]) for r in cells)]) for i, c in enumerate(columns)]
+    line = "+" + "+".join("-" * (w + 2) for w in widths) + "+"
+    fmt = lambda vals: "| " + " | ".join(v.ljust(w) for v, w in zip(vals, widths)) + " |"  # noqa: E731
+    out = [line, fmt(list(columns)), line, *(fmt(r) for r in cells), line]
+    return "\n".join(out)
+
+
+def run_sql(spark, query: str, limit: int) -> str:
+    df = spark.sql(query)
+    rows = df.limit(limit + 1).collect()
+    text = format_table(df.columns, [tuple(r) for r in rows[:limit]])
+    more = f"\n(first {limit} rows shown)" if len(rows) > limit else f"\n({len(rows)} row{'s' * (len(rows) != 1)})"
+    return text + more
+
+
+def sql_prompt(execute: Callable[[str], str], read: Callable[[str], str] = input, write: Callable[[str], None] = print) -> int:
+    """Read statements (ending with ``;`` or a blank line) until ``exit``/EOF; errors do not end it."""
+    buffer: list[str] = []
+    while True:
+        try:
+            line = read("focuscrawl> " if not buffer else "        ...> ")
+        except EOFError:
+            write("")
+            return 0
+        if not buffer and line.strip().lower().rstrip(";") in ("exit", "quit"):
+            return 0
+        if line.strip():
+            buffer.append(line)
+        statement = " ".join(buffer).strip()
+        if statement and (statement.endswith(";") or not line.strip()):
+            buffer.clear()
+            try:
+                write(execute(statement.rstrip(";")))
+            except Exception as e:  # noqa: BLE001 - report and keep the prompt
+                write(f"error: {str(e).splitlines()[0] if str(e) else type(e).__name__}")
+
+
+def pyspark_command(cfg) -> tuple[list[str], dict[str, str]]:
+    """``pyspark --conf k=v ...`` with the session conf, and a start-up file that names the tables."""
+    from focuscrawl.services.process import settings_env, spark_home, venv_bin
+    from focuscrawl.spark import session_conf
+
+    startup = Path(cfg.var_dir) / "run" / "pyspark_startup.py"
+    startup.parent.mkdir(parents=True, exist_ok=True)
+    # pyspark's shell.py runs OLD_PYTHONSTARTUP after it made `spark`.
+    startup.write_text(
+        "from focuscrawl.config import settings\n"
+        "from focuscrawl.spark import register_tables\n"
+        "print('focuscrawl tables:', ', '.join(register_tables(spark, settings())) or '(none yet)')\n"
+    )
+    argv = [str(venv_bin() / "pyspark")]
+    for key, value in session_conf(cfg).items():
+        argv += ["--conf", f"{key}={value}"]
+    env = {**os.environ, **settings_env(cfg), "SPARK_HOME": spark_home(), "PYTHONSTARTUP": str(startup),
+           "PYSPARK_PYTHON": sys.executable, "PYSPARK_DRIVER_PYTHON": sys.executable}
+    return argv, env
+
+
+def _services(args) -> int:
+    from focuscrawl.services.manager import ServiceManager
+
+    cfg = settings()
+    if args.action == "up":
+        try:
+            names = ServiceManager.parse_only(args.only, args.spark_cluster)
+        except ValueError as e:
+            print(f"focuscrawl: {e}", file=sys.stderr)
+            return 2
+        ServiceManager(cfg, dags_folder=args.airflow_dags, spark_cluster="spark" in names).up(names)
+        return _services(argparse.Namespace(action="status"))
+    manager = ServiceManager(cfg)
+    if args.action == "down":
+        manager.down()
+        return 0
+    for s in manager.status():
+        print(f"{s.name:8} {'up' if s.up else 'down':5} {s.url}" + (f"  ({s.detail})" if s.detail else ""))
+    return 0
+
+
+def _sql(args) -> int:
+    from focuscrawl.spark import get_session
+
+    spark = get_session("focuscrawl-sql")
+    try:
+        if args.query:
+            print(run_sql(spark, args.query, args.limit))
+            return 0
+        return sql_prompt(lambda q: run_sql(spark, q, args.limit))
+    finally:
+        spark.stop()
+
+
+PASSTHROUGH = {"world": "focuscrawl.world.__main__", "demo": "focuscrawl.demo"}
+PACKAGES = {"experiment": "experiments", "report": "reports"}
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if hasattr(sys.stdout, "reconfigure"):
+        sys.stdout.reconfigure(line_buffering=True)  # progress lines show up as they happen
+    # Other areas parse their own arguments (``world --help`` is the world's help), so hand
+    # them over before argparse sees them; the subparsers above only document them.
+    if argv and argv[0] in PASSTHROUGH:
+        return dispatch(PASSTHROUGH[argv[0]], argv[1:])
+    if len(argv) > 1 and argv[0] in PACKAGES and not argv[1].startswith("-"):
+        return dispatch(f"focuscrawl.{PACKAGES[argv[0]]}.{argv[1].replace('-', '_')}", argv[2:])
+    args = build_parser().parse_args(argv)
+    if args.command == "services":
+        return _services(args)
+    if args.command == "sql":
+        return _sql(args)
+    command, env = pyspark_command(settings())
+    os.execve(command[0], command, env)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,309 @@
+"""Airflow 3 on the embedded default: SQLite metadata, LocalExecutor, login required.
+
+Each component (``api-server``, ``scheduler``, ``dag-processor``, ``triggerer``) is its own
+:class:`ManagedProcess`, so ``services down`` stops each process group and ``status`` reports
+each one. Airflow 3.3 has no SequentialExecutor any more; LocalExecutor runs on SQLite (the
+same pairing ``airflow standalone`` forces). Login uses the Simple auth manager with one user
+whose password is ``FOCUSCRAWL_AIRFLOW_PASSWORD`` or one generated once and kept in
+``$FOCUSCRAWL_VAR/airflow/passwords.json`` (mode 0600). :class:`AirflowClient` is the REST
+client the tests and the demo use.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import subprocess
+import time
+from pathlib import Path
+from typing import Any, Callable
+
+from focuscrawl.config import Settings
+from focuscrawl.services.process import (
+    ManagedProcess,
+    path_with_venv,
+    settings_env,
+    spark_home,
+    venv_bin,
+    wait_until,
+)
+
+COMPONENTS = ("api-server", "scheduler", "dag-processor", "triggerer")
+TERMINAL_STATES = {"success", "failed"}
+
+
+def _write_private(path: Path, text: str) -> None:
+    """Write a secret with mode 0600 from the start (never world-readable, even briefly)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as f:
+        f.write(text)
+    os.chmod(path, 0o600)
+
+
+class AirflowService:
+    name = "airflow"
+
+    def __init__(
+        self,
+        cfg: Settings,
+        dags_folder: Path | None = None,
+        spark_master: str | None = None,
+        components: tuple[str, ...] = COMPONENTS,
+        parallelism: int = 4,
+    ) -> None:
+        self.cfg = cfg
+        self.home = Path(cfg.var_dir) / "airflow"
+        self.dags_folder = Path(dags_folder or Path(cfg.home) / "dags").resolve()
+        self.spark_master = spark_master or cfg.spark_master
+        self.parallelism = parallelism
+        self.password_file = self.home / "passwords.json"
+        self.processes = {
+            c: ManagedProcess(
+                name=f"airflow-{c}",
+                run_dir=Path(cfg.var_dir) / "run",
+                log_dir=Path(cfg.var_dir) / "logs",
+                command=[str(venv_bin() / "airflow"), c],
+                cwd=Path(cfg.home),
+            )
+            for c in components
+        }
+
+    @property
+    def url(self) -> str:
+        return self.cfg.airflow_url
+
+    # -- configuration -----------------------------------------------------------------------
+    def password(self) -> str:
+        """The login password: the configured one, else the one generated on first start."""
+        user = self.cfg.airflow_user
+        stored = self._stored_passwords()
+        wanted = self.cfg.airflow_password or stored.get(user) or secrets.token_urlsafe(16)
+        if stored != {user: wanted}:
+            # The Simple auth manager reads this JSON file ({user: password}) on every login.
+            _write_private(self.password_file, json.dumps({user: wanted}) + "\n")
+        return wanted
+
+    def _stored_passwords(self) -> dict[str, str]:
+        try:
+            return json.loads(self.password_file.read_text())
+        except (OSError, ValueError):
+            return {}
+
+    def _secrets(self) -> dict[str, str]:
+        """JWT and session secrets shared by every component (the scheduler signs task tokens that
+        the API server checks), generated once and kept under var."""
+        path = self.home / "secrets.json"
+        try:
+            return json.loads(path.read_text())
+        except (OSError, ValueError):
+            values = {"jwt_secret": secrets.token_urlsafe(32), "secret_key": secrets.token_urlsafe(32)}
+            _write_private(path, json.dumps(values))
+            return values
+
+    def env(self) -> dict[str, str]:
+        """Environment of every Airflow process, and so of every task it runs."""
+        c = self.cfg
+        keys = self._secrets()
+        env = settings_env(c)
+        env.update({
+            "PATH": path_with_venv(),
+            "SPARK_HOME": spark_home(),
+            "AIRFLOW_HOME": str(self.home),
+            "AIRFLOW__CORE__DAGS_FOLDER": str(self.dags_folder),
+            "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
+            "AIRFLOW__CORE__EXECUTOR": "LocalExecutor",
+            "AIRFLOW__CORE__PARALLELISM": str(self.parallelism),
+            "AIRFLOW__CORE__MAX_ACTIVE_TASKS_PER_DAG": str(self.parallelism),
+            "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": f"sqlite:///{self.home / 'airflow.db'}",
+            "AIRFLOW__CORE__AUTH_MANAGER": "airflow.api_fastapi.auth.managers.simple.simple_auth_manager.SimpleAuthManager",
+            "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_USERS": f"{c.airflow_user}:admin",
+            "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_ALL_ADMINS": "False",
+            "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_PASSWORDS_FILE": str(self.password_file),
+            "AIRFLOW__API__HOST": c.bind_host,
+            "AIRFLOW__API__PORT": str(c.airflow_port),
+            "AIRFLOW__API__WORKERS": "1",
+            "AIRFLOW__API__BASE_URL": c.airflow_url,
+            # Workers reach the Execution API here; its default is localhost:8080, not our port.
+            "AIRFLOW__CORE__EXECUTION_API_SERVER_URL": f"{c.airflow_url}/execution/",
+            "AIRFLOW__API_AUTH__JWT_SECRET": keys["jwt_secret"],
+            "AIRFLOW__API__SECRET_KEY": keys["secret_key"],
+            # New DAG files show up within 30 s instead of the default 5 min.
+            "AIRFLOW__DAG_PROCESSOR__REFRESH_INTERVAL": "30",
+            "AIRFLOW__SCHEDULER__ENABLE_HEALTH_CHECK": "False",
+            "AIRFLOW__LOGGING__BASE_LOG_FOLDER": str(self.home / "logs"),
+            # spark-submit from tasks (SparkSubmitOperator's default conn id): master = host verbatim.
+            "AIRFLOW_CONN_SPARK_DEFAULT": json.dumps({"conn_type": "spark", "host": self.spark_master}),
+            "NO_COLOR": "1",
+        })
+        return env
+
+    # -- lifecycle -----------------------------------------------------------------------------
+    def _airflow(self, *args: str, timeout: float = 300) -> str:
+        env = dict(os.environ)
+        env.update(self.env())
+        out = subprocess.run(
+            [str(venv_bin() / "airflow"), *args], env=env, cwd=str(self.cfg.home),
+            capture_output=True, text=True, timeout=timeout,
+        )
+        if out.returncode != 0:
+            raise RuntimeError(f"`airflow {' '.join(args)}` failed ({out.returncode}):\n{out.stdout[-3000:]}\n{out.stderr[-3000:]}")
+        return out.stdout
+
+    def migrate(self) -> bool:
+        """``airflow db migrate`` once per Airflow version (it is idempotent but costs ~20 s here).
+        True if it ran."""
+        import importlib.metadata
+
+        stamp = self.home / f".migrated-{importlib.metadata.version('apache-airflow')}"
+        if stamp.exists() and (self.home / "airflow.db").exists():
+            return False
+        self.home.mkdir(parents=True, exist_ok=True)
+        self._airflow("db", "migrate")
+        stamp.touch()
+        return True
+
+    def start(self, timeout: float = 240.0) -> None:
+        if self.healthy():
+            return
+        self.password()
+        self.migrate()
+        env = self.env()
+        for proc in self.processes.values():
+            proc.env = env
+            proc.start()
+        api = self.processes.get("api-server")
+        # Parse the DAG folder into the metadata DB now, so DAGs are listed as soon as we are up
+        # (the DAG processor would get there too, on its own schedule).
+        self._airflow("dags", "reserialize")
+        wait_until(self._api_ready, timeout, f"Airflow API server on {self.url}", log=api)
+        for proc in self.processes.values():
+            if not proc.running():
+                raise RuntimeError(f"{proc.name} exited. Last log lines ({proc.log_file}):\n{proc.log_tail()}")
+
+    def _api_ready(self) -> bool:
+        import requests
+
+        try:
+            r = requests.get(f"{self.url}/api/v2/monitor/health", timeout=2)
+            return r.status_code == 200 and r.json().get("metadatabase", {}).get("status") == "healthy"
+        except (requests.RequestException, ValueError):
+            return False
+
+    def stop(self) -> bool:
+        from concurrent.futures import ThreadPoolExecutor
+
+        # In parallel: each component may take its full grace period to drain.
+        with ThreadPoolExecutor(len(self.processes)) as pool:
+            return any(pool.map(lambda p: p.stop(), self.processes.values()))
+
+    def healthy(self) -> bool:
+        return all(p.running() for p in self.processes.values()) and self._api_ready()
+
+    def client(self) -> "AirflowClient":
+        return AirflowClient(self.url, self.cfg.airflow_user, self.password())
+
+
+class AirflowError(RuntimeError):
+    pass
+
+
+class AirflowClient:
+    """Airflow 3's REST API (``/api/v2``) with a JWT from ``/auth/token``."""
+
+    def __init__(self, url: str, user: str, password: str, timeout: float = 30.0) -> None:
+        self.url = url.rstrip("/")
+        self.user = user
+        self.password = password
+        self.timeout = timeout
+        self._token: str | None = None
+
+    def token(self) -> str:
+        import requests
+
+        r = requests.post(
+            f"{self.url}/auth/token", json={"username": self.user, "password": self.password}, timeout=self.timeout
+        )
+        if r.status_code not in (200, 201):
+            raise AirflowError(f"login as {self.user!r} at {self.url} refused ({r.status_code}): {r.text[:200]}")
+        self._token = r.json()["access_token"]
+        return self._token
+
+    def _call(self, method: str, path: str, **kwargs: Any):
+        import requests
+
+        for attempt in (0, 1):
+            token = self._token or self.token()
+            headers = {"Authorization": f"Bearer {token}", **kwargs.pop("headers", {})}
+            r = requests.request(method, f"{self.url}{path}", headers=headers, timeout=self.timeout, **kwargs)
+            if r.status_code == 401 and attempt == 0:
+                self._token = None  # expired: log in again once
+                continue
+            if r.status_code >= 400:
+                raise AirflowError(f"{method} {path} -> {r.status_code}: {r.text[:500]}")
+            return r
+        raise AssertionError("unreachable")
+
+    def dags(self) -> list[dict]:
+        return self._call("GET", "/api/v2/dags", params={"limit": 1000}).json()["dags"]
+
+    def wait_for_dag(self, dag_id: str, timeout: float = 120.0) -> dict:
+        """Wait until the DAG processor has parsed ``dag_id`` (new files take up to a refresh)."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            found = [d for d in self.dags() if d["dag_id"] == dag_id]
+            if found:
+                return found[0]
+            time.sleep(2)
+        raise TimeoutError(f"DAG {dag_id!r} not listed by {self.url} after {timeout:.0f}s")
+
+    def unpause(self, dag_id: str) -> None:
+        self._call("PATCH", f"/api/v2/dags/{dag_id}", json={"is_paused": False})
+
+    def trigger(self, dag_id: str, conf: dict | None = None) -> str:
+        """Start a run now; returns its run id."""
+        body = {"logical_date": None, "conf": conf or {}}
+        return self._call("POST", f"/api/v2/dags/{dag_id}/dagRuns", json=body).json()["dag_run_id"]
+
+    def run_state(self, dag_id: str, run_id: str) -> str:
+        return self._call("GET", f"/api/v2/dags/{dag_id}/dagRuns/{run_id}").json()["state"]
+
+    def wait(
+        self, dag_id: str, run_id: str, timeout: float = 600.0,
+        progress: Callable[[str, dict[str, str | None]], None] | None = None, interval: float = 2.0,
+    ) -> str:
+        """Poll until the run is success or failed; ``progress(state, task_states)`` on every change."""
+        import requests
+
+        deadline = time.monotonic() + timeout
+        last = state = None
+        while True:
+            try:
+                state = self.run_state(dag_id, run_id)
+                if progress is not None:
+                    tasks = self.task_states(dag_id, run_id)
+                    if (state, tasks) != last:
+                        progress(state, tasks)
+                        last = (state, tasks)
+            except requests.RequestException:
+                pass  # one slow or dropped poll (a busy SQLite API server) is not the run's fate
+            if state in TERMINAL_STATES:
+                return state
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"run {run_id} of {dag_id} still {state} after {timeout:.0f}s")
+            time.sleep(interval)
+
+    def task_states(self, dag_id: str, run_id: str) -> dict[str, str | None]:
+        tis = self._call("GET", f"/api/v2/dags/{dag_id}/dagRuns/{run_id}/taskInstances").json()["task_instances"]
+        return {ti["task_id"]: ti["state"] for ti in tis}
+
+    def task_log(self, dag_id: str, run_id: str, task_id: str, try_number: int = 1) -> str:
+        r = self._call(
+            "GET", f"/api/v2/dags/{dag_id}/dagRuns/{run_id}/taskInstances/{task_id}/logs/{try_number}",
+            params={"full_content": "true"}, headers={"Accept": "application/json"},
+        )
+        content = r.json().get("content", [])
+        if isinstance(content, str):
+            return content
+        return "\n".join(e.get("event", "") if isinstance(e, dict) else str(e) for e in content)

@@ -1,0 +1,203 @@
+"""``focuscrawl services up|down|status``: the engines of the embedded default, started in order.
+
+Every engine is a set of :class:`ManagedProcess` (own process group, pid file under
+``$FOCUSCRAWL_VAR/run``). ``down`` stops every engine by its pid files, whatever started it,
+then kills any stray process group still running out of our var folder, so nothing of ours is
+left running.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import signal
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from focuscrawl.config import Settings
+from focuscrawl.services.process import ManagedProcess, group_members, settings_env, wait_until
+
+DEFAULT_SERVICES = ("kafka", "airflow", "world")
+
+
+def world_available() -> bool:
+    """The world server is another area's module; run it only once it exists."""
+    try:
+        return importlib.util.find_spec("focuscrawl.world.__main__") is not None
+    except ModuleNotFoundError:
+        return False
+
+
+class WorldService:
+    """The local web the crawlers fetch from (``python -m focuscrawl.world serve``)."""
+
+    name = "world"
+
+    def __init__(self, cfg: Settings) -> None:
+        self.cfg = cfg
+        self.process = ManagedProcess(
+            name=self.name, run_dir=Path(cfg.var_dir) / "run", log_dir=Path(cfg.var_dir) / "logs",
+            command=[sys.executable, "-m", "focuscrawl.world", "serve", "--host", cfg.bind_host,
+                     "--port", str(cfg.world_port), "--eval-port", str(cfg.world_eval_port)],
+            env=settings_env(cfg), cwd=Path(cfg.home),
+        )
+        self.processes = {self.name: self.process}
+
+    @property
+    def url(self) -> str:
+        return self.cfg.world_url
+
+    def _ready(self) -> bool:
+        import requests
+
+        try:
+            return requests.get(f"{self.url}/robots.txt", timeout=2).status_code == 200
+        except requests.RequestException:
+            return False
+
+    def start(self, timeout: float = 120.0) -> None:
+        if self.healthy():
+            return
+        self.process.start()
+        wait_until(self._ready, timeout, f"world server on {self.url}", log=self.process)
+
+    def stop(self) -> bool:
+        return self.process.stop()
+
+    def healthy(self) -> bool:
+        return self.process.running() and self._ready()
+
+
+@dataclass(frozen=True)
+class ServiceStatus:
+    name: str
+    up: bool
+    url: str
+    detail: str = ""
+
+
+class ServiceManager:
+    def __init__(self, cfg: Settings, dags_folder: Path | None = None, spark_cluster: bool = False) -> None:
+        from focuscrawl.services.airflow import AirflowService
+        from focuscrawl.services.kafka import KafkaBroker
+        from focuscrawl.services.spark_cluster import SparkCluster
+
+        self.cfg = cfg
+        self.spark_cluster = SparkCluster(cfg)
+        # Tasks submit to the cluster when it is part of this start, else to the configured master.
+        master = self.spark_cluster.url if spark_cluster else None
+        self.services = {
+            "kafka": KafkaBroker(cfg),
+            "airflow": AirflowService(cfg, dags_folder=dags_folder, spark_master=master),
+            "world": WorldService(cfg),
+            "spark": self.spark_cluster,
+        }
+
+    @staticmethod
+    def parse_only(only: str | None, spark_cluster: bool = False) -> list[str]:
+        """``--only kafka,airflow`` -> start order; unknown names fail with the known ones listed."""
+        names = [n.strip().lower() for n in only.split(",") if n.strip()] if only else list(DEFAULT_SERVICES)
+        unknown = [n for n in names if n not in (*DEFAULT_SERVICES, "spark")]
+        if unknown:
+            raise ValueError(f"unknown service(s) {', '.join(unknown)}; known: {', '.join((*DEFAULT_SERVICES, 'spark'))}")
+        if spark_cluster and "spark" not in names:
+            names.append("spark")
+        # Spark first: Airflow's spark_default connection points at it.
+        order = ["spark", *DEFAULT_SERVICES]
+        return [n for n in order if n in names]
+
+    def up(self, names: list[str], log=print) -> dict[str, float]:
+        """Start ``names`` in order; returns seconds each took. The world is skipped while absent."""
+        took = {}
+        for name in names:
+            if name == "world" and not world_available():
+                log("world: skipped (module focuscrawl.world not installed yet)")
+                continue
+            started = time.monotonic()
+            self.services[name].start()
+            took[name] = time.monotonic() - started
+            log(f"{name}: up in {took[name]:.1f}s  {self.services[name].url}")
+        return took
+
+    def down(self, log=print) -> list[str]:
+        """Stop everything ours: services in reverse start order, then stray groups."""
+        stopped = []
+        for name in ("world", "airflow", "kafka", "spark"):
+            if self.services[name].stop():
+                stopped.append(name)
+                log(f"{name}: stopped")
+        strays = stray_groups(self.cfg)
+        for pgid in strays:
+            log(f"killing stray process group {pgid}")
+            _kill_group(pgid)
+        return stopped
+
+    def status(self) -> list[ServiceStatus]:
+        out = []
+        for name in ("kafka", "airflow", "world", "spark"):
+            svc = self.services[name]
+            if name == "world" and not world_available():
+                out.append(ServiceStatus(name, False, svc.url, "not installed"))
+                continue
+            detail = ""
+            if name == "airflow":
+                detail = f"login: {self.cfg.airflow_user}, password in {svc.password_file}"
+                if self.cfg.airflow_password:
+                    detail = f"login: {self.cfg.airflow_user}, password from FOCUSCRAWL_AIRFLOW_PASSWORD"
+            out.append(ServiceStatus(name, svc.healthy(), svc.url, detail))
+        return out
+
+
+def _ancestors() -> set[int]:
+    pids, pid = set(), os.getpid()
+    while pid > 1:
+        pids.add(pid)
+        try:
+            pid = int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            break
+    return pids
+
+
+def our_processes(cfg: Settings) -> dict[int, int]:
+    """``{pid: pgid}`` of live processes run out of our var folder: its path on their command
+    line, or our ``AIRFLOW_HOME`` in their environment (Airflow's task workers). The caller and
+    its ancestors (a shell or pytest holding FOCUSCRAWL_VAR) are never counted."""
+    var = str(Path(cfg.var_dir))
+    airflow_home = f"AIRFLOW_HOME={Path(cfg.var_dir) / 'airflow'}".encode()
+    mine = _ancestors()
+    found = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or int(entry.name) in mine:
+            continue
+        try:
+            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+            stat = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            if stat[0] == "Z":
+                continue
+            environ = (entry / "environ").read_bytes().split(b"\0")
+        except (OSError, IndexError):
+            continue
+        if f"{var}/" in cmdline or cmdline.rstrip().endswith(var) or airflow_home in environ:
+            found[int(entry.name)] = int(stat[3])
+    return found
+
+
+def stray_groups(cfg: Settings) -> list[int]:
+    own = os.getpgid(0)
+    return sorted({pgid for pgid in our_processes(cfg).values() if pgid != own})
+
+
+def _kill_group(pgid: int, grace: float = 5.0) -> None:
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        try:
+            os.killpg(pgid, sig)
+        except (ProcessLookupError, PermissionError):
+            return
+        deadline = time.monotonic() + grace
+        while time.monotonic() < deadline and group_members(pgid):
+            time.sleep(0.1)
+        if not group_members(pgid):
+            return

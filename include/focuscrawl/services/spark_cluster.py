@@ -1,0 +1,93 @@
+"""A Spark standalone cluster (one master, N workers) from pyspark's own launcher classes.
+
+No Spark download: pyspark's package folder is a full SPARK_HOME, and ``bin/spark-class`` runs
+``org.apache.spark.deploy.master.Master`` and ``...worker.Worker`` in the foreground, so each is a
+:class:`ManagedProcess` in its own group. Everything listens on the bind host; the master URL is
+``settings().spark_cluster_url`` (set ``FOCUSCRAWL_SPARK_MASTER`` to it to use the cluster).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from focuscrawl.config import Settings
+from focuscrawl.services.process import ManagedProcess, port_open, settings_env, spark_home, wait_until
+
+
+class SparkCluster:
+    name = "spark"
+
+    def __init__(self, cfg: Settings, workers: int = 2, worker_cores: int = 1, worker_memory: str = "1g") -> None:
+        self.cfg = cfg
+        home = spark_home()
+        self.work_dir = Path(cfg.var_dir) / "spark-cluster"
+        # Web UIs sit beside the master port, moved by the same offset as every other port.
+        self.webui_port = cfg.spark_master_port + 1
+        env = {
+            **settings_env(cfg),
+            "SPARK_HOME": home,
+            "SPARK_LOG_DIR": str(self.work_dir / "logs"),
+            "SPARK_LOCAL_IP": cfg.bind_host,
+            "SPARK_NO_DAEMONIZE": "1",
+        }
+
+        def managed(name: str, *args: str) -> ManagedProcess:
+            return ManagedProcess(
+                name=name, run_dir=Path(cfg.var_dir) / "run", log_dir=Path(cfg.var_dir) / "logs",
+                command=[f"{home}/bin/spark-class", *args], env=env, cwd=self.work_dir,
+            )
+
+        self.master = managed(
+            "spark-master", "org.apache.spark.deploy.master.Master",
+            "--host", cfg.bind_host, "--port", str(cfg.spark_master_port), "--webui-port", str(self.webui_port),
+        )
+        self.workers = [
+            managed(
+                f"spark-worker-{i}", "org.apache.spark.deploy.worker.Worker",
+                "--host", cfg.bind_host, "--cores", str(worker_cores), "--memory", worker_memory,
+                "--webui-port", str(self.webui_port + 1 + i), "--work-dir", str(self.work_dir / f"worker-{i}"),
+                self.url,
+            )
+            for i in range(workers)
+        ]
+
+    @property
+    def url(self) -> str:
+        return self.cfg.spark_cluster_url
+
+    @property
+    def webui_url(self) -> str:
+        return f"http://{self.cfg.bind_host}:{self.webui_port}"
+
+    @property
+    def processes(self) -> list[ManagedProcess]:
+        return [self.master, *self.workers]
+
+    def alive_workers(self) -> int:
+        import requests
+
+        try:
+            state = requests.get(f"{self.webui_url}/json/", timeout=2).json()
+        except (requests.RequestException, ValueError):
+            return 0
+        return sum(1 for w in state.get("workers", []) if w.get("state") == "ALIVE")
+
+    def start(self, timeout: float = 90.0) -> None:
+        if self.healthy():
+            return
+        self.work_dir.mkdir(parents=True, exist_ok=True)
+        self.master.start()
+        wait_until(lambda: port_open(self.cfg.bind_host, self.cfg.spark_master_port), timeout,
+                   f"Spark master on {self.url}", log=self.master)
+        for worker in self.workers:
+            worker.start()
+        wait_until(lambda: self.alive_workers() >= len(self.workers), timeout,
+                   f"{len(self.workers)} Spark workers registered with {self.url}", log=self.master)
+
+    def stop(self) -> bool:
+        # Workers first, so the master does not log them as lost.
+        stopped = [w.stop() for w in self.workers]
+        return self.master.stop() or any(stopped)
+
+    def healthy(self) -> bool:
+        return all(p.running() for p in self.processes) and self.alive_workers() >= len(self.workers)

@@ -1,0 +1,120 @@
+"""`focuscrawl services up` then `down`, for real: Kafka, Airflow (+ the world once it exists).
+
+One start for the whole module (Airflow takes a minute or more here): login is required, a
+test-only DAG runs to success and its task saw our settings, and `down` leaves no process of
+ours. The tests run in file order; the last one stops everything.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import requests
+
+from focuscrawl.config import settings
+from focuscrawl.services.airflow import AirflowClient, AirflowError, AirflowService
+from focuscrawl.services.manager import ServiceManager, world_available
+from focuscrawl.services.process import group_members
+
+pytestmark = pytest.mark.integration
+
+DAGS = Path(__file__).parent / "dags_fixture"
+FOCUSCRAWL = [sys.executable, "-m", "focuscrawl.cli"]
+
+
+@pytest.fixture(scope="module")
+def stack(tmp_path_factory):
+    """Our own var folder and ports (offset + 50) so the shared broker fixture is untouched."""
+    env = dict(os.environ)
+    env["FOCUSCRAWL_VAR"] = str(tmp_path_factory.mktemp("services-var"))
+    env["FOCUSCRAWL_PORT_OFFSET"] = str(int(os.environ.get("FOCUSCRAWL_PORT_OFFSET", "0")) + 50)
+    env.pop("FOCUSCRAWL_AIRFLOW_PASSWORD", None)
+    old = dict(os.environ)
+    os.environ.update(env)
+    cfg = settings()
+    started = time.monotonic()
+    up = subprocess.run([*FOCUSCRAWL, "services", "up", "--airflow-dags", str(DAGS)], env=env,
+                        capture_output=True, text=True, timeout=900)
+    took = time.monotonic() - started
+    print(f"\n`services up` took {took:.1f}s:\n{up.stdout}")
+    pgids = {int(p.read_text()) for p in (cfg.var_dir / "run").glob("*.pid")}
+    try:
+        assert up.returncode == 0, up.stdout + up.stderr
+        yield {"cfg": cfg, "env": env, "up": up.stdout, "pgids": pgids}
+    finally:
+        subprocess.run([*FOCUSCRAWL, "services", "down"], env=env, timeout=300)
+        os.environ.clear()
+        os.environ.update(old)
+
+
+def test_status_reports_each_service_up(stack):
+    cfg = stack["cfg"]
+    out = subprocess.run([*FOCUSCRAWL, "services", "status"], env=stack["env"], capture_output=True, text=True,
+                         timeout=120).stdout
+    lines = {line.split()[0]: line for line in out.splitlines()}
+    assert lines["kafka"].split()[1:3] == ["up", cfg.kafka_bootstrap]
+    assert lines["airflow"].split()[1:3] == ["up", cfg.airflow_url]
+    assert f"login: {cfg.airflow_user}, password in {cfg.var_dir / 'airflow' / 'passwords.json'}" in lines["airflow"]
+    assert lines["world"].split()[1] == ("up" if world_available() else "down")
+    assert lines["spark"].split()[1] == "down"
+
+
+def test_airflow_requires_login(stack):
+    cfg = stack["cfg"]
+    assert requests.get(f"{cfg.airflow_url}/api/v2/dags", timeout=10).status_code == 401
+    with pytest.raises(AirflowError, match="refused \\(401\\)"):
+        AirflowClient(cfg.airflow_url, cfg.airflow_user, "not-the-password").token()
+    client = AirflowService(cfg).client()
+    r = requests.get(f"{cfg.airflow_url}/api/v2/dags", headers={"Authorization": f"Bearer {client.token()}"},
+                     timeout=10)
+    assert r.status_code == 200
+
+
+def test_dag_run_succeeds_and_task_sees_our_settings(stack):
+    cfg = stack["cfg"]
+    client = AirflowService(cfg).client()
+    assert [d["dag_id"] for d in client.dags()] == ["fc_smoke"]  # reserialized before `up` returned
+    client.unpause("fc_smoke")
+    run_id = client.trigger("fc_smoke", conf={"marker": "m-42"})
+    started = time.monotonic()
+    seen = []
+    state = client.wait("fc_smoke", run_id, timeout=600, progress=lambda s, tasks: seen.append((s, tasks)))
+    print(f"\nfc_smoke run: {state} in {time.monotonic() - started:.1f}s; states seen {seen}")
+    assert state == "success"
+    assert client.task_states("fc_smoke", run_id) == {"environment": "success"}
+    log = client.task_log("fc_smoke", run_id, "environment")
+    assert f"FOCUSCRAWL_VAR={cfg.var_dir}" in log
+    assert f"spark-submit={Path(sys.executable).parent / 'spark-submit'}" in log
+    assert "spark_default.host=local[*]" in log
+    assert "conf.marker=m-42" in log
+
+
+@pytest.mark.skipif(not world_available(), reason="focuscrawl.world not installed yet")
+def test_world_answers(stack):
+    assert requests.get(f"{stack['cfg'].world_url}/robots.txt", timeout=10).status_code == 200
+
+
+def test_down_leaves_no_process_of_ours(stack):
+    cfg = stack["cfg"]
+    down = subprocess.run([*FOCUSCRAWL, "services", "down"], env=stack["env"], capture_output=True, text=True,
+                          timeout=300)
+    assert down.returncode == 0, down.stderr
+    assert "airflow: stopped" in down.stdout and "kafka: stopped" in down.stdout
+    assert stack["pgids"] and all(group_members(g) == [] for g in stack["pgids"])
+    var = str(cfg.var_dir)
+    leftovers = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+            except OSError:
+                continue
+            if var in cmdline:
+                leftovers.append(cmdline)
+    assert leftovers == []
+    assert list((cfg.var_dir / "run").glob("*.pid")) == []

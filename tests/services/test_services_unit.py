@@ -1,0 +1,98 @@
+"""Service wiring without starting engines: settings passed to children, Airflow's config and
+login, Spark's connection as the provider reads it, and the stray-process sweep of ``down``."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import stat
+import subprocess
+
+import pytest
+
+from focuscrawl.config import settings
+from focuscrawl.services.airflow import AirflowService
+from focuscrawl.services.manager import _kill_group, our_processes, stray_groups
+from focuscrawl.services.process import group_members, settings_env
+
+
+@pytest.fixture
+def tmp_cfg(tmp_path, monkeypatch):
+    monkeypatch.setenv("FOCUSCRAWL_VAR", str(tmp_path / "var"))
+    monkeypatch.delenv("FOCUSCRAWL_AIRFLOW_PASSWORD", raising=False)
+    return settings()
+
+
+def test_children_resolve_the_same_settings(tmp_cfg, monkeypatch):
+    # Change defaults in the parent's view that a child would otherwise resolve differently.
+    monkeypatch.setenv("FOCUSCRAWL_PORT_OFFSET", "7")
+    cfg = settings()
+    for key in [k for k in os.environ if k.startswith("FOCUSCRAWL_")]:
+        monkeypatch.delenv(key)
+    for key, value in settings_env(cfg).items():
+        monkeypatch.setenv(key, value)
+    assert settings() == cfg
+    assert "FOCUSCRAWL_AIRFLOW_PASSWORD" not in settings_env(dataclasses.replace(cfg, airflow_password="s3cret"))
+
+
+def test_generated_password_is_kept_private_and_stable(tmp_cfg):
+    svc = AirflowService(tmp_cfg)
+    first = svc.password()
+    assert len(first) >= 16
+    assert stat.S_IMODE(svc.password_file.stat().st_mode) == 0o600
+    assert json.loads(svc.password_file.read_text()) == {tmp_cfg.airflow_user: first}
+    assert AirflowService(tmp_cfg).password() == first
+
+
+def test_configured_password_wins(tmp_cfg):
+    AirflowService(tmp_cfg).password()
+    cfg = dataclasses.replace(tmp_cfg, airflow_password="chosen-one", airflow_user="ops")
+    svc = AirflowService(cfg)
+    assert svc.password() == "chosen-one"
+    assert json.loads(svc.password_file.read_text()) == {"ops": "chosen-one"}
+
+
+def test_airflow_env_requires_login_and_points_at_our_ports(tmp_cfg, tmp_path):
+    env = AirflowService(tmp_cfg, dags_folder=tmp_path).env()
+    assert env["AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_ALL_ADMINS"] == "False"
+    assert env["AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_USERS"] == f"{tmp_cfg.airflow_user}:admin"
+    assert env["AIRFLOW__CORE__EXECUTOR"] == "LocalExecutor"
+    assert env["AIRFLOW__CORE__LOAD_EXAMPLES"] == "False"
+    assert env["AIRFLOW__CORE__DAGS_FOLDER"] == str(tmp_path.resolve())
+    assert env["AIRFLOW__API__PORT"] == str(tmp_cfg.airflow_port)
+    assert env["AIRFLOW__CORE__EXECUTION_API_SERVER_URL"] == f"http://127.0.0.1:{tmp_cfg.airflow_port}/execution/"
+    assert env["AIRFLOW_HOME"] == str(tmp_cfg.var_dir / "airflow")
+    assert env["PATH"].split(os.pathsep)[0].endswith(".venv/bin")
+    assert os.path.isfile(os.path.join(env["SPARK_HOME"], "bin", "spark-submit"))
+    # The secrets the scheduler and API server must share are stable across restarts.
+    again = AirflowService(tmp_cfg).env()
+    assert env["AIRFLOW__API_AUTH__JWT_SECRET"] == again["AIRFLOW__API_AUTH__JWT_SECRET"]
+
+
+@pytest.mark.parametrize("master", ["local[*]", "spark://127.0.0.1:17177", "spark://spark-master:7077"])
+def test_spark_submit_hook_reads_our_master(tmp_cfg, monkeypatch, master):
+    """AIRFLOW_CONN_SPARK_DEFAULT in the form apache-spark provider 6.3.4 turns back into --master."""
+    env = AirflowService(tmp_cfg, spark_master=master).env()
+    monkeypatch.setenv("AIRFLOW_CONN_SPARK_DEFAULT", env["AIRFLOW_CONN_SPARK_DEFAULT"])
+    from airflow.providers.apache.spark.hooks.spark_submit import SparkSubmitHook
+
+    hook = SparkSubmitHook(conn_id="spark_default")
+    assert hook._connection["master"] == master
+    assert hook._build_spark_submit_command("job.py")[:3] == ["spark-submit", "--master", master]
+
+
+def test_stray_group_running_out_of_var_is_found_and_killed(tmp_cfg):
+    var = tmp_cfg.var_dir
+    var.mkdir(parents=True, exist_ok=True)
+    proc = subprocess.Popen(["sh", "-c", f"sleep 60; echo {var}/never"], start_new_session=True)
+    try:
+        assert our_processes(tmp_cfg).get(proc.pid) == proc.pid
+        assert proc.pid in stray_groups(tmp_cfg)
+        _kill_group(proc.pid)
+        proc.wait(timeout=10)
+        assert group_members(proc.pid) == []
+        assert proc.pid not in our_processes(tmp_cfg)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
