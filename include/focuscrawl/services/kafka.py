@@ -24,7 +24,7 @@ class KafkaBroker:
             name=self.name,
             run_dir=Path(cfg.var_dir) / "run",
             log_dir=Path(cfg.var_dir) / "logs",
-            command=self._java("kafka.Kafka", str(self.properties), heap=cfg.kafka_heap),
+            command=[],  # built in start(): status/down must work before `make jars`
             env={"KAFKA_HEAP_OPTS": f"-Xmx{cfg.kafka_heap}"},
         )
 
