@@ -1,0 +1,176 @@
+"""Delta tables of graph sampling (seed ``003_3ce707ea6f24f484.txt``) and the pure pandas steps between them.
+
+``graph_sample`` holds crawls: one row per content copy of every draw (a draw whose vertex holds no
+content keeps one row with null content, since its sampling weight still counts for MLE's |sample|).
+``graph_estimates`` holds, per crawl, estimator and target, the estimated share of every value with a
+bootstrap percentile interval. The Spark job only wires these functions.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+
+from focuscrawl.graph.access import ContentCopies
+from focuscrawl.graph.estimators import ESTIMATORS
+from focuscrawl.graph.evaluation import block_bootstrap_draws
+from focuscrawl.graph.samplers import Sample
+from focuscrawl.tables import Column, table
+
+GRAPH_SAMPLE = table(
+    "graph_sample",
+    "Graph crawls under a vertex-query budget: one row per content copy of each sampled vertex (seed 003)",
+    [
+        Column("crawl_id", pa.string(), "one crawl (sampler run); estimates are made per crawl", nullable=False),
+        Column("sampler", pa.string(), "sampler name: UNI, RW, MHRW, FS"),
+        Column("uniform", pa.bool_(), "draws are uniform and independent (UNI): MLE applies"),
+        Column("num_vertices", pa.int64(), "graph size |V| if known (MLE needs it)"),
+        Column("draw", pa.int64(), "position of the draw in the crawl (bootstrap blocks follow it)", nullable=False),
+        Column("vertex_id", pa.string(), "sampled vertex", nullable=False),
+        Column("weight", pa.float64(), "sampling weight: stationary probability up to a constant", nullable=False),
+        Column("content_id", pa.string(), "content of this copy; null when the vertex holds none"),
+        Column("label", pa.string(), "content label carried by the copy"),
+        Column("copies", pa.int64(), "total copies of the content (copy meta)"),
+        Column("special", pa.bool_(), "this copy is the content's special copy"),
+    ],
+    partition_by=("crawl_id",),
+)
+
+GRAPH_ESTIMATES = table(
+    "graph_estimates",
+    "Content distributions estimated from graph crawls, with bootstrap percentile intervals (seed 003)",
+    [
+        Column("crawl_id", pa.string(), "crawl the estimate comes from", nullable=False),
+        Column("estimator", pa.string(), "NAIVE, MLE, SCE or WCE", nullable=False),
+        Column("target", pa.string(), "copies (share of contents with that many copies) or label", nullable=False),
+        Column("value", pa.string(), "copy count or label", nullable=False),
+        Column("estimate", pa.float64(), "estimated share of contents on the whole sample"),
+        Column("ci_low", pa.float64(), "lower bound of the bootstrap percentile interval"),
+        Column("ci_high", pa.float64(), "upper bound of the bootstrap percentile interval"),
+        Column("level", pa.float64(), "confidence level of the interval"),
+        Column("replicates", pa.int64(), "bootstrap replicates behind the interval"),
+    ],
+    layer="gold",
+)
+
+REPLICATE_COLUMNS = ["crawl_id", "replicate", "estimator", "target", "value", "share"]
+
+
+def sample_to_frame(sample: Sample, crawl_id: str, sampler: str) -> pd.DataFrame:
+    """Rows of ``graph_sample`` for one crawl."""
+    counts = np.diff(sample.copy_ptr)
+    rows_per_draw = np.maximum(counts, 1)
+    draw = np.repeat(np.arange(len(sample)), rows_per_draw)
+    # Row k of a draw with content is its k-th copy; an empty draw gets a single null row.
+    has = np.repeat(counts > 0, rows_per_draw)
+    copy_index = np.full(len(draw), -1)
+    copy_index[has] = np.arange(len(sample.copies))
+    c = sample.copies
+
+    def col(values: np.ndarray, dtype) -> pd.Series:
+        out = pd.Series([None] * len(draw), dtype=dtype)
+        out[has] = values
+        return out
+
+    return pd.DataFrame(
+        {
+            "crawl_id": crawl_id,
+            "sampler": sampler,
+            "uniform": sample.uniform,
+            "num_vertices": pd.Series([sample.num_vertices] * len(draw), dtype="Int64"),
+            "draw": draw.astype(np.int64),
+            "vertex_id": sample.vertices[draw].astype(str),
+            "weight": sample.weights[draw],
+            "content_id": col(c.content_id.astype(str), "object"),
+            "label": col(c.label.astype(str), "object"),
+            "copies": col(c.copies, "Int64"),
+            "special": col(c.special, "boolean"),
+        }
+    )[GRAPH_SAMPLE.column_names]
+
+
+def sample_from_frame(frame: pd.DataFrame) -> Sample:
+    """The :class:`Sample` of one crawl's ``graph_sample`` rows."""
+    frame = frame.sort_values("draw", kind="stable")
+    draws = frame.drop_duplicates("draw")
+    copies = frame[frame.content_id.notna()]
+    counts = copies.groupby("draw").size().reindex(draws.draw, fill_value=0).to_numpy()
+    num_vertices = draws.num_vertices.iloc[0] if len(draws) else None
+    return Sample(
+        vertices=draws.vertex_id.to_numpy(dtype=str),
+        weights=draws.weight.to_numpy(dtype=float),
+        copy_ptr=np.concatenate([[0], np.cumsum(counts)]).astype(np.int64),
+        copies=ContentCopies(
+            copies.content_id.to_numpy(dtype=str),
+            copies.label.to_numpy(dtype=str),
+            copies.copies.to_numpy(dtype=np.int64),
+            copies.special.to_numpy(dtype=bool),
+        ),
+        uniform=bool(draws.uniform.iloc[0]) if len(draws) else False,
+        num_vertices=None if num_vertices is None or pd.isna(num_vertices) else int(num_vertices),
+    )
+
+
+def replicate_estimates(
+    sample: Sample,
+    crawl_id: str,
+    replicates: list[int],
+    estimators: list[str],
+    targets: list[str],
+    block_length: int = 1,
+    seed: int = 0,
+) -> pd.DataFrame:
+    """Estimates on bootstrap replicates of one crawl (replicate -1: the crawl itself).
+
+    Replicate r resamples draws with a moving-block bootstrap seeded by (seed, r), so any worker
+    computes the same replicate. Estimators that need UNI are skipped on other samples.
+    """
+    rows = []
+    for r in replicates:
+        part = sample if r < 0 else sample.take(block_bootstrap_draws(len(sample), block_length, np.random.default_rng([seed, r])))
+        for name in estimators:
+            for target in targets:
+                est = ESTIMATORS.create(name, target=target)
+                if est.requires_uniform and not sample.uniform:
+                    continue
+                for value, share in est.estimate(part).items():
+                    rows.append((crawl_id, r, name, target, str(value), float(share)))
+    return pd.DataFrame(rows, columns=REPLICATE_COLUMNS)
+
+
+def summarise_replicates(frame: pd.DataFrame, level: float = 0.95) -> pd.DataFrame:
+    """``graph_estimates`` rows of one (crawl, estimator, target): the share on the crawl itself and the
+    percentile interval over the replicates (a value missing from a replicate has share 0 there)."""
+    shares = frame.pivot_table(index="replicate", columns="value", values="share", aggfunc="sum", fill_value=0.0)
+    boot = shares[shares.index >= 0]
+    point = shares.loc[-1] if -1 in shares.index else pd.Series(0.0, index=shares.columns)
+    tail = (1.0 - level) / 2
+    low = boot.quantile(tail) if len(boot) else point * np.nan
+    high = boot.quantile(1 - tail) if len(boot) else point * np.nan
+    first = frame.iloc[0]
+    return pd.DataFrame(
+        {
+            "crawl_id": first.crawl_id,
+            "estimator": first.estimator,
+            "target": first.target,
+            "value": shares.columns.astype(str),
+            "estimate": point.to_numpy(dtype=float),
+            "ci_low": low.to_numpy(dtype=float),
+            "ci_high": high.to_numpy(dtype=float),
+            "level": level,
+            "replicates": np.int64(len(boot)),
+        }
+    )[GRAPH_ESTIMATES.column_names]
+
+
+def append_sample(uri: str, sample: Sample, crawl_id: str, sampler: str, storage_options: dict[str, str] | None = None) -> int:
+    """Append one crawl to the ``graph_sample`` Delta table at ``uri`` (delta-rs, no JVM); returns rows written."""
+    from deltalake import write_deltalake
+
+    from focuscrawl.delta_sink import ensure_table
+
+    ensure_table(uri, GRAPH_SAMPLE, storage_options)
+    rows = pa.Table.from_pandas(sample_to_frame(sample, crawl_id, sampler), schema=GRAPH_SAMPLE.arrow_schema(), preserve_index=False)
+    write_deltalake(uri, rows, mode="append", storage_options=storage_options)
+    return rows.num_rows

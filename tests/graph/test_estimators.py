@@ -1,0 +1,129 @@
+"""Estimators: exact values on a hand-made sample, unbiasedness by simulation, the naive bias, MLE under UNI."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from focuscrawl.graph.access import ContentCopies
+from focuscrawl.graph.estimators import ESTIMATORS, em_copy_distribution
+from focuscrawl.graph.evaluation import binned, block_bootstrap_draws, log2_bin, nrmse, percentile_interval
+from focuscrawl.graph.samplers import SAMPLERS, Sample
+from focuscrawl.graph.synthetic import synthetic_graph
+
+
+def _hand_sample() -> Sample:
+    # Draw 0: vertex 7 (weight 2) holds content A (3 copies, special, label x) and B (1 copy, special, y).
+    # Draw 1: vertex 9 (weight 4) holds content A (not special).
+    copies = ContentCopies(
+        content_id=np.array(["A", "B", "A"]),
+        label=np.array(["x", "y", "x"]),
+        copies=np.array([3, 1, 3]),
+        special=np.array([True, True, False]),
+    )
+    return Sample(np.array([7, 9]), np.array([2.0, 4.0]), np.array([0, 2, 3]), copies, uniform=False, num_vertices=10)
+
+
+def test_estimators_on_a_hand_computed_sample():
+    s = _hand_sample()
+    assert ESTIMATORS.create("NAIVE", target="label").estimate(s) == {"x": 0.5, "y": 0.5}
+    # SCE: special copies A@w=2, B@w=2 -> 1/2 each.
+    assert ESTIMATORS.create("SCE", target="copies").estimate(s) == {1: 0.5, 3: 0.5}
+    # WCE: A: 1/(2*3) + 1/(4*3) = 1/4, B: 1/(2*1) = 1/2 -> x: 1/3, y: 2/3.
+    wce = ESTIMATORS.create("WCE", target="label").estimate(s)
+    assert wce == pytest.approx({"x": 1 / 3, "y": 2 / 3})
+
+
+@pytest.mark.parametrize("name", ESTIMATORS.names())
+@pytest.mark.parametrize("target", ["copies", "label"])
+def test_every_estimator_returns_empty_on_an_empty_sample(name, target):
+    empty = Sample(np.array([3]), np.array([1.0]), np.array([0, 0]), ContentCopies.from_rows([]), uniform=True, num_vertices=10)
+    assert ESTIMATORS.create(name, target=target).estimate(empty) == {}
+
+
+def test_unknown_target_and_non_uniform_mle_are_refused():
+    with pytest.raises(ValueError, match="target"):
+        ESTIMATORS.create("WCE", target="colour")
+    with pytest.raises(ValueError, match="UNI"):
+        ESTIMATORS.create("MLE").estimate(_hand_sample())
+
+
+@pytest.fixture(scope="module")
+def world():
+    return synthetic_graph(num_vertices=500, num_contents=1500, mean_degree=10, seed=7)
+
+
+@pytest.fixture(scope="module")
+def runs(world):
+    """150 independent crawls of 300 queries per walk sampler, after a burn-in.
+
+    SCE and WCE are ratio estimators, unbiased only as the sample grows (bias O(1/n_eff)); the
+    crawl must be long enough against the walk's mixing for 2 standard errors of 150 runs to see
+    no bias, hence few FS walkers (each walker's own walk is budget/m long)."""
+    samplers = {"RW": SAMPLERS.create("RW", burn_in=20), "MHRW": SAMPLERS.create("MHRW", burn_in=20), "FS": SAMPLERS.create("FS", walkers=3, burn_in=30)}
+    out = {}
+    for name, sampler in samplers.items():
+        rngs = [np.random.default_rng(r) for r in range(150)]
+        out[name] = [sampler.sample(world.access(300, rng), rng) for rng in rngs]
+    return out
+
+
+# The label tied to many copies (L3) and the share of single-copy contents: the quantities naive gets wrong.
+CHECKS = [("label", "L3"), ("copies", 1)]
+
+
+@pytest.mark.parametrize("sampler", ["RW", "MHRW", "FS"])
+@pytest.mark.parametrize("estimator", ["SCE", "WCE"])
+@pytest.mark.parametrize("target, value", CHECKS)
+def test_sce_and_wce_are_unbiased_within_two_standard_errors(world, runs, sampler, estimator, target, value):
+    est = ESTIMATORS.create(estimator, target=target)
+    values = np.array([est.estimate(s).get(value, 0.0) for s in runs[sampler]])
+    truth = world.truth(target)[value]
+    se = values.std(ddof=1) / np.sqrt(len(values))
+    assert abs(values.mean() - truth) < 2 * se, (values.mean(), truth, se)
+
+
+@pytest.mark.parametrize("target, value", CHECKS)
+def test_naive_is_measurably_biased_under_rw(world, runs, target, value):
+    est = ESTIMATORS.create("NAIVE", target=target)
+    values = np.array([est.estimate(s).get(value, 0.0) for s in runs["RW"]])
+    truth = world.truth(target)[value]
+    se = values.std(ddof=1) / np.sqrt(len(values))
+    assert abs(values.mean() - truth) > 10 * se
+    assert abs(values.mean() - truth) / truth > 0.1
+
+
+def test_em_recovers_omega_from_expected_sampled_copy_counts():
+    from scipy.stats import binom
+
+    omega = np.array([0.5, 0.2, 0.15, 0.1, 0.05])  # j = 1..5
+    p, n = 0.5, 200_000
+    j = np.arange(1, 6)
+    expected = np.array([(omega * binom.pmf(i, j, p)).sum() * n for i in range(1, 6)])
+    observed = np.repeat(np.arange(1, 6), np.round(expected).astype(int))
+    est, seen = em_copy_distribution(observed, p, max_copies=5, iterations=5_000, tol=1e-11)
+    assert est == pytest.approx(omega, abs=2e-3)
+    assert seen == pytest.approx(float(omega @ (1 - 0.5**j)), abs=1e-3)
+
+
+def test_mle_under_uni_recovers_both_targets(world):
+    rng = np.random.default_rng(5)
+    copies, labels = [], []
+    for _ in range(6):
+        s = SAMPLERS.create("UNI").sample(world.access(world.num_vertices, rng), rng)
+        copies.append(binned(ESTIMATORS.create("MLE", target="copies").estimate(s), "copies"))
+        labels.append(ESTIMATORS.create("MLE", target="label").estimate(s))
+    truth_copies = binned(world.truth("copies"), "copies")
+    mean_copies = {k: np.mean([c.get(k, 0.0) for c in copies]) for k in ("1", "2-3")}
+    assert mean_copies == pytest.approx({k: truth_copies[k] for k in mean_copies}, abs=0.04)
+    truth_labels = world.truth("label")
+    assert {k: np.mean([d.get(k, 0.0) for d in labels]) for k in truth_labels} == pytest.approx(truth_labels, abs=0.03)
+
+
+def test_evaluation_helpers():
+    assert [log2_bin(c) for c in (1, 2, 3, 4, 7, 8, 1500)] == ["1", "2-3", "2-3", "4-7", "4-7", "8-15", "1024-2047"]
+    assert binned({1: 0.5, 2: 0.2, 3: 0.3}, "copies") == {"1": 0.5, "2-3": 0.5}
+    assert nrmse([{"a": 0.4}, {"a": 0.6}], {"a": 0.5, "b": 0.5}) == pytest.approx({"a": 0.2, "b": 1.0})
+    draws = block_bootstrap_draws(10, 4, np.random.default_rng(0))
+    assert len(draws) == 10 and all(draws[i + 1] == draws[i] + 1 for i in (0, 1, 2, 4, 5, 6))
+    assert percentile_interval([{"a": float(v)} for v in range(101)], 0.9) == {"a": pytest.approx((5.0, 95.0))}

@@ -1,0 +1,37 @@
+"""The graph_estimation DAG parses, documents itself and wires the Spark job to its Delta assets."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module")
+def dag():
+    from airflow.dag_processing.dagbag import BundleDagBag
+
+    bag = BundleDagBag(dag_folder=str(ROOT / "dags" / "graph_estimation.py"), bundle_path=ROOT / "dags")
+    assert bag.import_errors == {}
+    return bag.dags["graph_estimation"]
+
+
+def test_dag_documents_itself_and_retries_with_back_off(dag):
+    assert dag.doc_md.startswith("# graph_estimation")
+    assert "graph" in dag.tags and "focuscrawl" in dag.tags
+    assert dag.params["replicates"] == 200 and dag.params["estimators"] == "NAIVE,MLE,SCE,WCE"
+    for t in dag.tasks:
+        assert t.owner == "focuscrawl" and t.retries == 2 and t.retry_exponential_backoff
+
+
+def test_spark_task_runs_the_job_on_the_sample_asset(dag, cfg):
+    task = dag.get_task("graph_estimation")
+    assert task.application == str(cfg.home / "spark_jobs" / "graph_estimation.py")
+    assert task.conf["spark.sql.extensions"] == "io.delta.sql.DeltaSparkSessionExtension"
+    assert task.conf["spark.pyspark.python"] == sys.executable
+    assert task.application_args[task.application_args.index("--replicates") + 1] == "{{ params.replicates }}"
+    assert [a.name for a in task.inlets] == ["delta.graph_sample"]
+    assert [a.name for a in task.outlets] == ["delta.graph_estimates"]
