@@ -1,0 +1,1 @@
+"""`focuscrawl report NAME`: reports in the seed papers' form (tables and PNG plots)."""
