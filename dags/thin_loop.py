@@ -1,0 +1,80 @@
+"""# thin_loop: learn user priorities from the posts and push them to the running crawlers
+
+The feedback half of focuscrawl's thin loop (issue 2, point 5; seed 000, section IV-B, HAS):
+
+1. **user_priorities** (`spark-submit spark_jobs/user_priorities.py`): reads the `reddit_posts`
+   Delta table with delta-spark, ranks every author by the average score of their posts seen so
+   far, overwrites the `user_priorities` Delta table.
+2. **publish_priorities**: sends every row of `user_priorities` to the compacted Kafka topic
+   `focuscrawl.user_priorities`; crawlers follow that topic and reorder their frontier at once.
+
+Params: `min_posts` (ignore users with fewer posts seen). Spark master and jars come from
+`focuscrawl.spark.session_conf`; the `spark_default` connection names the master for spark-submit.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import sys
+from datetime import timedelta
+from pathlib import Path
+
+from airflow.providers.apache.spark.operators.spark_submit import SparkSubmitOperator
+from airflow.sdk import Param, dag, task
+
+from assets import POSTS, USER_PRIORITIES, USER_PRIORITIES_PUSHED
+from focuscrawl.config import settings
+from focuscrawl.spark import session_conf
+
+cfg = settings()
+
+# spark-submit comes with pip's pyspark; it must find its SPARK_HOME and run the job with this
+# interpreter (the one that has focuscrawl), even when the worker's PATH lacks the venv.
+SPARK_SUBMIT_ENV = {
+    "SPARK_HOME": importlib.util.find_spec("pyspark").submodule_search_locations[0],
+    "PYSPARK_PYTHON": sys.executable,
+    "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
+}
+
+
+@dag(
+    dag_id="thin_loop",
+    doc_md=__doc__,
+    schedule=None,
+    catchup=False,
+    max_active_runs=1,
+    tags=["focuscrawl", "thin-loop", "priorities"],
+    default_args={
+        "owner": "focuscrawl",
+        "retries": 2,
+        "retry_delay": timedelta(seconds=30),
+        "retry_exponential_backoff": True,
+        "max_retry_delay": timedelta(minutes=10),
+    },
+    params={"min_posts": Param(1, type="integer", minimum=1, description="ignore users with fewer posts seen")},
+)
+def thin_loop():
+    compute = SparkSubmitOperator(
+        task_id="user_priorities",
+        conn_id="spark_default",
+        application=str(cfg.home / "spark_jobs" / "user_priorities.py"),
+        application_args=["--min-posts", "{{ params.min_posts }}"],
+        conf=session_conf(cfg),
+        env_vars=SPARK_SUBMIT_ENV,
+        name="focuscrawl-user-priorities",
+        inlets=[POSTS],
+        outlets=[USER_PRIORITIES],
+    )
+
+    @task(inlets=[USER_PRIORITIES], outlets=[USER_PRIORITIES_PUSHED])
+    def publish_priorities() -> int:
+        from focuscrawl.priority_topic import USER_PRIORITIES_TOPIC, publish_table
+        from focuscrawl.user_priority import USER_PRIORITIES_TABLE
+
+        return publish_table(USER_PRIORITIES_TABLE.path(cfg), cfg.kafka_bootstrap, USER_PRIORITIES_TOPIC)
+
+    compute >> publish_priorities()
+
+
+thin_loop()

@@ -1,0 +1,194 @@
+"""The thin loop's crawler: read the newest-posts listing, emit every post, rank the authors seen.
+
+Seed ``000_c12b299f5bad9cdf.txt`` section II-B (focused user extraction on Reddit): a listing
+crawler pages through ``/r/all/new.json`` and every post's author becomes a candidate user; the
+candidates wait in a priority frontier whose order the batch side rewrites by pushing user
+priorities (section III, the ranking is refreshed without stopping the crawl).
+
+The crawler does no Kafka and no threading of its own: it gets a ``source`` (HTTP GET -> body)
+and an ``emit(key, value)`` callable; ``streaming/crawler.py`` wires Kafka in.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import json
+import logging
+import threading
+import time
+from typing import Callable, Protocol
+from urllib.parse import urlencode, urljoin
+
+import pyarrow as pa
+
+from focuscrawl.delta_sink import LINEAGE_COLUMNS
+from focuscrawl.frontier import PriorityFrontier
+from focuscrawl.parse.listing import parse_listing
+from focuscrawl.tables import Column, table
+
+log = logging.getLogger(__name__)
+
+POSTS_TOPIC = "focuscrawl.posts"
+
+POSTS_TABLE = table(
+    "reddit_posts",
+    "Posts (t3 things) as seen in Reddit-format /new listings by the listing crawler, one row per Kafka "
+    "record, appended exactly once by the stream consumer (seed 000, section II-B).",
+    [
+        Column("name", pa.string(), "Reddit fullname, e.g. t3_abc123", nullable=False),
+        Column("id", pa.string(), "post id without the kind prefix", nullable=False),
+        Column("kind", pa.string(), "thing kind (t3 = post)", nullable=False),
+        Column("author", pa.string(), "author's user name: the candidate user", nullable=False),
+        Column("subreddit", pa.string(), "community the post was made in"),
+        Column("title", pa.string(), "post title"),
+        Column("selftext", pa.string(), "post body text (empty for link posts)"),
+        Column("score", pa.int64(), "upvotes minus downvotes when the listing was fetched"),
+        Column("num_comments", pa.int64(), "number of comments when the listing was fetched"),
+        Column("created_utc", pa.float64(), "post creation time, Unix epoch seconds", nullable=False),
+        Column("permalink", pa.string(), "path of the post's comment page"),
+        Column("listing_url", pa.string(), "listing page the post was read from"),
+        Column("fetched_at_ms", pa.int64(), "when the crawler fetched the listing, Unix epoch milliseconds"),
+        *LINEAGE_COLUMNS,
+    ],
+)
+
+
+class FetchError(RuntimeError):
+    """A listing could not be fetched; the message says what happened."""
+
+
+class ListingSource(Protocol):
+    def get(self, url: str) -> bytes: ...
+
+
+class HttpListingSource:
+    """GET with ``requests``: a timeout on every call, ``429 Retry-After`` honoured, 5xx retried.
+
+    The one place the crawler touches HTTP, so the fetch layer (robots, politeness, SSRF guard)
+    can take its place behind the same ``get``.
+    """
+
+    def __init__(self, user_agent: str, timeout: float = 10.0, max_attempts: int = 4, max_wait: float = 60.0,
+                 sleep: Callable[[float], None] = time.sleep) -> None:
+        import requests
+
+        self.session = requests.Session()
+        self.session.headers["User-Agent"] = user_agent
+        self.timeout = timeout
+        self.max_attempts = max_attempts
+        self.max_wait = max_wait
+        self.sleep = sleep
+
+    def get(self, url: str) -> bytes:
+        import requests
+
+        problem = "no attempt made"
+        for attempt in range(1, self.max_attempts + 1):
+            try:
+                resp = self.session.get(url, timeout=self.timeout)
+            except requests.RequestException as exc:
+                problem = f"{type(exc).__name__}: {exc}"
+                wait = min(2.0 ** attempt, self.max_wait)
+            else:
+                if resp.status_code == 200:
+                    return resp.content
+                problem = f"HTTP {resp.status_code}"
+                if resp.status_code == 429:
+                    wait = retry_after(resp.headers.get("Retry-After"), default=2.0 ** attempt)
+                elif resp.status_code >= 500:
+                    wait = 2.0 ** attempt
+                else:
+                    break  # 4xx other than 429: asking again will not help
+                wait = min(wait, self.max_wait)
+            if attempt < self.max_attempts:
+                log.info("GET %s failed (%s); retrying in %.1fs", url, problem, wait)
+                self.sleep(wait)
+        raise FetchError(f"GET {url} failed after {attempt} attempt(s): {problem}")
+
+
+def retry_after(value: str | None, default: float, now: float | None = None) -> float:
+    """Seconds to wait from a ``Retry-After`` header (delta-seconds or an HTTP date)."""
+    if not value:
+        return default
+    value = value.strip()
+    if value.isdigit():
+        return float(value)
+    try:
+        when = email.utils.parsedate_to_datetime(value).timestamp()
+    except (TypeError, ValueError):
+        return default
+    return max(0.0, when - (time.time() if now is None else now))
+
+
+class ListingCrawler:
+    """Page through a listing, emit each post keyed by author, keep authors in a priority frontier.
+
+    Authors enter the frontier with ``new_candidate_score`` (below any pushed priority, which is
+    normalised to 0-1) and keep a pushed score once they have one. Thread-safe between the crawl
+    loop and the thread applying pushed priorities.
+    """
+
+    def __init__(self, source: ListingSource, emit: Callable[[str, bytes], None], base_url: str,
+                 listing_path: str = "/r/all/new.json", limit: int = 100,
+                 frontier: PriorityFrontier | None = None, new_candidate_score: float = -1.0) -> None:
+        self.source = source
+        self.emit = emit
+        self.base_url = base_url
+        self.listing_path = listing_path
+        self.limit = limit
+        self.frontier = frontier if frontier is not None else PriorityFrontier()
+        self.new_candidate_score = new_candidate_score
+        self.after: str | None = None
+        self.pages = 0
+        self.posts = 0
+        self.priorities_applied = 0
+        self._lock = threading.Lock()
+
+    def page_url(self) -> str:
+        query = {"limit": self.limit, **({"after": self.after} if self.after else {})}
+        return urljoin(self.base_url, self.listing_path) + "?" + urlencode(query)
+
+    def crawl_page(self) -> int:
+        """Fetch and emit one page; returns the number of posts emitted. Raises :class:`FetchError`."""
+        url = self.page_url()
+        body = self.source.get(url)
+        fetched_at_ms = int(time.time() * 1000)
+        parsed = parse_listing(body, url)  # rejections log and count themselves
+        for record in parsed.records:
+            row = {**record, "listing_url": url, "fetched_at_ms": fetched_at_ms}
+            self.emit(record["author"], json.dumps(row, ensure_ascii=False).encode())
+            with self._lock:
+                if record["author"] not in self.frontier:
+                    self.frontier.update(record["author"], self.new_candidate_score)
+        # At the end of the listing start again from the newest posts.
+        self.after = parsed.after
+        self.pages += 1
+        self.posts += len(parsed.records)
+        return len(parsed.records)
+
+    def apply_priority(self, user: str, score: float | None) -> None:
+        """A pushed priority (``None``: the user's record was deleted from the compacted topic)."""
+        with self._lock:
+            if score is None:
+                self.frontier.discard(user)
+            else:
+                self.frontier.update(user, score)
+            self.priorities_applied += 1
+
+    def next_pick(self) -> tuple[str, float] | None:
+        """The candidate user the crawler would extract next, with its score (None when empty)."""
+        with self._lock:
+            return self.frontier.peek() if self.frontier else None
+
+    def status(self) -> dict:
+        head = self.next_pick()
+        with self._lock:
+            return {
+                "next_pick": head[0] if head else None,
+                "next_pick_score": head[1] if head else None,
+                "candidates": len(self.frontier),
+                "pages": self.pages,
+                "posts": self.posts,
+                "priorities_applied": self.priorities_applied,
+                "updated_at_ms": int(time.time() * 1000),
+            }

@@ -1,0 +1,251 @@
+"""Exactly-once Kafka -> Delta appends with delta-rs (``deltalake``, no JVM).
+
+DESIGN.md, loop 1 ("offsets travel inside the Delta commit") and issue 2, point 5. Each append of
+a batch carries, in the same Delta commit, one transaction action per Kafka partition it covers:
+``Transaction(app_id=<group>:<topic>:<partition>, version=<next offset to read>)``. The table is
+therefore the authority on what was consumed: a consumer seeks every assigned partition to
+:meth:`DeltaSink.positions`, and :meth:`DeltaSink.write` drops records below those positions, so
+a batch replayed after a crash (SIGKILL between the Delta commit and Kafka's offset commit) adds
+nothing. Kafka's committed group offsets are only a hint for tools. The commit is made on the
+table version the positions were read from, so a zombie member still writing a partition the
+group gave to another consumer fails with delta-rs's concurrent-transaction conflict instead of
+duplicating rows.
+
+Records that do not fit the table's schema go to a dead-letter table (raw payload, reason, topic,
+partition, offset) under the same rule, written *before* the main table: if the process dies in
+between, the replay re-writes only the main rows, because the dead-letter table's own positions
+already cover the dead letters.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable, Sequence
+
+import pyarrow as pa
+
+from focuscrawl.tables import Column, TableSpec, table
+
+log = logging.getLogger(__name__)
+
+# Lineage columns a table spec may include: the sink fills them from the Kafka record, which makes
+# "no duplicate (topic, partition, offset)" checkable in SQL.
+LINEAGE_COLUMNS = (
+    Column("kafka_topic", pa.string(), "Kafka topic the row was consumed from", nullable=False),
+    Column("kafka_partition", pa.int32(), "Kafka partition the row was consumed from", nullable=False),
+    Column("kafka_offset", pa.int64(), "offset of the record in its partition", nullable=False),
+)
+
+STREAM_DEAD_LETTER_TABLE = table(
+    "stream_dead_letter",
+    "Kafka records a consumer could not convert to its target table's schema, kept with the raw "
+    "payload and the reason, exactly once per (topic, partition, offset), so none is lost or crashes the consumer.",
+    [
+        Column("target_table", pa.string(), "table the record was meant for", nullable=False),
+        Column("consumer_group", pa.string(), "consumer group that read it", nullable=False),
+        Column("reason", pa.string(), "why it did not fit the target schema", nullable=False),
+        Column("key", pa.binary(), "raw Kafka record key"),
+        Column("payload", pa.binary(), "raw Kafka record value as received"),
+        *LINEAGE_COLUMNS,
+        Column("record_timestamp_ms", pa.int64(), "Kafka record timestamp, Unix epoch milliseconds"),
+        Column("rejected_at_ms", pa.int64(), "when the consumer rejected it, Unix epoch milliseconds", nullable=False),
+    ],
+    partition_by=("target_table",),
+)
+
+
+@dataclass(frozen=True)
+class StreamRecord:
+    """One consumed Kafka record, independent of the client library."""
+
+    topic: str
+    partition: int
+    offset: int
+    value: bytes | None
+    key: bytes | None = None
+    timestamp_ms: int | None = None
+
+
+class RecordRejected(ValueError):
+    """A record does not fit the target schema; the message is the dead letter's reason."""
+
+
+def json_row(record: StreamRecord) -> dict[str, Any]:
+    """The default conversion: the record value is one JSON object whose keys are column names."""
+    if record.value is None:
+        raise RecordRejected("empty value (tombstone) where a JSON object was expected")
+    try:
+        row = json.loads(record.value)
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise RecordRejected(f"value is not JSON: {exc}") from None
+    if not isinstance(row, dict):
+        raise RecordRejected(f"value is JSON {type(row).__name__}, not an object")
+    return row
+
+
+def ensure_table(uri: str, spec: TableSpec, storage_options: dict[str, str] | None = None):
+    """Open the Delta table at ``uri``, creating it from ``spec`` (schema, comments) if it is missing."""
+    from deltalake import DeltaTable
+
+    if not DeltaTable.is_deltatable(uri, storage_options=storage_options):
+        # mode="ignore": two consumers starting together both try; the loser keeps the winner's table.
+        DeltaTable.create(
+            uri, spec.arrow_schema(), mode="ignore", partition_by=list(spec.partition_by) or None,
+            name=spec.name, description=spec.comment, storage_options=storage_options,
+        )
+    return DeltaTable(uri, storage_options=storage_options)
+
+
+@dataclass
+class WriteResult:
+    written: int = 0
+    dead_lettered: int = 0
+    skipped: int = 0  # already in the table (replay after a crash or rebalance)
+    positions: dict[tuple[str, int], int] = field(default_factory=dict)
+
+
+class _TxnTable:
+    """A Delta table plus the per-partition positions its transaction actions record."""
+
+    def __init__(self, uri: str, spec: TableSpec, group: str, storage_options: dict[str, str] | None) -> None:
+        self.uri, self.spec, self.group = uri, spec, group
+        self.storage_options = storage_options
+        self._table = None
+
+    def app_id(self, topic: str, partition: int) -> str:
+        return f"focuscrawl:{self.group}:{topic}:{partition}"
+
+    def refresh(self):
+        if self._table is None:
+            self._table = ensure_table(self.uri, self.spec, self.storage_options)
+        else:
+            # Another consumer of the group may have committed since (other partitions, or ours
+            # before a rebalance): positions must come from the latest version.
+            self._table.update_incremental()
+        return self._table
+
+    def positions(self, keys: Iterable[tuple[str, int]]) -> dict[tuple[str, int], int | None]:
+        dt = self.refresh()
+        return {(t, p): dt.transaction_version(self.app_id(t, p)) for t, p in keys}
+
+    def append(self, rows: pa.Table, ends: dict[tuple[str, int], int]) -> None:
+        """Commit on the version :meth:`positions` read: if another writer committed one of these app ids
+        since (a zombie after a rebalance), delta-rs refuses the commit (``CommitFailedError``)."""
+        from deltalake import CommitProperties, Transaction, write_deltalake
+
+        txns = [Transaction(self.app_id(t, p), end) for (t, p), end in sorted(ends.items())]
+        write_deltalake(
+            self._table, rows, mode="append", storage_options=self.storage_options,
+            commit_properties=CommitProperties(app_transactions=txns, max_commit_retries=50),
+        )
+
+
+class DeltaSink:
+    """Append Kafka records to one Delta table exactly once (see the module docstring).
+
+    ``convert`` turns a record into a row dict (raise :class:`RecordRejected`, or any
+    ``ValueError``/``TypeError``, to dead-letter it); lineage columns present in ``spec`` are
+    filled by the sink.
+    """
+
+    def __init__(
+        self,
+        table_uri: str,
+        spec: TableSpec,
+        group: str,
+        dead_letter_uri: str,
+        convert: Callable[[StreamRecord], dict[str, Any]] = json_row,
+        storage_options: dict[str, str] | None = None,
+    ) -> None:
+        self.spec = spec
+        self.group = group
+        self.convert = convert
+        self.table = _TxnTable(table_uri, spec, group, storage_options)
+        self.dead_letters = _TxnTable(dead_letter_uri, STREAM_DEAD_LETTER_TABLE, group, storage_options)
+        self._schema = spec.arrow_schema()
+        self._lineage = {c.name for c in LINEAGE_COLUMNS} <= set(spec.column_names)
+
+    def positions(self, topic: str, partitions: Iterable[int]) -> dict[int, int | None]:
+        """Next offset to read per partition, from the table's transactions (None: never written)."""
+        partitions = list(partitions)
+        found = self.table.positions((topic, p) for p in partitions)
+        return {p: found[(topic, p)] for p in partitions}
+
+    def write(self, records: Sequence[StreamRecord]) -> WriteResult:
+        """Append the records not yet in the table; one Delta commit (plus one for dead letters)."""
+        result = WriteResult()
+        if not records:
+            return result
+        by_partition: dict[tuple[str, int], list[StreamRecord]] = defaultdict(list)
+        for r in records:
+            by_partition[(r.topic, r.partition)].append(r)
+        fresh: list[StreamRecord] = []
+        ends: dict[tuple[str, int], int] = {}
+        starts = self.table.positions(by_partition)
+        for (topic, partition), recs in by_partition.items():
+            start = starts[(topic, partition)] or 0
+            new = [r for r in recs if r.offset >= start]
+            result.skipped += len(recs) - len(new)
+            if new:
+                fresh.extend(new)
+                ends[(topic, partition)] = max(r.offset for r in new) + 1
+        if not fresh:
+            return result
+        good, bad = self._convert(fresh)
+        if bad:
+            result.dead_lettered = self._write_dead_letters(bad)
+        self.table.append(_to_table(good, self._schema), ends)
+        result.written = len(good)
+        result.positions = ends
+        return result
+
+    def _convert(self, records: list[StreamRecord]) -> tuple[list[dict], list[tuple[StreamRecord, str]]]:
+        good: list[dict] = []
+        bad: list[tuple[StreamRecord, str]] = []
+        for r in records:
+            try:
+                row = self._row(r)
+            except (RecordRejected, ValueError, TypeError, KeyError, pa.ArrowException) as exc:
+                bad.append((r, str(exc) or type(exc).__name__))
+            else:
+                good.append(row)
+        return good, bad
+
+    def _row(self, r: StreamRecord) -> dict[str, Any]:
+        raw = self.convert(r)
+        row = {c: raw.get(c) for c in self.spec.column_names}
+        if self._lineage:
+            row.update(kafka_topic=r.topic, kafka_partition=r.partition, kafka_offset=r.offset)
+        missing = [c.name for c in self.spec.columns if not c.nullable and row[c.name] is None]
+        if missing:
+            raise RecordRejected(f"missing required field(s): {', '.join(missing)}")
+        # Convert alone so one bad value dead-letters its record, not the batch.
+        pa.Table.from_pylist([row], schema=self._schema)
+        return row
+
+    def _write_dead_letters(self, bad: list[tuple[StreamRecord, str]]) -> int:
+        ends: dict[tuple[str, int], int] = {}
+        keep = []
+        now = int(time.time() * 1000)
+        starts = self.dead_letters.positions({(r.topic, r.partition) for r, _ in bad})
+        for r, reason in bad:
+            if r.offset < (starts[(r.topic, r.partition)] or 0):
+                continue  # written by the attempt that crashed before the main commit
+            log.warning("dead letter %s[%d]@%d for %s: %s", r.topic, r.partition, r.offset, self.spec.name, reason)
+            keep.append({
+                "target_table": self.spec.name, "consumer_group": self.group, "reason": reason,
+                "key": r.key, "payload": r.value, "kafka_topic": r.topic, "kafka_partition": r.partition,
+                "kafka_offset": r.offset, "record_timestamp_ms": r.timestamp_ms, "rejected_at_ms": now,
+            })
+            ends[(r.topic, r.partition)] = max(ends.get((r.topic, r.partition), 0), r.offset + 1)
+        if keep:
+            self.dead_letters.append(_to_table(keep, STREAM_DEAD_LETTER_TABLE.arrow_schema()), ends)
+        return len(keep)
+
+
+def _to_table(rows: list[dict], schema: pa.Schema) -> pa.Table:
+    return pa.Table.from_pylist(rows, schema=schema)

@@ -1,0 +1,128 @@
+"""Priorities pushed back to running crawlers through a compacted Kafka topic (DESIGN.md, loop 3).
+
+Key = the candidate (a user name), value = JSON ``{"score": s, ...}``, a null value deletes it.
+Compaction keeps the latest value per key, so a crawler that (re)starts reads the topic from the
+beginning and holds the current ranking, with no restart of the crawler when it changes
+(seed ``000_c12b299f5bad9cdf.txt`` section III: the ranking is refreshed while users are extracted).
+
+The batch side calls :func:`publish_table` after the Spark job; crawlers run :class:`PriorityFollower`.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+from typing import Callable, Iterable
+
+log = logging.getLogger(__name__)
+
+USER_PRIORITIES_TOPIC = "focuscrawl.user_priorities"
+
+
+def ensure_compacted_topic(bootstrap: str, topic: str, partitions: int = 1, replication: int = 1) -> None:
+    """Create ``topic`` with ``cleanup.policy=compact`` unless it exists."""
+    from kafka import KafkaAdminClient
+    from kafka.errors import TopicAlreadyExistsError
+
+    admin = KafkaAdminClient(bootstrap_servers=bootstrap, request_timeout_ms=15000)
+    try:
+        admin.create_topics(
+            {topic: {"num_partitions": partitions, "replication_factor": replication,
+                     "configs": {"cleanup.policy": "compact", "min.cleanable.dirty.ratio": "0.1"}}},
+            wait_for_metadata=True,
+        )
+    except TopicAlreadyExistsError:
+        pass
+    finally:
+        admin.close()
+
+
+def publish(bootstrap: str, topic: str, priorities: Iterable[tuple[str, float | None, dict]]) -> int:
+    """Send ``(key, score, extra)`` triples (score None: delete the key); returns how many were sent."""
+    from kafka import KafkaProducer
+
+    ensure_compacted_topic(bootstrap, topic)
+    producer = KafkaProducer(bootstrap_servers=bootstrap, acks="all", enable_idempotence=True, linger_ms=20)
+    sent = 0
+    try:
+        for key, score, extra in priorities:
+            value = None if score is None else json.dumps({"score": float(score), **extra}).encode()
+            producer.send(topic, key=key.encode(), value=value)
+            sent += 1
+        producer.flush(timeout=60)
+    finally:
+        producer.close()
+    log.info("published %d priorities to %s", sent, topic)
+    return sent
+
+
+def publish_table(table_uri: str, bootstrap: str, topic: str = USER_PRIORITIES_TOPIC,
+                  key_column: str = "author", score_column: str = "priority",
+                  storage_options: dict[str, str] | None = None) -> int:
+    """Publish every row of a priority Delta table (read with delta-rs: no JVM in the Airflow task)."""
+    from deltalake import DeltaTable
+
+    rows = DeltaTable(table_uri, storage_options=storage_options).to_pyarrow_table().to_pylist()
+    return publish(bootstrap, topic, (
+        (str(r[key_column]), r[score_column],
+         {k: v for k, v in r.items() if k not in (key_column, score_column) and isinstance(v, (int, float, str))})
+        for r in rows
+    ))
+
+
+def decode(value: bytes | None) -> float | None:
+    """The score carried by a record value (None for a deletion)."""
+    if value is None:
+        return None
+    return float(json.loads(value)["score"])
+
+
+class PriorityFollower(threading.Thread):
+    """Background thread: read the compacted topic from the beginning, then follow it forever.
+
+    Every record calls ``apply(key, score)``. No consumer group: each crawler needs every key,
+    and reading from the beginning on start rebuilds the current ranking. Client errors (broker
+    restart) are logged and the loop goes on; kafka-python reconnects by itself.
+    """
+
+    def __init__(self, bootstrap: str, topic: str, apply: Callable[[str, float | None], None],
+                 poll_ms: int = 500) -> None:
+        super().__init__(name=f"priority-follower-{topic}", daemon=True)
+        self.bootstrap, self.topic, self.apply, self.poll_ms = bootstrap, topic, apply, poll_ms
+        self.stopping = threading.Event()
+        self.caught_up = threading.Event()  # set once the backlog present at start was applied
+
+    def stop(self) -> None:
+        self.stopping.set()
+
+    def run(self) -> None:
+        from kafka import KafkaConsumer, TopicPartition
+
+        ensure_compacted_topic(self.bootstrap, self.topic)
+        consumer = KafkaConsumer(bootstrap_servers=self.bootstrap, enable_auto_commit=False,
+                                 group_id=None, auto_offset_reset="earliest")
+        try:
+            partitions = [TopicPartition(self.topic, p) for p in sorted(consumer.partitions_for_topic(self.topic) or [0])]
+            consumer.assign(partitions)
+            consumer.seek_to_beginning(*partitions)
+            end = consumer.end_offsets(partitions)
+            while not self.stopping.is_set():
+                try:
+                    batches = consumer.poll(timeout_ms=self.poll_ms)
+                    for records in batches.values():
+                        for rec in records:
+                            self._apply(rec)
+                    if not self.caught_up.is_set() and all(consumer.position(tp) >= end[tp] for tp in partitions):
+                        self.caught_up.set()
+                except Exception:  # noqa: BLE001 - a broker outage must not end the crawler's feedback
+                    log.exception("following %s failed; retrying", self.topic)
+                    self.stopping.wait(1.0)
+        finally:
+            consumer.close()
+
+    def _apply(self, rec) -> None:
+        try:
+            self.apply(rec.key.decode(), decode(rec.value))
+        except (AttributeError, ValueError, KeyError, TypeError) as exc:
+            log.warning("ignoring malformed priority %s@%d key=%r: %s", self.topic, rec.offset, rec.key, exc)
