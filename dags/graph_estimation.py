@@ -17,31 +17,16 @@ names the master for spark-submit.
 
 from __future__ import annotations
 
-import importlib.util
-import os
-import sys
 from datetime import timedelta
-from pathlib import Path
 
-from airflow.providers.apache.spark.operators.spark_submit import SparkSubmitOperator
 from airflow.sdk import Param, dag
 
 from assets import table_asset
-from focuscrawl.config import settings
+from common import DEFAULT_ARGS, spark_job
 from focuscrawl.graph.tables import GRAPH_ESTIMATES, GRAPH_SAMPLE
-from focuscrawl.spark import session_conf
 
-cfg = settings()
 SAMPLES = table_asset(GRAPH_SAMPLE)
 ESTIMATES = table_asset(GRAPH_ESTIMATES)
-
-# spark-submit comes with pip's pyspark: it must find its SPARK_HOME, and the job's Python workers
-# (mapInPandas) must run this interpreter, the one that has focuscrawl.
-SPARK_SUBMIT_ENV = {
-    "SPARK_HOME": importlib.util.find_spec("pyspark").submodule_search_locations[0],
-    "PYSPARK_PYTHON": sys.executable,
-    "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
-}
 
 
 @dag(
@@ -51,13 +36,8 @@ SPARK_SUBMIT_ENV = {
     catchup=False,
     max_active_runs=1,
     tags=["focuscrawl", "graph", "estimation", "seed-003"],
-    default_args={
-        "owner": "focuscrawl",
-        "retries": 2,
-        "retry_delay": timedelta(seconds=30),
-        "retry_exponential_backoff": True,
-        "max_retry_delay": timedelta(minutes=10),
-    },
+    default_args=DEFAULT_ARGS,
+    dagrun_timeout=timedelta(hours=2),
     params={
         "estimators": Param("NAIVE,MLE,SCE,WCE", type="string", description="comma-separated; MLE only on UNI crawls"),
         "targets": Param("copies,label", type="string", description="copies (omega) and/or label"),
@@ -68,11 +48,10 @@ SPARK_SUBMIT_ENV = {
     },
 )
 def graph_estimation():
-    SparkSubmitOperator(
-        task_id="graph_estimation",
-        conn_id="spark_default",
-        application=str(cfg.home / "spark_jobs" / "graph_estimation.py"),
-        application_args=[
+    spark_job(
+        "graph_estimation",
+        "graph_estimation.py",
+        [
             "--estimators", "{{ params.estimators }}",
             "--targets", "{{ params.targets }}",
             "--replicates", "{{ params.replicates }}",
@@ -80,9 +59,6 @@ def graph_estimation():
             "--level", "{{ params.level }}",
             "--crawl-ids", "{{ params.crawl_ids }}",
         ],
-        conf={**session_conf(cfg), "spark.pyspark.python": sys.executable},
-        env_vars=SPARK_SUBMIT_ENV,
-        name="focuscrawl-graph-estimation",
         inlets=[SAMPLES],
         outlets=[ESTIMATES],
     )

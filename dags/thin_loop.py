@@ -14,28 +14,12 @@ Params: `min_posts` (ignore users with fewer posts seen). Spark master and jars 
 
 from __future__ import annotations
 
-import importlib.util
-import os
-import sys
 from datetime import timedelta
-from pathlib import Path
 
-from airflow.providers.apache.spark.operators.spark_submit import SparkSubmitOperator
 from airflow.sdk import Param, dag, task
 
 from assets import POSTS, USER_PRIORITIES, USER_PRIORITIES_PUSHED
-from focuscrawl.config import settings
-from focuscrawl.spark import session_conf
-
-cfg = settings()
-
-# spark-submit comes with pip's pyspark; it must find its SPARK_HOME and run the job with this
-# interpreter (the one that has focuscrawl), even when the worker's PATH lacks the venv.
-SPARK_SUBMIT_ENV = {
-    "SPARK_HOME": importlib.util.find_spec("pyspark").submodule_search_locations[0],
-    "PYSPARK_PYTHON": sys.executable,
-    "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
-}
+from common import DEFAULT_ARGS, cfg, spark_job
 
 
 @dag(
@@ -45,27 +29,13 @@ SPARK_SUBMIT_ENV = {
     catchup=False,
     max_active_runs=1,
     tags=["focuscrawl", "thin-loop", "priorities"],
-    default_args={
-        "owner": "focuscrawl",
-        "retries": 2,
-        "retry_delay": timedelta(seconds=30),
-        "retry_exponential_backoff": True,
-        "max_retry_delay": timedelta(minutes=10),
-    },
+    default_args=DEFAULT_ARGS,
+    dagrun_timeout=timedelta(hours=1),
     params={"min_posts": Param(1, type="integer", minimum=1, description="ignore users with fewer posts seen")},
 )
 def thin_loop():
-    compute = SparkSubmitOperator(
-        task_id="user_priorities",
-        conn_id="spark_default",
-        application=str(cfg.home / "spark_jobs" / "user_priorities.py"),
-        application_args=["--min-posts", "{{ params.min_posts }}"],
-        conf=session_conf(cfg),
-        env_vars=SPARK_SUBMIT_ENV,
-        name="focuscrawl-user-priorities",
-        inlets=[POSTS],
-        outlets=[USER_PRIORITIES],
-    )
+    compute = spark_job("user_priorities", "user_priorities.py", ["--min-posts", "{{ params.min_posts }}"],
+                        inlets=[POSTS], outlets=[USER_PRIORITIES])
 
     @task(inlets=[USER_PRIORITIES], outlets=[USER_PRIORITIES_PUSHED])
     def publish_priorities() -> int:

@@ -26,7 +26,7 @@ from focuscrawl.graph.tables import (
     sample_from_frame,
     summarise_replicates,
 )
-from focuscrawl.user_priority import with_comments
+from focuscrawl.tables import with_comments
 
 REPLICATE_SCHEMA = "crawl_id string, replicate long, estimator string, target string, value string, share double"
 ESTIMATE_SCHEMA = (

@@ -14,7 +14,8 @@ import sys
 from focuscrawl.config import Settings, settings
 from focuscrawl.crawl.listing_crawler import POSTS_TABLE
 from focuscrawl.delta_sink import ensure_table
-from focuscrawl.user_priority import USER_PRIORITIES_TABLE, user_priorities, with_comments
+from focuscrawl.tables import with_comments
+from focuscrawl.user_priority import USER_PRIORITIES_TABLE, user_priorities
 
 
 def run(spark, cfg: Settings, min_posts: int = 1) -> int:

@@ -7,6 +7,8 @@ pyspark is imported lazily: the domain package stays importable without a JVM.
 
 from __future__ import annotations
 
+import os
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -52,9 +54,18 @@ def session_conf(cfg: Settings, master: str | None = None) -> dict[str, str]:
         "spark.ui.showConsoleProgress": "false",
         "spark.databricks.delta.schema.autoMerge.enabled": "false",
         "spark.sql.session.timeZone": "UTC",
+        # Python workers (UDFs, mapInPandas) run this interpreter: the one that has focuscrawl.
+        "spark.pyspark.python": sys.executable,
     }
     conf.update(s3a_conf(cfg))  # empty unless the lake is on object storage
     return conf
+
+
+def submit_env() -> dict[str, str]:
+    """Environment for ``spark-submit`` from pip's pyspark: its SPARK_HOME, this interpreter, the venv first on PATH."""
+    from focuscrawl.services.process import path_with_venv, spark_home
+
+    return {"SPARK_HOME": spark_home(), "PYSPARK_PYTHON": sys.executable, "PATH": path_with_venv()}
 
 
 def get_session(app_name: str = "focuscrawl", master: str | None = None, cfg: Settings | None = None) -> "SparkSession":

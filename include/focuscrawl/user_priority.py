@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 import pyarrow as pa
 
-from focuscrawl.tables import Column, TableSpec, table
+from focuscrawl.tables import Column, table
 
 if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql import DataFrame
@@ -71,11 +71,3 @@ def user_priorities(posts: "DataFrame", min_posts: int = 1) -> "DataFrame":
         F.lit("HAS").alias("method"),
         F.current_timestamp().alias("computed_at"),
     )
-
-
-def with_comments(df: "DataFrame", spec: TableSpec) -> "DataFrame":
-    """``df`` with each column's comment from ``spec`` in its metadata (Delta keeps it as the column comment)."""
-    from pyspark.sql import functions as F
-
-    comments = {c.name: c.comment for c in spec.columns}
-    return df.select([F.col(c).alias(c, metadata={"comment": comments[c]}) for c in spec.column_names])
