@@ -1,0 +1,65 @@
+"""# source_schedule: recrawl plan of content sources for ephemeral new content (seed 001)
+
+Seed `001_c276720796c36144.txt` (issue 6): split one crawl budget between recrawling content
+sources and fetching the new pages they reveal, so that the most clicks are earned before the
+pages' value decays.
+
+1. **source_schedule** (`spark-submit spark_jobs/source_schedule.py`): reads `source_recrawls`
+   and `page_clicks`, fits each source's new-link rate λ, page profit P and decay μ
+   (applyInPandas over `focuscrawl.ephemeral.estimate`), solves the Lagrangian budget split
+   (`focuscrawl.ephemeral.optimiser`), overwrites `source_estimates` and `source_schedule`.
+2. **publish_schedule**: sends every row of `source_schedule` to the compacted Kafka topic
+   `focuscrawl.source_schedule`; crawlers follow it and keep their last plan between pushes.
+
+Runs when new recrawl or click data lands, and hourly as estimates age. Params: `budget`
+(fetches per second), `host_min_interval_s` (politeness), `optimism` (exploration).
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from airflow.sdk import AssetOrTimeSchedule, CronTriggerTimetable, Param, dag, task
+
+from assets import table_asset, topic_asset
+from common import DEFAULT_ARGS, cfg, spark_job
+from focuscrawl.ephemeral.schedule_topic import SOURCE_SCHEDULE_TOPIC
+from focuscrawl.ephemeral.tables import PAGE_CLICKS, SOURCE_ESTIMATES, SOURCE_RECRAWLS, SOURCE_SCHEDULE
+RECRAWLS, CLICKS = table_asset(SOURCE_RECRAWLS), table_asset(PAGE_CLICKS)
+ESTIMATES, SCHEDULE = table_asset(SOURCE_ESTIMATES), table_asset(SOURCE_SCHEDULE)
+SCHEDULE_PUSHED = topic_asset(SOURCE_SCHEDULE_TOPIC)
+
+
+@dag(
+    dag_id="source_schedule",
+    doc_md=__doc__,
+    schedule=AssetOrTimeSchedule(timetable=CronTriggerTimetable("@hourly", timezone="UTC"), assets=(RECRAWLS | CLICKS)),
+    catchup=False,
+    max_active_runs=1,
+    tags=["focuscrawl", "ephemeral", "schedule", "seed-001"],
+    default_args=DEFAULT_ARGS,
+    params={
+        "budget": Param(0.025, type="number", exclusiveMinimum=0, description="crawl budget, fetches per second"),
+        "host_min_interval_s": Param(60.0, type="number", exclusiveMinimum=0,
+                                     description="politeness: seconds between two fetches of one host"),
+        "optimism": Param(0.0, type="number", minimum=0, description="posterior sds added to λ and P"),
+    },
+)
+def source_schedule():
+    compute = spark_job(
+        "source_schedule", "source_schedule.py",
+        ["--budget", "{{ params.budget }}", "--host-min-interval", "{{ params.host_min_interval_s }}",
+         "--optimism", "{{ params.optimism }}"],
+        inlets=[RECRAWLS, CLICKS], outlets=[ESTIMATES, SCHEDULE],
+    )
+
+    @task(inlets=[SCHEDULE], outlets=[SCHEDULE_PUSHED])
+    def publish_schedule() -> int:
+        from focuscrawl.ephemeral.schedule_topic import publish_schedule as publish
+
+        return publish(cfg)
+
+    compute >> publish_schedule()
+
+
+source_schedule()

@@ -1,0 +1,148 @@
+"""Delta tables of ephemeral-content scheduling (seed ``001_c276720796c36144.txt``) and their Spark steps.
+
+The crawler appends ``source_recrawls`` (what each recrawl of a content source revealed) and the
+click feedback lands in ``page_clicks``; the Spark job fits per-source λ, P, μ
+(``source_estimates``) and the optimiser's recrawl plan (``source_schedule``), which is pushed to
+the crawlers. The transforms here are DataFrame -> DataFrame; the per-source fits call the pure
+pandas functions of :mod:`focuscrawl.ephemeral.estimate` through ``applyInPandas``.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+from urllib.parse import urlsplit
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+
+from focuscrawl.ephemeral.estimate import (ESTIMATE_COLUMNS, LinkRatePrior, ProfitPrior, combine_estimates,
+                                           optimistic, pooled_prior, profit_fit_one_source)
+from focuscrawl.ephemeral.optimiser import allocate
+from focuscrawl.tables import Column, table
+
+if TYPE_CHECKING:  # pragma: no cover
+    from pyspark.sql import DataFrame
+
+SOURCE_RECRAWLS = table(
+    "source_recrawls",
+    "One row per recrawl of a content source: new links it revealed since the previous recrawl (seed 001)",
+    [
+        Column("source_url", pa.string(), "content source (hub, category page, feed, sitemap)", nullable=False),
+        Column("host", pa.string(), "host of the source: politeness caps are per host", nullable=False),
+        Column("recrawled_at", pa.timestamp("us", tz="UTC"), "when the source was fetched", nullable=False),
+        Column("elapsed_s", pa.float64(), "seconds since the previous recrawl (or since watching began)", nullable=False),
+        Column("new_links", pa.int64(), "links not seen on the source before", nullable=False),
+    ],
+)
+
+PAGE_CLICKS = table(
+    "page_clicks",
+    "Click feedback on crawled new pages: cumulative clicks since creation, observed at a time (seed 001, section 2)",
+    [
+        Column("source_url", pa.string(), "content source the page was discovered on", nullable=False),
+        Column("page_url", pa.string(), "the crawled page", nullable=False),
+        Column("created_at", pa.timestamp("us", tz="UTC"), "page creation (publication) time", nullable=False),
+        Column("observed_at", pa.timestamp("us", tz="UTC"), "when the click count was read", nullable=False),
+        Column("clicks", pa.int64(), "cumulative clicks since creation at observed_at", nullable=False),
+    ],
+)
+
+SOURCE_ESTIMATES = table(
+    "source_estimates",
+    "Per-source posterior of the new-link rate λ, page profit P and decay μ, P·(1−e^(−μ·Δt)) model (seed 001)",
+    [
+        Column("source_url", pa.string(), "content source", nullable=False),
+        Column("lam", pa.float64(), "new links per second, posterior mean (Gamma–Poisson)"),
+        Column("lam_sd", pa.float64(), "posterior standard deviation of lam"),
+        Column("P", pa.float64(), "total clicks of a new page, posterior mean"),
+        Column("P_sd", pa.float64(), "posterior standard deviation of P"),
+        Column("mu", pa.float64(), "profit decay per second (geometric posterior mean)"),
+        Column("mu_sd", pa.float64(), "posterior spread of mu"),
+        Column("n_pages", pa.int64(), "crawled pages with click feedback"),
+        Column("n_recrawls", pa.int64(), "recrawls observed"),
+    ],
+    layer="silver",
+)
+
+SOURCE_SCHEDULE = table(
+    "source_schedule",
+    "Recrawl plan of content sources for a crawl budget: Lagrangian optimum of expected profit per second (seed 001)",
+    [
+        Column("source_url", pa.string(), "content source", nullable=False),
+        Column("host", pa.string(), "host of the source"),
+        Column("recrawl_rate", pa.float64(), "recrawls per second; 0: do not recrawl", nullable=False),
+        Column("recrawl_interval_s", pa.float64(), "seconds between recrawls; null: do not recrawl"),
+        Column("page_rate", pa.float64(), "page fetches per second planned for the source's new pages"),
+        Column("expected_profit_rate", pa.float64(), "expected clicks per second gained from the source"),
+        Column("skip_below", pa.float64(), "skip discovered pages whose expected remaining clicks are below this"),
+        Column("lam", pa.float64(), "new links per second used for the plan"),
+        Column("P", pa.float64(), "page profit used for the plan"),
+        Column("mu", pa.float64(), "profit decay per second used for the plan"),
+        Column("budget", pa.float64(), "crawl budget of the plan, fetches per second"),
+    ],
+    layer="gold",
+)
+
+
+def schedule_sources(estimates: pd.DataFrame, hosts, budget: float, host_min_interval_s: float,
+                     optimism: float = 0.0) -> pd.DataFrame:
+    """The ``source_schedule`` rows: :func:`allocate` with politeness shared by the sources of a host.
+
+    A host allows one fetch per ``host_min_interval_s``; its sources split that cap evenly.
+    """
+    hosts = pd.Series(list(hosts), index=estimates.index)
+    max_rate = 1.0 / host_min_interval_s / hosts.map(hosts.value_counts()).to_numpy(float)
+    plan = optimistic(estimates, optimism)
+    allocation = allocate(plan["lam"], plan["P"], plan["mu"], max_rate, budget)
+    out = allocation.to_frame(estimates["source_url"])
+    out["recrawl_interval_s"] = out["recrawl_interval_s"].where(np.isfinite(out["recrawl_interval_s"]))
+    out["host"] = hosts.to_numpy()
+    for column in ("lam", "P", "mu"):
+        out[column] = plan[column].to_numpy(float)
+    out["budget"] = float(budget)
+    return out[SOURCE_SCHEDULE.column_names]
+
+
+def recrawl_sums(recrawls: "DataFrame") -> "DataFrame":
+    """Per source: summed new links and seconds, number of recrawls, its host."""
+    from pyspark.sql import functions as F
+
+    return recrawls.groupBy("source_url").agg(
+        F.sum("new_links").cast("double").alias("new_links"), F.sum("elapsed_s").alias("elapsed_s"),
+        F.count("*").alias("n_recrawls"), F.first("host").alias("host"))
+
+
+def latest_feedback(clicks: "DataFrame") -> "DataFrame":
+    """The latest click count of each crawled page, with its age in seconds at that time."""
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+
+    latest = Window.partitionBy("source_url", "page_url").orderBy(F.col("observed_at").desc())
+    return (clicks.withColumn("_n", F.row_number().over(latest)).where("_n = 1")
+            .select("source_url",
+                    ((F.unix_micros("observed_at") - F.unix_micros("created_at")) / 1e6).alias("age_s"),
+                    F.col("clicks").cast("double").alias("clicks")))
+
+
+def profit_fits(feedback: "DataFrame", prior: ProfitPrior) -> "DataFrame":
+    """P, μ per source, fitted in Spark by ``applyInPandas`` over each source's pages."""
+    schema = "source_url string, P double, P_sd double, mu double, mu_sd double, n_pages long"
+    return feedback.groupBy("source_url").applyInPandas(lambda pdf: profit_fit_one_source(pdf, prior), schema)
+
+
+def estimate_in_spark(recrawls: "DataFrame", clicks: "DataFrame", prior_sample_rows: int = 200_000) -> pd.DataFrame:
+    """``source_estimates`` rows (pandas: one per source) from the two bronze tables."""
+    sums = recrawl_sums(recrawls).toPandas()
+    feedback = latest_feedback(clicks).cache()
+    sample = feedback.limit(prior_sample_rows).toPandas()  # the pooled prior needs only a sample
+    prior = pooled_prior(sample["age_s"].to_numpy(float), sample["clicks"].to_numpy(float))
+    fits = profit_fits(feedback, prior).toPandas()
+    feedback.unpersist()
+    total_s = float(sums["elapsed_s"].sum()) if len(sums) else 0.0
+    link_prior = LinkRatePrior.with_mean(float(sums["new_links"].sum()) / total_s) if total_s > 0 else LinkRatePrior()
+    sources = sorted(set(sums["source_url"]) | set(fits["source_url"]))
+    estimates = combine_estimates(sources, sums, fits, link_prior, prior)
+    hosts = estimates["source_url"].map(sums.set_index("source_url")["host"])
+    estimates["host"] = hosts.fillna(estimates["source_url"].map(lambda url: urlsplit(url).netloc))
+    return estimates[[*ESTIMATE_COLUMNS, "host"]]

@@ -1,0 +1,61 @@
+"""Spark job: recrawl and click-feedback tables -> per-source estimates -> recrawl schedule (seed 001).
+
+    spark-submit spark_jobs/source_schedule.py --budget 0.025 [--host-min-interval 60] [--optimism 0]
+
+Extract ``source_recrawls`` and ``page_clicks``; transform with
+``focuscrawl.ephemeral.tables.estimate_in_spark`` (groupBy + applyInPandas over the pure
+estimators) and ``schedule_sources`` (the Lagrangian optimiser); load ``source_estimates`` and
+``source_schedule`` (overwrite). The session comes from ``focuscrawl.spark.get_session``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from focuscrawl.config import Settings, settings
+from focuscrawl.delta_sink import ensure_table
+from focuscrawl.ephemeral.tables import (PAGE_CLICKS, SOURCE_ESTIMATES, SOURCE_RECRAWLS, SOURCE_SCHEDULE,
+                                         estimate_in_spark, schedule_sources)
+from focuscrawl.tables import TableSpec, with_comments
+
+
+def _overwrite(spark, frame, spec: TableSpec, cfg: Settings) -> int:
+    from focuscrawl.tables import with_comments
+
+    path = spec.path(cfg)
+    ensure_table(path, spec)  # created from the spec first: the description comes from the one declaration
+    df = spark.createDataFrame(frame[spec.column_names], schema=spark.read.format("delta").load(path).schema)
+    with_comments(df, spec).write.format("delta").mode("overwrite").save(path)
+    return len(frame)
+
+
+def run(spark, cfg: Settings, budget: float, host_min_interval_s: float = 60.0, optimism: float = 0.0) -> int:
+    """Recompute estimates and schedule; returns the number of sources scheduled."""
+    recrawls = spark.read.format("delta").load(SOURCE_RECRAWLS.path(cfg))
+    clicks = spark.read.format("delta").load(PAGE_CLICKS.path(cfg))
+    estimates = estimate_in_spark(recrawls, clicks)
+    schedule = schedule_sources(estimates, estimates["host"], budget, host_min_interval_s, optimism)
+    _overwrite(spark, estimates, SOURCE_ESTIMATES, cfg)
+    return _overwrite(spark, schedule, SOURCE_SCHEDULE, cfg)
+
+
+def main(argv: list[str] | None = None) -> int:
+    from focuscrawl.spark import get_session, register_tables
+
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--budget", type=float, required=True, help="crawl budget, fetches per second")
+    ap.add_argument("--host-min-interval", type=float, default=60.0, help="politeness: seconds between fetches of a host")
+    ap.add_argument("--optimism", type=float, default=0.0, help="posterior sds added to λ and P (exploration)")
+    args = ap.parse_args(argv)
+    cfg = settings()
+    spark = get_session("source_schedule", cfg=cfg)
+    n = run(spark, cfg, args.budget, args.host_min_interval, args.optimism)
+    register_tables(spark, cfg)
+    print(f"source_schedule: {n} sources -> {SOURCE_SCHEDULE.path(cfg)}")
+    spark.stop()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

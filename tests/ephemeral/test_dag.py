@@ -1,0 +1,38 @@
+"""The source_schedule DAG parses and wires the Spark job, the publish task and the assets."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module")
+def dag():
+    from airflow.dag_processing.dagbag import BundleDagBag
+
+    bag = BundleDagBag(dag_folder=str(ROOT / "dags" / "source_schedule.py"), bundle_path=ROOT / "dags")
+    assert bag.import_errors == {}
+    return bag.dags["source_schedule"]
+
+
+def test_dag_documents_itself_and_retries_with_back_off(dag):
+    assert dag.doc_md.startswith("# source_schedule")
+    assert "seed-001" in dag.tags and "focuscrawl" in dag.tags
+    assert dag.params["budget"] == 0.025 and dag.params["host_min_interval_s"] == 60.0
+    for t in dag.tasks:
+        assert t.owner == "focuscrawl" and t.retries == 2 and t.retry_exponential_backoff
+
+
+def test_spark_task_runs_the_job_then_publishes(dag, cfg):
+    job = dag.get_task("source_schedule")
+    assert job.application == str(cfg.home / "spark_jobs" / "source_schedule.py")
+    assert job.conf["spark.sql.extensions"] == "io.delta.sql.DeltaSparkSessionExtension"
+    assert job.application_args[:2] == ["--budget", "{{ params.budget }}"]
+    assert [a.name for a in job.inlets] == ["delta.source_recrawls", "delta.page_clicks"]
+    assert [a.name for a in job.outlets] == ["delta.source_estimates", "delta.source_schedule"]
+    assert [t.task_id for t in job.downstream_list] == ["publish_schedule"]
+    publish = dag.get_task("publish_schedule")
+    assert [a.uri for a in publish.outlets] == [f"kafka://{cfg.kafka_bootstrap}/focuscrawl.source_schedule"]

@@ -1,0 +1,109 @@
+"""The source_schedule Spark job over real Delta tables, and its schedule followed through Kafka (seed 001)."""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib.util
+from datetime import datetime, timezone
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pytest
+from deltalake import DeltaTable, write_deltalake
+
+from focuscrawl.delta_sink import ensure_table
+from focuscrawl.ephemeral.tables import PAGE_CLICKS, SOURCE_ESTIMATES, SOURCE_RECRAWLS, SOURCE_SCHEDULE
+
+pytestmark = pytest.mark.integration
+
+T0 = datetime(2026, 11, 1, tzinfo=timezone.utc)
+TRUTH = {  # source: (host, λ per second, P, μ per second)
+    "http://news.example/politics": ("news.example", 1 / 300, 20.0, np.log(2) / 3600),
+    "http://news.example/sport": ("news.example", 1 / 600, 5.0, np.log(2) / 7200),
+    "http://blog.example/feed.xml": ("blog.example", 1 / 3600, 8.0, np.log(2) / 86400),
+}
+
+
+def _job(cfg):
+    spec = importlib.util.spec_from_file_location("source_schedule_job", cfg.home / "spark_jobs" / "source_schedule.py")
+    job = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(job)
+    return job
+
+
+def _append(spec, rows: pd.DataFrame, lake):
+    path = spec.path(lake)
+    ensure_table(path, spec)
+    write_deltalake(path, pa.Table.from_pandas(rows[spec.column_names], schema=spec.arrow_schema(), preserve_index=False,
+                                             safe=False),
+                    mode="append")
+
+
+@pytest.fixture()
+def lake(cfg, tmp_path):
+    lake = dataclasses.replace(cfg, lake=str(tmp_path / "lake"))
+    rng = np.random.default_rng(5)
+    recrawls, clicks = [], []
+    for source, (host, lam, P, mu) in TRUTH.items():
+        elapsed = rng.uniform(120, 900, 300)
+        at = T0 + pd.to_timedelta(np.cumsum(elapsed), unit="s")
+        recrawls.append(pd.DataFrame({"source_url": source, "host": host, "recrawled_at": at, "elapsed_s": elapsed,
+                                      "new_links": rng.poisson(lam * elapsed)}))
+        created = T0 + pd.to_timedelta(rng.uniform(0, 3 * 86400, 300), unit="s")
+        latest_age = rng.uniform(600, 86400, 300)
+        for ages in (latest_age / 2, latest_age):  # two observations per page: the job keeps the latest
+            observed = created + pd.to_timedelta(ages, unit="s")
+            clicks.append(pd.DataFrame({"source_url": source, "page_url": [f"{source}/p{i}" for i in range(300)],
+                                        "created_at": created, "observed_at": observed,
+                                        "clicks": rng.poisson(P * -np.expm1(-mu * np.asarray(ages)))}))
+    _append(SOURCE_RECRAWLS, pd.concat(recrawls), lake)
+    _append(PAGE_CLICKS, pd.concat(clicks), lake)
+    return lake
+
+
+def test_job_fits_estimates_and_writes_a_polite_schedule_within_budget(spark, cfg, lake):
+    job = _job(cfg)
+    budget = 0.02
+    assert job.run(spark, lake, budget=budget, host_min_interval_s=120.0) == 3
+    assert job.run(spark, lake, budget=budget, host_min_interval_s=120.0) == 3  # a rerun replaces
+    est = DeltaTable(SOURCE_ESTIMATES.path(lake)).to_pandas().set_index("source_url")
+    for source, (_, lam, P, mu) in TRUTH.items():
+        row = est.loc[source]
+        assert abs(row.lam - lam) < 3 * row.lam_sd and row.lam_sd < 0.2 * lam, source
+        # the blog's pages are younger than its 1-day half-life: P is honestly uncertain there
+        assert abs(row.P - P) < 3 * row.P_sd, source
+        assert abs(row.mu - mu) < 3 * row.mu_sd + 0.1 * mu, source
+        assert est.loc[source, "n_pages"] == 300 and est.loc[source, "n_recrawls"] == 300
+    table = DeltaTable(SOURCE_SCHEDULE.path(lake))
+    assert table.metadata().description == SOURCE_SCHEDULE.comment
+    plan = table.to_pandas().set_index("source_url")
+    assert plan.recrawl_rate.sum() + plan.page_rate.sum() == pytest.approx(budget, rel=1e-6)
+    # politeness: news.example's two sources share one fetch per 120 s
+    assert plan.loc[plan.host == "news.example", "recrawl_rate"].max() <= 1 / 240 + 1e-12
+    assert plan.loc["http://news.example/politics", "recrawl_rate"] > plan.loc["http://blog.example/feed.xml", "recrawl_rate"]
+    assert (plan.recrawl_interval_s * plan.recrawl_rate).dropna().to_numpy() == pytest.approx(1.0)
+
+
+def test_schedule_is_published_and_followed_by_the_crawler(spark, cfg, lake, kafka_broker, topic):
+    from focuscrawl.ephemeral.schedule_topic import RecrawlPlan, publish_schedule
+    from focuscrawl.priority_topic import PriorityFollower
+
+    _job(cfg).run(spark, lake, budget=0.02, host_min_interval_s=120.0)
+    assert publish_schedule(dataclasses.replace(lake, kafka_bootstrap=cfg.kafka_bootstrap), topic) == 3
+    plan = RecrawlPlan()
+    follower = PriorityFollower(cfg.kafka_bootstrap, topic, plan.apply)
+    follower.start()
+    try:
+        assert follower.caught_up.wait(60)
+    finally:
+        follower.stop()
+        follower.join(10)
+    expected = DeltaTable(SOURCE_SCHEDULE.path(lake)).to_pandas().set_index("source_url")
+    for source in TRUTH:
+        interval = expected.loc[source, "recrawl_interval_s"]
+        assert plan.interval(source) == (pytest.approx(interval) if interval == interval else None)
+    last = {s: 0.0 for s in TRUTH}
+    soon = min(i for i in expected.recrawl_interval_s if i == i)
+    assert plan.due(last, soon / 2) == []
+    assert plan.due(last, expected.recrawl_interval_s.max() + 1) != []
