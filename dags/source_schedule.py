@@ -17,8 +17,6 @@ Runs when new recrawl or click data lands, and hourly as estimates age. Params: 
 
 from __future__ import annotations
 
-from datetime import timedelta
-
 from airflow.sdk import AssetOrTimeSchedule, CronTriggerTimetable, Param, dag, task
 
 from assets import table_asset, topic_asset
