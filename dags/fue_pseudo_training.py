@@ -1,0 +1,94 @@
+"""# fue_pseudo_training: HCP with pseudo-training, pushed to the running user choosers
+
+Seed `000_c12b299f5bad9cdf.txt` section V (issue 4): every five minutes, for each
+pseudo-trained HCP variant (`HCP-0.9-0.1`, `HCP-0.5-0.5`, `HCP-POS`):
+
+1. **retrain**: a new candidate classifier from the original training set (snippets of the
+   world corpus' users, eRisk when present) plus the users the variant extracted, labelled by
+   the reference classifier's verdicts in `fue_extractions`; the waiting candidates (authors in
+   `reddit_posts` not extracted yet) are re-scored, the best `top_n` by the previous model first,
+   into `fue_candidate_scores` (`focuscrawl.fue.batch`, plain delta-rs: one run's data is small).
+2. **publish**: the variant's new scores go to its compacted topic `focuscrawl.fue.scores.<method>`;
+   the running choosers (`streaming/fue/chooser.py`) follow it and re-rank without a restart.
+
+A variant with no new pseudo-example since its last model still re-scores (new candidates keep
+arriving). Params: `methods`, `top_n` (the paper's Batch Updater: 50,000), `seed`.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from pathlib import Path
+
+from airflow.sdk import Param, dag, task
+
+from assets import table_asset, topic_asset
+from focuscrawl.config import settings
+from focuscrawl.crawl.listing_crawler import POSTS_TABLE
+from focuscrawl.fue.batch import CANDIDATE_SCORES_TABLE
+from focuscrawl.fue.pipeline import SCORES_TOPIC, STATS_TABLE
+
+cfg = settings()
+PSEUDO_METHODS = ["HCP-0.9-0.1", "HCP-0.5-0.5", "HCP-POS"]
+EXTRACTIONS = table_asset(STATS_TABLE)
+POSTS = table_asset(POSTS_TABLE)
+CANDIDATE_SCORES = table_asset(CANDIDATE_SCORES_TABLE)
+SCORES_PUSHED = [topic_asset(f"{SCORES_TOPIC}.{m}") for m in PSEUDO_METHODS]
+
+
+@dag(
+    dag_id="fue_pseudo_training",
+    doc_md=__doc__,
+    schedule=timedelta(minutes=5),
+    catchup=False,
+    max_active_runs=1,
+    tags=["focuscrawl", "fue", "pseudo-training", "priorities"],
+    default_args={
+        "owner": "focuscrawl",
+        "retries": 2,
+        "retry_delay": timedelta(seconds=20),
+        "retry_exponential_backoff": True,
+        "max_retry_delay": timedelta(minutes=5),
+    },
+    params={
+        "methods": Param(PSEUDO_METHODS, type="array", description="pseudo-trained HCP variants to refresh"),
+        "top_n": Param(50_000, type="integer", minimum=1, description="best candidates re-scored per variant"),
+        "seed": Param(0, type="integer", description="world seed of the original training set"),
+    },
+)
+def fue_pseudo_training():
+    @task
+    def methods(params=None) -> list[str]:
+        return list(params["methods"])
+
+    @task(inlets=[EXTRACTIONS, POSTS], outlets=[CANDIDATE_SCORES], max_active_tis_per_dagrun=1)
+    def retrain(method: str, params=None) -> dict:
+        from focuscrawl.fue.batch import (
+            candidate_evidence, extracted_users, original_training_set, pseudo_training_run, write_scores,
+        )
+        from focuscrawl.fue.classifier import UserClassifier
+
+        model_path = Path(cfg.var_dir) / "fue" / "models" / f"{method}.joblib"
+        current = UserClassifier.load(model_path) if model_path.exists() else None
+        extracted, done = extracted_users(STATS_TABLE.path(cfg), method)
+        candidates = candidate_evidence(POSTS_TABLE.path(cfg), exclude=done)
+        train = original_training_set(int(params["seed"]), cfg.data_dir, Path(cfg.var_dir), {True: 83, False: 403})
+        model, scores = pseudo_training_run(method, train, extracted, candidates, current, int(params["top_n"]))
+        model.save(model_path)
+        written = write_scores(CANDIDATE_SCORES_TABLE.path(cfg), method, scores, len(extracted))
+        return {"method": method, "extracted": len(extracted), "candidates": len(candidates), "scored": written}
+
+    @task(outlets=SCORES_PUSHED)
+    def publish(summary: dict) -> int:
+        from focuscrawl.fue.batch import read_scores
+        from focuscrawl.priority_topic import publish as publish_scores
+
+        method = summary["method"]
+        return publish_scores(cfg.kafka_bootstrap, f"{SCORES_TOPIC}.{method}",
+                              ((user, score, {"method": method}) for user, score in
+                               read_scores(CANDIDATE_SCORES_TABLE.path(cfg), method)))
+
+    publish.expand(summary=retrain.expand(method=methods()))
+
+
+fue_pseudo_training()

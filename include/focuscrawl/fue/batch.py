@@ -1,0 +1,123 @@
+"""The batch side of HCP with pseudo-training: Delta tables in, re-scored candidates out.
+
+Seed ``000_c12b299f5bad9cdf.txt`` section V: every five minutes the Model Trainer builds a new
+prediction classifier from the original training set plus the extracted users pseudo-labelled
+by the reference classifier, and the Batch Updater re-scores the best waiting candidates with it.
+Here the extracted users and their verdicts come from the ``fue_extractions`` stats table, the
+candidates' evidence from the crawled posts (``reddit_posts``), and the new scores go to the
+``fue_candidate_scores`` table, from which the DAG pushes them to each method's compacted score
+topic (``focuscrawl.fue.scores.<method>``) that the running choosers follow.
+
+Plain Python over delta-rs (no JVM): the data of one run is small (thousands of users). A Spark
+job would only pay off beyond a single machine's memory; the step itself stays
+``focuscrawl.fue.pseudo.retrain_and_rescore``.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Sequence
+
+import pyarrow as pa
+
+from focuscrawl.fue.classifier import UserClassifier, short_evidence_corpus
+from focuscrawl.fue.evidence import EvidenceAggregator, Post
+from focuscrawl.fue.pipeline import STATS_TABLE, corpus_histories
+from focuscrawl.fue.pseudo import PseudoLabelling, retrain_and_rescore
+from focuscrawl.tables import Column, table
+
+CANDIDATE_SCORES_TABLE = table(
+    "fue_candidate_scores",
+    "Waiting candidate users re-scored by a pseudo-trained candidate classifier (seed 000, section V), "
+    "one partition per method, replaced at every pseudo-training run and pushed to the method's score topic.",
+    [
+        Column("method", pa.string(), "pseudo-trained HCP variant (HCP-0.9-0.1, HCP-0.5-0.5, HCP-POS)", nullable=False),
+        Column("user", pa.string(), "candidate user name", nullable=False),
+        Column("score", pa.float64(), "new candidate-classifier probability (higher = extract sooner)", nullable=False),
+        Column("extracted_users", pa.int64(), "extracted users whose verdicts were offered to pseudo-labelling"),
+        Column("scored_at_ms", pa.int64(), "when the scores were computed, Unix epoch milliseconds"),
+    ],
+    partition_by=("method",),
+    layer="gold",
+)
+
+
+def _read(uri: str, columns: list[str], filters=None) -> list[dict]:
+    from deltalake import DeltaTable
+
+    if not DeltaTable.is_deltatable(uri):
+        return []
+    return DeltaTable(uri).to_pyarrow_table(columns=columns, filters=filters).to_pylist()
+
+
+def extracted_users(stats_uri: str, method: str) -> tuple[list[tuple[str, float]], set[str]]:
+    """``(history text, reference probability)`` of the users ``method`` extracted, and their names."""
+    rows = _read(stats_uri, ["user", "history_text", "probability"], [("method", "=", method)])
+    return [(r["history_text"] or "", float(r["probability"])) for r in rows], {r["user"] for r in rows}
+
+
+def candidate_evidence(posts_uri: str, exclude: set[str]) -> list[tuple[str, str]]:
+    """``(user, evidence text)`` of every author in the crawled posts not extracted yet (the User Updater's view)."""
+    evidence = EvidenceAggregator()
+    for r in _read(posts_uri, ["name", "author", "created_utc", "score", "num_comments", "title", "selftext", "subreddit"]):
+        if r["author"] not in exclude:
+            evidence.add(Post(author=r["author"], created_utc=r["created_utc"], score=r["score"] or 0,
+                              num_comments=r["num_comments"] or 0, title=r["title"] or "", text=r["selftext"] or "",
+                              community=r["subreddit"] or "", post_id=r["name"]))
+    return [(user, evidence.get(user).text) for user in evidence.users()]
+
+
+def original_training_set(seed: int, data_dir: Path | None, cache_dir: Path,
+                          max_donors: dict[bool, int] | None = None) -> tuple[list[str], list[int]]:
+    """The candidate classifier's original set: snippets of the world corpus' users (eRisk when present).
+
+    Cached under ``cache_dir/fue`` (parsing the eRisk archive takes a while; every run needs it).
+    """
+    import joblib
+
+    from focuscrawl.world import load_corpus
+
+    donors = "all" if max_donors is None else f"{max_donors[True]}-{max_donors[False]}"
+    cache = Path(cache_dir) / "fue" / f"original-{seed}-{'erisk' if data_dir else 'generated'}-{donors}.joblib"
+    if cache.exists():
+        return joblib.load(cache)
+    histories, labels = corpus_histories(load_corpus(seed, data_dir, cache_dir), max_donors)
+    train = short_evidence_corpus(histories, labels, seed=seed)
+    cache.parent.mkdir(parents=True, exist_ok=True)
+    joblib.dump(train, cache)
+    return train
+
+
+def pseudo_training_run(method: str, train: tuple[Sequence[str], Sequence[int]], extracted: list[tuple[str, float]],
+                        candidates: list[tuple[str, str]], current: UserClassifier | None,
+                        top_n: int = 50_000) -> tuple[UserClassifier, list[tuple[str, float]]]:
+    """Retrain ``method``'s candidate classifier and re-score the ``top_n`` best candidates by ``current``."""
+    texts = [text for _, text in candidates]
+    now = current.predict_proba(texts) if current is not None and texts else [0.0] * len(texts)
+    return retrain_and_rescore(train[0], train[1], extracted, PseudoLabelling.for_method(method),
+                               [(u, t, float(s)) for (u, t), s in zip(candidates, now)],
+                               top_n=top_n, classifier_params={"min_df": 5})
+
+
+def write_scores(uri: str, method: str, scores: list[tuple[str, float]], extracted_users: int) -> int:
+    """Replace ``method``'s partition of the candidate-scores table."""
+    from deltalake import write_deltalake
+
+    from focuscrawl.delta_sink import ensure_table
+
+    ensure_table(uri, CANDIDATE_SCORES_TABLE)
+    now = int(time.time() * 1000)
+    rows = pa.Table.from_pylist(
+        [{"method": method, "user": u, "score": s, "extracted_users": extracted_users, "scored_at_ms": now}
+         for u, s in scores], schema=CANDIDATE_SCORES_TABLE.arrow_schema())
+    write_deltalake(uri, rows, mode="overwrite", predicate=f"method = '{method}'")
+    return len(scores)
+
+
+def read_scores(uri: str, method: str) -> list[tuple[str, float]]:
+    return [(r["user"], float(r["score"])) for r in _read(uri, ["user", "score"], [("method", "=", method)])]
+
+
+__all__ = ["CANDIDATE_SCORES_TABLE", "STATS_TABLE", "candidate_evidence", "extracted_users", "original_training_set",
+           "pseudo_training_run", "read_scores", "write_scores"]

@@ -1,0 +1,316 @@
+"""The stream modules of focused user extraction, as plain objects the processes and the experiment wire.
+
+Seed ``000_c12b299f5bad9cdf.txt`` section III (Fig. 1, the architecture): a *Community Explorer*
+reads the newest posts and comments of communities picked by a community chooser (random in the
+paper, section II-B) and streams them; the *User Updater* folds them into per-user evidence and the
+*User Chooser* ranks the candidates (``focuscrawl.fue.chooser``); each free *User Extractor* takes
+the top user and reads its whole history, up to the site's cap (1000 items per listing on Reddit);
+the *User Classifier* judges the history with the reference classifier (threshold 0.9) and the
+verdict becomes a *stats event* (extraction time, simulated time, method, verdict).
+
+No Kafka and no threads here: every module takes a :class:`RedditClient` (the project's
+:class:`~focuscrawl.fetch.Fetcher` - robots, politeness, SSRF guard - plus the site's address)
+and returns records; ``streaming/fue/`` runs each module as a Kafka process, and
+``focuscrawl.experiments.fue`` runs them all in one process in lock-step with the world's clock.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import time
+from dataclasses import asdict, dataclass
+from typing import Iterable, Sequence
+from urllib.parse import quote, urlencode
+
+import pyarrow as pa
+
+from focuscrawl.delta_sink import LINEAGE_COLUMNS
+from focuscrawl.fue.classifier import REFERENCE_THRESHOLD, UserClassifier
+from focuscrawl.fue.evidence import Post
+from focuscrawl.parse.listing import parse_listing
+from focuscrawl.registry import Registry
+from focuscrawl.tables import Column, table
+
+POSTS_TOPIC = "focuscrawl.fue.posts"          # key = author: one user's evidence stays in one chooser
+EXTRACT_TOPIC = "focuscrawl.fue.extract"      # + ".<method>"; key = user, one record per chosen user
+HISTORIES_TOPIC = "focuscrawl.fue.histories"  # key = user, value = History
+STATS_TOPIC = "focuscrawl.fue.stats"          # key = user, value = StatsEvent
+SCORES_TOPIC = "focuscrawl.fue.scores"        # + ".<method>"; compacted, pushed by pseudo-training
+
+DELETED_AUTHORS = frozenset({"[deleted]", "AutoModerator", ""})
+USER_PAGE_LIMIT = 100  # Reddit's largest page
+SITE_CAP = 1000        # Reddit lists no more than 1000 items per user listing
+
+STATS_TABLE = table(
+    "fue_extractions",
+    "One row per user extracted in full and judged by the reference classifier (seed 000, section III "
+    "stats and II-A metrics): method, simulated and wall time, history size, verdict. Harvest ratio = "
+    "avg(relevant) per method.",
+    [
+        Column("run_id", pa.string(), "experiment or deployment run the extraction belongs to", nullable=False),
+        Column("method", pa.string(), "prioritisation method that chose the user (RND, HCP, ...)", nullable=False),
+        Column("user", pa.string(), "extracted user name", nullable=False),
+        Column("sim_time", pa.float64(), "simulated seconds since the run started when the verdict was made", nullable=False),
+        Column("sim_epoch", pa.float64(), "simulated Unix epoch seconds of the verdict"),
+        Column("extraction_seconds", pa.float64(), "wall seconds the extractor spent on the user's history"),
+        Column("items", pa.int64(), "posts and comments read from the history"),
+        Column("pages", pa.int64(), "listing pages fetched for the history"),
+        Column("probability", pa.float64(), "reference classifier's probability of the whole history"),
+        Column("relevant", pa.bool_(), "probability above the reference threshold (0.9)", nullable=False),
+        Column("history_text", pa.string(), "the history as judged (pseudo-training reads it back)"),
+        *LINEAGE_COLUMNS,
+    ],
+    partition_by=("method",),
+)
+
+
+# -- the site ---------------------------------------------------------------------------------
+
+
+class RedditClient:
+    """Reddit-format listings through a :class:`~focuscrawl.fetch.Fetcher` (robots, politeness, guard)."""
+
+    def __init__(self, fetcher, base_url: str) -> None:
+        self.fetcher = fetcher
+        self.base_url = base_url.rstrip("/")
+        self.requests = 0
+
+    def listing(self, path: str, **params) -> tuple[list[dict], str | None]:
+        """Records and the ``after`` cursor of one listing page (malformed children are dropped)."""
+        query = urlencode({k: v for k, v in params.items() if v is not None})
+        url = f"{self.base_url}{path}" + (f"?{query}" if query else "")
+        self.requests += 1
+        parsed = parse_listing(self.fetcher.get(url, accept=["application/json"]), url)
+        return parsed.records, parsed.after
+
+
+def post_of(record: dict) -> Post | None:
+    """A listing record (``t3`` post or ``t1`` comment) as evidence about its author."""
+    author = record.get("author", "")
+    if author in DELETED_AUTHORS:
+        return None
+    return Post(
+        author=author,
+        created_utc=float(record["created_utc"]),
+        score=float(record.get("score") or 0),
+        num_comments=float(record.get("num_comments") or 0),
+        title=record.get("title") or "",
+        text=record.get("selftext") or record.get("body") or "",
+        community=record.get("subreddit") or "",
+        post_id=record.get("name") or "",
+    )
+
+
+def post_to_json(post: Post) -> bytes:
+    return json.dumps(asdict(post)).encode()
+
+
+def post_from_json(value: bytes) -> Post:
+    return Post(**json.loads(value))
+
+
+# -- Community Explorer -----------------------------------------------------------------------
+
+COMMUNITY_CHOOSERS: Registry["CommunityChooser"] = Registry("community chooser")
+
+
+class CommunityChooser:
+    """Which known community to read next. ``next(communities)`` is pure apart from its own RNG."""
+
+    def __init__(self, *, seed: int = 0) -> None:
+        self.seed = seed
+
+    def next(self, communities: Sequence[str]) -> str:
+        raise NotImplementedError
+
+
+@COMMUNITY_CHOOSERS.register("RANDOM")
+class RandomCommunityChooser(CommunityChooser):
+    """Uniformly random, as in the paper (section II-B); seeded, so runs are repeatable."""
+
+    def __init__(self, *, seed: int = 0) -> None:
+        super().__init__(seed=seed)
+        self._rng = random.Random(seed)
+
+    def next(self, communities: Sequence[str]) -> str:
+        return communities[self._rng.randrange(len(communities))]
+
+
+@COMMUNITY_CHOOSERS.register("ROUND-ROBIN")
+class RoundRobinCommunityChooser(CommunityChooser):
+    """Every known community in turn: equal coverage, no randomness."""
+
+    def __init__(self, *, seed: int = 0) -> None:
+        super().__init__(seed=seed)
+        self._i = seed
+
+    def next(self, communities: Sequence[str]) -> str:
+        self._i += 1
+        return sorted(communities)[self._i % len(communities)]
+
+
+class CommunityExplorer:
+    """Reads ``/r/{sub}/new.json`` and ``/r/{sub}/comments.json`` of chosen communities.
+
+    Communities are discovered from ``/r/all/new.json`` (every post names its community), so the
+    explorer needs no list up front; ``visit()`` returns the posts and comments seen.
+    """
+
+    def __init__(self, client: RedditClient, chooser: CommunityChooser, limit: int = USER_PAGE_LIMIT) -> None:
+        self.client = client
+        self.chooser = chooser
+        self.limit = limit
+        self.communities: list[str] = []
+
+    def discover(self) -> list[Post]:
+        records, _ = self.client.listing("/r/all/new.json", limit=self.limit)
+        known = set(self.communities)
+        for r in records:
+            sub = r.get("subreddit")
+            if sub and sub not in known:
+                known.add(sub)
+                self.communities.append(sub)
+        return [p for p in map(post_of, records) if p is not None]
+
+    def visit(self) -> list[Post]:
+        """One community's newest posts and comments (plus /r/all, which also finds new communities)."""
+        posts = self.discover()
+        if not self.communities:
+            return posts
+        sub = quote(self.chooser.next(self.communities))
+        for kind in ("new", "comments"):
+            records, _ = self.client.listing(f"/r/{sub}/{kind}.json", limit=self.limit)
+            posts.extend(p for p in map(post_of, records) if p is not None)
+        return posts
+
+
+# -- User Extractor ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class History:
+    """A user's extracted history: every text read, and what reading it cost."""
+
+    user: str
+    texts: tuple[str, ...]
+    pages: int
+    seconds: float
+    method: str = ""  # the method that chose the user (set by a stream extractor)
+
+    @property
+    def text(self) -> str:
+        return "\n".join(self.texts)
+
+    def to_json(self) -> bytes:
+        return json.dumps({**asdict(self), "texts": list(self.texts)}).encode()
+
+    @classmethod
+    def from_json(cls, value: bytes) -> "History":
+        d = json.loads(value)
+        return cls(d["user"], tuple(d["texts"]), int(d["pages"]), float(d["seconds"]), d.get("method", ""))
+
+
+class UserExtractor:
+    """Reads ``/user/{name}/submitted.json`` and ``comments.json`` page by page, up to ``cap`` each.
+
+    The fetcher obeys robots.txt, per-host politeness and ``Retry-After`` on 429, so an
+    extractor never outruns the site's rate limit.
+    """
+
+    def __init__(self, client: RedditClient, cap: int = SITE_CAP, page_limit: int = USER_PAGE_LIMIT) -> None:
+        self.client = client
+        self.cap = cap
+        self.page_limit = page_limit
+
+    def extract(self, user: str) -> History:
+        started = time.monotonic()
+        texts: list[str] = []
+        pages = 0
+        for kind in ("submitted", "comments"):
+            after, seen = None, 0
+            while seen < self.cap:
+                records, after = self.client.listing(
+                    f"/user/{quote(user)}/{kind}.json", limit=min(self.page_limit, self.cap - seen), after=after)
+                pages += 1
+                seen += len(records)
+                for r in records:
+                    post = post_of(r)
+                    if post is not None and post.body:
+                        texts.append(post.body)
+                if not after or not records:
+                    break
+        return History(user, tuple(texts), pages, time.monotonic() - started)
+
+
+# -- User Classifier and stats ----------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class StatsEvent:
+    """A judged extraction: one row of :data:`STATS_TABLE` (without the Kafka lineage)."""
+
+    run_id: str
+    method: str
+    user: str
+    sim_time: float
+    sim_epoch: float
+    extraction_seconds: float
+    items: int
+    pages: int
+    probability: float
+    relevant: bool
+    history_text: str = ""
+
+    def to_json(self) -> bytes:
+        return json.dumps(asdict(self)).encode()
+
+    @classmethod
+    def from_json(cls, value: bytes) -> "StatsEvent":
+        return cls(**json.loads(value))
+
+
+class ReferenceJudge:
+    """The seed's User Classifier: the reference classifier on the whole history, threshold 0.9."""
+
+    def __init__(self, classifier: UserClassifier, threshold: float = REFERENCE_THRESHOLD,
+                 keep_text_chars: int = 20_000) -> None:
+        self.classifier = classifier
+        self.threshold = threshold
+        self.keep_text_chars = keep_text_chars
+
+    def judge(self, history: History, *, run_id: str, method: str, sim_time: float, sim_epoch: float) -> StatsEvent:
+        p = self.classifier.proba(history.text)
+        return StatsEvent(run_id=run_id, method=method, user=history.user, sim_time=sim_time, sim_epoch=sim_epoch,
+                          extraction_seconds=history.seconds, items=len(history.texts), pages=history.pages,
+                          probability=p, relevant=p > self.threshold,
+                          history_text=history.text[-self.keep_text_chars:])
+
+
+def corpus_histories(corpus, max_donors: dict[bool, int] | None = None) -> tuple[list[list[str]], list[int]]:
+    """Per-donor writings and labels of any world corpus (eRisk or generated): the original training set.
+
+    ``max_donors`` caps donors per class (e.g. the paper's 83 positive / 403 negative users).
+    """
+    histories, labels = [], []
+    for label in (True, False):
+        n = corpus.donors(label)
+        if max_donors is not None:
+            n = min(n, max_donors[label])
+        for donor in range(n):
+            writings = (corpus.writing(label, donor, j) for j in range(corpus.size(label, donor)))
+            histories.append([f"{title}\n{text}" if title else text for title, text, _ in writings])
+            labels.append(int(label))
+    return histories, labels
+
+
+def candidate_texts(chooser, top_n: int) -> list[tuple[str, str, float]]:
+    """``(user, evidence text, score)`` of a chooser's best waiting candidates (pseudo-training input)."""
+    return [(user, chooser.evidence.get(user).text, score) for user, score in chooser.top(top_n)]
+
+
+def events_of(rows: Iterable[dict]):
+    """Stats rows (from the Delta table or the bus) as metric events."""
+    from focuscrawl.fue.metrics import Extraction
+
+    return [Extraction(r["method"], r["user"], float(r["sim_time"]), bool(r["relevant"])) for r in rows]

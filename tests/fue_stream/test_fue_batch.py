@@ -1,0 +1,57 @@
+"""The pseudo-training batch step over Delta tables (focuscrawl.fue.batch), with delta-rs on a temp folder."""
+
+from __future__ import annotations
+
+import pyarrow as pa
+from deltalake import write_deltalake
+
+from conftest import OTHER, TARGET
+from focuscrawl.delta_sink import DeltaSink, StreamRecord
+from focuscrawl.fue.batch import candidate_evidence, extracted_users, pseudo_training_run, read_scores, write_scores
+from focuscrawl.fue.pipeline import STATS_TABLE, StatsEvent
+from focuscrawl.crawl.listing_crawler import POSTS_TABLE
+
+
+def _stats(tmp_path) -> str:
+    uri = str(tmp_path / "fue_extractions")
+    sink = DeltaSink(uri, STATS_TABLE, "g", dead_letter_uri=str(tmp_path / "dead"))
+    events = [StatsEvent("r", "HCP-POS", "ann", 60, 0, 0.1, 3, 2, 0.97, True, "zebra zebra crying"),
+              StatsEvent("r", "HCP-POS", "bob", 60, 0, 0.1, 3, 2, 0.05, False, "football guitar"),
+              StatsEvent("r", "RND", "cid", 60, 0, 0.1, 3, 2, 0.5, False, "x")]
+    sink.write([StreamRecord("stats", 0, i, e.to_json(), e.user.encode()) for i, e in enumerate(events)])
+    return uri
+
+
+def _posts(tmp_path) -> str:
+    uri = str(tmp_path / "reddit_posts")
+    rows = [{"name": f"t3_{i}", "id": str(i), "kind": "t3", "author": a, "subreddit": "s", "title": t, "selftext": "",
+             "score": 1, "num_comments": 0, "created_utc": 1.0 * i, "permalink": "", "listing_url": "",
+             "fetched_at_ms": 0, "kafka_topic": "p", "kafka_partition": 0, "kafka_offset": i}
+            for i, (a, t) in enumerate([("ann", "again"), ("odd", "zebra zebra"), ("sad", "hopeless numb"),
+                                        ("sad", "crying")])]
+    write_deltalake(uri, pa.Table.from_pylist(rows, schema=POSTS_TABLE.arrow_schema()))
+    return uri
+
+
+def test_extracted_users_and_candidates_come_from_the_tables(tmp_path):
+    extracted, done = extracted_users(_stats(tmp_path), "HCP-POS")
+    assert sorted(extracted) == [("football guitar", 0.05), ("zebra zebra crying", 0.97)] and done == {"ann", "bob"}
+    candidates = dict(candidate_evidence(_posts(tmp_path), exclude=done))
+    assert candidates == {"odd": "zebra zebra", "sad": "hopeless numb\ncrying"}
+    assert extracted_users(str(tmp_path / "missing"), "HCP") == ([], set())
+
+
+def test_pseudo_training_run_rescores_and_the_scores_round_trip(tmp_path, toy_classifier):
+    docs = [f"{OTHER[i % 8]} {OTHER[(i + 1) % 8]}" for i in range(20)] + [f"{TARGET[i % 8]} crying" for i in range(20)]
+    train = (docs, [0] * 20 + [1] * 20)
+    candidates = [("odd", "zebra zebra"), ("sad", "hopeless numb"), ("meh", "recipe garden")]
+    extracted = [("zebra zebra crying", 0.97)] * 10 + [("football guitar", 0.05)]
+    model, scores = pseudo_training_run("HCP-POS", train, extracted, candidates, toy_classifier, top_n=2)
+    assert [u for u, _ in scores] and {u for u, _ in scores} == {"sad", "odd"}  # the 2 best by the old model
+    before = dict(zip(("odd", "sad"), toy_classifier.predict_proba(["zebra zebra", "hopeless numb"])))
+    assert dict(scores)["odd"] > before["odd"]  # the pseudo-positive word now counts
+    uri = str(tmp_path / "scores")
+    assert write_scores(uri, "HCP-POS", scores, 11) == 2
+    write_scores(uri, "HCP-0.5-0.5", [("x", 0.5)], 1)
+    write_scores(uri, "HCP-POS", scores[:1], 11)  # replaces only its own partition
+    assert read_scores(uri, "HCP-POS") == scores[:1] and read_scores(uri, "HCP-0.5-0.5") == [("x", 0.5)]

@@ -1,0 +1,156 @@
+"""Unit tests of the stream modules (focuscrawl.fue.pipeline) and the lock-step pieces of the experiment."""
+
+from __future__ import annotations
+
+import pytest
+
+from conftest import OTHER, TARGET, FakeClient, thing
+from focuscrawl.experiments.fue import MemoryLog, MethodPipeline, parse_duration, report_tables
+from focuscrawl.fue import RANKING_METHODS, Post, UserChooser
+from focuscrawl.fue.pipeline import (
+    COMMUNITY_CHOOSERS, CommunityExplorer, History, ReferenceJudge, StatsEvent, UserExtractor, post_of,
+)
+
+
+def test_post_of_reads_posts_and_comments_and_skips_deleted_authors():
+    p = post_of(thing("t3", 1, "ann", "sad", "title", selftext="body", score=7, num_comments=3)["data"])
+    assert (p.author, p.community, p.score, p.num_comments, p.body, p.post_id) == ("ann", "sad", 7.0, 3.0,
+                                                                                  "title\nbody", "t3_1")
+    c = post_of(thing("t1", 2, "bob", text="a comment")["data"])
+    assert (c.text, c.title, c.num_comments) == ("a comment", "", 0.0)
+    assert post_of(thing("t1", 3, "[deleted]")["data"]) is None
+
+
+def test_extractor_pages_both_histories_up_to_the_cap():
+    client = FakeClient({
+        "/user/ann/submitted.json": [thing("t3", i, "ann") for i in range(250)],
+        "/user/ann/comments.json": [thing("t1", 1000 + i, "ann") for i in range(30)],
+    })
+    h = UserExtractor(client, cap=1000).extract("ann")
+    assert (len(h.texts), h.pages) == (280, 4)  # 100 + 100 + 50, then 30
+    assert [c[2] is None for c in client.calls] == [True, False, False, True]
+
+    capped = UserExtractor(FakeClient(client.listings), cap=150).extract("ann")
+    assert (len(capped.texts), capped.pages) == (180, 3)  # 100 + 50 submitted, 30 comments
+
+
+def test_extractor_handles_an_empty_history():
+    h = UserExtractor(FakeClient({})).extract("ghost")
+    assert (h.texts, h.pages) == ((), 2)
+
+
+def test_explorer_discovers_communities_and_reads_new_posts_and_comments():
+    client = FakeClient({
+        "/r/all/new.json": [thing("t3", 1, "ann", "sad"), thing("t3", 2, "[deleted]", "sad")],
+        "/r/sad/new.json": [thing("t3", 3, "bob", "sad")],
+        "/r/sad/comments.json": [thing("t1", 4, "cid", "sad")],
+    })
+    explorer = CommunityExplorer(client, COMMUNITY_CHOOSERS.create("random", seed=1))
+    posts = explorer.visit()
+    assert explorer.communities == ["sad"]
+    assert [p.author for p in posts] == ["ann", "bob", "cid"]
+    assert [c[0] for c in client.calls] == ["/r/all/new.json", "/r/sad/new.json", "/r/sad/comments.json"]
+
+
+def test_community_choosers_are_registered_and_repeatable():
+    assert {"RANDOM", "ROUND-ROBIN"} <= set(COMMUNITY_CHOOSERS.names())
+    subs = [f"c{i}" for i in range(10)]
+    r1, r2 = COMMUNITY_CHOOSERS.create("random", seed=3), COMMUNITY_CHOOSERS.create("random", seed=3)
+    picks = [r1.next(subs) for _ in range(20)]
+    assert picks == [r2.next(subs) for _ in range(20)] and len(set(picks)) > 5
+    rr = COMMUNITY_CHOOSERS.create("round-robin")
+    assert sorted(rr.next(subs) for _ in range(10)) == sorted(subs)
+
+
+def test_reference_judge_applies_the_0_9_threshold(toy_classifier):
+    judge = ReferenceJudge(toy_classifier)
+    on = judge.judge(History("ann", (" ".join(TARGET),) * 3, 2, 0.5), run_id="r", method="HCP", sim_time=60, sim_epoch=9)
+    off = judge.judge(History("bob", (" ".join(OTHER),), 2, 0.1), run_id="r", method="HCP", sim_time=60, sim_epoch=9)
+    assert on.relevant and on.probability > 0.9 and (on.items, on.pages, on.user) == (3, 2, "ann")
+    assert not off.relevant and off.probability < 0.5
+    assert StatsEvent.from_json(on.to_json()) == on
+    assert History.from_json(History("x", ("a", "b"), 3, 1.0, "RND").to_json()) == History("x", ("a", "b"), 3, 1.0, "RND")
+
+
+class PagesExtractor:
+    """Every user's history costs ``pages`` requests."""
+
+    def __init__(self, pages: int) -> None:
+        self.pages = pages
+        self.users: list[str] = []
+
+    def extract(self, user: str) -> History:
+        self.users.append(user)
+        return History(user, (user,), self.pages, 0.0)
+
+
+class ConstantJudge:
+    def judge(self, history, *, run_id, method, sim_time, sim_epoch):
+        return StatsEvent(run_id, method, history.user, sim_time, sim_epoch, 0.0, 1, history.pages, 0.95, True)
+
+
+def _pipeline(n_users: int, pages: int) -> MethodPipeline:
+    chooser = UserChooser(RANKING_METHODS.create("HAS"))
+    chooser.add_posts(Post(author=f"u{i}", created_utc=0.0, score=i, post_id=f"p{i}") for i in range(n_users))
+    return MethodPipeline("HAS", chooser, PagesExtractor(pages))
+
+
+def test_budget_is_spent_in_requests_and_an_overdraft_is_paid_back():
+    p = _pipeline(10, pages=2)
+    first = p.spend(5.0, ConstantJudge(), run_id="r", sim_time=300, sim_epoch=0)
+    assert [e.user for e in first] == ["u9", "u8", "u7"] and p.credit == -1.0  # 5 -> 3 -> 1 -> -1
+    second = p.spend(5.0, ConstantJudge(), run_id="r", sim_time=600, sim_epoch=0)
+    assert [e.user for e in second] == ["u6", "u5"] and p.credit == 0.0       # 4 -> 2 -> 0
+    assert p.requests_used == 10 and len(set(p.extractor.users)) == 5
+
+
+def test_idle_budget_does_not_pile_up():
+    p = _pipeline(1, pages=1)
+    p.spend(5.0, ConstantJudge(), run_id="r", sim_time=300, sim_epoch=0)
+    p.spend(5.0, ConstantJudge(), run_id="r", sim_time=600, sim_epoch=0)
+    assert p.credit == 5.0 and len(p.events) == 1
+
+
+def test_pseudo_training_reorders_the_waiting_candidates(toy_classifier):
+    from focuscrawl.fue.pseudo import PseudoLabelling, PseudoTrainer
+
+    chooser = UserChooser(RANKING_METHODS.create("HCP-POS", classifier=toy_classifier))
+    chooser.add_posts([Post(author="sad", created_utc=0.0, text="hopeless numb", post_id="a"),
+                       Post(author="odd", created_utc=0.0, text="zebra zebra", post_id="b")])
+    assert chooser.top(1)[0][0] == "sad"
+    docs = [f"{OTHER[i % 8]} {OTHER[(i + 1) % 8]}" for i in range(20)] + ["zebra crying"] * 20
+    trainer = PseudoTrainer(docs, [0] * 20 + [1] * 20, PseudoLabelling(0.9, None), {"min_df": 1, "stop_words": None})
+    trainer.add("zebra zebra zebra", 0.99)
+    p = MethodPipeline("HCP-POS", chooser, PagesExtractor(1), trainer)
+    assert p.pseudo_train(top_n=10) == 2
+    assert chooser.top(1)[0][0] == "odd"   # the new model knows the pseudo-labelled word
+    assert p.pseudo_train(top_n=10) == 0   # nothing new: no retraining
+
+
+def test_memory_log_keeps_one_position_per_group():
+    log = MemoryLog()
+    log.produce("t", "a", b"1")
+    log.produce("t", "b", b"2")
+    assert [r.offset for r in log.consume("t", "g1")] == [0, 1]
+    log.produce("t", "c", b"3")
+    assert [(r.offset, r.key, r.value) for r in log.consume("t", "g1")] == [(2, b"c", b"3")]
+    assert len(log.consume("t", "g2")) == 3 and log.consume("t", "g2") == []
+
+
+@pytest.mark.parametrize("text,seconds", [("90s", 90), ("30m", 1800), ("6h", 21600), ("7d", 604800), ("15", 15)])
+def test_parse_duration(text, seconds):
+    assert parse_duration(text) == seconds
+
+
+def test_report_table_harvest_ratio_speed_and_ratio_to_rnd():
+    def ev(method, i, relevant, at):
+        return StatsEvent("r", method, f"{method}{i}", at, 0.0, 0.0, 1, 2, 0.5, relevant)
+
+    events = [ev("RND", i, i == 0, 600 + i) for i in range(4)] + [ev("HCP", i, i < 3, 4000 + i) for i in range(4)]
+    summary, points = report_tables(events, duration=7200)
+    s = summary.set_index("method")
+    assert (s.loc["HCP", "harvest_ratio"], s.loc["RND", "harvest_ratio"]) == (0.75, 0.25)
+    assert (s.loc["HCP", "ratio_to_RND"], s.loc["RND", "ratio_to_RND"]) == (3.0, 1.0)
+    assert s.loc["HCP", "users_per_hour"] == 2.0 and list(summary["method"]) == ["HCP", "RND"]
+    hcp = points[points.method == "HCP"].reset_index()
+    assert list(hcp["extracted"]) == [0, 4] and list(hcp["users_per_hour"]) == [0.0, 4.0]

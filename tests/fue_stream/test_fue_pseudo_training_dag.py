@@ -1,0 +1,37 @@
+"""The fue_pseudo_training DAG parses, documents itself, runs every 5 minutes and wires retrain -> publish."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module")
+def dag():
+    from airflow.dag_processing.dagbag import BundleDagBag
+
+    bag = BundleDagBag(dag_folder=str(ROOT / "dags" / "fue_pseudo_training.py"), bundle_path=ROOT / "dags")
+    assert bag.import_errors == {}
+    return bag.dags["fue_pseudo_training"]
+
+
+def test_dag_documents_itself_runs_every_five_minutes_and_retries(dag):
+    assert dag.doc_md.startswith("# fue_pseudo_training")
+    assert set(dag.tags) == {"focuscrawl", "fue", "pseudo-training", "priorities"}
+    assert dag.schedule == timedelta(minutes=5)
+    assert dag.params["methods"] == ["HCP-0.9-0.1", "HCP-0.5-0.5", "HCP-POS"] and dag.params["top_n"] == 50_000
+    for t in dag.tasks:
+        assert t.owner == "focuscrawl" and t.retries == 2 and t.retry_exponential_backoff
+
+
+def test_retrain_feeds_publish_and_declares_its_assets(dag):
+    assert set(dag.task_dict) == {"methods", "retrain", "publish"}
+    assert dag.get_task("publish").upstream_task_ids == {"retrain"}
+    assert dag.get_task("retrain").upstream_task_ids == {"methods"}
+    names = {a.name for a in dag.get_task("publish").outlets}
+    assert names == {f"kafka.focuscrawl.fue.scores.{m}" for m in ("HCP-0.9-0.1", "HCP-0.5-0.5", "HCP-POS")}
+    assert {a.name for a in dag.get_task("retrain").outlets} == {"delta.fue_candidate_scores"}
