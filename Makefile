@@ -8,7 +8,7 @@ JARS := var/jars
 PYTEST_ARGS ?=
 
 .PHONY: setup venv jars sysdeps demo test test-unit services-up services-down services-status \
-        world bench soak lock clean
+        world bench soak lock clean fue-week
 
 setup: venv jars
 
@@ -63,3 +63,8 @@ lock: venv
 
 clean: services-down
 	rm -rf var/lake var/run var/logs
+
+# Seed 000's experiment over a simulated week on the default world (eRisk users): hours on 2 cores.
+fue-week: setup
+	$(BIN)/focuscrawl experiment fue --methods RND,HAS,LAS,HAC,LAC,N00,N06,N12,N18,HCP,LCP,HCP-0.9-0.1,FUSION-HCP-HAC,HIERARCHICAL,HCP-CB \
+	  --duration 7d --step 10m --budget 120 --output var/reports/fue-week

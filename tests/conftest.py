@@ -43,7 +43,7 @@ def kafka_broker(cfg):
     from focuscrawl.services.kafka import KafkaBroker
 
     broker = KafkaBroker(cfg)
-    broker.start()
+    broker.start(timeout=180)  # a loaded 2-core machine can take minutes
     yield broker
     broker.stop()
 
