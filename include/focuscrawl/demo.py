@@ -123,7 +123,7 @@ def run_experiments(names: list[str], out: Path) -> dict[str, Path]:
     quick = {
         "graph-estimation": ["--runs", "3", "--fractions", "0.05,0.1"],
         "ephemeral": ["--days", "2"],
-        "fue": ["--methods", "RND,HCP,LCP,HAC,N06", "--duration", "4h", "--step", "10m", "--no-progress"],
+        "fue": ["--methods", "RND,HCP,LCP,HAC,N06", "--duration", "4h", "--step", "10m"],
     }
     done = {}
     for name in names:
