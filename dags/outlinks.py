@@ -1,0 +1,125 @@
+"""# outlinks: which known page to revisit for new outlinks (look back, look around)
+
+Seed 002 ("Look back, look around"), issue 5. Two data-aware DAGs:
+
+**outlinks_features** runs when the revisitor's `page_snapshots` table changes:
+1. `check_snapshots`: Great Expectations suite on the snapshots (fails the run and says why);
+2. `embed` (`spark_jobs/outlinks_embed.py`): TF-IDF + LSA vector per page -> `page_embeddings`;
+3. `related` (`spark_jobs/outlinks_related.py`): the k=30 most similar pages, exact or IVF -> `related_pages`;
+4. `features` (`spark_jobs/outlinks_features.py`): targets (NNL, NL, LCR) and LBLA features -> `outlink_features`.
+
+**outlinks_train** runs when `outlink_features` changes:
+1. `check_features`: Great Expectations suite on the feature table;
+2. `train` (`spark_jobs/outlinks_train.py --no-promote`): ExtraTrees/NGBoost versions, evaluated on
+   the held-out period, registered with the feature table's Delta version -> `outlink_models`;
+3. `promote`: each new version becomes the champion only when not worse on the held-out period;
+   nothing promoted skips the rest;
+4. `score` (`spark_jobs/outlinks_score.py --publish`): champion's predictions -> `page_priorities`
+   and the compacted `focuscrawl.page_priorities` topic the revisitor follows.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from airflow.sdk import Param, dag, task
+
+from assets import table_asset, topic_asset
+from common import DEFAULT_ARGS, cfg, spark_job
+from focuscrawl.outlinks.tables import (EMBEDDINGS, FEATURES, MODELS, PAGE_PRIORITIES, PAGE_PRIORITIES_TOPIC,
+                                        RELATED_PAGES, SNAPSHOTS)
+SNAPSHOTS_ASSET = table_asset(SNAPSHOTS)
+EMBEDDINGS_ASSET = table_asset(EMBEDDINGS)
+RELATED_ASSET = table_asset(RELATED_PAGES)
+FEATURES_ASSET = table_asset(FEATURES)
+MODELS_ASSET = table_asset(MODELS)
+PRIORITIES_ASSET = table_asset(PAGE_PRIORITIES)
+PRIORITIES_PUSHED = topic_asset(PAGE_PRIORITIES_TOPIC)
+
+
+
+def outlinks_job(name: str, args: list[str], inlets, outlets):
+    """``spark_jobs/outlinks_<x>.py`` as task ``<x>``."""
+    return spark_job(name.removeprefix("outlinks_"), f"{name}.py", args, inlets=inlets, outlets=outlets)
+
+
+@dag(
+    dag_id="outlinks_features",
+    doc_md=__doc__,
+    schedule=[SNAPSHOTS_ASSET],
+    catchup=False,
+    max_active_runs=1,
+    tags=["focuscrawl", "outlinks", "seed-002"],
+    default_args=DEFAULT_ARGS,
+    params={
+        "dimensions": Param(100, type="integer", minimum=2, description="LSA dimensions"),
+        "k": Param(30, type="integer", minimum=1, description="related pages per page"),
+        "method": Param("EXACT", enum=["EXACT", "IVF"], description="related-pages search"),
+        "history_size": Param(4, type="integer", minimum=1, description="look-back intervals"),
+    },
+)
+def outlinks_features():
+    @task(retries=0)  # bad data does not get better by retrying
+    def check_snapshots() -> int:
+        from focuscrawl.outlinks.lake import to_pandas
+        from focuscrawl.outlinks.quality import check_snapshots as check
+
+        frame = to_pandas(SNAPSHOTS, cfg)
+        check(frame)
+        return len(frame)
+
+    embed = outlinks_job("outlinks_embed", ["--dimensions", "{{ params.dimensions }}"], [SNAPSHOTS_ASSET],
+                      [EMBEDDINGS_ASSET])
+    related = outlinks_job("outlinks_related", ["--k", "{{ params.k }}", "--method", "{{ params.method }}"],
+                        [EMBEDDINGS_ASSET], [RELATED_ASSET])
+    features = outlinks_job("outlinks_features", ["--history-size", "{{ params.history_size }}"],
+                         [SNAPSHOTS_ASSET, RELATED_ASSET], [FEATURES_ASSET])
+    check_snapshots() >> embed >> related >> features
+
+
+@dag(
+    dag_id="outlinks_train",
+    doc_md=__doc__,
+    schedule=[FEATURES_ASSET],
+    catchup=False,
+    max_active_runs=1,
+    tags=["focuscrawl", "outlinks", "seed-002"],
+    default_args=DEFAULT_ARGS,
+    params={
+        "models": Param("NNL-ET_LBLA,NNL-NGB", type="string", description="model specs to train"),
+        "history_size": Param(4, type="integer", minimum=1, description="look-back intervals"),
+        "score_model": Param("NNL-ET_LBLA", type="string", description="champion that sets revisit priorities"),
+        "score_scope": Param("int", enum=["int", "ext"], description="internal or external new outlinks"),
+    },
+)
+def outlinks_train():
+    @task(retries=0)
+    def check_features(params=None) -> int:
+        from focuscrawl.outlinks.lake import to_pandas
+        from focuscrawl.outlinks.quality import check_features as check
+
+        frame = to_pandas(FEATURES, cfg)
+        check(frame, int(params["history_size"]))
+        return len(frame)
+
+    train = outlinks_job("outlinks_train", ["--models", "{{ params.models }}", "--history-size",
+                                         "{{ params.history_size }}", "--no-promote"], [FEATURES_ASSET],
+                      [MODELS_ASSET])
+
+    @task.short_circuit
+    def promote(params=None) -> bool:
+        from focuscrawl.outlinks.training import model_store, promote_latest
+
+        outcome = promote_latest(model_store(cfg), params["models"].split(","))
+        for name, what in outcome.items():
+            print(f"{name}: {what}")
+        return any("promoted" in what for what in outcome.values())
+
+    score = outlinks_job("outlinks_score", ["--model", "{{ params.score_model }}", "--scope", "{{ params.score_scope }}",
+                                         "--publish"], [FEATURES_ASSET, MODELS_ASSET],
+                      [PRIORITIES_ASSET, PRIORITIES_PUSHED])
+    check_features() >> train >> promote() >> score
+
+
+outlinks_features()
+outlinks_train()

@@ -1,0 +1,115 @@
+"""The seed-002 steps as pure DataFrame -> DataFrame functions for the Spark jobs (spark_jobs/outlinks_*.py).
+
+Each wraps the pandas pieces so that the costly work is distributed: per-url functions run with
+``applyInPandas``, per-row ones with ``mapInPandas``, the KNN search in blocks per partition against
+a broadcast unit-length matrix. pyspark is imported inside the functions only.
+"""
+
+from __future__ import annotations
+
+from functools import partial
+from typing import TYPE_CHECKING
+
+import numpy as np
+import pandas as pd
+
+from focuscrawl.outlinks.embedding import LsaEmbedder
+from focuscrawl.outlinks.features import page_look_back, page_statics
+from focuscrawl.outlinks.related import RELATED
+from focuscrawl.outlinks.schema import AROUND_SPEC, SCOPES, around_name, feature_groups, look_back_columns
+from focuscrawl.outlinks.targets import TARGET_COLUMNS, page_targets
+
+if TYPE_CHECKING:  # pragma: no cover
+    from pyspark.sql import DataFrame
+
+
+def latest_snapshots(snapshots: "DataFrame", before_period: int | None = None) -> "DataFrame":
+    """Each url's latest snapshot (strictly before ``before_period`` when given)."""
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+
+    if before_period is not None:
+        snapshots = snapshots.where(F.col("period") < before_period)
+    w = Window.partitionBy("url").orderBy(F.col("period").desc())
+    return snapshots.withColumn("_r", F.row_number().over(w)).where("_r = 1").drop("_r")
+
+
+def embed(snapshots: "DataFrame", dimensions: int = 100, sample_size: int = 50_000, seed: int = 0,
+          before_period: int | None = None) -> "DataFrame":
+    """url, as_of_period, vector: LSA fitted on a sample of texts on the driver, applied per partition."""
+    from pyspark.sql import functions as F
+
+    latest = latest_snapshots(snapshots, before_period).select(
+        "url", F.col("period").cast("int").alias("as_of_period"), "text")
+    sample = latest.select("text").limit(sample_size).toPandas()["text"].fillna("").tolist()
+    embedder = LsaEmbedder(dimensions=dimensions, seed=seed).fit(sample)
+
+    def transform(batches):
+        for batch in batches:
+            vectors = embedder.transform(batch["text"].fillna("").tolist())
+            yield pd.DataFrame({"url": batch["url"], "as_of_period": batch["as_of_period"],
+                                "vector": list(vectors)})
+
+    return latest.mapInPandas(transform, "url string, as_of_period int, vector array<float>")
+
+
+def related(embeddings: "DataFrame", k: int = 30, method: str = "EXACT", partitions: int | None = None,
+            **options) -> "DataFrame":
+    """url, neighbour, rank, similarity: the k related pages of every page.
+
+    The unit-length matrix (m x d float32: 400 MB for 1M pages at d=100) is broadcast once; query
+    rows are split over partitions and each partition searches its block with matrix products.
+    """
+    spark = embeddings.sparkSession
+    rows = embeddings.select("url", "vector").toPandas()
+    urls = rows["url"].to_numpy(dtype=object)
+    matrix = np.vstack(rows["vector"].to_numpy()).astype(np.float32) if len(rows) else np.zeros((0, 1), np.float32)
+    searcher = spark.sparkContext.broadcast(RELATED.create(method, k=k, **options).fit(matrix))
+    shared_urls = spark.sparkContext.broadcast(urls)
+    partitions = partitions or spark.sparkContext.defaultParallelism
+
+    def search(batches):
+        s, names = searcher.value, shared_urls.value
+        for batch in batches:
+            ids = batch["qid"].to_numpy()
+            idx, sims = s.search(s.vectors_[ids], query_ids=ids)
+            kk = idx.shape[1]
+            yield pd.DataFrame({"url": np.repeat(names[ids], kk), "neighbour": names[idx.ravel()],
+                                "rank": np.tile(np.arange(1, kk + 1, dtype=np.int32), len(ids)),
+                                "similarity": sims.ravel().astype(float)})
+
+    queries = spark.range(len(urls), numPartitions=max(1, partitions)).withColumnRenamed("id", "qid")
+    return queries.mapInPandas(search, "url string, neighbour string, rank int, similarity double")
+
+
+def targets(snapshots: "DataFrame") -> "DataFrame":
+    """NNL, NL and content change per (url, period), per url in parallel."""
+    schema = ("url string, period int, nnl_int int, nnl_ext int, nl_int boolean, nl_ext boolean, "
+              "content_changed boolean")
+    assert [c.split()[0] for c in schema.split(", ")] == TARGET_COLUMNS
+    cols = ["url", "period", "content_digest", "internal_outlinks", "external_outlinks"]
+    return snapshots.select(*cols).groupBy("url").applyInPandas(page_targets, schema)
+
+
+def features(snapshots: "DataFrame", related_pages: "DataFrame", history_size: int) -> "DataFrame":
+    """Feature rows with true targets (null for the next, not yet observed, period); see features.py."""
+    from pyspark.sql import functions as F
+
+    h = history_size
+    target_cols = [f"{t}_{s}" for t in ("nnl", "nl", "lcr") for s in SCOPES]
+    back_schema = ", ".join(["url string", "period int"] + [f"{c} double" for c in look_back_columns(h) + target_cols])
+    back = targets(snapshots).groupBy("url").applyInPandas(partial(page_look_back, history_size=h), back_schema)
+    statics = snapshots.select("url", "period", "text", "internal_outlinks", "external_outlinks").mapInPandas(
+        lambda batches: (page_statics(b) for b in batches),
+        "url string, period int, url_depth long, n_words long, n_links_int long, n_links_ext long")
+    pages = back.join(statics, ["url", "period"], "left")
+    aggs = {"mean": F.mean, "max": F.max}
+    around = (related_pages.select("url", "neighbour", "similarity")
+              .join(pages.withColumnRenamed("url", "neighbour"), "neighbour")
+              .groupBy("url", "period")
+              .agg(*[aggs[agg](src).alias(around_name(src, agg)) for src, agg in AROUND_SPEC]))
+    feature_cols = [c for cols in feature_groups(h).values() for c in cols]
+    out = pages.join(around, ["url", "period"], "left")
+    out = out.select("url", F.col("period").cast("int"), *[F.col(c).cast("double") for c in feature_cols],
+                     *target_cols)
+    return out.fillna(0.0, subset=feature_cols)

@@ -1,0 +1,87 @@
+"""Model registry on disk: every trained model is a numbered version with its metrics, its features
+and the Delta version of the data it learned from; one version per model name is the champion
+(issue 5, point 2: promotion only when not worse than the current model on the held-out period).
+
+Layout: ``<root>/<name>/v<N>/model.joblib`` and ``meta.json``; ``<root>/<name>/champion.json``.
+The Spark training job also appends each version's metadata to the ``outlink_models`` Delta table.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import joblib
+
+
+@dataclass
+class ModelVersion:
+    name: str  # e.g. "NNL-ET_LBLA/int"
+    version: int
+    metrics: dict[str, float]  # on the held-out period: spearman, pk_area
+    data_version: int  # Delta version of the feature table it trained on
+    eval_period: int
+    features: list[str] = field(default_factory=list)
+    history_size: int = 4
+    created_at: str = ""
+    promoted: bool = False
+
+
+class ModelStore:
+    def __init__(self, root: str | Path, metric: str = "pk_area", tolerance: float = 0.0) -> None:
+        self.root = Path(root)
+        self.metric = metric
+        self.tolerance = tolerance
+
+    def _dir(self, name: str) -> Path:
+        return self.root / name.replace("/", "__")
+
+    def versions(self, name: str) -> list[ModelVersion]:
+        metas = sorted(self._dir(name).glob("v*/meta.json"), key=lambda p: int(p.parent.name[1:]))
+        return [ModelVersion(**json.loads(p.read_text())) for p in metas]
+
+    def register(self, meta: ModelVersion, model: Any) -> ModelVersion:
+        """Store ``model`` as the next version of ``meta.name`` (the version number is assigned here)."""
+        meta.version = max((v.version for v in self.versions(meta.name)), default=0) + 1
+        folder = self._dir(meta.name) / f"v{meta.version}"
+        folder.mkdir(parents=True, exist_ok=True)
+        joblib.dump(model, folder / "model.joblib")
+        (folder / "meta.json").write_text(json.dumps(asdict(meta), indent=1))
+        return meta
+
+    def champion(self, name: str) -> ModelVersion | None:
+        pointer = self._dir(name) / "champion.json"
+        if not pointer.exists():
+            return None
+        version = json.loads(pointer.read_text())["version"]
+        return next(v for v in self.versions(name) if v.version == version)
+
+    def should_promote(self, candidate: ModelVersion) -> tuple[bool, str]:
+        """Promote when there is no champion or the candidate is not worse on the metric (within tolerance)."""
+        current = self.champion(candidate.name)
+        if current is None:
+            return True, "no current model"
+        new, old = candidate.metrics[self.metric], current.metrics[self.metric]
+        if new + self.tolerance >= old:
+            return True, f"{self.metric} {new:.4f} >= current v{current.version} {old:.4f}"
+        return False, f"{self.metric} {new:.4f} < current v{current.version} {old:.4f}"
+
+    def promote_if_not_worse(self, candidate: ModelVersion) -> tuple[bool, str]:
+        ok, why = self.should_promote(candidate)
+        if ok:
+            candidate.promoted = True
+            folder = self._dir(candidate.name)
+            (folder / f"v{candidate.version}" / "meta.json").write_text(json.dumps(asdict(candidate), indent=1))
+            (folder / "champion.json").write_text(json.dumps({"version": candidate.version}))
+        return ok, why
+
+    def load(self, name: str, version: int | None = None) -> tuple[ModelVersion, Any]:
+        """The given version, or the champion."""
+        meta = self.champion(name) if version is None else next(
+            (v for v in self.versions(name) if v.version == version), None)
+        if meta is None:
+            raise LookupError(f"no {'champion' if version is None else f'version {version}'} of model {name!r} "
+                              f"in {self.root}; run the training job (spark_jobs/outlinks_train.py) first")
+        return meta, joblib.load(self._dir(name) / f"v{meta.version}" / "model.joblib")

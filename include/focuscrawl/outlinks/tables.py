@@ -1,0 +1,104 @@
+"""Delta tables of the look-back-look-around pipeline (seed 002), declared once (focuscrawl.tables).
+
+``outlink_features`` is declared for the default history size; a run with another history size
+writes the same groups with more or fewer ``nnl_*_lag<i>`` columns.
+"""
+
+from __future__ import annotations
+
+import pyarrow as pa
+
+from focuscrawl.outlinks.schema import SCOPES, feature_groups
+from focuscrawl.tables import Column, table
+
+DEFAULT_HISTORY_SIZE = 4
+# Compacted topic the revisitor follows: key = page URL, value = {"score": 0-1, ...}.
+PAGE_PRIORITIES_TOPIC = "focuscrawl.page_priorities"
+
+SNAPSHOTS = table(
+    "page_snapshots",
+    "Every revisit of a known page: its outlinks split internal/external by registered domain and a "
+    "content digest that excludes the outlinks (seed 002, Section 5.1).",
+    [
+        Column("url", pa.string(), "page URL", nullable=False),
+        Column("period", pa.int32(), "revisit period (week index on the simulated clock)", nullable=False),
+        Column("fetched_at", pa.timestamp("us", tz="UTC"), "when the page was fetched"),
+        Column("status", pa.int32(), "HTTP status"),
+        Column("content_digest", pa.string(), "digest of the page content excluding outlinks"),
+        Column("text", pa.string(), "visible text of the page (for the content embedding)"),
+        Column("internal_outlinks", pa.list_(pa.string()), "outlinks on the page's registered domain"),
+        Column("external_outlinks", pa.list_(pa.string()), "outlinks to other registered domains"),
+    ],
+    partition_by=("period",),
+)
+
+EMBEDDINGS = table(
+    "page_embeddings",
+    "TF-IDF + LSA content vector per page (unit length), from its latest text (seed 002, Section 7).",
+    [
+        Column("url", pa.string(), "page URL", nullable=False),
+        Column("as_of_period", pa.int32(), "latest snapshot period the text came from"),
+        Column("vector", pa.list_(pa.float32()), "unit-length LSA vector"),
+    ],
+    layer="silver",
+)
+
+RELATED_PAGES = table(
+    "related_pages",
+    "The k most content-similar pages of each page (cosine of LSA vectors), exact or approximate.",
+    [
+        Column("url", pa.string(), "page URL", nullable=False),
+        Column("neighbour", pa.string(), "a related page", nullable=False),
+        Column("rank", pa.int32(), "1 = most similar"),
+        Column("similarity", pa.float64(), "cosine similarity"),
+    ],
+    layer="silver",
+)
+
+_feature_cols = [c for cols in feature_groups(DEFAULT_HISTORY_SIZE).values() for c in cols]
+FEATURES = table(
+    "outlink_features",
+    "One row per page and target period: static/dynamic x page/network features with LBLA, and the "
+    "true targets NNL, NL, LCR for internal and external outlinks (seed 002, Sections 5-6).",
+    [
+        Column("url", pa.string(), "page URL", nullable=False),
+        Column("period", pa.int32(), "target period: the interval that ends with this period's snapshot",
+               nullable=False),
+        *(Column(c, pa.float64(), "feature") for c in _feature_cols),
+        *(Column(f"{t}_{s}", pa.float64(), f"true {t.upper()} ({s}ernal outlinks)")
+          for t in ("nnl", "nl", "lcr") for s in SCOPES),
+    ],
+    partition_by=("period",),
+    layer="silver",
+)
+
+MODELS = table(
+    "outlink_models",
+    "Every trained new-outlink model version: held-out metrics, training data version, promotion.",
+    [
+        Column("name", pa.string(), "model name and scope, e.g. NNL-ET_LBLA/int", nullable=False),
+        Column("version", pa.int32(), "version number in the model store", nullable=False),
+        Column("spearman", pa.float64(), "Spearman's rho on the held-out period"),
+        Column("pk_area", pa.float64(), "area under Precision@k% on the held-out period"),
+        Column("data_version", pa.int64(), "Delta version of outlink_features it trained on"),
+        Column("eval_period", pa.int32(), "held-out period"),
+        Column("promoted", pa.bool_(), "became the champion"),
+        Column("reason", pa.string(), "why it was (not) promoted"),
+        Column("created_at", pa.string(), "ISO time of training"),
+    ],
+    layer="gold",
+)
+
+PAGE_PRIORITIES = table(
+    "page_priorities",
+    "Revisit priority per page from the champion model: predicted value and a 0-1 rank score.",
+    [
+        Column("url", pa.string(), "page URL", nullable=False),
+        Column("predicted", pa.float64(), "the model's predicted value (e.g. expected new outlinks)"),
+        Column("score", pa.float64(), "percentile rank of predicted in 0-1 (1 = revisit first)"),
+        Column("model", pa.string(), "model name/scope"),
+        Column("model_version", pa.int32(), "model store version"),
+        Column("period", pa.int32(), "period the priority is for"),
+    ],
+    layer="gold",
+)

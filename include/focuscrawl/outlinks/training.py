@@ -1,0 +1,82 @@
+"""Train, evaluate on the held-out period, register, promote; and score pages with the champion
+(seed 002, Section 7; issue 5, points 2 and 3). Pure pandas: the Spark jobs and Airflow tasks wire it.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+
+import numpy as np
+import pandas as pd
+
+from focuscrawl.config import Settings
+from focuscrawl.outlinks.evaluation import evaluate
+from focuscrawl.outlinks.features import labelled
+from focuscrawl.outlinks.models import model_specs, train
+from focuscrawl.outlinks.store import ModelStore, ModelVersion
+
+DEFAULT_MODELS = ("NNL-ET_LBLA", "NNL-NGB")
+
+
+def model_store(cfg: Settings) -> ModelStore:
+    """The store under the run-time folder (``$FOCUSCRAWL_VAR/models/outlinks``)."""
+    return ModelStore(cfg.var_dir / "models" / "outlinks")
+
+
+def model_key(name: str, scope: str) -> str:
+    return f"{name}/{scope}"
+
+
+def train_and_register(features: pd.DataFrame, data_version: int, store: ModelStore, history_size: int,
+                       models=DEFAULT_MODELS, scopes=("int", "ext"), seed: int = 0, promote: bool = True,
+                       **options) -> list[dict]:
+    """One new version per (model, scope), trained before the last observed period and evaluated on it;
+    returns the rows of the ``outlink_models`` table. ``promote=False`` leaves promotion to
+    :func:`promote_latest` (the DAG's own step)."""
+    rows = labelled(features)
+    eval_period = int(rows["period"].max())
+    train_rows, test_rows = rows[rows["period"] < eval_period], rows[rows["period"] == eval_period]
+    if train_rows.empty:
+        raise ValueError(f"no labelled periods before the held-out period {eval_period}: need more snapshots")
+    specs = model_specs()
+    out = []
+    for name in models:
+        spec = specs[name]
+        for scope in scopes:
+            model = train(spec, train_rows, scope, history_size, seed, **options)
+            predicted = model.predict(test_rows[spec.columns(scope, history_size)])
+            metrics = evaluate(test_rows[spec.target_column(scope)].to_numpy(), predicted, seed=seed)
+            meta = store.register(ModelVersion(
+                name=model_key(name, scope), version=0, metrics=metrics, data_version=data_version,
+                eval_period=eval_period, features=spec.columns(scope, history_size), history_size=history_size,
+                created_at=datetime.now(timezone.utc).isoformat(timespec="seconds")), model)
+            promoted, reason = store.promote_if_not_worse(meta) if promote else (False, "candidate")
+            out.append({"name": meta.name, "version": meta.version, "spearman": metrics["spearman"],
+                        "pk_area": metrics["pk_area"], "data_version": data_version, "eval_period": eval_period,
+                        "promoted": promoted, "reason": reason, "created_at": meta.created_at})
+    return out
+
+
+def promote_latest(store: ModelStore, models=DEFAULT_MODELS, scopes=("int", "ext")) -> dict[str, str]:
+    """Promote each model's newest version when it is not worse than the champion; ``{name: outcome}``."""
+    outcome = {}
+    for name in models:
+        for scope in scopes:
+            versions = store.versions(model_key(name, scope))
+            if not versions:
+                raise LookupError(f"no trained version of {model_key(name, scope)} in {store.root}")
+            ok, why = store.promote_if_not_worse(versions[-1])
+            outcome[versions[-1].name] = f"v{versions[-1].version} {'promoted' if ok else 'kept champion'}: {why}"
+    return outcome
+
+
+def score_pages(features: pd.DataFrame, store: ModelStore, model: str, scope: str) -> pd.DataFrame:
+    """The champion's prediction for every page at the latest period (the one not yet observed),
+    with a 0-1 percentile score (1 = revisit first), as rows of ``page_priorities``."""
+    meta, predictor = store.load(model_key(model, scope))
+    period = int(features["period"].max())
+    rows = features[features["period"] == period]
+    predicted = np.asarray(predictor.predict(rows[meta.features]), dtype=float)
+    score = pd.Series(predicted).rank(method="average", pct=True).to_numpy() if len(rows) else predicted
+    return pd.DataFrame({"url": rows["url"].to_numpy(), "predicted": predicted, "score": score,
+                         "model": meta.name, "model_version": np.int32(meta.version), "period": np.int32(period)})

@@ -1,0 +1,39 @@
+"""Spark job: page_embeddings -> related_pages (k most similar pages, exact or IVF), seed 002 Section 7.
+
+    spark-submit spark_jobs/outlinks_related.py [--k 30] [--method EXACT|IVF] [--n-probe 8]
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from focuscrawl.config import Settings, settings
+from focuscrawl.outlinks import lake, spark_transforms
+from focuscrawl.outlinks.related import RELATED
+from focuscrawl.outlinks.tables import EMBEDDINGS, RELATED_PAGES
+
+
+def run(spark, cfg: Settings, k: int = 30, method: str = "EXACT", **options) -> int:
+    out = spark_transforms.related(lake.read(spark, EMBEDDINGS, cfg), k=k, method=method, **options)
+    lake.write(out, RELATED_PAGES, cfg)
+    return lake.read(spark, RELATED_PAGES, cfg).count()
+
+
+def main(argv: list[str] | None = None) -> int:
+    from focuscrawl.spark import get_session
+
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--k", type=int, default=30, help="related pages per page")
+    ap.add_argument("--method", default="EXACT", choices=RELATED.names())
+    ap.add_argument("--n-probe", type=int, default=8, help="IVF: cells scanned per query")
+    args = ap.parse_args(argv)
+    cfg = settings()
+    options = {"n_probe": args.n_probe} if args.method == "IVF" else {}
+    n = run(get_session("outlinks_related", cfg=cfg), cfg, args.k, args.method, **options)
+    print(f"outlinks_related: {n} pairs -> {RELATED_PAGES.path(cfg)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,48 @@
+"""Job: outlink_features + champion model -> page_priorities (and the compacted page-priority topic).
+
+    python spark_jobs/outlinks_score.py [--model NNL-ET_LBLA] [--scope int] [--publish]
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from focuscrawl.config import Settings, settings
+from focuscrawl.outlinks import lake
+from focuscrawl.outlinks.tables import FEATURES, PAGE_PRIORITIES, PAGE_PRIORITIES_TOPIC
+from focuscrawl.outlinks.training import model_store, score_pages
+
+
+def run(spark, cfg: Settings, model: str = "NNL-ET_LBLA", scope: str = "int") -> int:
+    scores = score_pages(lake.to_pandas(FEATURES, cfg), model_store(cfg), model, scope)
+    lake.write(spark.createDataFrame(scores), PAGE_PRIORITIES, cfg)
+    return len(scores)
+
+
+def publish(cfg: Settings) -> int:
+    """Push every page's score to the compacted topic the revisitor follows."""
+    from focuscrawl.priority_topic import publish_table
+
+    return publish_table(PAGE_PRIORITIES.path(cfg), cfg.kafka_bootstrap, PAGE_PRIORITIES_TOPIC,
+                         key_column="url", score_column="score")
+
+
+def main(argv: list[str] | None = None) -> int:
+    from focuscrawl.spark import get_session
+
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--model", default="NNL-ET_LBLA")
+    ap.add_argument("--scope", default="int", choices=["int", "ext"])
+    ap.add_argument("--publish", action="store_true", help="also push the scores to Kafka")
+    args = ap.parse_args(argv)
+    cfg = settings()
+    n = run(get_session("outlinks_score", cfg=cfg), cfg, args.model, args.scope)
+    print(f"outlinks_score: {n} pages -> {PAGE_PRIORITIES.path(cfg)}")
+    if args.publish:
+        print(f"outlinks_score: {publish(cfg)} scores -> {PAGE_PRIORITIES_TOPIC}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

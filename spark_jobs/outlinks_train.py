@@ -1,0 +1,52 @@
+"""Job: outlink_features -> model store + outlink_models (train, evaluate on the held-out period, register,
+promote when not worse), seed 002 Section 7.
+
+    python spark_jobs/outlinks_train.py [--models NNL-ET_LBLA,NNL-NGB] [--history-size 4]
+
+Training runs on the driver (scikit-learn, NGBoost) from the feature table read with delta-rs; the
+models table is appended with Spark so it sits with the other tables.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+import pandas as pd
+
+from focuscrawl.config import Settings, settings
+from focuscrawl.outlinks import lake
+from focuscrawl.outlinks.models import model_specs
+from focuscrawl.outlinks.tables import DEFAULT_HISTORY_SIZE, FEATURES, MODELS
+from focuscrawl.outlinks.training import DEFAULT_MODELS, model_store, train_and_register
+
+
+def run(spark, cfg: Settings, models=DEFAULT_MODELS, history_size: int = DEFAULT_HISTORY_SIZE, promote: bool = True,
+        **options) -> list[dict]:
+    rows = train_and_register(lake.to_pandas(FEATURES, cfg), lake.version(FEATURES, cfg), model_store(cfg),
+                              history_size, models, promote=promote, **options)
+    frame = spark.createDataFrame(pd.DataFrame(rows)).selectExpr(
+        "name", "cast(version as int) version", "spearman", "pk_area", "cast(data_version as long) data_version",
+        "cast(eval_period as int) eval_period", "promoted", "reason", "created_at")
+    lake.write(frame, MODELS, cfg, mode="append")
+    return rows
+
+
+def main(argv: list[str] | None = None) -> int:
+    from focuscrawl.spark import get_session
+
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--models", default=",".join(DEFAULT_MODELS), help=f"of {', '.join(model_specs())}")
+    ap.add_argument("--history-size", type=int, default=DEFAULT_HISTORY_SIZE)
+    ap.add_argument("--no-promote", action="store_true", help="register only; the DAG's promote step decides")
+    args = ap.parse_args(argv)
+    cfg = settings()
+    for row in run(get_session("outlinks_train", cfg=cfg), cfg, args.models.split(","), args.history_size,
+                   promote=not args.no_promote):
+        print(f"outlinks_train: {row['name']} v{row['version']} pk_area={row['pk_area']:.3f} "
+              f"spearman={row['spearman']:.3f} promoted={row['promoted']} ({row['reason']})")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
