@@ -20,8 +20,6 @@ Seed 002 ("Look back, look around"), issue 5. Two data-aware DAGs:
 
 from __future__ import annotations
 
-from datetime import timedelta
-
 from airflow.sdk import Param, dag, task
 
 from assets import table_asset, topic_asset
