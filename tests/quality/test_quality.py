@@ -1,0 +1,105 @@
+"""The spec-derived Great Expectations gate (issue 9, point 4) on a good and a corrupted Delta table."""
+
+from __future__ import annotations
+
+import json
+
+import pyarrow as pa
+import pytest
+from deltalake import DeltaTable, write_deltalake
+
+from focuscrawl.delta_sink import LINEAGE_COLUMNS
+from focuscrawl.quality import (
+    QUALITY_RESULTS_TABLE,
+    DataQualityError,
+    expectations_for,
+    record_result,
+    validate_table,
+)
+from focuscrawl.tables import Column, TableSpec
+
+SPEC = TableSpec(
+    "scored_pages",
+    "test table",
+    (
+        Column("url", pa.string(), "page address", nullable=False),
+        Column("score", pa.float64(), "percentile rank in 0-1"),
+        Column("fetched_at_ms", pa.int64(), "fetch time, Unix epoch milliseconds", nullable=False),
+        *LINEAGE_COLUMNS,
+    ),
+)
+
+
+def good_rows() -> dict:
+    return {"url": ["https://a/1", "https://a/2", "https://a/3"], "score": [0.0, 0.5, None],
+            "fetched_at_ms": [1, 2, 3], "kafka_topic": ["t"] * 3, "kafka_partition": [0, 0, 1],
+            "kafka_offset": [0, 1, 0]}
+
+
+def test_suite_follows_the_spec():
+    names = [(type(e).__name__, getattr(e, "column", None)) for e in expectations_for(SPEC)]
+    assert ("ExpectColumnValuesToNotBeNull", "url") in names
+    assert ("ExpectColumnValuesToNotBeNull", "score") not in names  # nullable
+    assert ("ExpectColumnValuesToBeBetween", "score") in names  # comment says 0-1
+    assert ("ExpectColumnValuesToBeBetween", "fetched_at_ms") not in names
+    assert names[-1][0] == "ExpectCompoundColumnsToBeUnique"
+    assert expectations_for(SPEC)[-1].column_list == ["kafka_topic", "kafka_partition", "kafka_offset"]
+
+
+def test_good_table_passes(tmp_path):
+    path = str(tmp_path / "good")
+    write_deltalake(path, pa.table(good_rows(), schema=SPEC.arrow_schema()))
+    result = validate_table(path, SPEC)
+    assert result.success and result.row_count == 3 and result.table_version == 0
+    assert result.evaluated == len(expectations_for(SPEC)) == 6 * 2 + 5 + 1 + 1  # exist+type per column, 5 required, 1 range, 1 key
+
+
+def test_corrupted_table_fails_naming_each_expectation(tmp_path):
+    path = str(tmp_path / "bad")
+    rows = good_rows()
+    rows["url"][1] = None  # required column
+    rows["score"][0] = 1.5  # outside 0-1
+    rows["fetched_at_ms"] = ["1", "2", "3"]  # wrong type: written as strings
+    rows["kafka_offset"][1] = 0  # duplicate (topic, partition, offset)
+    write_deltalake(path, pa.table(rows))
+    with pytest.raises(DataQualityError) as err:
+        validate_table(path, SPEC)
+    msg = str(err.value)
+    assert msg.startswith("scored_pages failed 4 of 19 expectation(s)")
+    assert "expect_column_values_to_not_be_null(column='url'): 1 rows" in msg
+    assert "expect_column_values_to_be_between(column='score', min_value=0" in msg and "1 rows, e.g. [1.5]" in msg
+    assert "expect_column_values_to_be_of_type(column='fetched_at_ms', type_='int'): observed 'str'" in msg
+    assert "expect_compound_columns_to_be_unique" in msg
+
+
+def test_missing_table_fails_and_results_are_recorded(tmp_path):
+    with pytest.raises(DataQualityError, match="no Delta table at"):
+        validate_table(str(tmp_path / "absent"), SPEC)
+    path = str(tmp_path / "good")
+    write_deltalake(path, pa.table(good_rows(), schema=SPEC.arrow_schema()))
+    results = str(tmp_path / "quality_results")
+    record_result(validate_table(path, SPEC), results)
+    try:
+        validate_table(str(tmp_path / "absent"), SPEC)
+    except DataQualityError as failed:
+        record_result(failed.result, results)
+    rows = DeltaTable(results).to_pyarrow_table().sort_by("checked_at_ms").to_pylist()
+    assert [(r["success"], r["failed"], r["row_count"]) for r in rows] == [(True, 0, 3), (False, 1, 0)]
+    assert json.loads(rows[1]["failures"]) == [f"no Delta table at {tmp_path / 'absent'}"]
+    assert DeltaTable(results).to_pyarrow_table().column_names == QUALITY_RESULTS_TABLE.column_names
+
+
+def test_gate_task_records_and_returns_the_result(cfg):
+    from airflow.sdk import DAG
+
+    from focuscrawl.quality import gx_gate
+
+    spec = TableSpec("gate_probe", "test table", SPEC.columns)
+    with DAG("gate_probe_dag", schedule=None):
+        gate = gx_gate(spec)()
+    assert (gate.operator.task_id, gate.operator.retries) == ("quality_gate_probe", 0)
+    write_deltalake(spec.path(cfg), pa.table(good_rows(), schema=spec.arrow_schema()), mode="overwrite")
+    returned = gate.operator.python_callable()
+    assert (returned["table_name"], returned["success"], returned["row_count"]) == ("gate_probe", True, 3)
+    rows = DeltaTable(QUALITY_RESULTS_TABLE.path(cfg)).to_pyarrow_table().to_pylist()
+    assert {"table_name": "gate_probe", "success": True} in [{k: r[k] for k in ("table_name", "success")} for r in rows]
