@@ -23,12 +23,11 @@ from pathlib import Path
 from airflow.sdk import Param, dag, task
 
 from assets import table_asset, topic_asset
-from focuscrawl.config import settings
+from common import DEFAULT_ARGS, cfg
 from focuscrawl.crawl.listing_crawler import POSTS_TABLE
 from focuscrawl.fue.batch import CANDIDATE_SCORES_TABLE
 from focuscrawl.fue.pipeline import SCORES_TOPIC, STATS_TABLE
 
-cfg = settings()
 PSEUDO_METHODS = ["HCP-0.9-0.1", "HCP-0.5-0.5", "HCP-POS"]
 EXTRACTIONS = table_asset(STATS_TABLE)
 POSTS = table_asset(POSTS_TABLE)
@@ -43,13 +42,8 @@ SCORES_PUSHED = [topic_asset(f"{SCORES_TOPIC}.{m}") for m in PSEUDO_METHODS]
     catchup=False,
     max_active_runs=1,
     tags=["focuscrawl", "fue", "pseudo-training", "priorities"],
-    default_args={
-        "owner": "focuscrawl",
-        "retries": 2,
-        "retry_delay": timedelta(seconds=20),
-        "retry_exponential_backoff": True,
-        "max_retry_delay": timedelta(minutes=5),
-    },
+    default_args={**DEFAULT_ARGS, "execution_timeout": timedelta(minutes=4)},  # a run fits its 5-minute slot
+    dagrun_timeout=timedelta(minutes=5),
     params={
         "methods": Param(PSEUDO_METHODS, type="array", description="pseudo-trained HCP variants to refresh"),
         "top_n": Param(50_000, type="integer", minimum=1, description="best candidates re-scored per variant"),

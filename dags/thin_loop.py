@@ -2,6 +2,8 @@
 
 The feedback half of focuscrawl's thin loop (issue 2, point 5; seed 000, section IV-B, HAS):
 
+0. **quality_reddit_posts**: the Great Expectations suite of `reddit_posts` (from its table spec);
+   a failing suite stops the run and names the failed expectations.
 1. **user_priorities** (`spark-submit spark_jobs/user_priorities.py`): reads the `reddit_posts`
    Delta table with delta-spark, ranks every author by the average score of their posts seen so
    far, overwrites the `user_priorities` Delta table.
@@ -20,6 +22,8 @@ from airflow.sdk import Param, dag, task
 
 from assets import POSTS, USER_PRIORITIES, USER_PRIORITIES_PUSHED
 from common import DEFAULT_ARGS, cfg, spark_job
+from focuscrawl.crawl.listing_crawler import POSTS_TABLE
+from focuscrawl.quality import gx_gate
 
 
 @dag(
@@ -44,7 +48,7 @@ def thin_loop():
 
         return publish_table(USER_PRIORITIES_TABLE.path(cfg), cfg.kafka_bootstrap, USER_PRIORITIES_TOPIC)
 
-    compute >> publish_priorities()
+    gx_gate(POSTS_TABLE)() >> compute >> publish_priorities()
 
 
 thin_loop()

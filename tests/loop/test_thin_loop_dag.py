@@ -23,7 +23,10 @@ def test_dag_documents_itself_and_retries_with_back_off(dag):
     assert set(dag.tags) == {"focuscrawl", "thin-loop", "priorities"}
     assert dag.params["min_posts"] == 1
     for t in dag.tasks:
-        assert t.owner == "focuscrawl" and t.retries == 2 and t.retry_exponential_backoff
+        assert t.owner == "focuscrawl"
+        # The data-quality gate does not retry: no retry can fix the data.
+        assert (t.retries, t.retry_exponential_backoff) == ((0, True) if t.task_id == "quality_reddit_posts" else (2, True))
+    assert [t.task_id for t in dag.get_task("quality_reddit_posts").downstream_list] == ["user_priorities"]
 
 
 def test_spark_task_runs_the_job_with_the_session_conf_then_publishes(dag, cfg):
