@@ -20,13 +20,19 @@ import threading
 import time
 
 from focuscrawl.config import settings
-from focuscrawl.crawl.listing_crawler import POSTS_TABLE
-from focuscrawl.delta_sink import STREAM_DEAD_LETTER_TABLE, DeltaSink, StreamRecord
+from focuscrawl.crawl import dead_letters
+from focuscrawl.crawl.listing_crawler import POSTS_TABLE, POSTS_UNIQUE_KEY
+from focuscrawl.delta_sink import STREAM_DEAD_LETTER_TABLE, DeltaSink, StreamRecord, json_row
+from focuscrawl.parse.rejection import DEAD_LETTER_TABLE
 
 log = logging.getLogger("focuscrawl.consumer")
 
-# Tables a stream consumer can fill, by name (each is declared beside the code that produces it).
-SINK_TABLES = {spec.name: spec for spec in (POSTS_TABLE,)}
+# Tables a stream consumer can fill, by name (each is declared beside the code that produces it):
+# the spec, the record -> row conversion, and the column the table holds once (None: every offset).
+SINK_TABLES = {spec.name: (spec, convert, unique) for spec, convert, unique in (
+    (POSTS_TABLE, json_row, POSTS_UNIQUE_KEY),
+    (DEAD_LETTER_TABLE, dead_letters.decode_row, None),
+)}
 
 
 class StreamConsumer:
@@ -113,8 +119,8 @@ class StreamConsumer:
             return
         batch, self.batch = self.batch, []
         result = self.sink.write(batch)
-        log.info("batch of %d: %d rows, %d dead letters, %d already in the table; next offsets %s",
-                 len(batch), result.written, result.dead_lettered, result.skipped, result.positions)
+        log.info("batch of %d: %d rows, %d duplicates, %d dead letters, %d already in the table; next offsets %s",
+                 len(batch), result.written, result.duplicates, result.dead_lettered, result.skipped, result.positions)
         self._commit_hint(result.positions)
 
     def _commit_hint(self, positions: dict[tuple[str, int], int]) -> None:
@@ -160,9 +166,9 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
 
-    spec = SINK_TABLES[args.table]
-    sink = DeltaSink(spec.path(cfg), spec, args.group,
-                     dead_letter_uri=STREAM_DEAD_LETTER_TABLE.path(cfg))
+    spec, convert, unique_key = SINK_TABLES[args.table]
+    sink = DeltaSink(spec.path(cfg), spec, args.group, dead_letter_uri=STREAM_DEAD_LETTER_TABLE.path(cfg),
+                     convert=convert, unique_key=unique_key)
     consumer = StreamConsumer(args.bootstrap, args.topic, args.group, sink, args.batch_size, args.batch_seconds,
                               session_timeout_ms=args.session_timeout_ms)
     for sig in (signal.SIGTERM, signal.SIGINT):

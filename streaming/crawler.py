@@ -4,7 +4,10 @@
 
 Fetches ``/r/all/new.json?limit=100&after=...`` (``focuscrawl.crawl.listing_crawler``), produces
 each post keyed by author with an idempotent producer (acks=all), and keeps the authors in a
-priority frontier. A background thread follows the compacted priority topic from its beginning
+priority frontier. ``--source fetcher`` fetches through the fetch layer (robots.txt, per-host
+politeness of ``--politeness-delay`` seconds, retries, SSRF guard) instead of plain ``requests``.
+Parser rejections go to the dead-letter topic. Topics are created with the partition and
+replication counts of the settings. A background thread follows the compacted priority topic from its beginning
 and reorders the frontier while the crawl goes on. The frontier head and counters are written
 to ``--status-file`` (JSON) so operators and tests can watch the next pick change.
 SIGTERM/SIGINT stop it cleanly; fetch and Kafka errors are logged and retried.
@@ -23,8 +26,11 @@ import time
 from pathlib import Path
 
 from focuscrawl.config import settings
+from focuscrawl.crawl import dead_letters
 from focuscrawl.crawl.listing_crawler import POSTS_TOPIC, FetchError, HttpListingSource, ListingCrawler
+from focuscrawl.fetch.errors import FetchError as FetchLayerError
 from focuscrawl.priority_topic import USER_PRIORITIES_TOPIC, PriorityFollower
+from focuscrawl.topics import TopicSpec, ensure_topics, host_key
 
 log = logging.getLogger("focuscrawl.crawler")
 
@@ -48,22 +54,49 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--interval", type=float, default=2.0, help="seconds between listing fetches (politeness)")
     ap.add_argument("--max-pages", type=int, default=0, help="stop fetching after this many pages (0: never)")
     ap.add_argument("--status-file", type=Path, default=cfg.var_dir / "crawler" / "listing.json")
+    ap.add_argument("--source", choices=("http", "fetcher"), default="http",
+                    help="plain requests with retries, or the fetch layer (robots, politeness, SSRF guard)")
+    ap.add_argument("--politeness-delay", type=float, default=1.0, help="with --source fetcher: seconds between requests to a host")
+    ap.add_argument("--robots-unreachable-ttl", type=float, default=600.0,
+                    help="with --source fetcher: seconds a host stays disallowed after its robots.txt was unreachable")
+    ap.add_argument("--dead-letter-topic", default=dead_letters.DEAD_LETTER_TOPIC)
     args = ap.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
 
     from kafka import KafkaProducer
+    from kafka.errors import KafkaError
 
-    producer = KafkaProducer(bootstrap_servers=args.bootstrap, enable_idempotence=True, acks="all",
-                             linger_ms=50, client_id="focuscrawl-listing-crawler")
+    stopping = threading.Event()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, lambda *_: stopping.set())
+    while True:  # a (re)start while the broker is down waits for it instead of exiting
+        try:
+            ensure_topics(args.bootstrap, [TopicSpec(args.topic, "author"), TopicSpec(args.dead_letter_topic, "host")],
+                          cfg.kafka_partitions, cfg.kafka_replication)
+            producer = KafkaProducer(bootstrap_servers=args.bootstrap, enable_idempotence=True, acks="all",
+                                     linger_ms=50, client_id="focuscrawl-listing-crawler")
+            break
+        except KafkaError as exc:
+            log.warning("Kafka at %s not reachable (%s); retrying in 5 s", args.bootstrap, exc)
+            if stopping.wait(5):
+                return 0
 
     def emit(key: str, value: bytes) -> None:
         producer.send(args.topic, key=key.encode(), value=value)
 
-    crawler = ListingCrawler(HttpListingSource(cfg.user_agent), emit, args.base_url, args.listing_path)
+    def dead_letter(rejection) -> None:
+        producer.send(args.dead_letter_topic, key=host_key(rejection.url),
+                      value=dead_letters.encode(rejection.dead_letter("listing-crawler")))
+
+    if args.source == "fetcher":
+        from focuscrawl.fetch import Fetcher, HostPoliteness
+
+        source = Fetcher.from_settings(cfg, politeness=HostPoliteness(min_delay=args.politeness_delay),
+                                       robots_unreachable_ttl=args.robots_unreachable_ttl)
+    else:
+        source = HttpListingSource(cfg.user_agent)
+    crawler = ListingCrawler(source, emit, args.base_url, args.listing_path, on_rejection=dead_letter)
     follower = PriorityFollower(args.bootstrap, args.priority_topic, crawler.apply_priority)
-    stopping = threading.Event()
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        signal.signal(sig, lambda *_: stopping.set())
     follower.start()
     log.info("crawling %s%s into %s; following priorities on %s; status in %s",
              args.base_url, args.listing_path, args.topic, args.priority_topic, args.status_file)
@@ -76,12 +109,12 @@ def main(argv: list[str] | None = None) -> int:
                 n = crawler.crawl_page()
                 producer.flush(timeout=30)
                 log.info("page %d: %d posts; next pick %s", crawler.pages, n, crawler.next_pick())
-            except FetchError as exc:
+            except (FetchError, FetchLayerError) as exc:
                 log.warning("%s; next try in %.1fs", exc, args.interval)
             except Exception:  # noqa: BLE001 - a broker outage must not end the crawl; the producer retries
                 log.exception("emitting page %d failed; going on", crawler.pages + 1)
         write_status(args.status_file, crawler.status())
-        stopping.wait(0.25)
+        stopping.wait(min(0.25, max(0.0, next_fetch - time.monotonic())))
 
     follower.stop()
     follower.join(timeout=10)

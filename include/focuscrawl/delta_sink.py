@@ -11,6 +11,18 @@ table version the positions were read from, so a zombie member still writing a p
 group gave to another consumer fails with delta-rs's concurrent-transaction conflict instead of
 duplicating rows.
 
+Exactly-once per offset is not exactly-once per *record*: a crawler killed after producing a
+page fetches it again when it restarts, and a listing crawler that reaches the end of a listing
+starts again from the newest posts, so the same post reaches Kafka more than once under new
+offsets (the idempotent producer only removes duplicates of its own retries). With
+``unique_key`` the sink is also insert-if-absent on that column: a row whose key the table
+already holds is dropped in the same commit that advances the offsets. This needs the key to be
+a function of the Kafka record key (posts: ``name`` -> its author, the record key), so every
+copy of a record lands in one partition and one group member at a time decides about it; the
+keys already stored are read per partition from the table and kept while no other member
+writes that partition (its transaction version tells). Changing a topic's partition count
+breaks that premise: re-key or dedupe the table once after doing it.
+
 Records that do not fit the table's schema go to a dead-letter table (raw payload, reason, topic,
 partition, offset) under the same rule, written *before* the main table: if the process dies in
 between, the replay re-writes only the main rows, because the dead-letter table's own positions
@@ -105,6 +117,7 @@ class WriteResult:
     written: int = 0
     dead_lettered: int = 0
     skipped: int = 0  # already in the table (replay after a crash or rebalance)
+    duplicates: int = 0  # new offsets carrying a ``unique_key`` the table already holds
     positions: dict[tuple[str, int], int] = field(default_factory=dict)
 
 
@@ -132,6 +145,10 @@ class _TxnTable:
         dt = self.refresh()
         return {(t, p): dt.transaction_version(self.app_id(t, p)) for t, p in keys}
 
+    def read(self, columns: list[str], filters: list) -> pa.Table:
+        """Rows of the version :meth:`positions` read (not refreshed: what the next append commits on)."""
+        return self._table.to_pyarrow_table(columns=columns, filters=filters)
+
     def append(self, rows: pa.Table, ends: dict[tuple[str, int], int]) -> None:
         """Commit on the version :meth:`positions` read: if another writer committed one of these app ids
         since (a zombie after a rebalance), delta-rs refuses the commit (``CommitFailedError``)."""
@@ -149,7 +166,7 @@ class DeltaSink:
 
     ``convert`` turns a record into a row dict (raise :class:`RecordRejected`, or any
     ``ValueError``/``TypeError``, to dead-letter it); lineage columns present in ``spec`` are
-    filled by the sink.
+    filled by the sink. ``unique_key`` (a column) makes the table insert-if-absent on it.
     """
 
     def __init__(
@@ -160,6 +177,7 @@ class DeltaSink:
         dead_letter_uri: str,
         convert: Callable[[StreamRecord], dict[str, Any]] = json_row,
         storage_options: dict[str, str] | None = None,
+        unique_key: str | None = None,
     ) -> None:
         self.spec = spec
         self.group = group
@@ -168,6 +186,15 @@ class DeltaSink:
         self.dead_letters = _TxnTable(dead_letter_uri, STREAM_DEAD_LETTER_TABLE, group, storage_options)
         self._schema = spec.arrow_schema()
         self._lineage = {c.name for c in LINEAGE_COLUMNS} <= set(spec.column_names)
+        if unique_key is not None and (unique_key not in spec.column_names or not self._lineage):
+            raise ValueError(f"unique_key {unique_key!r} needs that column and the lineage columns in {spec.name}")
+        self.unique_key = unique_key
+        if unique_key is not None:
+            # Reading stored keys needs pyarrow.dataset, whose first import takes seconds on a busy
+            # machine: pay it at start, not on the first batch while holding partitions.
+            import pyarrow.dataset  # noqa: F401
+        # (topic, partition) -> (the partition's position the keys were read at, keys stored)
+        self._keys: dict[tuple[str, int], tuple[int | None, set]] = {}
 
     def positions(self, topic: str, partitions: Iterable[int]) -> dict[int, int | None]:
         """Next offset to read per partition, from the table's transactions (None: never written)."""
@@ -198,10 +225,38 @@ class DeltaSink:
         good, bad = self._convert(fresh)
         if bad:
             result.dead_lettered = self._write_dead_letters(bad)
+        if self.unique_key is not None:
+            kept = self._absent(good, {tp: starts[tp] for tp in ends})
+            result.duplicates = len(good) - len(kept)
+            good = kept
+        # Appended even when empty: the commit still moves the partitions' positions past the batch.
         self.table.append(_to_table(good, self._schema), ends)
+        if self.unique_key is not None:  # only now: a failed commit must not leave its keys behind
+            for row in good:
+                self._keys[(row["kafka_topic"], row["kafka_partition"])][1].add(row[self.unique_key])
+            for tp, end in ends.items():
+                self._keys[tp] = (end, self._keys[tp][1])
         result.written = len(good)
         result.positions = ends
         return result
+
+    def _absent(self, rows: list[dict], starts: dict[tuple[str, int], int | None]) -> list[dict]:
+        """The rows whose key neither the table nor an earlier row of the batch holds."""
+        for tp, start in starts.items():
+            cached = self._keys.get(tp)
+            if cached is None or cached[0] != start:  # first sight, or another member wrote it since
+                self._keys[tp] = (start, self._stored_keys(*tp))
+        kept, batch_keys = [], set()
+        for row in rows:
+            tp, key = (row["kafka_topic"], row["kafka_partition"]), row[self.unique_key]
+            if key not in self._keys[tp][1] and (tp, key) not in batch_keys:
+                batch_keys.add((tp, key))
+                kept.append(row)
+        return kept
+
+    def _stored_keys(self, topic: str, partition: int) -> set:
+        got = self.table.read([self.unique_key], [("kafka_topic", "=", topic), ("kafka_partition", "=", partition)])
+        return set(got.column(self.unique_key).to_pylist())
 
     def _convert(self, records: list[StreamRecord]) -> tuple[list[dict], list[tuple[StreamRecord, str]]]:
         good: list[dict] = []

@@ -24,11 +24,15 @@ import pyarrow as pa
 from focuscrawl.delta_sink import LINEAGE_COLUMNS
 from focuscrawl.frontier import PriorityFrontier
 from focuscrawl.parse.listing import parse_listing
+from focuscrawl.parse.rejection import Rejection
 from focuscrawl.tables import Column, table
 
 log = logging.getLogger(__name__)
 
 POSTS_TOPIC = "focuscrawl.posts"
+# A post's identity: the sink stores each name once, however often the crawler re-reads it (a
+# restart, or a new pass from the newest posts); the topic's key (author) is a function of it.
+POSTS_UNIQUE_KEY = "name"
 
 POSTS_TABLE = table(
     "reddit_posts",
@@ -125,14 +129,17 @@ class ListingCrawler:
 
     Authors enter the frontier with ``new_candidate_score`` (below any pushed priority, which is
     normalised to 0-1) and keep a pushed score once they have one. Thread-safe between the crawl
-    loop and the thread applying pushed priorities.
+    loop and the thread applying pushed priorities. ``on_rejection`` receives what the listing
+    parser refused (a malformed body, a bad child) so it can go to the dead letters.
     """
 
     def __init__(self, source: ListingSource, emit: Callable[[str, bytes], None], base_url: str,
                  listing_path: str = "/r/all/new.json", limit: int = 100,
-                 frontier: PriorityFrontier | None = None, new_candidate_score: float = -1.0) -> None:
+                 frontier: PriorityFrontier | None = None, new_candidate_score: float = -1.0,
+                 on_rejection: Callable[[Rejection], None] | None = None) -> None:
         self.source = source
         self.emit = emit
+        self.on_rejection = on_rejection
         self.base_url = base_url
         self.listing_path = listing_path
         self.limit = limit
@@ -154,6 +161,9 @@ class ListingCrawler:
         body = self.source.get(url)
         fetched_at_ms = int(time.time() * 1000)
         parsed = parse_listing(body, url)  # rejections log and count themselves
+        if self.on_rejection is not None:
+            for rejection in parsed.rejections:
+                self.on_rejection(rejection)
         for record in parsed.records:
             row = {**record, "listing_url": url, "fetched_at_ms": fetched_at_ms}
             self.emit(record["author"], json.dumps(row, ensure_ascii=False).encode())

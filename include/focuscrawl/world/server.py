@@ -15,6 +15,7 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlsplit
 
+from focuscrawl.world.accesslog import listed_things
 from focuscrawl.world.world import World
 
 JSON = "application/json; charset=UTF-8"
@@ -31,7 +32,7 @@ class _Handler(BaseHTTPRequestHandler):
     sys_version = ""
     world: World
 
-    def log_message(self, format, *args) -> None:  # noqa: A002 - the stdlib's name; access logs off
+    def log_message(self, format, *args) -> None:  # noqa: A002 - the stdlib's name; stderr logging off (see world.access_log)
         pass
 
     def _send(self, status: int, ctype: str, body: bytes, headers: dict[str, str] | None = None,
@@ -61,28 +62,45 @@ class CrawlHandler(_Handler):
 
     def do_GET(self) -> None:
         world = self.world
+        arrived = time.time()
         path, q = self._query()
         client = self.headers.get("X-Client-Id") or f"{self.client_address[0]}|{self.headers.get('User-Agent', '')}"
+
+        def log(status: int, fault: str | None, body: bytes = b"") -> None:
+            things = listed_things(body) if status == 200 and fault is None and path.startswith("/r/") else None
+            world.access_log.record(arrived, client, self.path, status, fault, things)
+
         allowed, rl_headers = world.limiter.hit(client)
         if not allowed:
             body = dumps({"error": 429, "message": "Too Many Requests"})
+            log(429, "rate_limit")
             return self._send(429, JSON, body, rl_headers)
         faults = world.faults
         host = path.split("/")[2] if path.startswith("/site/") and path.count("/") >= 2 else None
         if host is not None and host in faults.dead_hosts:
+            log(0, "dead_host")
             self.close_connection = True  # a host that went away: the socket closes without an answer
             return
         dice = world.dice.roll(faults)
         if dice["slow"]:
             time.sleep(faults.slow_seconds)
         if dice["error"]:
+            log(503, "error")
             return self._send(503, "text/plain", b"503 Service Unavailable", rl_headers)
         if any(path.startswith(p) for p in faults.redirect_loop if p):
             hop = int(q.get("hop", "0")) + 1
+            log(302, "redirect_loop")
             return self._send(302, "text/plain", b"", {**rl_headers, "Location": f"{path}?hop={hop % 2}"})
         status, ctype, body = world.crawl(path, q, urlsplit(self.path).query)
         if dice["malformed"]:
             body = body[: len(body) // 3] + b'<<{"\x00'
+            log(status, "malformed")
+        elif dice["truncate"]:
+            log(status, "truncate")
+        else:
+            # Logged before the bytes go out: a client killed mid-read was still served them, and
+            # the suite expects it to fetch them again.
+            log(status, "slow" if dice["slow"] else None, body)
         if dice["truncate"]:
             return self._send(status, ctype, body[: len(body) // 2], rl_headers, declared_length=len(body))
         self._send(status, ctype, body, rl_headers)

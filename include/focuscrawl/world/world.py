@@ -11,6 +11,7 @@ import re
 from dataclasses import asdict
 
 from focuscrawl.world import reddit
+from focuscrawl.world.accesslog import AccessLog
 from focuscrawl.world.clock import SimClock
 from focuscrawl.world.faults import FaultDice, Faults
 from focuscrawl.world.population import TARGET_RICH, Population
@@ -42,6 +43,7 @@ class World:
         self.dice = FaultDice(population.config.seed)
         self.web = web
         self.replay = replay  # a recorded crawl answers first when given (replay.py)
+        self.access_log = AccessLog()
 
     def now(self) -> float:
         """Simulated now, whole seconds (what a page served now can show), the stream built up to it."""
@@ -97,6 +99,8 @@ class World:
             return 200, self.clock.state()
         if path == "/faults":
             return 200, self.faults.as_dict()
+        if path == "/access_log":
+            return 200, self.access_log.since(int(q.get("since", "0")), int(q.get("limit", "10000")))
         if path == "/truth/population":
             return 200, {"users": pop.config.users, "positives": int(pop.labels.sum()),
                          "base_rate": pop.config.base_rate, "target_rich": list(TARGET_RICH),

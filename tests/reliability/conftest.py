@@ -1,0 +1,43 @@
+"""Fixtures of the fault and load suite (helpers in ``harness.py``).
+
+``--soak`` (``make soak``) runs the same scenarios for minutes instead of about a minute.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from harness import LiveWorld, Pipeline
+
+
+def pytest_addoption(parser):
+    parser.addoption("--soak", action="store_true", default=False,
+                     help="run the reliability scenarios for minutes (make soak) instead of the short CI form")
+
+
+@pytest.fixture(scope="session")
+def soak(request) -> bool:
+    return request.config.getoption("--soak")
+
+
+@pytest.fixture
+def live_world(cfg):
+    # Few enough posts (a few hundred, +0.1/s) that the 1000-deep listing never drops one: a post
+    # served just before a crawler kill is listed again when the restarted crawler comes by.
+    world = LiveWorld(cfg, speedup=1.0, events_per_minute=20)
+    world.up()
+    yield world
+    if world.server is not None:
+        world.down()
+
+
+@pytest.fixture
+def pipeline(cfg, tmp_path, topic, kafka_broker):
+    from focuscrawl.topics import TopicSpec, ensure_topics
+
+    p = Pipeline(cfg, tmp_path, topic)
+    # Created up front, as a deployment does: a consumer subscribing first would auto-create them.
+    ensure_topics(kafka_broker.url, [TopicSpec(p.topic, "author"), TopicSpec(p.dl_topic, "host")],
+                  cfg.kafka_partitions, cfg.kafka_replication)
+    yield p
+    p.stop_all()

@@ -1,0 +1,99 @@
+"""Issue 8, points 4-5: faults at the site, SIGKILLs of every process type and broker restarts, and at
+the end the posts in Delta are exactly the posts the world served to the crawler, each once, the
+malformed bodies are dead letters, and the crawler kept its per-host delay (the world's access log).
+
+Short form: each fault and kill once (about a minute of chaos); ``--soak`` keeps going for 4 minutes.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from collections import Counter
+
+import pytest
+
+from harness import served_to, wait_for
+
+pytestmark = pytest.mark.integration
+
+FAULTS = dict(error_rate=0.1, slow_rate=0.05, slow_seconds=1.0, truncate_rate=0.05, malformed_rate=0.05)
+EVENTS = ("crawler", "consumer", "broker", "dead_host", "redirect_loop")
+
+
+def test_faults_and_kills_lose_and_duplicate_nothing_and_stay_polite(live_world, pipeline, kafka_broker, cfg, soak):
+    rng = random.Random(808)
+    client = f"127.0.0.1|{cfg.user_agent}"  # how the world tells the crawler apart (no X-Client-Id)
+    crawler = pipeline.crawler().start()
+    posts = pipeline.consumer("posts").start()
+    dead = pipeline.consumer("dead", "dead_letter").start()
+    live_world.faults(**FAULTS)
+    wait_for(lambda: pipeline.names(), 150, "the first rows", pipeline.procs)
+
+    done: Counter = Counter()
+    end = time.monotonic() + (240 if soak else 30)
+    order: list[str] = []
+    while time.monotonic() < end or len(done) < len(EVENTS):
+        if not order:
+            order = rng.sample(EVENTS, len(EVENTS))
+        event = order.pop()
+        time.sleep(rng.uniform(2.0, 8.0) if soak else rng.uniform(1.0, 4.0))  # a random point in the crawl
+        if event == "crawler":
+            crawler.kill()
+            time.sleep(rng.uniform(0.0, 2.0))
+            crawler.start()
+        elif event == "consumer":
+            victim = rng.choice([posts, dead])
+            victim.kill()
+            time.sleep(rng.uniform(0.0, 2.0))
+            victim.start()
+        elif event == "broker":
+            kafka_broker.kill()
+            wait_for(lambda: not kafka_broker.healthy(), 30, "the broker to die")  # else start() sees it up
+            time.sleep(rng.uniform(1.0, 3.0))
+            kafka_broker.start()
+        elif event == "dead_host":
+            live_world.down()
+            time.sleep(rng.uniform(2.0, 5.0))
+            live_world.up()
+        else:
+            live_world.faults(redirect_loop=["/r/all/new.json"])
+            time.sleep(rng.uniform(2.0, 5.0))
+            live_world.faults(redirect_loop=[])
+        done[event] += 1
+        assert all(p.alive() for p in pipeline.procs), [p.tail() for p in pipeline.procs if not p.alive()]
+
+    # Calm: no faults, the clock stops, so one clean pass re-serves every post still listed.
+    live_world.faults(error_rate=0, slow_rate=0, truncate_rate=0, malformed_rate=0, redirect_loop=[])
+    live_world.pause()
+    mark = len(live_world.access_log())
+    listed = live_world.listing_names()
+    wait_for(lambda: served_to(live_world.access_log()[mark:], client) >= listed, 120, "a clean pass", pipeline.procs)
+    log = live_world.access_log()
+    served = served_to(log, client)
+    wait_for(lambda: set(pipeline.names()) >= served, 120, "every served post in Delta", pipeline.procs)
+    time.sleep(3)  # a duplicate would land now
+    names = pipeline.names()
+    mine = [e for e in log if e["client"] == client]
+    malformed = sum(1 for e in mine if e["fault"] == "malformed" and e["status"] == 200 and e["path"].startswith("/r/"))
+    wait_for(lambda: (pipeline.table("dead_letter") or []) and
+             pipeline.table("dead_letter").num_rows >= malformed - crawler.kills, 60, "dead letters", pipeline.procs)
+    letters = pipeline.table("dead_letter").to_pylist()
+    arrivals = sorted(e["at"] for e in mine)
+    gaps = [b - a for a, b in zip(arrivals, arrivals[1:])]
+    for p in pipeline.procs:
+        assert p.stop() == 0, p.tail()
+
+    print(f"\nsoak summary: chaos {sum(done.values())} events {dict(done)}; requests {len(mine)}, "
+          f"faults met {dict(Counter(e['fault'] for e in mine if e['fault']))}; posts served {len(served)}, "
+          f"rows {sum(names.values())}, distinct {len(names)}; dead letters {len(letters)} "
+          f"(malformed bodies served {malformed}); min request gap {min(gaps):.3f}s (delay {pipeline.politeness}s); "
+          f"log entries per client {dict(Counter(e['client'] for e in log))}")
+    assert set(done) == set(EVENTS)
+    assert max(names.values()) == 1  # nothing doubled
+    assert set(names) == served  # nothing lost, nothing invented
+    assert len(served) >= len(listed) > 200  # at least the whole listing, served at the end
+    assert malformed > 0 and malformed - crawler.kills <= len(letters) <= malformed
+    assert {r["parser"] for r in letters} == {"listing"}
+    assert all(r["reason"].startswith("body is not valid JSON") for r in letters)
+    assert min(gaps) >= pipeline.politeness - 0.02  # per-host politeness, measured at the host
