@@ -73,6 +73,9 @@ def get_session(app_name: str = "focuscrawl", master: str | None = None, cfg: Se
     from pyspark.sql import SparkSession
 
     cfg = cfg or settings()
+    # A driver started from Python (not spark-submit) takes its workers' interpreter from
+    # PYSPARK_PYTHON, not from spark.pyspark.python: workers need the one that has focuscrawl.
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     builder = SparkSession.builder.appName(app_name)
     for key, value in session_conf(cfg, master).items():
         builder = builder.config(key, value)

@@ -172,13 +172,18 @@ class AirflowService:
         self.password()
         self.migrate()
         env = self.env()
+        parser = self.processes.get("dag-processor")
         for proc in self.processes.values():
             proc.env = env
-            proc.start()
+            if proc is not parser:
+                proc.start()
         api = self.processes.get("api-server")
-        # Parse the DAG folder into the metadata DB now, so DAGs are listed as soon as we are up
-        # (the DAG processor would get there too, on its own schedule).
+        # Parse the DAG folder into the metadata DB now, so DAGs are listed as soon as we are up.
+        # The DAG processor starts only afterwards: both writing the same new DAG rows into SQLite
+        # at once makes the processor die on a failed INSERT (seen in CI).
         self._airflow("dags", "reserialize")
+        if parser is not None:
+            parser.start()
         wait_until(self._api_ready, timeout, f"Airflow API server on {self.url}", log=api)
         for proc in self.processes.values():
             if not proc.running():
