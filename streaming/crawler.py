@@ -54,8 +54,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--interval", type=float, default=2.0, help="seconds between listing fetches (politeness)")
     ap.add_argument("--max-pages", type=int, default=0, help="stop fetching after this many pages (0: never)")
     ap.add_argument("--status-file", type=Path, default=cfg.var_dir / "crawler" / "listing.json")
-    ap.add_argument("--source", choices=("http", "fetcher"), default="http",
-                    help="plain requests with retries, or the fetch layer (robots, politeness, SSRF guard)")
+    ap.add_argument("--source", choices=("fetcher", "http"), default="fetcher",
+                    help="the fetch layer (robots.txt, politeness, SSRF guard; the default), or plain requests "
+                         "with retries for a trusted source that has neither")
     ap.add_argument("--politeness-delay", type=float, default=1.0, help="with --source fetcher: seconds between requests to a host")
     ap.add_argument("--robots-unreachable-ttl", type=float, default=600.0,
                     help="with --source fetcher: seconds a host stays disallowed after its robots.txt was unreachable")

@@ -64,7 +64,9 @@ def test_next_pick_follows_published_priorities(kafka_broker, listing_site, topi
             [sys.executable, str(ROOT / "streaming" / "crawler.py"), "--base-url", listing_site.url,
              "--topic", topic, "--priority-topic", priority_topic, "--interval", "0.2", "--max-pages", "2",
              "--status-file", str(status_file)],
-            cwd=ROOT, env=dict(os.environ), stdout=out, stderr=subprocess.STDOUT)
+            # The fetch layer refuses loopback addresses unless allow-listed, as for the world.
+            cwd=ROOT, env={**os.environ, "FOCUSCRAWL_ALLOW_PRIVATE_HOSTS": listing_site.url.split("//", 1)[1]},
+            stdout=out, stderr=subprocess.STDOUT)
     try:
         status = wait_status(status_file, lambda s: s["pages"] == 2, proc, log)
         assert (status["candidates"], status["posts"], status["next_pick"]) == (4, 5, "alice")
