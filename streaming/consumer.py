@@ -24,6 +24,7 @@ from focuscrawl.crawl import dead_letters
 from focuscrawl.crawl.listing_crawler import POSTS_TABLE, POSTS_UNIQUE_KEY
 from focuscrawl.delta_sink import STREAM_DEAD_LETTER_TABLE, DeltaSink, StreamRecord, json_row
 from focuscrawl.parse.rejection import DEAD_LETTER_TABLE
+from focuscrawl.topics import TopicSpec, ensure_topics
 
 log = logging.getLogger("focuscrawl.consumer")
 
@@ -38,8 +39,9 @@ SINK_TABLES = {spec.name: (spec, convert, unique) for spec, convert, unique in (
 class StreamConsumer:
     def __init__(self, bootstrap: str, topic: str, group: str, sink: DeltaSink,
                  batch_size: int = 500, batch_seconds: float = 2.0, poll_ms: int = 500,
-                 session_timeout_ms: int = 10000) -> None:
+                 session_timeout_ms: int = 10000, topic_partitions: int = 4, topic_replication: int = 1) -> None:
         self.bootstrap, self.topic, self.group, self.sink = bootstrap, topic, group, sink
+        self.topic_partitions, self.topic_replication = topic_partitions, topic_replication
         self.session_timeout_ms = session_timeout_ms
         self.batch_size, self.batch_seconds, self.poll_ms = batch_size, batch_seconds, poll_ms
         self.stopping = threading.Event()
@@ -52,6 +54,10 @@ class StreamConsumer:
     def _connect(self):
         from kafka import ConsumerRebalanceListener, KafkaConsumer
 
+        # Subscribing to a topic that does not exist yet leaves the member without partitions
+        # until a metadata refresh (minutes): make sure it exists first (a no-op when it does).
+        ensure_topics(self.bootstrap, [TopicSpec(self.topic, "the producer's key")],
+                      self.topic_partitions, self.topic_replication)
         outer = self
 
         class SeekToTable(ConsumerRebalanceListener):
@@ -170,7 +176,8 @@ def main(argv: list[str] | None = None) -> int:
     sink = DeltaSink(spec.path(cfg), spec, args.group, dead_letter_uri=STREAM_DEAD_LETTER_TABLE.path(cfg),
                      convert=convert, unique_key=unique_key)
     consumer = StreamConsumer(args.bootstrap, args.topic, args.group, sink, args.batch_size, args.batch_seconds,
-                              session_timeout_ms=args.session_timeout_ms)
+                              session_timeout_ms=args.session_timeout_ms, topic_partitions=cfg.kafka_partitions,
+                              topic_replication=cfg.kafka_replication)
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda *_: consumer.stopping.set())
     log.info("consuming %s as group %s into %s (%s)", args.topic, args.group, spec.name, sink.table.uri)

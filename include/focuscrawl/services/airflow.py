@@ -169,6 +169,13 @@ class AirflowService:
     def start(self, timeout: float = 240.0) -> None:
         if self.healthy():
             return
+        try:
+            self._start(timeout)
+        except BaseException:
+            self.stop()  # a half-started Airflow must not hold its ports for the next try
+            raise
+
+    def _start(self, timeout: float) -> None:
         self.password()
         self.migrate()
         env = self.env()

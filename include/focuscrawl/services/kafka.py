@@ -109,7 +109,11 @@ class KafkaBroker:
         self._format_storage()
         self.process.command = self._java("kafka.Kafka", str(self.properties), heap=self.cfg.kafka_heap)
         self.process.start()
-        wait_until(self._ready, timeout, f"Kafka broker on {self.url}", log=self.process)
+        try:
+            wait_until(self._ready, timeout, f"Kafka broker on {self.url}", log=self.process)
+        except BaseException:
+            self.process.stop()
+            raise
 
     def _ready(self) -> bool:
         if not port_open(self.cfg.bind_host, self.cfg.kafka_port):

@@ -61,7 +61,11 @@ class WorldService:
         if self.healthy():
             return
         self.process.start()
-        wait_until(self._ready, timeout, f"world server on {self.url}", log=self.process)
+        try:
+            wait_until(self._ready, timeout, f"world server on {self.url}", log=self.process)
+        except BaseException:
+            self.process.stop()
+            raise
 
     def stop(self) -> bool:
         return self.process.stop()
