@@ -55,7 +55,7 @@ bench: setup
 	$(BIN)/python -m bench
 
 soak: setup
-	$(BIN)/python -m pytest tests/reliability -m "integration" --soak
+	FOCUSCRAWL_FAULT_SUITE=1 $(BIN)/python -m pytest tests/reliability -m "integration" --soak
 
 # Recompile the full pin set after editing requirements.in.
 lock: venv

@@ -148,7 +148,7 @@ def test_log_in_list_trigger_watch_and_read_the_log(browser, airflow, cfg, lake_
 
     # 5. The task's log view shows what it did.
     browser.get(f"{url}/dags/{DAG_ID}/runs/{run_id}/tasks/optimize_and_vacuum")
-    wait_for(browser, text_shown(f"maintaining 1 Delta table(s) under {cfg.lake}"), "task log line")
+    wait_for(browser, text_shown(f"Delta table(s) under {cfg.lake}"), "task log line")  # the session lake holds other tests' tables too
     assert "ui_probe: OPTIMIZE" in browser.find_element("tag name", "body").text
     shot(browser, "07-task-log")
     print(f"UI walk-through took {time.monotonic() - started:.1f}s")
