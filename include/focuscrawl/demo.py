@@ -153,6 +153,7 @@ def html_report(out: Path, loop: dict, experiments: dict[str, Path]) -> Path:
             parts.append(f"<pre>{html.escape(md.read_text())}</pre>")
         for png in sorted(folder.glob("*.png")):
             parts.append(f"<figure><img src='{png.relative_to(out)}'><figcaption>{html.escape(png.name)}</figcaption></figure>")
+    out.mkdir(parents=True, exist_ok=True)
     path = out / "report.html"
     path.write_text("\n".join(parts))
     return path
