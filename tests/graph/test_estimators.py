@@ -7,7 +7,7 @@ import pytest
 
 from focuscrawl.graph.access import ContentCopies
 from focuscrawl.graph.estimators import ESTIMATORS, em_copy_distribution
-from focuscrawl.graph.evaluation import binned, block_bootstrap_draws, log2_bin, nrmse, percentile_interval
+from focuscrawl.graph.evaluation import binned, block_bootstrap_draws, log2_bin, nrmse, percentile_interval, relative_bias
 from focuscrawl.graph.samplers import SAMPLERS, Sample
 from focuscrawl.graph.synthetic import synthetic_graph
 
@@ -124,6 +124,7 @@ def test_evaluation_helpers():
     assert [log2_bin(c) for c in (1, 2, 3, 4, 7, 8, 1500)] == ["1", "2-3", "2-3", "4-7", "4-7", "8-15", "1024-2047"]
     assert binned({1: 0.5, 2: 0.2, 3: 0.3}, "copies") == {"1": 0.5, "2-3": 0.5}
     assert nrmse([{"a": 0.4}, {"a": 0.6}], {"a": 0.5, "b": 0.5}) == pytest.approx({"a": 0.2, "b": 1.0})
+    assert relative_bias([{"a": 0.4}, {"a": 0.8}], {"a": 0.5, "b": 0.5}) == pytest.approx({"a": 0.2, "b": -1.0})
     draws = block_bootstrap_draws(10, 4, np.random.default_rng(0))
     assert len(draws) == 10 and all(draws[i + 1] == draws[i] + 1 for i in (0, 1, 2, 4, 5, 6))
     assert percentile_interval([{"a": float(v)} for v in range(101)], 0.9) == {"a": pytest.approx((5.0, 95.0))}

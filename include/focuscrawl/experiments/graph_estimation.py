@@ -6,7 +6,7 @@ NAIVE, MLE (UNI only, appendix 1.1), SCE and WCE, and compare with the ground tr
 runs. Graphs: ``generated`` (power-law graph with Zipf content, :mod:`focuscrawl.graph.synthetic`)
 and ``wikispeedia`` (real hyperlinks, :mod:`focuscrawl.graph.wikispeedia`).
 
-Writes under ``--output``: ``nrmse_by_value.csv`` (NRMSE of every value), ``nrmse.csv`` (one
+Writes under ``--output``: ``nrmse_by_value.csv`` (NRMSE and relative bias of every value), ``nrmse.csv`` (one
 number per cell: NRMSE averaged over values weighted by their true share, so a value held by one
 content does not dominate), ``table_<f>.md``/``.csv`` at the reporting fraction, and one PNG per
 graph and target.
@@ -24,7 +24,7 @@ import pandas as pd
 from focuscrawl.config import settings
 from focuscrawl.graph.access import InMemoryGraph
 from focuscrawl.graph.estimators import ESTIMATORS, TARGETS
-from focuscrawl.graph.evaluation import binned, nrmse
+from focuscrawl.graph.evaluation import binned, nrmse, relative_bias
 from focuscrawl.graph.samplers import SAMPLERS
 
 
@@ -73,9 +73,10 @@ def run_grid(
                 if progress is not None:
                     progress.update(1)
             for (e_name, target), estimates in found.items():
+                bias = relative_bias(estimates, truth[target])
                 for value, err in nrmse(estimates, truth[target]).items():
                     rows.append(dict(target=target, sampler=s_name, estimator=e_name, fraction=fraction, value=str(value),
-                                     truth=truth[target][value], nrmse=err))
+                                     truth=truth[target][value], nrmse=err, rel_bias=bias[value]))
     return pd.DataFrame(rows)
 
 

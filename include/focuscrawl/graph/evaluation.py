@@ -31,12 +31,24 @@ def binned(distribution: dict, target: str) -> dict:
     return out
 
 
-def nrmse(estimates: Iterable[dict], truth: dict) -> dict:
-    """NRMSE per value of ``truth`` over repeated estimates (a value an estimate lacks counts as 0)."""
+def _errors(estimates: Iterable[dict], truth: dict) -> tuple[list, np.ndarray, np.ndarray]:
     keys = list(truth)
     est = np.array([[e.get(k, 0.0) for k in keys] for e in estimates])
     true = np.array([truth[k] for k in keys])
-    return dict(zip(keys, (np.sqrt(((est - true) ** 2).mean(axis=0)) / true).tolist()))
+    return keys, est - true, true
+
+
+def nrmse(estimates: Iterable[dict], truth: dict) -> dict:
+    """NRMSE per value of ``truth`` over repeated estimates (a value an estimate lacks counts as 0)."""
+    keys, err, true = _errors(estimates, truth)
+    return dict(zip(keys, (np.sqrt((err**2).mean(axis=0)) / true).tolist()))
+
+
+def relative_bias(estimates: Iterable[dict], truth: dict) -> dict:
+    """(mean estimate - truth) / truth per value: NRMSE^2 = relative bias^2 + relative variance, so this
+    tells an estimator whose error is bias (naive) from one whose error is variance (SCE, WCE)."""
+    keys, err, true = _errors(estimates, truth)
+    return dict(zip(keys, (err.mean(axis=0) / true).tolist()))
 
 
 def block_bootstrap_draws(num_draws: int, block_length: int, rng: np.random.Generator) -> np.ndarray:

@@ -141,7 +141,12 @@ def replicate_estimates(
 
 def summarise_replicates(frame: pd.DataFrame, level: float = 0.95) -> pd.DataFrame:
     """``graph_estimates`` rows of one (crawl, estimator, target): the share on the crawl itself and the
-    percentile interval over the replicates (a value missing from a replicate has share 0 there)."""
+    percentile interval over the replicates (a value missing from a replicate has share 0 there).
+
+    SCE and WCE are ratios of means over draws, which the draw bootstrap is made for. NAIVE and MLE
+    depend on the set of distinct vertices and contents, which a resample with repeats thins out, so
+    their intervals are shifted towards what a smaller crawl would see and may not hold the estimate.
+    """
     shares = frame.pivot_table(index="replicate", columns="value", values="share", aggfunc="sum", fill_value=0.0)
     boot = shares[shares.index >= 0]
     point = shares.loc[-1] if -1 in shares.index else pd.Series(0.0, index=shares.columns)
