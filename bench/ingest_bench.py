@@ -4,7 +4,7 @@ Issue 8, point 6 and issue 10, point 5, all in one run on this machine:
 
 1. raw Kafka: kafka-python producer (idempotent, acks=all) then a consumer, no Delta, on records
    shaped like the crawler's (real listing posts from the world);
-2. the pipeline: ``streaming/crawler.py --source fetcher`` against the world, one
+2. the pipeline: ``streaming/crawler.py`` (the fetch layer) against the world, one
    ``streaming/consumer.py`` into Delta, for ``--seconds`` (60; ``--long`` 300). Records/s is the
    Kafka offsets the consumer committed into Delta per second (the posts the crawler re-reads
    included; the sink stores each post once, so rows/s is given apart); lag is from the crawler's
@@ -154,7 +154,7 @@ def drain_rate(table: str) -> dict:
 def pipeline(cfg, env, procs: Procs, topic: str, lake: Path, seconds: float, warmup: float) -> dict:
     table = str(lake / "reddit_posts")
     procs.start("crawler", "crawler.py", "--base-url", cfg.world_url, "--topic", topic, "--dead-letter-topic",
-                topic + "-dl", "--priority-topic", topic + "-prio", "--source", "fetcher", "--politeness-delay", "0",
+                topic + "-dl", "--priority-topic", topic + "-prio", "--politeness-delay", "0",
                 "--interval", "0", "--status-file", str(lake.parent / "crawler.json"))
     procs.start("consumer", "consumer.py", "--topic", topic, "--table", "reddit_posts", "--group", topic,
                 "--batch-size", "500", "--batch-seconds", "1.0")

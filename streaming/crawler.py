@@ -4,8 +4,8 @@
 
 Fetches ``/r/all/new.json?limit=100&after=...`` (``focuscrawl.crawl.listing_crawler``), produces
 each post keyed by author with an idempotent producer (acks=all), and keeps the authors in a
-priority frontier. ``--source fetcher`` fetches through the fetch layer (robots.txt, per-host
-politeness of ``--politeness-delay`` seconds, retries, SSRF guard) instead of plain ``requests``.
+priority frontier. Every listing is fetched through the fetch layer (``focuscrawl.fetch``: robots.txt,
+per-host politeness of ``--politeness-delay`` seconds, Retry-After and back-off, SSRF guard).
 Parser rejections go to the dead-letter topic. Topics are created with the partition and
 replication counts of the settings. A background thread follows the compacted priority topic from its beginning
 and reorders the frontier while the crawl goes on. The frontier head and counters are written
@@ -27,8 +27,8 @@ from pathlib import Path
 
 from focuscrawl.config import settings
 from focuscrawl.crawl import dead_letters
-from focuscrawl.crawl.listing_crawler import POSTS_TOPIC, FetchError, HttpListingSource, ListingCrawler
-from focuscrawl.fetch.errors import FetchError as FetchLayerError
+from focuscrawl.crawl.listing_crawler import POSTS_TOPIC, ListingCrawler
+from focuscrawl.fetch import Fetcher, FetchError, HostPoliteness
 from focuscrawl.priority_topic import USER_PRIORITIES_TOPIC, PriorityFollower
 from focuscrawl.topics import TopicSpec, ensure_topics, host_key
 
@@ -54,12 +54,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--interval", type=float, default=2.0, help="seconds between listing fetches (politeness)")
     ap.add_argument("--max-pages", type=int, default=0, help="stop fetching after this many pages (0: never)")
     ap.add_argument("--status-file", type=Path, default=cfg.var_dir / "crawler" / "listing.json")
-    ap.add_argument("--source", choices=("fetcher", "http"), default="fetcher",
-                    help="the fetch layer (robots.txt, politeness, SSRF guard; the default), or plain requests "
-                         "with retries for a trusted source that has neither")
-    ap.add_argument("--politeness-delay", type=float, default=1.0, help="with --source fetcher: seconds between requests to a host")
+    ap.add_argument("--politeness-delay", type=float, default=1.0, help="seconds between requests to a host")
     ap.add_argument("--robots-unreachable-ttl", type=float, default=600.0,
-                    help="with --source fetcher: seconds a host stays disallowed after its robots.txt was unreachable")
+                    help="seconds a host stays disallowed after its robots.txt was unreachable")
     ap.add_argument("--dead-letter-topic", default=dead_letters.DEAD_LETTER_TOPIC)
     args = ap.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
@@ -89,13 +86,8 @@ def main(argv: list[str] | None = None) -> int:
         producer.send(args.dead_letter_topic, key=host_key(rejection.url),
                       value=dead_letters.encode(rejection.dead_letter("listing-crawler")))
 
-    if args.source == "fetcher":
-        from focuscrawl.fetch import Fetcher, HostPoliteness
-
-        source = Fetcher.from_settings(cfg, politeness=HostPoliteness(min_delay=args.politeness_delay),
-                                       robots_unreachable_ttl=args.robots_unreachable_ttl)
-    else:
-        source = HttpListingSource(cfg.user_agent)
+    source = Fetcher.from_settings(cfg, politeness=HostPoliteness(min_delay=args.politeness_delay),
+                                   robots_unreachable_ttl=args.robots_unreachable_ttl)
     crawler = ListingCrawler(source, emit, args.base_url, args.listing_path, on_rejection=dead_letter)
     follower = PriorityFollower(args.bootstrap, args.priority_topic, crawler.apply_priority)
     follower.start()
@@ -110,7 +102,7 @@ def main(argv: list[str] | None = None) -> int:
                 n = crawler.crawl_page()
                 producer.flush(timeout=30)
                 log.info("page %d: %d posts; next pick %s", crawler.pages, n, crawler.next_pick())
-            except (FetchError, FetchLayerError) as exc:
+            except FetchError as exc:
                 log.warning("%s; next try in %.1fs", exc, args.interval)
             except Exception:  # noqa: BLE001 - a broker outage must not end the crawl; the producer retries
                 log.exception("emitting page %d failed; going on", crawler.pages + 1)

@@ -189,9 +189,12 @@ class DeltaSink:
         if unique_key is not None and (unique_key not in spec.column_names or not self._lineage):
             raise ValueError(f"unique_key {unique_key!r} needs that column and the lineage columns in {spec.name}")
         self.unique_key = unique_key
+        # The first batch must not stall while its partitions wait: building rows from Python objects
+        # makes pyarrow import pandas, and reading stored keys needs pyarrow.dataset. Those imports take
+        # 15-30 s on a busy 2-core machine where no bytecode is cached (PYTHONDONTWRITEBYTECODE=1
+        # compiles pandas from source in every process), so they are paid here, before subscribing.
+        _to_table([], self._schema)
         if unique_key is not None:
-            # Reading stored keys needs pyarrow.dataset, whose first import takes seconds on a busy
-            # machine: pay it at start, not on the first batch while holding partitions.
             import pyarrow.dataset  # noqa: F401
         # (topic, partition) -> (the partition's position the keys were read at, keys stored)
         self._keys: dict[tuple[str, int], tuple[int | None, set]] = {}

@@ -1,27 +1,41 @@
-"""The listing crawler against a local listing site: pagination, emitted records, frontier, 429 handling."""
+"""The listing crawler over the fetch layer against a local listing site: pagination, emitted records,
+frontier, and a throttled or missing page (the fetch layer's Retry-After and errors)."""
 
 from __future__ import annotations
 
 import json
+import time
 
 import pytest
 
-from focuscrawl.crawl.listing_crawler import FetchError, HttpListingSource, ListingCrawler, retry_after
+from focuscrawl.crawl.listing_crawler import ListingCrawler
+from focuscrawl.fetch import AddressGuard, Fetcher, HostPoliteness, HTTPStatusError, RetriesExhaustedError, RetryPolicy
 
 
-def make_crawler(site, sleeps=None):
+@pytest.fixture
+def fetcher(listing_site):
+    # The site is on loopback: allow-list its port, as the embedded config does for the world.
+    with Fetcher("focuscrawl-test", guard=AddressGuard([listing_site.url.split("//", 1)[1]]),
+                 politeness=HostPoliteness(min_delay=0), retry=RetryPolicy(max_retries=1, seed=1)) as f:
+        yield f
+
+
+def make_crawler(site, source):
     emitted: list[tuple[str, dict]] = []
-    wait = {"sleep": sleeps.append} if sleeps is not None else {}
-    source = HttpListingSource("focuscrawl-test", timeout=5, **wait)
     crawler = ListingCrawler(source, lambda k, v: emitted.append((k, json.loads(v))), site.url, limit=3)
     return crawler, emitted
 
 
-def test_pages_through_the_listing_and_emits_posts_keyed_by_author(listing_site):
-    crawler, emitted = make_crawler(listing_site)
+def listing_requests(site) -> list[str]:
+    return [p for p in site.requests if p != "/robots.txt"]
+
+
+def test_pages_through_the_listing_and_emits_posts_keyed_by_author(listing_site, fetcher):
+    crawler, emitted = make_crawler(listing_site, fetcher)
     assert crawler.crawl_page() == 3
     assert crawler.crawl_page() == 2
-    assert listing_site.requests == ["/r/all/new.json?limit=3", "/r/all/new.json?limit=3&after=t3_2"]
+    assert listing_requests(listing_site) == ["/r/all/new.json?limit=3", "/r/all/new.json?limit=3&after=t3_2"]
+    assert listing_site.requests[0] == "/robots.txt"  # asked first, once (a 404: everything allowed)
     assert [k for k, _ in emitted] == ["alice", "bob", "carol", "dave", "bob"]
     first = emitted[0][1]
     assert (first["name"], first["kind"], first["score"]) == ("t3_0", "t3", 0)
@@ -32,8 +46,8 @@ def test_pages_through_the_listing_and_emits_posts_keyed_by_author(listing_site)
     assert listing_site.requests[-1] == "/r/all/new.json?limit=3"
 
 
-def test_authors_become_candidates_and_pushed_priorities_reorder_them(listing_site):
-    crawler, _ = make_crawler(listing_site)
+def test_authors_become_candidates_and_pushed_priorities_reorder_them(listing_site, fetcher):
+    crawler, _ = make_crawler(listing_site, fetcher)
     crawler.crawl_page()
     assert crawler.next_pick() == ("alice", -1.0)  # equal scores: the first seen first
     crawler.apply_priority("carol", 0.9)
@@ -48,29 +62,25 @@ def test_authors_become_candidates_and_pushed_priorities_reorder_them(listing_si
             status["priorities_applied"]) == ("bob", 3, 2, 5, 3)
 
 
-def test_429_retry_after_is_honoured(listing_site):
-    sleeps: list[float] = []
-    crawler, emitted = make_crawler(listing_site, sleeps)
-    listing_site.throttle = 2
-    assert crawler.crawl_page() == 3
-    assert sleeps == [1.0, 1.0]
-    assert len(listing_site.requests) == 3
+def test_a_throttled_page_is_fetched_after_its_retry_after(listing_site, fetcher):
+    crawler, emitted = make_crawler(listing_site, fetcher)
+    assert crawler.crawl_page() == 3  # robots.txt is cached now
+    listing_site.throttle = 1  # one 429 with Retry-After: 1
+    started = time.monotonic()
+    assert crawler.crawl_page() == 2
+    assert time.monotonic() - started >= 1.0
+    assert listing_requests(listing_site)[1:] == ["/r/all/new.json?limit=3&after=t3_2"] * 2
+    assert [k for k, _ in emitted] == ["alice", "bob", "carol", "dave", "bob"]
 
 
-def test_gives_up_with_a_clear_error(listing_site):
-    sleeps: list[float] = []
-    source = HttpListingSource("t", timeout=5, max_attempts=2, sleep=sleeps.append)
-    with pytest.raises(FetchError, match=r"HTTP 404"):
-        source.get(listing_site.url + "/nope")
-    assert sleeps == []  # a 404 is not retried
+def test_a_missing_or_throttled_page_fails_with_the_fetch_layers_error_and_emits_nothing(listing_site, fetcher):
+    emitted: list = []
+    crawler = ListingCrawler(fetcher, lambda k, v: emitted.append(k), listing_site.url, "/nope", limit=3)
+    with pytest.raises(HTTPStatusError, match="answered HTTP 404"):
+        crawler.crawl_page()
+    assert listing_requests(listing_site) == ["/nope?limit=3"]  # a 404 is not retried
     listing_site.throttle = 5
-    with pytest.raises(FetchError, match=r"after 2 attempt\(s\): HTTP 429"):
-        source.get(listing_site.url + "/r/all/new.json")
-    assert sleeps == [1.0]
-
-
-def test_retry_after_header_forms():
-    assert retry_after("7", default=1) == 7.0
-    assert retry_after(None, default=3) == 3
-    assert retry_after("garbage", default=2) == 2
-    assert retry_after("Wed, 21 Oct 2015 07:28:10 GMT", default=1, now=1445412480.0) == 10.0
+    crawler = ListingCrawler(fetcher, lambda k, v: emitted.append(k), listing_site.url, limit=3)
+    with pytest.raises(RetriesExhaustedError, match="answered HTTP 429 2 times"):
+        crawler.crawl_page()
+    assert (emitted, crawler.pages) == ([], 0)

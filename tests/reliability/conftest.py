@@ -1,9 +1,12 @@
 """Fixtures of the fault and load suite (helpers in ``harness.py``).
 
-``--soak`` (``make soak``) runs the same scenarios for minutes instead of about a minute.
+``--soak`` or FOCUSCRAWL_FAULT_SUITE=1 (``make soak`` sets both) runs the same scenarios for minutes
+instead of about a minute, the bounded short form CI runs.
 """
 
 from __future__ import annotations
+
+import os
 
 import pytest
 
@@ -17,7 +20,7 @@ def pytest_addoption(parser):
 
 @pytest.fixture(scope="session")
 def soak(request) -> bool:
-    return request.config.getoption("--soak")
+    return request.config.getoption("--soak") or bool(os.environ.get("FOCUSCRAWL_FAULT_SUITE"))
 
 
 @pytest.fixture

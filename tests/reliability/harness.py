@@ -121,7 +121,7 @@ class Pipeline:
     def crawler(self, name: str = "crawler") -> Proc:
         args = [str(ROOT / "streaming" / "crawler.py"), "--base-url", self.cfg.world_url, "--topic", self.topic,
                 "--dead-letter-topic", self.dl_topic, "--priority-topic", self.topic + "-prio",
-                "--source", "fetcher", "--politeness-delay", str(self.politeness), "--interval", "0",
+                "--politeness-delay", str(self.politeness), "--interval", "0",
                 "--robots-unreachable-ttl", "5",
                 "--status-file", str(self.tmp / f"{name}.json")]
         return self._add(Proc(name, args, self.env, self.tmp))
@@ -147,16 +147,22 @@ class Pipeline:
         except Exception:  # noqa: BLE001 - not created yet
             return None
 
+    def rows(self, name: str) -> int:
+        t = self.table(name)
+        return 0 if t is None else t.num_rows
+
     def names(self) -> Counter:
         t = self.table("reddit_posts")
         return Counter(t.column("name").to_pylist()) if t is not None else Counter()
 
 
-def wait_for(check, timeout: float, what: str, procs: list[Proc] = ()) -> None:
+def wait_for(check, timeout: float, what: str, procs: list[Proc] = ()):
+    """``check()``'s first truthy value, polled every half second."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        if check():
-            return
+        value = check()
+        if value:
+            return value
         time.sleep(0.5)
     logs = "\n".join(f"--- {p.name}\n{p.tail()}" for p in procs)
     raise AssertionError(f"timed out after {timeout:.0f}s waiting for {what}\n{logs}")
@@ -164,3 +170,9 @@ def wait_for(check, timeout: float, what: str, procs: list[Proc] = ()) -> None:
 
 def served_to(log: list[dict], client: str) -> set[str]:
     return {n for e in log if e["client"] == client for n in e["things"]}
+
+
+def malformed_bodies(log: list[dict], client: str) -> int:
+    """Listing bodies the world corrupted on their way to ``client`` (each one a dead letter owed)."""
+    return sum(1 for e in log if e["client"] == client and e["fault"] == "malformed" and e["status"] == 200
+               and e["path"].startswith("/r/"))

@@ -2,31 +2,30 @@
 the end the posts in Delta are exactly the posts the world served to the crawler, each once, the
 malformed bodies are dead letters, and the crawler kept its per-host delay (the world's access log).
 
-Short form: each fault and kill once (about a minute of chaos); ``--soak`` keeps going for 4 minutes.
+Short form (CI): each fault and kill once, about a minute of chaos; ``make soak`` (``--soak`` or
+FOCUSCRAWL_FAULT_SUITE=1) keeps going for 4 minutes.
+
+The dead letters are checked against a count the test makes sure of: malformed bodies met during the
+chaos come at a 5 % rate over a number of requests that falls with the machine's load (none at all in
+some loaded CI runs, where the check then waited for a row nobody owed), so after the clean pass the
+world serves only malformed listings until the crawler got ``MALFORMED_AT_END`` of them.
 """
 
 from __future__ import annotations
 
-import os
 import random
 import time
 from collections import Counter
 
 import pytest
 
-from harness import served_to, wait_for
+from harness import malformed_bodies, served_to, wait_for
 
-pytestmark = [
-    pytest.mark.integration,
-    # Passes alone and under `make soak`, but inside the full CI suite it twice timed out waiting for
-    # the dead letters of the malformed bodies (no row reached the dead_letter table): a defect under
-    # investigation (issue 8), so CI runs it only when asked.
-    pytest.mark.skipif(not os.environ.get("FOCUSCRAWL_FAULT_SUITE"),
-                       reason="fault suite: set FOCUSCRAWL_FAULT_SUITE=1 or run `make soak` (issue 8, open)"),
-]
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(900)]
 
 FAULTS = dict(error_rate=0.1, slow_rate=0.05, slow_seconds=1.0, truncate_rate=0.05, malformed_rate=0.05)
 EVENTS = ("crawler", "consumer", "broker", "dead_host", "redirect_loop")
+MALFORMED_AT_END = 2
 
 
 def test_faults_and_kills_lose_and_duplicate_nothing_and_stay_polite(live_world, pipeline, kafka_broker, cfg, soak):
@@ -39,7 +38,7 @@ def test_faults_and_kills_lose_and_duplicate_nothing_and_stay_polite(live_world,
     wait_for(lambda: pipeline.names(), 150, "the first rows", pipeline.procs)
 
     done: Counter = Counter()
-    end = time.monotonic() + (240 if soak else 30)
+    end = time.monotonic() + (240 if soak else 0)  # short form: each event once
     order: list[str] = []
     while time.monotonic() < end or len(done) < len(EVENTS):
         if not order:
@@ -59,7 +58,7 @@ def test_faults_and_kills_lose_and_duplicate_nothing_and_stay_polite(live_world,
             kafka_broker.kill()
             wait_for(lambda: not kafka_broker.healthy(), 30, "the broker to die")  # else start() sees it up
             time.sleep(rng.uniform(1.0, 3.0))
-            kafka_broker.start()
+            kafka_broker.start(timeout=180)  # an unclean restart took over 60 s at load 40
         elif event == "dead_host":
             live_world.down()
             time.sleep(rng.uniform(2.0, 5.0))
@@ -77,15 +76,21 @@ def test_faults_and_kills_lose_and_duplicate_nothing_and_stay_polite(live_world,
     mark = len(live_world.access_log())
     listed = live_world.listing_names()
     wait_for(lambda: served_to(live_world.access_log()[mark:], client) >= listed, 120, "a clean pass", pipeline.procs)
+    mark = len(live_world.access_log())
+    live_world.faults(malformed_rate=1.0)
+    wait_for(lambda: malformed_bodies(live_world.access_log()[mark:], client) >= MALFORMED_AT_END, 60,
+             "malformed bodies at the end", pipeline.procs)
+    live_world.faults(malformed_rate=0)
     log = live_world.access_log()
     served = served_to(log, client)
     wait_for(lambda: set(pipeline.names()) >= served, 120, "every served post in Delta", pipeline.procs)
     time.sleep(3)  # a duplicate would land now
     names = pipeline.names()
     mine = [e for e in log if e["client"] == client]
-    malformed = sum(1 for e in mine if e["fault"] == "malformed" and e["status"] == 200 and e["path"].startswith("/r/"))
-    wait_for(lambda: (pipeline.table("dead_letter") or []) and
-             pipeline.table("dead_letter").num_rows >= malformed - crawler.kills, 60, "dead letters", pipeline.procs)
+    malformed = malformed_bodies(log, client)
+    owed = malformed - crawler.kills  # a SIGKILLed crawler may take one fetched page's dead letter with it
+    wait_for(lambda: pipeline.rows("dead_letter") >= owed, 60,
+             f"{owed} dead letters ({malformed} malformed bodies served, {crawler.kills} crawler kills)", pipeline.procs)
     letters = pipeline.table("dead_letter").to_pylist()
     arrivals = sorted(e["at"] for e in mine)
     gaps = [b - a for a, b in zip(arrivals, arrivals[1:])]
@@ -101,7 +106,7 @@ def test_faults_and_kills_lose_and_duplicate_nothing_and_stay_polite(live_world,
     assert max(names.values()) == 1  # nothing doubled
     assert set(names) == served  # nothing lost, nothing invented
     assert len(served) >= len(listed) > 200  # at least the whole listing, served at the end
-    assert malformed > 0 and malformed - crawler.kills <= len(letters) <= malformed
+    assert owed <= len(letters) <= malformed and malformed >= MALFORMED_AT_END
     assert {r["parser"] for r in letters} == {"listing"}
     assert all(r["reason"].startswith("body is not valid JSON") for r in letters)
     assert min(gaps) >= pipeline.politeness - 0.02  # per-host politeness, measured at the host

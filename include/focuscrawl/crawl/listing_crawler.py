@@ -11,9 +11,7 @@ and an ``emit(key, value)`` callable; ``streaming/crawler.py`` wires Kafka in.
 
 from __future__ import annotations
 
-import email.utils
 import json
-import logging
 import threading
 import time
 from typing import Callable, Protocol
@@ -26,8 +24,6 @@ from focuscrawl.frontier import PriorityFrontier
 from focuscrawl.parse.listing import parse_listing
 from focuscrawl.parse.rejection import Rejection
 from focuscrawl.tables import Column, table
-
-log = logging.getLogger(__name__)
 
 POSTS_TOPIC = "focuscrawl.posts"
 # A post's identity: the sink stores each name once, however often the crawler re-reads it (a
@@ -57,71 +53,10 @@ POSTS_TABLE = table(
 )
 
 
-class FetchError(RuntimeError):
-    """A listing could not be fetched; the message says what happened."""
-
-
 class ListingSource(Protocol):
+    """HTTP GET -> body; :class:`focuscrawl.fetch.Fetcher` is the one every crawler uses."""
+
     def get(self, url: str) -> bytes: ...
-
-
-class HttpListingSource:
-    """GET with ``requests``: a timeout on every call, ``429 Retry-After`` honoured, 5xx retried.
-
-    The one place the crawler touches HTTP, so the fetch layer (robots, politeness, SSRF guard)
-    can take its place behind the same ``get``.
-    """
-
-    def __init__(self, user_agent: str, timeout: float = 10.0, max_attempts: int = 4, max_wait: float = 60.0,
-                 sleep: Callable[[float], None] = time.sleep) -> None:
-        import requests
-
-        self.session = requests.Session()
-        self.session.headers["User-Agent"] = user_agent
-        self.timeout = timeout
-        self.max_attempts = max_attempts
-        self.max_wait = max_wait
-        self.sleep = sleep
-
-    def get(self, url: str) -> bytes:
-        import requests
-
-        problem = "no attempt made"
-        for attempt in range(1, self.max_attempts + 1):
-            try:
-                resp = self.session.get(url, timeout=self.timeout)
-            except requests.RequestException as exc:
-                problem = f"{type(exc).__name__}: {exc}"
-                wait = min(2.0 ** attempt, self.max_wait)
-            else:
-                if resp.status_code == 200:
-                    return resp.content
-                problem = f"HTTP {resp.status_code}"
-                if resp.status_code == 429:
-                    wait = retry_after(resp.headers.get("Retry-After"), default=2.0 ** attempt)
-                elif resp.status_code >= 500:
-                    wait = 2.0 ** attempt
-                else:
-                    break  # 4xx other than 429: asking again will not help
-                wait = min(wait, self.max_wait)
-            if attempt < self.max_attempts:
-                log.info("GET %s failed (%s); retrying in %.1fs", url, problem, wait)
-                self.sleep(wait)
-        raise FetchError(f"GET {url} failed after {attempt} attempt(s): {problem}")
-
-
-def retry_after(value: str | None, default: float, now: float | None = None) -> float:
-    """Seconds to wait from a ``Retry-After`` header (delta-seconds or an HTTP date)."""
-    if not value:
-        return default
-    value = value.strip()
-    if value.isdigit():
-        return float(value)
-    try:
-        when = email.utils.parsedate_to_datetime(value).timestamp()
-    except (TypeError, ValueError):
-        return default
-    return max(0.0, when - (time.time() if now is None else now))
 
 
 class ListingCrawler:
@@ -156,7 +91,7 @@ class ListingCrawler:
         return urljoin(self.base_url, self.listing_path) + "?" + urlencode(query)
 
     def crawl_page(self) -> int:
-        """Fetch and emit one page; returns the number of posts emitted. Raises :class:`FetchError`."""
+        """Fetch and emit one page; returns the number of posts emitted. Raises the source's fetch error."""
         url = self.page_url()
         body = self.source.get(url)
         fetched_at_ms = int(time.time() * 1000)
