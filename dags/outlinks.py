@@ -3,13 +3,14 @@
 Seed 002 ("Look back, look around"), issue 5. Two data-aware DAGs:
 
 **outlinks_features** runs when the revisitor's `page_snapshots` table changes:
-1. `check_snapshots`: Great Expectations suite on the snapshots (fails the run and says why);
+1. `quality_page_snapshots`: the table's Great Expectations suite, derived from its spec
+   (`focuscrawl.quality.gx_gate`, keyed on url and period; fails the run and says why);
 2. `embed` (`spark_jobs/outlinks_embed.py`): TF-IDF + LSA vector per page -> `page_embeddings`;
 3. `related` (`spark_jobs/outlinks_related.py`): the k=30 most similar pages, exact or IVF -> `related_pages`;
 4. `features` (`spark_jobs/outlinks_features.py`): targets (NNL, NL, LCR) and LBLA features -> `outlink_features`.
 
 **outlinks_train** runs when `outlink_features` changes:
-1. `check_features`: Great Expectations suite on the feature table;
+1. `quality_outlink_features`: the same gate on the feature table;
 2. `train` (`spark_jobs/outlinks_train.py --no-promote`): ExtraTrees/NGBoost versions, evaluated on
    the held-out period, registered with the feature table's Delta version -> `outlink_models`;
 3. `promote`: each new version becomes the champion only when not worse on the held-out period;
@@ -26,6 +27,10 @@ from assets import table_asset, topic_asset
 from common import DEFAULT_ARGS, cfg, spark_job
 from focuscrawl.outlinks.tables import (EMBEDDINGS, FEATURES, MODELS, PAGE_PRIORITIES, PAGE_PRIORITIES_TOPIC,
                                         RELATED_PAGES, SNAPSHOTS)
+from focuscrawl.quality import gx_gate
+
+# A page is snapshotted once per period; a feature row is one page and target period.
+PAGE_PERIOD = ("url", "period")
 SNAPSHOTS_ASSET = table_asset(SNAPSHOTS)
 EMBEDDINGS_ASSET = table_asset(EMBEDDINGS)
 RELATED_ASSET = table_asset(RELATED_PAGES)
@@ -33,7 +38,6 @@ FEATURES_ASSET = table_asset(FEATURES)
 MODELS_ASSET = table_asset(MODELS)
 PRIORITIES_ASSET = table_asset(PAGE_PRIORITIES)
 PRIORITIES_PUSHED = topic_asset(PAGE_PRIORITIES_TOPIC)
-
 
 
 def outlinks_job(name: str, args: list[str], inlets, outlets):
@@ -57,22 +61,13 @@ def outlinks_job(name: str, args: list[str], inlets, outlets):
     },
 )
 def outlinks_features():
-    @task(retries=0)  # bad data does not get better by retrying
-    def check_snapshots() -> int:
-        from focuscrawl.outlinks.lake import to_pandas
-        from focuscrawl.outlinks.quality import check_snapshots as check
-
-        frame = to_pandas(SNAPSHOTS, cfg)
-        check(frame)
-        return len(frame)
-
-    embed = outlinks_job("outlinks_embed", ["--dimensions", "{{ params.dimensions }}"], [SNAPSHOTS_ASSET],
-                      [EMBEDDINGS_ASSET])
+    embed = outlinks_job("outlinks_embed", ["--dimensions", "{{ params.dimensions }}"],
+                         [SNAPSHOTS_ASSET], [EMBEDDINGS_ASSET])
     related = outlinks_job("outlinks_related", ["--k", "{{ params.k }}", "--method", "{{ params.method }}"],
-                        [EMBEDDINGS_ASSET], [RELATED_ASSET])
+                           [EMBEDDINGS_ASSET], [RELATED_ASSET])
     features = outlinks_job("outlinks_features", ["--history-size", "{{ params.history_size }}"],
-                         [SNAPSHOTS_ASSET, RELATED_ASSET], [FEATURES_ASSET])
-    check_snapshots() >> embed >> related >> features
+                            [SNAPSHOTS_ASSET, RELATED_ASSET], [FEATURES_ASSET])
+    gx_gate(SNAPSHOTS, PAGE_PERIOD)() >> embed >> related >> features
 
 
 @dag(
@@ -91,18 +86,9 @@ def outlinks_features():
     },
 )
 def outlinks_train():
-    @task(retries=0)
-    def check_features(params=None) -> int:
-        from focuscrawl.outlinks.lake import to_pandas
-        from focuscrawl.outlinks.quality import check_features as check
-
-        frame = to_pandas(FEATURES, cfg)
-        check(frame, int(params["history_size"]))
-        return len(frame)
-
-    train = outlinks_job("outlinks_train", ["--models", "{{ params.models }}", "--history-size",
-                                         "{{ params.history_size }}", "--no-promote"], [FEATURES_ASSET],
-                      [MODELS_ASSET])
+    train = outlinks_job("outlinks_train", ["--models", "{{ params.models }}",
+                                            "--history-size", "{{ params.history_size }}", "--no-promote"],
+                         [FEATURES_ASSET], [MODELS_ASSET])
 
     @task.short_circuit
     def promote(params=None) -> bool:
@@ -113,10 +99,10 @@ def outlinks_train():
             print(f"{name}: {what}")
         return any("promoted" in what for what in outcome.values())
 
-    score = outlinks_job("outlinks_score", ["--model", "{{ params.score_model }}", "--scope", "{{ params.score_scope }}",
-                                         "--publish"], [FEATURES_ASSET, MODELS_ASSET],
-                      [PRIORITIES_ASSET, PRIORITIES_PUSHED])
-    check_features() >> train >> promote() >> score
+    score = outlinks_job("outlinks_score", ["--model", "{{ params.score_model }}",
+                                            "--scope", "{{ params.score_scope }}", "--publish"],
+                         [FEATURES_ASSET, MODELS_ASSET], [PRIORITIES_ASSET, PRIORITIES_PUSHED])
+    gx_gate(FEATURES, PAGE_PERIOD)() >> train >> promote() >> score
 
 
 outlinks_features()

@@ -1,4 +1,5 @@
-"""The outlinks DAGs parse, wire the jobs to their Delta assets, and the GX gate fails on a corrupted snapshot table."""
+"""The outlinks DAGs parse, wire the jobs to their Delta assets, and their GX gate (focuscrawl.quality.gx_gate)
+fails the task on a corrupted snapshot table."""
 
 from __future__ import annotations
 
@@ -9,9 +10,9 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 
-from focuscrawl.outlinks.quality import DataQualityError
 from focuscrawl.outlinks.synthetic import generate_snapshots
 from focuscrawl.outlinks.tables import SNAPSHOTS
+from focuscrawl.quality import QUALITY_RESULTS_TABLE, DataQualityError
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -32,13 +33,15 @@ def test_dags_document_themselves_and_retry(dags):
         for t in dag.tasks:
             assert t.owner == "focuscrawl"
     train = dags["outlinks_train"]
-    assert train.get_task("train").retries == 2 and train.get_task("check_features").retries == 0
+    assert train.get_task("train").retries == 2 and train.get_task("quality_outlink_features").retries == 0
 
 
 def test_data_aware_chain(dags, cfg):
     feats, train = dags["outlinks_features"], dags["outlinks_train"]
-    assert [t.task_id for t in feats.topological_sort()] == ["check_snapshots", "embed", "related", "features"]
-    assert [t.task_id for t in train.topological_sort()] == ["check_features", "train", "promote", "score"]
+    assert [t.task_id for t in feats.topological_sort()] == ["quality_page_snapshots", "embed", "related",
+                                                                 "features"]
+    assert [t.task_id for t in train.topological_sort()] == ["quality_outlink_features", "train", "promote",
+                                                                 "score"]
     assert [a.name for a in feats.get_task("features").outlets] == ["delta.outlink_features"]
     assert [a.name for a in feats.timetable.asset_condition.objects] == ["delta.page_snapshots"]
     assert [a.name for a in train.timetable.asset_condition.objects] == ["delta.outlink_features"]
@@ -49,24 +52,29 @@ def test_data_aware_chain(dags, cfg):
                                                                   "kafka.focuscrawl.page_priorities"]
 
 
-def test_gx_gate_fails_the_task_on_a_corrupted_snapshot_table(dags, cfg, tmp_path):
-    from deltalake import write_deltalake
+def test_gx_gate_fails_the_task_on_a_corrupted_snapshot_table(dags, cfg, monkeypatch, tmp_path):
+    from deltalake import DeltaTable, write_deltalake
 
-    local = dataclasses.replace(cfg, lake=str(tmp_path / "lake"), var_dir=tmp_path)
-    check = dags["outlinks_features"].get_task("check_snapshots").python_callable
-    check.__globals__["cfg"] = local  # the DAG module's settings, pointed at this test's lake
+    # The gate reads settings() when it runs: point it at this test's lake.
+    monkeypatch.setenv("FOCUSCRAWL_LAKE", str(tmp_path / "lake"))
+    gate = dags["outlinks_features"].get_task("quality_page_snapshots").python_callable
+    path = str(tmp_path / "lake" / "page_snapshots")
+    loose = pa.schema([f.with_nullable(True) for f in SNAPSHOTS.arrow_schema()])  # a careless producer
     snapshots = generate_snapshots(n_pages=30, n_periods=3, n_topics=3, n_sites=3, seed=1)
-    write = lambda frame, mode: write_deltalake(  # noqa: E731
-        SNAPSHOTS.path(local), pa.Table.from_pandas(frame, schema=SNAPSHOTS.arrow_schema(), preserve_index=False),
-        mode=mode)
-    write(snapshots, "overwrite")
-    assert check() == 90
+    write = lambda frame: write_deltalake(  # noqa: E731
+        path, pa.Table.from_pandas(frame, schema=loose, preserve_index=False), mode="overwrite")
+    write(snapshots)
+    assert (gate()["success"], gate()["row_count"]) == (True, 90)
     corrupted = snapshots.copy()
-    corrupted.loc[0:4, "status"] = 999
-    corrupted.loc[5, "content_digest"] = None
-    write(corrupted, "overwrite")
+    corrupted.loc[0, "url"] = None
+    corrupted.loc[6, ["url", "period"]] = corrupted.loc[7, ["url", "period"]]
+    write(corrupted)
     with pytest.raises(DataQualityError) as err:
-        check()
-    assert "page_snapshots failed 2 expectation(s)" in str(err.value)
-    assert "expect_column_values_to_be_between{'column': 'status', 'min_value': 100.0, 'max_value': 599.0}: 5 rows" \
-        in str(err.value)
+        gate()
+    assert "page_snapshots failed 2 of" in str(err.value)
+    assert "expect_column_values_to_not_be_null(column='url'): 1 rows" in str(err.value)
+    assert "expect_compound_columns_to_be_unique(column_list=['url', 'period']): 2 rows" in str(err.value)
+    results = DeltaTable(str(tmp_path / "lake" / QUALITY_RESULTS_TABLE.name)).to_pyarrow_table().sort_by(
+        "checked_at_ms").to_pylist()
+    assert [(r["table_name"], r["success"]) for r in results] == [("page_snapshots", True)] * 2 + [
+        ("page_snapshots", False)]

@@ -1,40 +1,52 @@
-"""The Great Expectations gate on the snapshot and feature tables."""
+"""The snapshot and feature tables pass their spec-derived Great Expectations suites
+(focuscrawl.quality, keyed on url and period as the outlinks DAGs gate them), and a corrupted
+snapshot table fails naming each broken expectation."""
 
 from __future__ import annotations
 
-import pandas as pd
+import pyarrow as pa
 import pytest
 
 from focuscrawl.outlinks.experiment import prepare
-from focuscrawl.outlinks.quality import DataQualityError, check_features, check_snapshots
 from focuscrawl.outlinks.synthetic import generate_snapshots
+from focuscrawl.outlinks.tables import FEATURES, SNAPSHOTS
+from focuscrawl.quality import DataQualityError, validate_table
+
+PAGE_PERIOD = ("url", "period")
 
 
 @pytest.fixture(scope="module")
 def snapshots():
-    return generate_snapshots(n_pages=60, n_periods=5, n_topics=5, n_sites=5, seed=3)
+    return generate_snapshots(n_pages=40, n_periods=6, n_topics=4, n_sites=4, words_per_page=30, seed=3)
 
 
-def test_clean_tables_pass(snapshots):
-    check_snapshots(snapshots)
-    check_features(prepare(snapshots, history_size=2, k=5, dimensions=8), history_size=2)
+def write(path, frame, spec):
+    """Write ``frame`` as a careless producer would: the spec's types, but no column declared required."""
+    from deltalake import write_deltalake
+
+    schema = pa.schema([f.with_nullable(True) for f in spec.arrow_schema()])
+    write_deltalake(str(path), pa.Table.from_pandas(frame[spec.column_names], schema=schema, preserve_index=False),
+                    mode="overwrite")
+    return str(path)
 
 
-def test_corrupted_snapshots_fail_and_say_why(snapshots):
+def test_clean_tables_pass(snapshots, tmp_path):
+    result = validate_table(write(tmp_path / "snap", snapshots, SNAPSHOTS), SNAPSHOTS, PAGE_PERIOD)
+    assert (result.success, result.row_count) == (True, 240)
+    features = prepare(snapshots, history_size=4, k=5, dimensions=8)
+    result = validate_table(write(tmp_path / "feat", features, FEATURES), FEATURES, PAGE_PERIOD)
+    # periods 5 (observed) and 6 (next, targets still unknown) have a full 4-interval history
+    assert (result.success, result.row_count) == (True, 80)
+
+
+def test_corrupted_snapshots_fail_and_say_why(snapshots, tmp_path):
     bad = snapshots.copy()
-    bad.loc[3, "url"] = "ftp//broken"
-    bad.loc[5, "period"] = -1
-    bad = pd.concat([bad, bad.iloc[[7]]])  # the same (url, period) twice
+    bad.loc[3, "url"] = None
+    bad.loc[7, "period"] = bad.loc[8, "period"]
+    bad.loc[7, "url"] = bad.loc[8, "url"]  # the same page twice in one period
     with pytest.raises(DataQualityError) as err:
-        check_snapshots(bad)
+        validate_table(write(tmp_path / "snap", bad, SNAPSHOTS), SNAPSHOTS, PAGE_PERIOD)
     msg = str(err.value)
-    assert "failed 3 expectation(s)" in msg
-    assert "expect_column_values_to_match_regex" in msg and "ftp//broken" in msg
-    assert "expect_compound_columns_to_be_unique" in msg and "expect_column_values_to_be_between" in msg
-
-
-def test_missing_column_and_empty_table_fail(snapshots):
-    with pytest.raises(DataQualityError, match="missing columns: \\['content_digest'\\]"):
-        check_snapshots(snapshots.drop(columns=["content_digest"]))
-    with pytest.raises(DataQualityError, match="empty"):
-        check_snapshots(snapshots.iloc[:0])
+    assert "page_snapshots failed 2 of" in msg
+    assert "expect_column_values_to_not_be_null(column='url'): 1 rows" in msg
+    assert "expect_compound_columns_to_be_unique(column_list=['url', 'period']): 2 rows" in msg

@@ -4,7 +4,9 @@ Seed ``002_f70440d1db7174f2.txt`` (Look back, look around: a systematic analysis
 predictors for new outlinks in focused Web crawling). The pieces, each pure Python testable
 without Spark:
 
-- :mod:`.urls`: internal versus external outlinks by registered domain;
+- :mod:`.revisit`: the page revisitor: every known page once per period, best pushed priority first,
+  snapshots (outlinks internal/external, content digest without outlinks) to Delta;
+- :mod:`.urls`: internal versus external outlinks by registered domain (or the world's virtual host);
 - :mod:`.targets`: new outlinks per page and period (NNL, NL) and the link change rate (LCR);
 - :mod:`.embedding`: TF-IDF then LSA (truncated SVD) content vectors;
 - :mod:`.related`: the k=30 content-related pages, exact (blocked BLAS) or approximate (IVF);
@@ -12,7 +14,6 @@ without Spark:
 - :mod:`.models`: ExtraTrees, NGBoost-Poisson and the NNL-Av, NNL-Pr, CCR baselines, by name;
 - :mod:`.evaluation`: Spearman's rho and Precision@k% with its area;
 - :mod:`.store`: versioned model registry with a not-worse promotion rule;
-- :mod:`.quality`: Great Expectations suites for the snapshot and feature tables;
 - :mod:`.synthetic`: weekly snapshots whose link change is correlated among similar pages;
 - :mod:`.experiment`: the whole chain on pandas frames (tests, report).
 """

@@ -1,4 +1,4 @@
-"""Synthetic weekly snapshots for tests and the report, until the world's pages and the revisitor feed real ones.
+"""Synthetic weekly snapshots for fast tests and the report (the revisitor takes real ones from the world).
 
 Built so the seed's findings (002, Section 6) can show: pages belong to topics; a topic fixes the
 page's vocabulary (so content embedding finds its related pages) and its rate of new outlinks,

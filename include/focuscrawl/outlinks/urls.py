@@ -1,37 +1,53 @@
 """Internal versus external outlinks, by registered domain (seed 002, Section 5.1: targets are
 computed separately for internal and external outlinks).
 
-No public-suffix list ships with the platform, so the registered domain is the last two labels of
-the host, or three when the second-level label is one of the common public second levels
-(``co.uk``, ``com.au``...). That is exact for the world's hosts and for the large majority of real ones.
+The registered domain of a host is the parse layer's (``focuscrawl.parse.html``: the last two
+labels, three under ``co.uk``-style suffixes, as no public-suffix list ships with the platform).
 """
 
 from __future__ import annotations
 
+from typing import Callable
 from urllib.parse import urlsplit
 
-_SECOND_LEVELS = frozenset({"co", "com", "net", "org", "gov", "edu", "ac", "or", "ne", "go"})
+from focuscrawl.parse.html import registered_domain as host_domain
 
 
 def registered_domain(url: str) -> str:
     """``https://news.bbc.co.uk/x`` -> ``bbc.co.uk``; an IP or single-label host is returned whole.
 
-    The port is kept for loopback hosts, because the local world serves distinct sites on one address.
+    The port is kept for those hosts, since distinct local services share one address.
     """
     parts = urlsplit(url)
     host = (parts.hostname or "").lower().rstrip(".")
     if not host:
         return ""
-    labels = host.split(".")
-    if host.replace(".", "").isdigit() or len(labels) < 2:
+    if host.replace(".", "").isdigit() or "." not in host:
         return f"{host}:{parts.port}" if parts.port else host
-    take = 3 if len(labels) >= 3 and labels[-2] in _SECOND_LEVELS and len(labels[-1]) == 2 else 2
-    return ".".join(labels[-take:])
+    return host_domain(host)
 
 
-def split_outlinks(page_url: str, links: list[str]) -> tuple[list[str], list[str]]:
-    """``(internal, external)``: links on the page's own registered domain, and the others (deduplicated, in order)."""
-    own = registered_domain(page_url)
+def virtual_host_domain(prefix: str = "/site/") -> Callable[[str], str]:
+    """A ``domain_of`` for sites served side by side under ``<prefix><host>/`` of one origin (the local
+    world serves every site as ``/site/<host>/...``): such a URL belongs to ``<host>``, taken whole
+    because each virtual host is its own site; any other URL to its registered domain."""
+
+    def domain_of(url: str) -> str:
+        path = urlsplit(url).path
+        if path.startswith(prefix):
+            host = path[len(prefix):].split("/", 1)[0].lower()
+            if host:
+                return host
+        return registered_domain(url)
+
+    return domain_of
+
+
+def split_outlinks(page_url: str, links: list[str],
+                   domain_of: Callable[[str], str] = registered_domain) -> tuple[list[str], list[str]]:
+    """``(internal, external)``: links on the page's own domain (``domain_of``, by default the registered
+    domain), and the others (deduplicated, in order)."""
+    own = domain_of(page_url)
     internal: list[str] = []
     external: list[str] = []
     seen: set[str] = set()
@@ -39,7 +55,7 @@ def split_outlinks(page_url: str, links: list[str]) -> tuple[list[str], list[str
         if link in seen:
             continue
         seen.add(link)
-        (internal if registered_domain(link) == own else external).append(link)
+        (internal if domain_of(link) == own else external).append(link)
     return internal, external
 
 

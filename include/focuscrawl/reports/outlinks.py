@@ -1,14 +1,16 @@
 """``focuscrawl report outlinks``: the seed-002 evaluation in the paper's form (Section 7).
 
-    focuscrawl report outlinks [--pages 2000] [--periods 10] [--history-size 4] [--lake] [--out DIR]
+    focuscrawl report outlinks [--pages 2000] [--periods 10] [--history-size 4] [--world | --lake] [--models ...]
 
 - a Spearman table (Figure 14): every ranking (models, LBLA variants, baselines NNL-Av, NNL-Pr, CCR)
   against the ground-truth rankings LCR, NL and NNL, for internal and external outlinks;
 - Precision@k% curves for NNL with their areas (Figure 15), as a PNG;
 - feature importances of the ExtraTrees and NGBoost models, and LBLA versus all features.
 
-Data: synthetic snapshots by default (focuscrawl.outlinks.synthetic), or ``--lake`` for the
-``outlink_features`` table the Spark jobs wrote. Files go to ``--out`` (default
+Data: synthetic snapshots by default (focuscrawl.outlinks.synthetic); ``--world`` for the default
+world's web revisited weekly by the page revisitor (in process: the world's pages are rendered
+without HTTP, on a clock the report moves a week at a time; every evergreen page is known from the
+start, as from a sitemap); or ``--lake`` for the ``outlink_features`` table the Spark jobs wrote. Files go to ``--out`` (default
 ``$FOCUSCRAWL_VAR/reports/outlinks``): spearman.csv, pk_area.csv, precision_at_k.png, report.md, results.json.
 """
 
@@ -24,7 +26,50 @@ import pandas as pd
 from focuscrawl.config import settings
 from focuscrawl.outlinks.evaluation import PERCENTS
 from focuscrawl.outlinks.experiment import ExperimentResult, prepare, run_experiment
+from focuscrawl.outlinks.models import model_specs
 from focuscrawl.outlinks.synthetic import generate_snapshots
+
+
+class WorldPages:
+    """The world's web as a revisitor ``source``, called in process at the simulated time ``now[0]``."""
+
+    def __init__(self, web, now: list[float]) -> None:
+        self.web = web
+        self.now = now
+
+    def get(self, url: str) -> bytes:
+        from urllib.parse import urlsplit
+
+        status, _, body = self.web.crawl(urlsplit(url).path, {}, self.now[0])
+        if status != 200:
+            raise LookupError(f"{url}: HTTP {status}")
+        return body
+
+
+def world_snapshots(weeks: int, seed: int = 0, max_pages: int | None = None) -> tuple[pd.DataFrame, str]:
+    """Weekly snapshots of the default world's evergreen pages (Wikispeedia's when the real data is
+    there) taken by :class:`~focuscrawl.outlinks.revisit.PageRevisitor`; and a description."""
+    from focuscrawl.outlinks.revisit import WEEK, PageRevisitor
+    from focuscrawl.outlinks.urls import virtual_host_domain
+    from focuscrawl.world.web import build_web
+
+    cfg = settings()
+    start = 1_700_000_000.0  # the world's default start epoch
+    web = build_web(seed, start, cfg.data_dir, cfg.var_dir)
+    now = [start]
+    rows: list[dict] = []
+    base = "http://world.invalid"
+    revisitor = PageRevisitor(WorldPages(web, now), rows.append, lambda: now[0], origin=start,
+                              domain_of=virtual_host_domain())
+    pages = range(len(web.names)) if max_pages is None else range(min(max_pages, len(web.names)))
+    revisitor.add(base + web.page_path(p) for p in pages)
+    for week in range(weeks):
+        now[0] = start + week * WEEK
+        while revisitor.revisit_next() is not None or revisitor.due():
+            pass
+    frame = pd.DataFrame(rows).astype({"period": "int32", "status": "int32"})
+    kind = "Wikispeedia" if cfg.data_dir is not None and (cfg.data_dir / "wikispeedia").is_dir() else "generated"
+    return frame, f"default world ({kind} web, seed {seed}): {revisitor.status()['known']} pages x {weeks} weekly revisits"
 
 
 def plot_precision(result: ExperimentResult, path: Path) -> None:
@@ -89,12 +134,16 @@ def markdown(frame: pd.DataFrame) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="focuscrawl report outlinks", description=__doc__.splitlines()[0])
-    ap.add_argument("--pages", type=int, default=2000, help="synthetic pages")
+    ap.add_argument("--pages", type=int, help="synthetic pages (default 2000); with --world, the world's first N pages "
+                                              "(default all)")
     ap.add_argument("--periods", type=int, default=10, help="synthetic weekly snapshots")
     ap.add_argument("--history-size", type=int, default=4, help="look-back intervals")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--n-estimators", type=int, default=100, help="trees / boosting rounds")
-    ap.add_argument("--lake", action="store_true", help="use the outlink_features Delta table instead")
+    source = ap.add_mutually_exclusive_group()
+    source.add_argument("--world", action="store_true", help="revisit the default world's pages for --periods weeks")
+    source.add_argument("--lake", action="store_true", help="use the outlink_features Delta table instead")
+    ap.add_argument("--models", help=f"comma-separated subset of {', '.join(model_specs())} (default: all)")
     ap.add_argument("--out", type=Path, help="output folder")
     args = ap.parse_args(argv)
     cfg = settings()
@@ -105,12 +154,19 @@ def main(argv: list[str] | None = None) -> int:
         from focuscrawl.outlinks.tables import FEATURES
 
         features, source = to_pandas(FEATURES, cfg), f"Delta table {FEATURES.path(cfg)}"
-    else:
-        snapshots = generate_snapshots(n_pages=args.pages, n_periods=args.periods, seed=args.seed)
+    elif args.world:
+        snapshots, source = world_snapshots(args.periods, seed=args.seed, max_pages=args.pages)
         features = prepare(snapshots, history_size=args.history_size)
-        source = f"synthetic snapshots: {args.pages} pages x {args.periods} weekly periods, seed {args.seed}"
-    result = run_experiment(features, args.history_size, seed=args.seed, n_estimators=args.n_estimators,
-                            min_samples_leaf=10)
+    else:
+        pages = args.pages or 2000
+        snapshots = generate_snapshots(n_pages=pages, n_periods=args.periods, seed=args.seed)
+        features = prepare(snapshots, history_size=args.history_size)
+        source = f"synthetic snapshots: {pages} pages x {args.periods} weekly periods, seed {args.seed}"
+    specs = model_specs()
+    if args.models:
+        specs = {name: specs[name] for name in args.models.split(",")}
+    result = run_experiment(features, args.history_size, specs=specs, seed=args.seed,
+                            n_estimators=args.n_estimators, min_samples_leaf=10)
     rho = result.spearman.round(3).unstack(0).swaplevel(axis=1).sort_index(axis=1)
     area = result.pk_area["pk_area"].round(3).unstack(0)
     importances = top_importances(result)

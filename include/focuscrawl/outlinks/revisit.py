@@ -1,0 +1,238 @@
+"""The page revisitor: refetch known pages once per period, snapshot their outlinks, best pages first
+(seed 002, Sections 1 and 5.1; issue 5, point 1).
+
+The seed's crawler revisits known pages to find new outlinks and must choose which to revisit first:
+every period (a week by default, on whatever clock it is given) each known page is fetched once,
+in the order of the latest page priorities pushed by the batch side (the champion model's score of
+each page; pages without a score come last, in the order they became known). Each fetch becomes
+one row of ``page_snapshots``: the outlinks split internal/external by domain, a digest of the
+page content *without* its outlinks (so that a changed link list is not a content change, which
+would make the CCR baseline a disguised link-change rate), and the visible text from which the
+static page features (words, URL depth, link counts) and the content embedding are derived.
+
+No I/O of its own: the revisitor gets a ``source`` (``get(url) -> bytes``, the fetch layer in
+production), a ``clock`` (seconds) and an ``emit(row)``; :class:`SnapshotWriter` appends rows to
+the Delta table; ``streaming/revisitor.py`` wires the fetch layer, the clock and the score topic.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import re
+import threading
+from datetime import datetime, timezone
+from typing import Callable, Iterable, Protocol
+
+from focuscrawl.frontier import PriorityFrontier
+from focuscrawl.outlinks.urls import registered_domain, split_outlinks
+
+log = logging.getLogger(__name__)
+
+WEEK = 7 * 86400.0
+
+
+class PageSource(Protocol):
+    def get(self, url: str) -> bytes: ...
+
+
+def page_content(body: bytes, url: str) -> tuple[str, list[str]]:
+    """``(text, outlinks)`` of an HTML page: the visible text without anchors, scripts and styles,
+    whitespace-normalised, and the absolute http(s) outlinks in page order."""
+    from lxml import etree, html
+
+    from focuscrawl.parse.html import parse_links
+
+    links = [link.url for link in parse_links(body, url).links]
+    try:
+        doc = html.document_fromstring(body, parser=html.HTMLParser(recover=True, no_network=True,
+                                                                    remove_comments=True))
+    except (etree.ParserError, etree.XMLSyntaxError, ValueError):
+        return "", links
+    for element in doc.xpath("//a | //script | //style | //noscript"):
+        element.drop_tree()  # keeps the element's tail text, which is not part of the link
+    # Text nodes joined with spaces: adjacent blocks (<h1>Title</h1><p>Body) are separate words.
+    return " ".join(" ".join(doc.itertext()).split()), links
+
+
+def content_digest(text: str) -> str:
+    return hashlib.sha1(text.encode("utf-8")).hexdigest()
+
+
+def snapshot(url: str, body: bytes, period: int, fetched_at: float, status: int = 200,
+             domain_of: Callable[[str], str] = registered_domain) -> dict:
+    """One ``page_snapshots`` row (focuscrawl.outlinks.tables.SNAPSHOTS) of a fetched page."""
+    text, links = page_content(body, url)
+    internal, external = split_outlinks(url, links, domain_of)
+    return {"url": url, "period": int(period), "fetched_at": datetime.fromtimestamp(fetched_at, timezone.utc),
+            "status": int(status), "content_digest": content_digest(text), "text": text,
+            "internal_outlinks": internal, "external_outlinks": external}
+
+
+class PageRevisitor:
+    """Revisit every known page once per period, highest pushed priority first.
+
+    ``ranking`` holds every known page at its current score (pushed priorities are 0-1; a page
+    without one has ``unscored``, below any); at each new period the period's queue starts as a
+    copy of it, and a pushed priority moves the page in both. Discovered outlinks matching
+    ``discover`` (a regex) become known pages, queued in the current period too, up to ``max_pages``.
+    Thread-safe between the revisit loop and the thread applying pushed priorities.
+    """
+
+    def __init__(self, source: PageSource, emit: Callable[[dict], None], clock: Callable[[], float],
+                 origin: float = 0.0, interval: float = WEEK, domain_of: Callable[[str], str] = registered_domain,
+                 discover: str | None = None, max_pages: int = 100_000, unscored: float = -1.0) -> None:
+        self.source = source
+        self.emit = emit
+        self.clock = clock
+        self.origin = origin
+        self.interval = interval
+        self.domain_of = domain_of
+        self.discover = re.compile(discover) if discover else None
+        self.max_pages = max_pages
+        self.unscored = unscored
+        self.ranking = PriorityFrontier()
+        self.queue = PriorityFrontier()
+        self.current_period: int | None = None
+        self.done: set[str] = set()  # pages already snapshotted in the current period
+        self.revisits = 0
+        self.failures = 0
+        self.priorities_applied = 0
+        self._lock = threading.Lock()
+
+    def period(self, now: float | None = None) -> int:
+        """Index of the period ``now`` falls in (period 0 starts at ``origin``)."""
+        return int(((self.clock() if now is None else now) - self.origin) // self.interval)
+
+    def add(self, urls: Iterable[str]) -> int:
+        """Make pages known (queued in the current period unless already done); returns how many were new."""
+        added = 0
+        with self._lock:
+            for url in urls:
+                if url in self.ranking or len(self.ranking) >= self.max_pages:
+                    continue
+                self.ranking.update(url, self.unscored)
+                if self.current_period is not None and url not in self.done:
+                    self.queue.update(url, self.unscored)
+                added += 1
+        return added
+
+    def restore(self, seen: Iterable[tuple[str, int]]) -> None:
+        """Resume from the snapshot table's ``(url, period)`` pairs: their pages are known, and those
+        snapshotted in the current period are not fetched again (no duplicate row after a restart)."""
+        seen = list(seen)
+        self.add(url for url, _ in seen)
+        now = self.period()
+        with self._lock:
+            self._start_period(now)
+            for url, period in seen:
+                if period == now:
+                    self.done.add(url)
+                    self.queue.discard(url)
+
+    def apply_priority(self, url: str, score: float | None) -> None:
+        """A pushed priority (``None``: the page's record was deleted from the compacted topic)."""
+        value = self.unscored if score is None else float(score)
+        with self._lock:
+            if url in self.ranking:
+                self.ranking.update(url, value)
+            if url in self.queue:
+                self.queue.update(url, value)
+            self.priorities_applied += 1
+
+    def _start_period(self, period: int) -> None:
+        if period != self.current_period:
+            self.current_period = period
+            self.done = set()
+            self.queue = PriorityFrontier(self.ranking.top(len(self.ranking)))
+
+    def revisit_next(self) -> dict | None:
+        """Fetch the best page due in the current period and emit its snapshot; None when none is due
+        or the fetch failed (``source`` raised: logged and counted; the page waits for the next period).
+        """
+        now = self.clock()
+        with self._lock:
+            self._start_period(self.period(now))
+            if not self.queue:
+                return None
+            url, _ = self.queue.pop()
+            self.done.add(url)
+            period = self.current_period
+        try:
+            body = self.source.get(url)
+        except Exception as exc:  # noqa: BLE001 - one bad page must not stop the revisits; the source's error says why
+            self.failures += 1
+            log.warning("revisit of %s failed: %s", url, exc)
+            return None
+        row = snapshot(url, body, period, now, domain_of=self.domain_of)
+        self.emit(row)
+        self.revisits += 1
+        if self.discover is not None:
+            self.add(u for u in row["internal_outlinks"] + row["external_outlinks"] if self.discover.search(u))
+        return row
+
+    def due(self) -> int:
+        """Pages still to revisit in the current period."""
+        with self._lock:
+            return len(self.queue)
+
+    def order(self, n: int = 5) -> list[tuple[str, float]]:
+        """The next ``n`` revisits: the rest of this period's queue, or, when it is done, the next period's start."""
+        with self._lock:
+            return (self.queue if self.queue else self.ranking).top(n)
+
+    def status(self) -> dict:
+        head = self.order(5)
+        with self._lock:
+            return {
+                "period": self.current_period,
+                "next_pick": head[0][0] if head else None,
+                "next_pick_score": head[0][1] if head else None,
+                "order": [[url, score] for url, score in head],
+                "known": len(self.ranking),
+                "due": len(self.queue),
+                "done_this_period": len(self.done),
+                "revisits": self.revisits,
+                "failures": self.failures,
+                "priorities_applied": self.priorities_applied,
+            }
+
+
+class SnapshotWriter:
+    """Buffer snapshot rows and append them to the Delta ``page_snapshots`` table (delta-rs) in one
+    commit per :meth:`flush`; :meth:`seen` reads back the ``(url, period)`` pairs for a restart."""
+
+    def __init__(self, table_path: str, storage_options: dict[str, str] | None = None) -> None:
+        self.table_path = table_path
+        self.storage_options = storage_options
+        self.rows: list[dict] = []
+        self.written = 0
+
+    def __call__(self, row: dict) -> None:
+        self.rows.append(row)
+
+    def flush(self) -> int:
+        import pyarrow as pa
+        from deltalake import write_deltalake
+
+        from focuscrawl.outlinks.tables import SNAPSHOTS
+
+        if not self.rows:
+            return 0
+        batch = pa.Table.from_pylist(self.rows, schema=SNAPSHOTS.arrow_schema())
+        write_deltalake(self.table_path, batch, mode="append", partition_by=list(SNAPSHOTS.partition_by),
+                        storage_options=self.storage_options, description=SNAPSHOTS.comment)
+        n, self.rows = len(self.rows), []
+        self.written += n
+        return n
+
+    def seen(self) -> list[tuple[str, int]]:
+        from deltalake import DeltaTable
+        from deltalake.exceptions import TableNotFoundError
+
+        try:
+            table = DeltaTable(self.table_path, storage_options=self.storage_options)
+        except TableNotFoundError:
+            return []
+        cols = table.to_pyarrow_table(columns=["url", "period"]).to_pydict()
+        return list(zip(cols["url"], cols["period"]))

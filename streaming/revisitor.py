@@ -1,0 +1,125 @@
+"""Page revisitor process: refetch known pages once per period -> Delta ``page_snapshots``, best first.
+
+    python streaming/revisitor.py --seed http://127.0.0.1:18090/site/x.wiki.test/wiki/Some_Page \
+        --discover '/site/[^/]+/wiki/' --max-pages 5000
+
+Seed 002 (``focuscrawl.outlinks.revisit``). Pages come from ``--seed`` URLs, from outlinks matching
+``--discover``, and, on a restart, from the snapshot table itself (pages already snapshotted this
+period are not fetched twice). Every page is fetched through the fetch layer (robots.txt, per-host
+politeness, retries, SSRF guard; the world on localhost is allow-listed by the settings) once per
+``--interval-days`` (7) of the clock: ``--clock world`` reads the world's simulated clock from its
+evaluation interface, ``--clock wall`` the machine's. Snapshots are appended to Delta every
+``--flush-every`` rows and whenever no page is due. A background thread follows the compacted
+page-priority topic from its beginning, so the pushed scores reorder the revisits without a
+restart. The head of the order and the counters go to ``--status-file`` (JSON).
+SIGTERM/SIGINT flush and stop.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import signal
+import sys
+import threading
+import time
+from pathlib import Path
+
+from focuscrawl.config import settings
+
+log = logging.getLogger("focuscrawl.revisitor")
+
+
+def world_clock(eval_url: str):
+    """``(now, origin)``: a callable reading the world's simulated now, and the world's start epoch."""
+    import requests
+
+    def now() -> float:
+        return float(requests.get(f"{eval_url}/time", timeout=10).json()["sim_now"])
+
+    return now, float(requests.get(f"{eval_url}/time", timeout=10).json()["start_epoch"])
+
+
+def main(argv: list[str] | None = None) -> int:
+    cfg = settings()
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--seed", action="append", default=[], help="a page to revisit (repeatable)")
+    ap.add_argument("--discover", help="regex: outlinks matching it become known pages")
+    ap.add_argument("--max-pages", type=int, default=100_000, help="known pages at most")
+    ap.add_argument("--virtual-hosts", default="/site/",
+                    help="path prefix under which one origin serves several sites (the world's /site/<host>/); "
+                         "'' to classify outlinks by registered domain only")
+    ap.add_argument("--clock", choices=("world", "wall"), default="world")
+    ap.add_argument("--eval-url", default=cfg.world_eval_url, help="with --clock world: the world's evaluation URL")
+    ap.add_argument("--interval-days", type=float, default=7.0, help="revisit period on the clock")
+    ap.add_argument("--table", default=None, help="snapshot table location (default: page_snapshots in the lake)")
+    ap.add_argument("--priority-topic", default=None, help="compacted page-priority topic")
+    ap.add_argument("--bootstrap", default=cfg.kafka_bootstrap)
+    ap.add_argument("--politeness-delay", type=float, default=1.0, help="seconds between requests to a host")
+    ap.add_argument("--flush-every", type=int, default=200, help="snapshot rows per Delta commit")
+    ap.add_argument("--idle", type=float, default=1.0, help="seconds to wait when no page is due")
+    ap.add_argument("--status-file", type=Path, default=cfg.var_dir / "crawler" / "revisitor.json")
+    args = ap.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+
+    from focuscrawl.fetch import Fetcher, HostPoliteness
+    from focuscrawl.outlinks.revisit import PageRevisitor, SnapshotWriter
+    from focuscrawl.outlinks.tables import PAGE_PRIORITIES_TOPIC, SNAPSHOTS
+    from focuscrawl.outlinks.urls import registered_domain, virtual_host_domain
+    from focuscrawl.priority_topic import PriorityFollower
+    from focuscrawl.storage import storage_options
+
+    from crawler import write_status  # the listing crawler's atomic status file (streaming/ is on sys.path)
+
+    stopping = threading.Event()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, lambda *_: stopping.set())
+
+    if args.clock == "world":
+        clock, origin = world_clock(args.eval_url)
+    else:
+        clock, origin = time.time, 0.0
+    writer = SnapshotWriter(args.table or SNAPSHOTS.path(cfg), storage_options(cfg) or None)
+    fetcher = Fetcher.from_settings(cfg, politeness=HostPoliteness(min_delay=args.politeness_delay))
+    revisitor = PageRevisitor(fetcher, writer, clock, origin=origin, interval=args.interval_days * 86400,
+                              domain_of=virtual_host_domain(args.virtual_hosts) if args.virtual_hosts
+                              else registered_domain, discover=args.discover, max_pages=args.max_pages)
+    revisitor.restore(writer.seen())
+    revisitor.add(args.seed)
+    if not revisitor.ranking:
+        ap.error("no page to revisit: give --seed (the snapshot table has none yet)")
+    follower = PriorityFollower(args.bootstrap, args.priority_topic or PAGE_PRIORITIES_TOPIC, revisitor.apply_priority)
+    follower.start()
+    log.info("revisiting %d known pages every %.1f days (%s clock) into %s; following %s",
+             len(revisitor.ranking), args.interval_days, args.clock, writer.table_path, follower.topic)
+
+    while not stopping.is_set():
+        try:
+            revisitor.revisit_next()
+        except Exception:  # noqa: BLE001 - the world's clock did not answer: log, wait, go on
+            log.exception("revisit failed; retrying in %.1f s", args.idle)
+        idle = revisitor.due() == 0
+        if idle or len(writer.rows) >= args.flush_every:
+            try:
+                if writer.flush():
+                    log.info("period %s: %d snapshots in Delta, %d known pages",
+                             revisitor.current_period, writer.written, len(revisitor.ranking))
+            except Exception:  # noqa: BLE001 - rows stay buffered and go with the next flush
+                log.exception("writing %d snapshots failed; keeping them for the next flush", len(writer.rows))
+        write_status(args.status_file, {**revisitor.status(), "written": writer.written,
+                                        "updated_at_ms": int(time.time() * 1000)})
+        if idle:
+            stopping.wait(args.idle)
+
+    follower.stop()
+    follower.join(timeout=10)
+    writer.flush()
+    fetcher.close()
+    write_status(args.status_file, {**revisitor.status(), "written": writer.written,
+                                    "updated_at_ms": int(time.time() * 1000)})
+    log.info("stopped after %d revisits (%d failed)", revisitor.revisits, revisitor.failures)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,153 @@
+"""The page revisitor (seed 002): snapshots without outlinks in the digest, one revisit per page and
+period in pushed-priority order, discovery, restart without duplicates, and weekly snapshots of the
+real world through the fetch layer into Delta."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from focuscrawl.outlinks.revisit import WEEK, PageRevisitor, SnapshotWriter, snapshot
+from focuscrawl.outlinks.urls import virtual_host_domain
+
+SITE = "http://127.0.0.1:9/site/"
+
+
+def page(text: str, links: list[str]) -> bytes:
+    anchors = "".join(f'<li><a href="{u}">{u.rsplit("/", 1)[-1]}</a></li>' for u in links)
+    return f"<html><head><title>T</title><script>var x=1;</script></head><body><p>{text}</p><ul>{anchors}</ul>" \
+           f"</body></html>".encode()
+
+
+def test_snapshot_splits_outlinks_by_virtual_host_and_digests_content_without_them():
+    url = SITE + "a.wiki.test/wiki/P"
+    links = [SITE + "a.wiki.test/wiki/Q", "/site/b.wiki.test/wiki/R", SITE + "a.wiki.test/wiki/Q", "mailto:x@y.z"]
+    row = snapshot(url, page("some text here", links), 3, 1_700_000_000.0, domain_of=virtual_host_domain())
+    assert row["internal_outlinks"] == [SITE + "a.wiki.test/wiki/Q"]
+    assert row["external_outlinks"] == [SITE + "b.wiki.test/wiki/R"]
+    assert row["text"] == "T some text here" and row["period"] == 3 and row["status"] == 200
+    same_text_new_links = snapshot(url, page("some text here", [SITE + "c.wiki.test/wiki/S"]), 4, 0.0)
+    assert same_text_new_links["content_digest"] == row["content_digest"]
+    assert snapshot(url, page("other text", links), 4, 0.0)["content_digest"] != row["content_digest"]
+
+
+class FakeSite:
+    def __init__(self, pages: dict[str, list[str]]) -> None:
+        self.pages = pages
+        self.log: list[str] = []
+
+    def get(self, url: str) -> bytes:
+        self.log.append(url)
+        if url not in self.pages:
+            raise LookupError(f"{url}: 404")
+        return page("text of " + url, self.pages[url])
+
+
+def drain(revisitor: PageRevisitor) -> None:
+    """Revisit every page due in the clock's current period."""
+    revisitor.revisit_next()
+    while revisitor.due():
+        revisitor.revisit_next()
+
+
+def test_each_page_once_per_period_in_pushed_priority_order_with_discovery():
+    a, b, c, d = (SITE + f"s.wiki.test/wiki/{x}" for x in "ABCD")
+    site = FakeSite({a: [b, SITE + "s.wiki.test/other/X"], b: [c], c: [a], d: []})
+    now = [100.0]
+    rows = []
+    rev = PageRevisitor(site, rows.append, lambda: now[0], origin=100.0, discover=r"/wiki/", max_pages=3)
+    rev.add([a])
+    drain(rev)
+    # Period 0: breadth-first discovery from the seed, capped at 3 known pages; /other/ is not followed.
+    assert site.log == [a, b, c] and [r["period"] for r in rows] == [0, 0, 0]
+    assert rev.revisit_next() is None and rev.status()["next_pick"] == a  # next period starts with a
+    rev.apply_priority(c, 0.9)
+    rev.apply_priority(b, 0.2)
+    assert rev.order(3) == [(c, 0.9), (b, 0.2), (a, -1.0)]
+    now[0] += WEEK
+    rev.revisit_next()
+    rev.apply_priority(a, 1.0)  # a push during the period reorders what is still due
+    drain(rev)
+    assert site.log[3:] == [c, a, b] and [r["period"] for r in rows[3:]] == [1, 1, 1]
+    rev.apply_priority(c, None)  # deleted from the topic: back to unscored
+    assert rev.order(3) == [(a, 1.0), (b, 0.2), (c, -1.0)]
+    status = rev.status()
+    assert (status["period"], status["known"], status["revisits"], status["priorities_applied"]) == (1, 3, 6, 4)
+
+
+def test_a_failed_fetch_is_counted_and_the_page_waits_for_the_next_period():
+    good, gone = SITE + "s.wiki.test/wiki/A", SITE + "s.wiki.test/wiki/Gone"
+    site = FakeSite({good: []})
+    rows = []
+    rev = PageRevisitor(site, rows.append, lambda: 0.0)
+    rev.add([gone, good])
+    assert rev.revisit_next() is None and rev.failures == 1
+    assert rev.revisit_next()["url"] == good and rev.due() == 0
+
+
+def test_restart_resumes_from_the_table_without_duplicates(tmp_path):
+    a, b = SITE + "s.wiki.test/wiki/A", SITE + "s.wiki.test/wiki/B"
+    site = FakeSite({a: [b], b: []})
+    writer = SnapshotWriter(str(tmp_path / "snapshots"))
+    rev = PageRevisitor(site, writer, lambda: 0.0, discover="/wiki/")
+    rev.add([a])
+    rev.revisit_next()
+    assert writer.flush() == 1
+    # A new process: b is not known from any seed, a was done this period.
+    again = PageRevisitor(site, writer, lambda: 0.0, discover="/wiki/")
+    again.restore(writer.seen())
+    assert again.due() == 0 and again.status()["known"] == 1
+    later = PageRevisitor(site, writer, lambda: WEEK, discover="/wiki/")
+    later.restore(writer.seen())
+    drain(later)
+    writer.flush()
+    assert sorted(writer.seen()) == [(a, 0), (a, 1), (b, 1)]
+
+
+@pytest.fixture(scope="module")
+def small_world():
+    """A generated world on free ports, clock paused (the test moves it), no rate limit."""
+    from focuscrawl.world import build_world
+    from focuscrawl.world.server import WorldServer
+
+    world = build_world(7, data_dir=None, users=200, paused=True, rate_limit=0, events_per_minute=0.01)
+    with WorldServer(world, "127.0.0.1", 0, 0) as server:
+        yield world, server
+
+
+@pytest.mark.integration  # a real world over HTTP, Delta and GX: tens of seconds on a loaded machine
+def test_weekly_snapshots_of_the_world_through_the_fetch_layer(small_world, cfg, tmp_path):
+    from focuscrawl.fetch import Fetcher, HostPoliteness
+    from focuscrawl.outlinks.tables import SNAPSHOTS
+    from focuscrawl.outlinks.targets import targets
+    from focuscrawl.quality import validate_table
+
+    world, server = small_world
+    allowed = dataclasses.replace(cfg, allow_private_hosts=(server.url.removeprefix("http://"),))
+    fetcher = Fetcher.from_settings(allowed, politeness=HostPoliteness(min_delay=0))
+    web = world.web
+    seed = server.url + web.page_path(0)
+    writer = SnapshotWriter(str(tmp_path / "page_snapshots"))
+    rev = PageRevisitor(fetcher, writer, world.clock.now, origin=world.clock.start_epoch,
+                        domain_of=virtual_host_domain(), discover="/site/[^/]+/wiki/", max_pages=40)
+    rev.add([seed])
+    for week in range(3):
+        drain(rev)
+        writer.flush()
+        world.clock.advance(WEEK)
+    result = validate_table(writer.table_path, SNAPSHOTS, ("url", "period"))
+    assert (result.success, result.row_count) == (True, 120)
+    from deltalake import DeltaTable
+
+    rows = DeltaTable(writer.table_path).to_pandas()
+    first = rows[rows["url"] == seed].sort_values("period").iloc[0]
+    host = web.page_path(0).split("/")[2]
+    assert set(first["internal_outlinks"]) | set(first["external_outlinks"]) == {
+        server.url + web.page_path(b) for b in web.links[0]} | {
+        server.url + link for link in (web.added_link(0, j) for j in range(len(web.changes(0, world.clock.start_epoch))))}
+    assert all(f"/site/{host}/" in u for u in first["internal_outlinks"])
+    assert not any(f"/site/{host}/" in u for u in first["external_outlinks"])
+    # The world's pages gain links week by week; their text does not change.
+    changes = targets(rows)
+    assert changes["nnl_int"].sum() + changes["nnl_ext"].sum() > 20 and not changes["content_changed"].any()
