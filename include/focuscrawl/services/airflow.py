@@ -131,6 +131,9 @@ class AirflowService:
             "AIRFLOW__CORE__EXECUTION_API_SERVER_URL": f"{c.airflow_url}/execution/",
             "AIRFLOW__API_AUTH__JWT_SECRET": keys["jwt_secret"],
             "AIRFLOW__API__SECRET_KEY": keys["secret_key"],
+            # The SQLite-backed API server answers slowly on a loaded machine; the 5 s default
+            # made task starts fail with ReadTimeout and spend a retry.
+            "AIRFLOW__WORKERS__EXECUTION_API_TIMEOUT": "30",
             # New DAG files show up within 30 s instead of the default 5 min.
             "AIRFLOW__DAG_PROCESSOR__REFRESH_INTERVAL": "30",
             "AIRFLOW__SCHEDULER__ENABLE_HEALTH_CHECK": "False",
@@ -188,7 +191,8 @@ class AirflowService:
         # Parse the DAG folder into the metadata DB now, so DAGs are listed as soon as we are up.
         # The DAG processor starts only afterwards: both writing the same new DAG rows into SQLite
         # at once makes the processor die on a failed INSERT (seen in CI).
-        self._airflow("dags", "reserialize")
+        # Parsing every DAG file takes seconds idle but many minutes on a loaded 2-core machine.
+        self._airflow("dags", "reserialize", timeout=900)
         if parser is not None:
             parser.start()
         wait_until(self._api_ready, timeout, f"Airflow API server on {self.url}", log=api)
