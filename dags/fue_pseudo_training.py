@@ -13,6 +13,14 @@ pseudo-trained HCP variant (`HCP-0.9-0.1`, `HCP-0.5-0.5`, `HCP-POS`):
 
 A variant with no new pseudo-example since its last model still re-scores (new candidates keep
 arriving). Params: `methods`, `top_n` (the paper's Batch Updater: 50,000), `seed`.
+
+**Schedule and simulated time.** The schedule is 5 minutes of wall-clock time: the paper's period
+against a real site, or a world served at `--speedup 1`. The world's default speedup is 60
+simulated seconds per wall second, so there a run comes every 5 *simulated hours*; a 5-simulated-
+minute period would need a run every 5 wall seconds, shorter than one retrain. The offline
+comparison (`focuscrawl experiment fue`) does the paper's period in simulated time instead: it
+retrains in lock-step with the world's clock every `--pseudo-every` (5 simulated minutes; at the
+first step boundary after it, so every step with `--step 10m`).
 """
 
 from __future__ import annotations

@@ -38,7 +38,7 @@ from focuscrawl.fue.metrics import HOUR, by_method, curve, extracted_per_hour
 from focuscrawl.fue.methods import RANKING_METHODS
 from focuscrawl.fue.pipeline import (
     COMMUNITY_CHOOSERS, POSTS_TOPIC, STATS_TABLE, STATS_TOPIC, CommunityExplorer, RedditClient, ReferenceJudge,
-    StatsEvent, UserExtractor, candidate_texts, corpus_histories, events_of, post_from_json, post_to_json,
+    StatsEvent, UserExtractor, candidate_texts, events_of, post_from_json, post_to_json,
 )
 from focuscrawl.fue.pseudo import PseudoLabelling, PseudoTrainer
 
@@ -195,7 +195,7 @@ class MethodPipeline:
         top = candidate_texts(self.chooser, top_n)
         if not top:
             return 0
-        scores = model.predict_proba([text for _, text, _ in top])
+        scores = self.pseudo.rescore(model, [text for _, text, _ in top])
         return self.chooser.set_scores((user, float(s)) for (user, _, _), s in zip(top, scores))
 
 
@@ -227,7 +227,9 @@ class Classifiers:
 
 def train_classifiers(corpus, max_donors: dict[bool, int] | None, seed: int = 0) -> Classifiers:
     """Reference (whole histories, the paper's hyper-parameters) and candidate (snippets) classifiers."""
-    from focuscrawl.fue.classifier import short_evidence_corpus, train_candidate_classifier, train_reference_classifier
+    from focuscrawl.fue.classifier import (
+        corpus_histories, short_evidence_corpus, train_candidate_classifier, train_reference_classifier,
+    )
 
     histories, labels = corpus_histories(corpus, max_donors)
     # The paper's min_df=20 assumes its 486 users; a smaller training set keeps words seen by 5% of users.
@@ -249,8 +251,12 @@ def build_pipelines(opts: Settings, clf: Classifiers, make_client) -> list[Metho
 
 
 def run(opts: Settings, clf: Classifiers, world_url: str, eval_url: str, make_client, topics, sink: DeltaSink | None,
-        progress: bool = True) -> list[StatsEvent]:
-    """Run every method in lock-step with the world's clock; the stats events of all methods."""
+        progress: bool = True, checkpoint=None, checkpoint_every: float = 86400.0) -> list[StatsEvent]:
+    """Run every method in lock-step with the world's clock; the stats events of all methods.
+
+    ``checkpoint(events, elapsed)`` is called every ``checkpoint_every`` simulated seconds, so a
+    long run reports its finished days even if it is stopped before the end.
+    """
     import requests
     from tqdm import tqdm
 
@@ -285,6 +291,9 @@ def run(opts: Settings, clf: Classifiers, world_url: str, eval_url: str, make_cl
             records = topics.consume(STATS_TOPIC, "fue-stats-sink")
             if sink is not None and records:
                 sink.write(records)
+            period_done = k * opts.step // checkpoint_every > (k - 1) * opts.step // checkpoint_every
+            if checkpoint is not None and period_done and k < steps:
+                checkpoint([e for p in pipelines for e in p.events], k * opts.step)
             bar.update(1)
             bar.set_postfix_str(" ".join(f"{p.name}={_hr(p.events):.2f}" for p in pipelines[:6]))
     bar.close()
@@ -404,6 +413,11 @@ def main(argv: list[str] | None = None) -> int:
     sink = DeltaSink(args.table, STATS_TABLE, f"fue-stats-{opts.run_id}",
                      dead_letter_uri=STREAM_DEAD_LETTER_TABLE.path(cfg))
     fetchers = []
+
+    def partial_report(events: list[StatsEvent], elapsed: float) -> None:
+        write_report(events, elapsed, args.output)
+        print(f"\n{elapsed / 86400:g} simulated days done: partial report in {args.output}", flush=True)
+
     with WorldServer(world) as server:
         guard = AddressGuard((*cfg.allow_private_hosts, f"127.0.0.1:{server.crawl.server_address[1]}"))
 
@@ -415,7 +429,7 @@ def main(argv: list[str] | None = None) -> int:
 
         try:
             events = run(opts, clf, server.url, server.eval_url, make_client, topics, sink,
-                         progress=not args.no_progress)
+                         progress=not args.no_progress, checkpoint=partial_report)
         finally:
             topics.close()
             for f in fetchers:

@@ -21,9 +21,9 @@ from typing import Sequence
 
 import pyarrow as pa
 
-from focuscrawl.fue.classifier import UserClassifier, short_evidence_corpus
+from focuscrawl.fue.classifier import UserClassifier, corpus_histories, short_evidence_corpus
 from focuscrawl.fue.evidence import EvidenceAggregator, Post
-from focuscrawl.fue.pipeline import STATS_TABLE, corpus_histories
+from focuscrawl.fue.pipeline import STATS_TABLE
 from focuscrawl.fue.pseudo import PseudoLabelling, retrain_and_rescore
 from focuscrawl.tables import Column, table
 

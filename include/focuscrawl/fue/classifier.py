@@ -46,23 +46,68 @@ class UserClassifier:
 
     def fit(self, documents: Sequence[str], labels: Sequence[int]) -> "UserClassifier":
         from sklearn.feature_extraction.text import TfidfVectorizer
+
+        self._check_labels(labels)
+        self.vectorizer_ = TfidfVectorizer(min_df=self.min_df, stop_words=self.stop_words)
+        return self._fit_model(self.vectorizer_.fit_transform(documents), labels)
+
+    def fit_counts(self, counts: "TermCounts", labels: Sequence[int]) -> "UserClassifier":
+        """``fit`` on the documents already analysed in ``counts``: the same vocabulary, idf and model.
+
+        The vocabulary is pruned by ``min_df`` and sorted as ``TfidfVectorizer`` does, so the
+        features (and their order, which liblinear's coordinate descent follows) are identical.
+        """
+        from sklearn.feature_extraction.text import TfidfTransformer, TfidfVectorizer
+
+        if counts.stop_words != self.stop_words:
+            raise ValueError(f"counts were analysed with stop_words={counts.stop_words!r}, not {self.stop_words!r}")
+        self._check_labels(labels)
+        x = counts.matrix()
+        if x.shape[0] != len(labels):
+            raise ValueError(f"{x.shape[0]} counted documents but {len(labels)} labels")
+        min_count = self.min_df if isinstance(self.min_df, int) else self.min_df * x.shape[0]
+        df = np.bincount(x.indices, minlength=x.shape[1])
+        terms = counts.terms()
+        kept = sorted((terms[j], j) for j in np.flatnonzero(df >= min_count))
+        if not kept:
+            raise ValueError(f"no term is in {min_count} documents or more; lower min_df")
+        x = x[:, [j for _, j in kept]]
+        x.sort_indices()
+        self.vectorizer_ = TfidfVectorizer(min_df=self.min_df, stop_words=self.stop_words)
+        self.vectorizer_.vocabulary_ = {term: i for i, (term, _) in enumerate(kept)}
+        self.vectorizer_.fixed_vocabulary_ = False
+        self.vectorizer_._tfidf = TfidfTransformer().fit(x)  # TfidfVectorizer's own defaults
+        return self._fit_model(self.vectorizer_._tfidf.transform(x, copy=False), labels)
+
+    @staticmethod
+    def _check_labels(labels: Sequence[int]) -> None:
+        if set(np.unique(np.asarray(labels, dtype=int))) != {0, 1}:
+            raise ValueError("training needs both positive (1) and negative (0) users")
+
+    def _fit_model(self, x, labels: Sequence[int]) -> "UserClassifier":
         from sklearn.linear_model import LogisticRegression
 
-        y = np.asarray(labels, dtype=int)
-        if set(np.unique(y)) != {0, 1}:
-            raise ValueError("training needs both positive (1) and negative (0) users")
         w = self.positive_weight
-        self.vectorizer_ = TfidfVectorizer(min_df=self.min_df, stop_words=self.stop_words)
-        x = self.vectorizer_.fit_transform(documents)
+        # liblinear visits coordinates in a random order; a fixed seed makes verdicts near 0.9 repeatable.
         self.model_ = LogisticRegression(
-            penalty="l1", solver="liblinear", C=self.C, class_weight={0: 1.0 / (1.0 + w), 1: w / (1.0 + w)}
-        ).fit(x, y)
+            penalty="l1", solver="liblinear", C=self.C, class_weight={0: 1.0 / (1.0 + w), 1: w / (1.0 + w)},
+            random_state=0,
+        ).fit(x, np.asarray(labels, dtype=int))
         return self
 
     def predict_proba(self, texts: Iterable[str]) -> np.ndarray:
         """P(on-target) for each text, as a float array."""
         x = self.vectorizer_.transform(list(texts))
         return self.model_.predict_proba(x)[:, 1]
+
+    def predict_proba_counts(self, counts: "TermCounts", texts: Sequence[str]) -> np.ndarray:
+        """``predict_proba`` with the texts analysed (and remembered) by ``counts``.
+
+        For re-scoring the same waiting candidates with every new model: a candidate's text is
+        tokenised once, not once per model.
+        """
+        x = counts.project(counts.rows(texts), self.vectorizer_.vocabulary_)
+        return self.model_.predict_proba(self.vectorizer_._tfidf.transform(x, copy=False))[:, 1]
 
     def proba(self, text: str) -> float:
         return float(self.predict_proba([text])[0])
@@ -116,21 +161,31 @@ def short_evidence_corpus(
     return docs, ys
 
 
+def corpus_histories(corpus, max_donors: dict[bool, int] | None = None) -> tuple[list[list[str]], list[int]]:
+    """Per-donor writings (``title\\ntext``) and labels of any world corpus (eRisk or generated).
+
+    ``max_donors`` caps donors per class (e.g. the paper's 83 positive / 403 negative users).
+    """
+    histories, labels = [], []
+    for label in (True, False):
+        n = corpus.donors(label)
+        if max_donors is not None:
+            n = min(n, max_donors[label])
+        for donor in range(n):
+            writings = (corpus.writing(label, donor, j) for j in range(corpus.size(label, donor)))
+            histories.append([f"{title}\n{text}" if title else text for title, text, _ in writings])
+            labels.append(int(label))
+    return histories, labels
+
+
 def erisk_histories(source: str | Path, cache_dir: str | Path) -> tuple[list[list[str]], list[int]]:
-    """Per-user lists of writings (``title\\ntext``) and labels from an eRisk collection.
+    """Per-user lists of writings and labels from an eRisk collection.
 
     Reads through the world's cached eRisk corpus loader (one parser for the project).
     """
     from focuscrawl.world.corpus import EriskCorpus
 
-    corpus = EriskCorpus.load(Path(source), Path(cache_dir))
-    histories, labels = [], []
-    for label in (True, False):
-        for donor in range(corpus.donors(label)):
-            writings = (corpus.writing(label, donor, j) for j in range(corpus.size(label, donor)))
-            histories.append([f"{title}\n{text}" if title else text for title, text, _ in writings])
-            labels.append(int(label))
-    return histories, labels
+    return corpus_histories(EriskCorpus.load(Path(source), Path(cache_dir)))
 
 
 def train_reference_classifier(histories: Sequence[Sequence[str]], labels: Sequence[int], **params) -> UserClassifier:
@@ -147,3 +202,93 @@ def train_candidate_classifier(
     """
     docs, ys = short_evidence_corpus(histories, labels, seed=seed)
     return UserClassifier(**{"min_df": 5, **params}).fit(docs, ys)
+
+
+class TermCounts:
+    """Documents analysed once into term counts, for refitting and re-scoring without re-tokenising.
+
+    Seed section V retrains the candidate classifier every five minutes on the original set plus
+    every extracted user so far, and re-scores the waiting candidates. Tokenising is most of a
+    TF-IDF fit, and re-tokenising the same growing set at every retrain made a week's run
+    quadratic; here a training document is analysed when it is ``add``-ed and a candidate's text
+    when it is first scored (``rows`` remembers the texts of its previous call only, so memory
+    follows the candidate set). Columns are a growing vocabulary of every term seen;
+    ``UserClassifier.fit_counts`` prunes and sorts them as ``TfidfVectorizer`` would.
+    """
+
+    def __init__(self, stop_words: str | None = "english") -> None:
+        from sklearn.feature_extraction.text import TfidfVectorizer
+
+        self.stop_words = stop_words
+        self._analyze = TfidfVectorizer(stop_words=stop_words).build_analyzer()
+        self._vocabulary: dict[str, int] = {}
+        self._documents: list[tuple[np.ndarray, np.ndarray]] = []
+        self._remembered: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+        self._projections: dict[int, tuple[dict, np.ndarray]] = {}
+
+    def __len__(self) -> int:
+        return len(self._documents)
+
+    def add(self, documents: Iterable[str]) -> None:
+        """Analyse training documents and keep their counts (rows of ``matrix``, in order)."""
+        self._documents.extend(self._count(d) for d in documents)
+
+    def terms(self) -> list[str]:
+        """Every term seen so far, by column."""
+        out = [""] * len(self._vocabulary)
+        for term, j in self._vocabulary.items():
+            out[j] = term
+        return out
+
+    def matrix(self):
+        """The training documents' counts: a CSR matrix over every term seen so far."""
+        return self._stack(self._documents)
+
+    def rows(self, texts: Sequence[str]):
+        """Counts of ``texts`` (not kept for training); texts of the previous call are not re-analysed."""
+        before, now = self._remembered, {}
+        for text in texts:
+            if text not in now:
+                now[text] = before.get(text) or self._count(text)
+        self._remembered = now
+        return self._stack([now[t] for t in texts])
+
+    def project(self, x, vocabulary: dict[str, int]):
+        """Counts ``x`` (our columns) in a fitted vocabulary's columns; unknown terms dropped."""
+        from scipy.sparse import csr_matrix
+
+        cached = self._projections.get(id(vocabulary))
+        if cached is None or cached[0] is not vocabulary or len(cached[1]) < x.shape[1]:
+            where = np.full(len(self._vocabulary), -1, dtype=np.int64)
+            for term, j in vocabulary.items():
+                i = self._vocabulary.get(term)
+                if i is not None:
+                    where[i] = j
+            self._projections = {id(vocabulary): (vocabulary, where)}  # one model in use at a time
+        where = self._projections[id(vocabulary)][1]
+        cols = where[x.indices]
+        keep = cols >= 0
+        row = np.repeat(np.arange(x.shape[0]), np.diff(x.indptr))
+        indptr = np.zeros(x.shape[0] + 1, dtype=np.int64)
+        np.cumsum(np.bincount(row[keep], minlength=x.shape[0]), out=indptr[1:])
+        return csr_matrix((x.data[keep], cols[keep], indptr), shape=(x.shape[0], len(vocabulary)))
+
+    def _count(self, text: str) -> tuple[np.ndarray, np.ndarray]:
+        counter: dict[int, int] = {}
+        vocabulary = self._vocabulary
+        for term in self._analyze(text):
+            j = vocabulary.get(term)
+            if j is None:
+                j = vocabulary[term] = len(vocabulary)
+            counter[j] = counter.get(j, 0) + 1
+        n = len(counter)
+        return np.fromiter(counter.keys(), np.int64, n), np.fromiter(counter.values(), np.int64, n)
+
+    def _stack(self, rows: Sequence[tuple[np.ndarray, np.ndarray]]):
+        from scipy.sparse import csr_matrix
+
+        indptr = np.zeros(len(rows) + 1, dtype=np.int64)
+        np.cumsum([len(i) for i, _ in rows], out=indptr[1:])
+        indices = np.concatenate([i for i, _ in rows]) if rows else np.empty(0, np.int64)
+        data = np.concatenate([c for _, c in rows]) if rows else np.empty(0, np.int64)
+        return csr_matrix((data, indices, indptr), shape=(len(rows), len(self._vocabulary)))

@@ -287,23 +287,6 @@ class ReferenceJudge:
                           history_text=history.text[-self.keep_text_chars:])
 
 
-def corpus_histories(corpus, max_donors: dict[bool, int] | None = None) -> tuple[list[list[str]], list[int]]:
-    """Per-donor writings and labels of any world corpus (eRisk or generated): the original training set.
-
-    ``max_donors`` caps donors per class (e.g. the paper's 83 positive / 403 negative users).
-    """
-    histories, labels = [], []
-    for label in (True, False):
-        n = corpus.donors(label)
-        if max_donors is not None:
-            n = min(n, max_donors[label])
-        for donor in range(n):
-            writings = (corpus.writing(label, donor, j) for j in range(corpus.size(label, donor)))
-            histories.append([f"{title}\n{text}" if title else text for title, text, _ in writings])
-            labels.append(int(label))
-    return histories, labels
-
-
 def candidate_texts(chooser, top_n: int) -> list[tuple[str, str, float]]:
     """``(user, evidence text, score)`` of a chooser's best waiting candidates (pseudo-training input)."""
     return [(user, chooser.evidence.get(user).text, score) for user, score in chooser.top(top_n)]

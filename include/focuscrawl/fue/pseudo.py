@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Iterable, Sequence
 
-from focuscrawl.fue.classifier import UserClassifier
+from focuscrawl.fue.classifier import TermCounts, UserClassifier
 from focuscrawl.fue.methods import RANKING_METHODS
 
 
@@ -87,7 +87,9 @@ class PseudoTrainer:
     """Keeps the original training set and the pseudo-examples collected so far for one variant.
 
     ``add`` records an extracted user's judgement; ``retrain`` builds a new classifier only
-    when new examples joined since the last one (as the paper's Model Trainer did).
+    when new examples joined since the last one (as the paper's Model Trainer did). Every
+    document is analysed once, when it joins (``counts``), so a retrain costs the model fit,
+    not re-tokenising a training set that grows all run; ``rescore`` reuses ``counts`` too.
     """
 
     def __init__(
@@ -97,24 +99,24 @@ class PseudoTrainer:
         labelling: PseudoLabelling,
         classifier_params: dict | None = None,
     ) -> None:
-        self.train_documents = list(train_documents)
-        self.train_labels = list(train_labels)
         self.labelling = labelling
         self.classifier_params = classifier_params or {}
-        self._docs: list[str] = []
-        self._labels: list[int] = []
+        self.counts = TermCounts(stop_words=UserClassifier(**self.classifier_params).stop_words)
+        self.counts.add(train_documents)
+        self._labels: list[int] = list(train_labels)
+        self._original = len(self._labels)
         self._trained_with = 0
 
     @property
     def pseudo_count(self) -> int:
-        return len(self._docs)
+        return len(self._labels) - self._original
 
     def add(self, text: str, reference_proba: float) -> bool:
         """Record an extracted user; True if it joined the training set."""
         label = self.labelling.label(reference_proba)
         if label is None:
             return False
-        self._docs.append(text)
+        self.counts.add([text])
         self._labels.append(label)
         return True
 
@@ -123,6 +125,8 @@ class PseudoTrainer:
         if self.pseudo_count == self._trained_with:
             return None
         self._trained_with = self.pseudo_count
-        return UserClassifier(**self.classifier_params).fit(
-            self.train_documents + self._docs, self.train_labels + self._labels
-        )
+        return UserClassifier(**self.classifier_params).fit_counts(self.counts, self._labels)
+
+    def rescore(self, model: UserClassifier, texts: Sequence[str]):
+        """``model``'s probabilities of candidate texts (the texts of the last call are not re-analysed)."""
+        return model.predict_proba_counts(self.counts, texts)
