@@ -5,6 +5,7 @@
     focuscrawl sql ["SELECT ..."]          one query, or an interactive prompt without one
     focuscrawl pyspark                     a pyspark shell with the Delta tables registered
     focuscrawl world ... | demo ... | experiment NAME ... | report NAME ...
+    focuscrawl report demo [--only fue] [--rebuild]   the demo's HTML report without the services
 
 The last four hand their arguments to the area's own ``main(argv)``, imported only when called.
 """

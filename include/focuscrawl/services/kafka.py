@@ -102,7 +102,7 @@ class KafkaBroker:
         if out.returncode != 0:
             raise RuntimeError(f"formatting Kafka storage in {self.data_dir} failed:\n{out.stdout}\n{out.stderr}")
 
-    def start(self, timeout: float = 60.0) -> None:
+    def start(self, timeout: float = 180.0) -> None:
         if self.healthy():
             return
         self._write_config()
