@@ -21,8 +21,6 @@ from focuscrawl.tables import TableSpec, with_comments
 
 
 def _overwrite(spark, frame, spec: TableSpec, cfg: Settings) -> int:
-    from focuscrawl.tables import with_comments
-
     path = spec.path(cfg)
     ensure_table(path, spec)  # created from the spec first: the description comes from the one declaration
     df = spark.createDataFrame(frame[spec.column_names], schema=spark.read.format("delta").load(path).schema)

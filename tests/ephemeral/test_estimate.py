@@ -67,3 +67,17 @@ def test_no_feedback_gives_the_prior():
                            pd.DataFrame(columns=["source_url", "age_s", "clicks"]), profit_prior=prior)
     assert est.P[0] == pytest.approx(7.0)
     assert est.P_sd[0] == pytest.approx(7.0 / np.sqrt(2.0), rel=1e-6)
+
+
+def test_clicks_counted_from_the_crawl_recover_P_and_mu_and_ignoring_the_window_would_not():
+    rng = np.random.default_rng(3)
+    P, mu = 30.0, np.log(2) / 7200
+    delay = rng.uniform(0, 4 * 3600, 800)  # crawled up to two half-lives late: much of P already gone
+    ages = delay + rng.uniform(600, 2 * 86400, 800)
+    clicks = rng.poisson(P * (np.exp(-mu * delay) - np.exp(-mu * ages)))
+    feedback = pd.DataFrame({"source_url": "a", "age_s": ages, "start_age_s": delay, "clicks": clicks})
+    recrawls = pd.DataFrame({"source_url": ["a"], "new_links": [10], "elapsed_s": [3600.0]})
+    row = estimate_sources(["a"], recrawls, feedback).iloc[0]
+    assert abs(row.P - P) < 3 * row.P_sd + 0.05 * P and abs(row.mu - mu) < 3 * row.mu_sd + 0.1 * mu
+    naive = estimate_sources(["a"], recrawls, feedback.drop(columns="start_age_s")).iloc[0]
+    assert naive.P < 0.8 * P  # read as clicks since creation, the clicks lost to the delay look like a smaller P

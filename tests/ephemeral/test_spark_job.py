@@ -51,12 +51,17 @@ def lake(cfg, tmp_path):
         recrawls.append(pd.DataFrame({"source_url": source, "host": host, "recrawled_at": at, "elapsed_s": elapsed,
                                       "new_links": rng.poisson(lam * elapsed)}))
         created = T0 + pd.to_timedelta(rng.uniform(0, 3 * 86400, 300), unit="s")
-        latest_age = rng.uniform(600, 86400, 300)
+        latest_age = rng.uniform(1200, 86400, 300)
+        # news pages: clicks counted from their crawl (what a search engine sees); the blog's: since creation
+        crawl_delay = rng.uniform(0, 600, 300) if host == "news.example" else np.zeros(300)
         for ages in (latest_age / 2, latest_age):  # two observations per page: the job keeps the latest
             observed = created + pd.to_timedelta(ages, unit="s")
+            share = np.exp(-mu * crawl_delay) - np.exp(-mu * np.asarray(ages))
             clicks.append(pd.DataFrame({"source_url": source, "page_url": [f"{source}/p{i}" for i in range(300)],
                                         "created_at": created, "observed_at": observed,
-                                        "clicks": rng.poisson(P * -np.expm1(-mu * np.asarray(ages)))}))
+                                        "counted_from": created + pd.to_timedelta(crawl_delay, unit="s")
+                                        if host == "news.example" else pd.NaT,
+                                        "clicks": rng.poisson(P * share)}))
     _append(SOURCE_RECRAWLS, pd.concat(recrawls), lake)
     _append(PAGE_CLICKS, pd.concat(clicks), lake)
     return lake
@@ -87,13 +92,18 @@ def test_job_fits_estimates_and_writes_a_polite_schedule_within_budget(spark, cf
 
 
 def test_schedule_is_published_and_followed_by_the_crawler(spark, cfg, lake, kafka_broker, topic):
-    from focuscrawl.ephemeral.schedule_topic import RecrawlPlan, publish_schedule
-    from focuscrawl.priority_topic import PriorityFollower
+    from focuscrawl.ephemeral.crawler import SourceCrawler
+    from focuscrawl.ephemeral.schedule_topic import ScheduleFollower, publish_schedule
+    from focuscrawl.ephemeral.sources import ContentSource
 
     _job(cfg).run(spark, lake, budget=0.02, host_min_interval_s=120.0)
     assert publish_schedule(dataclasses.replace(lake, kafka_bootstrap=cfg.kafka_bootstrap), topic) == 3
-    plan = RecrawlPlan()
-    follower = PriorityFollower(cfg.kafka_bootstrap, topic, plan.apply)
+    empty_feed = b'<?xml version="1.0"?><rss version="2.0"><channel><title>x</title></channel></rss>'
+    crawler = SourceCrawler([ContentSource(s, "feed") for s in TRUTH], lambda url: (empty_feed, "application/rss+xml", url),
+                            lambda *a: None, lambda: 0.0, budget=0.02, default_interval_s=7200.0)
+    received = {}
+    follower = ScheduleFollower(cfg.kafka_bootstrap, topic, lambda key, row: (received.__setitem__(key, row),
+                                                                               crawler.apply(key, row)))
     follower.start()
     try:
         assert follower.caught_up.wait(60)
@@ -101,10 +111,13 @@ def test_schedule_is_published_and_followed_by_the_crawler(spark, cfg, lake, kaf
         follower.stop()
         follower.join(10)
     expected = DeltaTable(SOURCE_SCHEDULE.path(lake)).to_pandas().set_index("source_url")
+    for source in TRUTH:  # the whole row travels: rate as the score, ν, P and μ beside it
+        row = expected.loc[source]
+        assert received[source]["score"] == pytest.approx(row.recrawl_rate)
+        assert (received[source]["skip_below"], received[source]["P"], received[source]["mu"]) == pytest.approx(
+            (row.skip_below, row.P, row.mu))
+    assert crawler.step() == "recrawl"  # the next slot takes the pushed plan up
     for source in TRUTH:
         interval = expected.loc[source, "recrawl_interval_s"]
-        assert plan.interval(source) == (pytest.approx(interval) if interval == interval else None)
-    last = {s: 0.0 for s in TRUTH}
-    soon = min(i for i in expected.recrawl_interval_s if i == i)
-    assert plan.due(last, soon / 2) == []
-    assert plan.due(last, expected.recrawl_interval_s.max() + 1) != []
+        assert crawler.interval(source) == (pytest.approx(interval) if interval == interval else None)
+    assert crawler.policy.skip_below_ == pytest.approx(expected.skip_below.iloc[0])

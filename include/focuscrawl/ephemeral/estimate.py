@@ -8,11 +8,13 @@ of pages previously linked from each content source", introduction).
 - λ: each recrawl of a source reports the new links found and the seconds since the previous one;
   with a Gamma(α₀, β₀) prior the posterior is Gamma(α₀ + Σ links, β₀ + Σ seconds) (Poisson counts),
   so sources recrawled rarely keep a wide posterior around the prior mean.
-- P, μ: a crawled page observed at age a with c cumulative clicks gives c ~ Poisson(P·w),
-  w = 1−e^(−μa). For fixed μ, a Gamma(α, β) prior on P integrates out in closed form
-  (Gamma–Poisson), so μ gets an exact marginal likelihood on a log grid, times a log-normal prior;
-  P's posterior is a Gamma mixture over that grid. Means and standard deviations are reported,
-  so a source seen little stays near the pooled (empirical Bayes) prior with a large spread.
+- P, μ: a crawled page whose clicks were counted from age a₀ to age a gives c ~ Poisson(P·w),
+  w = e^(−μa₀) − e^(−μa) (a₀ = 0: counted since creation; a₀ = the crawl delay: the clicks a
+  search engine sees after indexing it, the seed's profit ``P_i(Δt)``). For fixed μ, a
+  Gamma(α, β) prior on P integrates out in closed form (Gamma–Poisson), so μ gets an exact
+  marginal likelihood on a log grid, times a log-normal prior; P's posterior is a Gamma mixture
+  over that grid. Means and standard deviations are reported, so a source seen little stays near
+  the pooled (empirical Bayes) prior with a large spread.
 """
 
 from __future__ import annotations
@@ -76,15 +78,20 @@ class ProfitPrior:
 MU_GRID = np.geomspace(np.log(2) / (30 * 86400.0), np.log(2) / 60.0, 64)  # half-lives 1 min .. 30 days
 
 
-def fit_profit_decay(codes, ages_s, clicks, n_sources: int, prior: ProfitPrior = ProfitPrior(), mu_grid=MU_GRID) -> pd.DataFrame:
+def fit_profit_decay(codes, ages_s, clicks, n_sources: int, prior: ProfitPrior = ProfitPrior(), mu_grid=MU_GRID,
+                     start_ages_s=None) -> pd.DataFrame:
     """Posterior mean/sd of P and μ per source (``codes`` index sources 0..n_sources-1).
 
-    One row per crawled page: its age at observation and its cumulative clicks since creation.
+    One row per crawled page: its age at observation and its clicks counted since age
+    ``start_ages_s`` (None: since creation).
     """
     codes = np.asarray(codes, dtype=np.int64)
     ages = np.asarray(ages_s, dtype=float)
     clicks = np.asarray(clicks, dtype=float)
-    w = -np.expm1(-np.outer(ages, mu_grid))  # (pages, grid) share of the clicks already gathered
+    # (pages, grid) share of a page's clicks that fall in its counting window
+    w = -np.expm1(-np.outer(ages, mu_grid))
+    if start_ages_s is not None:
+        w = w + np.expm1(-np.outer(np.asarray(start_ages_s, dtype=float), mu_grid))
     by_source = sparse.csr_matrix((np.ones(len(codes)), (codes, np.arange(len(codes)))), shape=(n_sources, len(codes)))
     W = by_source @ w
     CLW = by_source @ (clicks[:, None] * np.log(np.maximum(w, 1e-300)))
@@ -110,17 +117,18 @@ def fit_profit_decay(codes, ages_s, clicks, n_sources: int, prior: ProfitPrior =
     )
 
 
-def pooled_prior(ages_s, clicks, base: ProfitPrior = ProfitPrior()) -> ProfitPrior:
+def pooled_prior(ages_s, clicks, base: ProfitPrior = ProfitPrior(), start_ages_s=None) -> ProfitPrior:
     """Empirical Bayes: the prior of every source centred on the fit of all sources pooled."""
     if len(clicks) == 0:
         return base
-    pooled = fit_profit_decay(np.zeros(len(clicks), dtype=np.int64), ages_s, clicks, 1, base)
+    pooled = fit_profit_decay(np.zeros(len(clicks), dtype=np.int64), ages_s, clicks, 1, base, start_ages_s=start_ages_s)
     return ProfitPrior(float(pooled.P[0]), base.P_shape, float(pooled.mu[0]), base.mu_log_sd)
 
 
 def profit_fit_one_source(feedback: pd.DataFrame, prior: ProfitPrior) -> pd.DataFrame:
     """:func:`fit_profit_decay` for one source's rows (the ``applyInPandas`` step of the Spark job)."""
-    fit = fit_profit_decay(np.zeros(len(feedback), dtype=np.int64), feedback["age_s"], feedback["clicks"], 1, prior)
+    fit = fit_profit_decay(np.zeros(len(feedback), dtype=np.int64), feedback["age_s"], feedback["clicks"], 1, prior,
+                           start_ages_s=feedback.get("start_age_s"))
     fit.insert(0, "source_url", feedback["source_url"].iloc[0])
     return fit
 
@@ -153,7 +161,8 @@ def estimate_sources(sources, recrawls: pd.DataFrame, feedback: pd.DataFrame,
     """Estimates for ``sources`` (urls) from recrawl and click-feedback frames, in memory.
 
     ``recrawls``: source_url, new_links, elapsed_s (one row per recrawl).
-    ``feedback``: source_url, age_s, clicks (latest observation of each crawled page).
+    ``feedback``: source_url, age_s, clicks (latest observation of each crawled page), optionally
+    start_age_s (the age its clicks were counted from; absent: since creation).
     Priors default to the pooled data (empirical Bayes).
     """
     sums = recrawls.groupby("source_url").agg(new_links=("new_links", "sum"), elapsed_s=("elapsed_s", "sum"),
@@ -165,9 +174,10 @@ def estimate_sources(sources, recrawls: pd.DataFrame, feedback: pd.DataFrame,
     known = feedback[feedback["source_url"].isin(index)]
     ages = known["age_s"].to_numpy(dtype=float)
     clicks = known["clicks"].to_numpy(dtype=float)
-    prior = profit_prior or pooled_prior(ages, clicks)
+    starts = known["start_age_s"].to_numpy(dtype=float) if "start_age_s" in known else None
+    prior = profit_prior or pooled_prior(ages, clicks, start_ages_s=starts)
     seen = pd.Index(known["source_url"].unique())
-    fits = fit_profit_decay(seen.get_indexer(known["source_url"]), ages, clicks, len(seen), prior)
+    fits = fit_profit_decay(seen.get_indexer(known["source_url"]), ages, clicks, len(seen), prior, start_ages_s=starts)
     fits.insert(0, "source_url", seen.to_numpy())
     return combine_estimates(sources, sums, fits, link_prior, prior)
 

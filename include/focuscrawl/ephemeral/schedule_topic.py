@@ -2,16 +2,21 @@
 
 Seed ``001_c276720796c36144.txt``: the schedule is recomputed as estimates change; between pushes a
 crawler keeps its last schedule. Key = source URL, score = recrawls per second (0: stop
-recrawling it), with the interval, planned page rate and skip threshold alongside; the transport
-is :mod:`focuscrawl.priority_topic`, shared with the other priority feeds.
+recrawling it), with the interval, planned page rate, skip threshold, P and μ alongside; the
+transport is :mod:`focuscrawl.priority_topic`, shared with the other priority feeds; the source
+crawler (:mod:`focuscrawl.ephemeral.crawler`) follows it with :class:`ScheduleFollower`.
 """
 
 from __future__ import annotations
 
-import threading
+import json
+import logging
 
 from focuscrawl.config import Settings
 from focuscrawl.ephemeral.tables import SOURCE_SCHEDULE
+from focuscrawl.priority_topic import PriorityFollower
+
+log = logging.getLogger(__name__)
 
 SOURCE_SCHEDULE_TOPIC = "focuscrawl.source_schedule"
 
@@ -24,33 +29,17 @@ def publish_schedule(cfg: Settings, topic: str = SOURCE_SCHEDULE_TOPIC) -> int:
                          key_column="source_url", score_column="recrawl_rate")
 
 
-class RecrawlPlan:
-    """The crawler's copy of the schedule: updated by a follower of the topic, read by the crawl loop.
+class ScheduleFollower(PriorityFollower):
+    """A :class:`~focuscrawl.priority_topic.PriorityFollower` that hands over the whole pushed row
+    (``score`` = recrawl rate, with ``skip_below``, ``P``, ``mu``, ...), not only the score: the
+    crawler orders discovered pages with the P and μ the schedule was computed from.
+    ``apply(source_url, row)`` (None: the source was deleted from the topic)."""
 
-    Feed it to ``PriorityFollower(bootstrap, SOURCE_SCHEDULE_TOPIC, plan.apply)``. Sources never
-    scheduled (or deleted) are not due; a source's first recrawl is due at once.
-    """
-
-    def __init__(self) -> None:
-        self._rates: dict[str, float] = {}
-        self._lock = threading.Lock()
-
-    def apply(self, source: str, rate: float | None) -> None:
-        with self._lock:
-            if rate is None:
-                self._rates.pop(source, None)
-            else:
-                self._rates[source] = rate
-
-    def interval(self, source: str) -> float | None:
-        """Seconds between recrawls of ``source``; None: do not recrawl it."""
-        rate = self._rates.get(source, 0.0)
-        return 1.0 / rate if rate > 0 else None
-
-    def due(self, last_recrawl: dict[str, float], now: float) -> list[str]:
-        """Sources whose next recrawl is due at ``now``, most overdue first."""
-        with self._lock:
-            rates = dict(self._rates)
-        lateness = {s: now - last_recrawl.get(s, float("-inf")) - 1.0 / r for s, r in rates.items() if r > 0}
-        return sorted((s for s, late in lateness.items() if late >= 0), key=lambda s: -lateness[s])
-
+    def _apply(self, rec) -> None:
+        try:
+            row = None if rec.value is None else json.loads(rec.value)
+            if row is not None:
+                float(row["score"])
+            self.apply(rec.key.decode(), row)
+        except (AttributeError, ValueError, KeyError, TypeError) as exc:
+            log.warning("ignoring malformed schedule row %s@%d key=%r: %s", self.topic, rec.offset, rec.key, exc)

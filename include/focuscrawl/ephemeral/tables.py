@@ -38,13 +38,15 @@ SOURCE_RECRAWLS = table(
 
 PAGE_CLICKS = table(
     "page_clicks",
-    "Click feedback on crawled new pages: cumulative clicks since creation, observed at a time (seed 001, section 2)",
+    "Click feedback on crawled new pages: clicks counted from a time (the crawl, or creation) to a later one (seed 001, section 2)",
     [
         Column("source_url", pa.string(), "content source the page was discovered on", nullable=False),
         Column("page_url", pa.string(), "the crawled page", nullable=False),
         Column("created_at", pa.timestamp("us", tz="UTC"), "page creation (publication) time", nullable=False),
         Column("observed_at", pa.timestamp("us", tz="UTC"), "when the click count was read", nullable=False),
-        Column("clicks", pa.int64(), "cumulative clicks since creation at observed_at", nullable=False),
+        Column("clicks", pa.int64(), "clicks from counted_from to observed_at", nullable=False),
+        Column("counted_from", pa.timestamp("us", tz="UTC"),
+               "when counting began: the crawl (what a search engine sees after indexing); null: creation"),
     ],
 )
 
@@ -84,6 +86,10 @@ SOURCE_SCHEDULE = table(
     layer="gold",
 )
 
+# Crawl history streams through Kafka before it lands in Delta: one topic per table, keyed by host.
+HISTORY_TOPICS = {SOURCE_RECRAWLS.name: "focuscrawl.source_recrawls", PAGE_CLICKS.name: "focuscrawl.page_clicks"}
+HISTORY_TABLES = {SOURCE_RECRAWLS.name: SOURCE_RECRAWLS, PAGE_CLICKS.name: PAGE_CLICKS}
+
 
 def schedule_sources(estimates: pd.DataFrame, hosts, budget: float, host_min_interval_s: float,
                      optimism: float = 0.0) -> pd.DataFrame:
@@ -114,7 +120,7 @@ def recrawl_sums(recrawls: "DataFrame") -> "DataFrame":
 
 
 def latest_feedback(clicks: "DataFrame") -> "DataFrame":
-    """The latest click count of each crawled page, with its age in seconds at that time."""
+    """The latest click count of each crawled page, with its ages in seconds when counting began and ended."""
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 
@@ -122,6 +128,8 @@ def latest_feedback(clicks: "DataFrame") -> "DataFrame":
     return (clicks.withColumn("_n", F.row_number().over(latest)).where("_n = 1")
             .select("source_url",
                     ((F.unix_micros("observed_at") - F.unix_micros("created_at")) / 1e6).alias("age_s"),
+                    ((F.unix_micros(F.coalesce("counted_from", "created_at")) - F.unix_micros("created_at")) / 1e6)
+                    .alias("start_age_s"),
                     F.col("clicks").cast("double").alias("clicks")))
 
 
@@ -136,7 +144,8 @@ def estimate_in_spark(recrawls: "DataFrame", clicks: "DataFrame", prior_sample_r
     sums = recrawl_sums(recrawls).toPandas()
     feedback = latest_feedback(clicks).cache()
     sample = feedback.limit(prior_sample_rows).toPandas()  # the pooled prior needs only a sample
-    prior = pooled_prior(sample["age_s"].to_numpy(float), sample["clicks"].to_numpy(float))
+    prior = pooled_prior(sample["age_s"].to_numpy(float), sample["clicks"].to_numpy(float),
+                         start_ages_s=sample["start_age_s"].to_numpy(float))
     fits = profit_fits(feedback, prior).toPandas()
     feedback.unpersist()
     total_s = float(sums["elapsed_s"].sum()) if len(sums) else 0.0

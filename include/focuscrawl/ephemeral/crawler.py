@@ -1,0 +1,242 @@
+"""The source crawler: recrawl content sources on the pushed schedule, fetch new pages by expected profit.
+
+Seed ``001_c276720796c36144.txt``, introduction: "a practical algorithm, which periodically
+recrawls content sources and crawls newly created pages linked from them". The batch side
+(``spark_jobs/source_schedule.py``) fits λ, P, μ per source and solves the budget split; the
+schedule reaches the crawler on the compacted topic ``focuscrawl.source_schedule`` and the
+crawler follows it without a restart, keeping its last schedule between pushes.
+
+Each slot of the budget (one fetch per ``1/budget`` seconds) goes to :class:`PushedPlan`, the same
+:class:`~focuscrawl.ephemeral.schedulers.PlannedPolicy` the simulated experiment runs: the most
+overdue recrawl, else the discovered page of highest expected remaining profit ``P·e^(−μ·age)``
+(age from the source's publication date when it gives one) if it is worth at least the
+schedule's ν, else the next recrawl politeness allows. Before the first push every source is
+recrawled every ``default_interval_s`` with the prior's P and μ.
+
+No I/O here: ``fetch(url) -> (body, media_type, final_url)``, ``emit(table, key, row)`` and
+``clock() -> seconds`` are given; ``streaming/source_crawler.py`` wires HTTP and Kafka in.
+Rows follow the ``source_recrawls`` and ``page_clicks`` table specs (timestamps in epoch µs).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from typing import Callable
+
+import numpy as np
+import pandas as pd
+
+from focuscrawl.ephemeral.estimate import ProfitPrior
+from focuscrawl.ephemeral.schedulers import PlannedPolicy
+from focuscrawl.ephemeral.sources import ContentSource, read_source
+from focuscrawl.parse.rejection import Rejection
+
+log = logging.getLogger(__name__)
+
+Fetch = Callable[[str], tuple[bytes, str, str]]
+Emit = Callable[[str, str, dict], None]
+
+
+def micros(seconds: float) -> int:
+    return int(round(seconds * 1e6))
+
+
+class PushedPlan(PlannedPolicy):
+    """The crawler's policy: recrawl rates and ν as pushed (``recrawl_rate``, ``skip_below`` columns)."""
+
+    def plan(self, estimates: pd.DataFrame) -> tuple[np.ndarray, float]:
+        return estimates["recrawl_rate"].to_numpy(float), float(estimates["skip_below"].max())
+
+
+class SourceCrawler:
+    """Crawl ``sources`` with ``budget`` fetches per second; thread-safe :meth:`apply` for pushed rows."""
+
+    def __init__(self, sources: list[ContentSource], fetch: Fetch, emit: Emit, clock: Callable[[], float],
+                 budget: float, default_interval_s: float = 3600.0, min_interval_s: float = 60.0,
+                 prior: ProfitPrior = ProfitPrior(), on_rejection: Callable[[Rejection], None] | None = None) -> None:
+        if budget <= 0:
+            raise ValueError(f"budget must be > 0 fetches per second, got {budget}")
+        self.sources = list(sources)
+        self.index = {s.url: i for i, s in enumerate(self.sources)}
+        self.fetch, self.emit, self.clock, self.budget = fetch, emit, clock, budget
+        self.on_rejection = on_rejection
+        n = len(self.sources)
+        self.policy = PushedPlan(budget, np.full(n, 1.0 / min_interval_s))
+        self.policy.last_recrawl_[:] = clock() - default_interval_s  # never recrawled: due at once
+        # Until a schedule arrives: every source on the default interval, the prior's P and μ, no skipping.
+        self.plan_ = pd.DataFrame({"source_url": [s.url for s in self.sources],
+                                   "recrawl_rate": np.full(n, 1.0 / default_interval_s), "skip_below": 0.0,
+                                   "P": prior.P_mean, "mu": prior.mu_median})
+        self.policy.fit(self.plan_)
+        self._pending: dict[str, dict | None] = {}
+        self._lock = threading.Lock()
+        self.known_: list[set[str]] = [set() for _ in range(n)]  # links each source listed so far
+        self.last_read_: list[float | None] = [None] * n
+        self.last_gap_: dict[str, float] = {}  # seconds between the two latest recrawls of a source
+        self.pages_: list[tuple[str, int, float | None]] = []  # page id -> (url, source, published)
+        self.seen_pages_: set[str] = set()
+        self.crawled_: dict[str, tuple[str, float | None]] = {}  # page url -> (source url, published)
+        self.counts = {"recrawls": 0, "pages": 0, "idle": 0, "errors": 0, "schedule_rows": 0, "schedules_applied": 0}
+
+    # -- the pushed schedule ------------------------------------------------------------------
+    def apply(self, source_url: str, row: dict | None) -> None:
+        """A record of the schedule topic (None: the source was deleted from it); applied at the next slot."""
+        with self._lock:
+            self._pending[source_url] = row
+            self.counts["schedule_rows"] += 1
+
+    def _apply_pending(self) -> None:
+        with self._lock:
+            pending, self._pending = self._pending, {}
+        rows = {url: row for url, row in pending.items() if url in self.index}
+        if not rows:
+            return
+        plan = self.plan_.set_index("source_url")
+        for url, row in rows.items():
+            if row is None:
+                plan.loc[url, "recrawl_rate"] = 0.0
+                continue
+            plan.loc[url, "recrawl_rate"] = float(row["score"])
+            for column in ("P", "mu"):
+                if row.get(column) is not None:
+                    plan.loc[url, column] = float(row[column])
+        # ν is one number for the whole plan: the latest push's.
+        latest = [r["skip_below"] for r in rows.values() if r and r.get("skip_below") is not None]
+        if latest:
+            plan["skip_below"] = float(latest[-1])
+        self.plan_ = plan.reset_index()
+        self.policy.fit(self.plan_)
+        self.counts["schedules_applied"] += 1
+        log.info("schedule applied for %d sources; ν = %.4g", len(rows), self.policy.skip_below_)
+
+    def interval(self, source_url: str) -> float | None:
+        """Seconds between recrawls the crawler follows now for ``source_url`` (None: not recrawled)."""
+        rate = float(self.policy.rate_[self.index[source_url]])
+        return 1.0 / rate if rate > 0 else None
+
+    # -- one slot -----------------------------------------------------------------------------
+    def step(self) -> str:
+        """Spend one slot of the budget: ``"recrawl"``, ``"page"``, ``"idle"`` or ``"error"``."""
+        self._apply_pending()
+        now = self.clock()
+        action = self.policy.next_action(now)
+        if action is None:
+            self.counts["idle"] += 1
+            return "idle"
+        try:
+            if action.kind == "recrawl":
+                self._recrawl(action.source, now)
+            else:
+                self._fetch_page(action.page, now)
+        except Exception as exc:  # noqa: BLE001 - one failed fetch costs its slot, not the crawl
+            self.counts["errors"] += 1
+            log.warning("%s of %s failed: %s", action.kind, self._url_of(action), exc)
+            return "error"
+        return action.kind
+
+    def _url_of(self, action) -> str:
+        return self.sources[action.source].url if action.kind == "recrawl" else self.pages_[action.page][0]
+
+    def _recrawl(self, i: int, now: float) -> None:
+        source = self.sources[i]
+        body, media, final = self.fetch(source.url)
+        listing = read_source(body, final, media)
+        for rejection in listing.rejections:
+            if self.on_rejection is not None:
+                self.on_rejection(rejection)
+        new = [e for e in listing.entries if e.url not in self.known_[i]]
+        self.known_[i].update(e.url for e in new)
+        previous = self.last_read_[i]
+        self.last_read_[i] = now
+        self.counts["recrawls"] += 1
+        fresh = [e for e in new if e.url not in self.seen_pages_]
+        self.seen_pages_.update(e.url for e in fresh)
+        ids = []
+        for entry in sorted(fresh, key=lambda e: e.published or now):
+            self.pages_.append((entry.url, i, entry.published))
+            ids.append(len(self.pages_) - 1)
+        dated = [p for p in ids if self.pages_[p][2] is not None]
+        for p in dated:  # a known publication time: a batch of one, exact expected remaining profit
+            self.policy.frontier.add(i, [p], self.pages_[p][2], 0.0)
+        if previous is None:  # the first read is the source's archive: no rate to learn from it yet
+            self.policy.frontier.add(i, [p for p in ids if p not in dated], now, 0.0)
+            return
+        self.policy.discovered(i, [p for p in ids if p not in dated], now, now - previous)
+        self.last_gap_[source.url] = now - previous
+        self.emit("source_recrawls", source.host, {
+            "source_url": source.url, "host": source.host, "recrawled_at": micros(now),
+            "elapsed_s": now - previous, "new_links": len(new)})
+
+    def _fetch_page(self, page: int, now: float) -> None:
+        url, i, published = self.pages_[page]
+        self.fetch(url)
+        self.crawled_[url] = (self.sources[i].url, published)
+        self.counts["pages"] += 1
+
+    # -- click feedback -----------------------------------------------------------------------
+    def click_rows(self, feedback: dict) -> list[dict]:
+        """``page_clicks`` rows from :meth:`ClickLog.poll`: ``{"until": t, "clicks": [{"url",
+        "crawled_at", "clicks"}, ...]}``, clicks counted since the crawl; pages not ours are ignored."""
+        rows = []
+        for item in feedback.get("clicks", []):
+            url = item["url"]
+            if url not in self.crawled_:
+                continue
+            source_url, published = self.crawled_[url]
+            crawled = float(item["crawled_at"])
+            rows.append({"source_url": source_url, "page_url": url,
+                         "created_at": micros(published if published is not None else crawled),
+                         "observed_at": micros(float(feedback["until"])), "counted_from": micros(crawled),
+                         "clicks": int(round(float(item["clicks"])))})
+        return rows
+
+    def status(self) -> dict:
+        return {
+            **self.counts, "sources": len(self.sources), "frontier": sum(len(b[2]) for q in self.policy.frontier.batches for b in q),
+            "skip_below": self.policy.skip_below_,
+            "intervals": {s.url: self.interval(s.url) for s in self.sources},
+            "last_gaps": dict(self.last_gap_), "kinds": {s.url: s.kind for s in self.sources},
+            "clock": self.clock(), "updated_at_ms": int(time.time() * 1000),
+        }
+
+
+class ClickLog:
+    """Clicks crawled pages received, read from a search engine's click log (the world's
+    ``/feedback/clicks``): each poll asks for what arrived since the previous one and keeps the
+    running total per page, so a row always counts from the crawl. ``get_json(since)`` answers
+    ``{"until": t, "clicks": [{"path", "crawled_at", "clicks"}, ...]}``; paths are made URLs on
+    ``base_url`` (the crawled site)."""
+
+    def __init__(self, get_json: Callable[[float], dict], base_url: str) -> None:
+        self.get_json, self.base_url = get_json, base_url.rstrip("/")
+        self.since_ = 0.0
+        self.totals_: dict[str, float] = {}
+
+    def poll(self) -> dict:
+        answer = self.get_json(self.since_)
+        items = []
+        for item in answer.get("clicks", []):
+            url = self.base_url + item["path"]
+            self.totals_[url] = self.totals_.get(url, 0.0) + float(item["clicks"])
+            items.append({"url": url, "crawled_at": item["crawled_at"], "clicks": self.totals_[url]})
+        self.since_ = float(answer.get("until", self.since_))
+        return {"until": self.since_, "clicks": items}
+
+
+class SimulatedClock:
+    """The world's simulated time, read from its evaluation interface and extrapolated in between
+    (a world sped up 60x makes hours of content in minutes; a real site runs on ``time.time``)."""
+
+    def __init__(self, read_state: Callable[[], dict], refresh_s: float = 10.0) -> None:
+        self.read_state, self.refresh_s = read_state, refresh_s
+        self._anchor: tuple[float, float, float, bool] | None = None  # (wall, sim, speedup, paused)
+
+    def __call__(self) -> float:
+        wall = time.monotonic()
+        if self._anchor is None or wall - self._anchor[0] > self.refresh_s:
+            state = self.read_state()
+            self._anchor = (wall, float(state["sim_now"]), float(state["speedup"]), bool(state["paused"]))
+        anchored, sim, speedup, paused = self._anchor
+        return sim if paused else sim + (wall - anchored) * speedup

@@ -1,0 +1,172 @@
+"""Source crawler process (seed 001): content sources recrawled on the pushed schedule, new pages by profit.
+
+    python streaming/source_crawler.py crawl --site http://127.0.0.1:18090/site/art.wiki.test/ --budget 0.025
+    python streaming/source_crawler.py land --table source_recrawls      # and --table page_clicks
+
+``crawl`` finds each site's content sources (front page, category pages, RSS/Atom feeds,
+sitemaps: ``focuscrawl.ephemeral.sources``), then spends ``--budget`` fetches per second through
+the fetch layer (robots.txt, per-host politeness, SSRF guard) as
+``focuscrawl.ephemeral.crawler.SourceCrawler`` decides. What each recrawl revealed goes to the
+``focuscrawl.source_recrawls`` topic, the click feedback on crawled pages (the world's click log
+on its evaluation port, standing in for a search engine's) to ``focuscrawl.page_clicks``, parser
+rejections to the dead-letter topic. A background thread follows the compacted schedule topic
+from its beginning; between pushes the crawler keeps its last schedule. ``--clock world`` runs on
+the world's simulated time (budget and intervals in simulated seconds). The status (counts,
+each source's interval now followed and its latest observed gap) goes to ``--status-file``.
+
+``land`` is the project's exactly-once stream consumer (``streaming/consumer.py``) for one of the
+two history tables. SIGTERM/SIGINT stop both cleanly.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import signal
+import sys
+import threading
+import time
+from pathlib import Path
+from urllib.parse import urlsplit
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # streaming/: the shared consumer and status writer
+
+from focuscrawl.config import settings  # noqa: E402
+from focuscrawl.crawl.dead_letters import DEAD_LETTER_TOPIC  # noqa: E402
+from focuscrawl.ephemeral.schedule_topic import SOURCE_SCHEDULE_TOPIC  # noqa: E402
+from focuscrawl.ephemeral.tables import HISTORY_TABLES, HISTORY_TOPICS  # noqa: E402
+
+log = logging.getLogger("focuscrawl.source_crawler")
+
+
+def crawl(args, cfg) -> int:
+    import requests
+    from kafka import KafkaProducer
+
+    from focuscrawl.status import write_status
+    from focuscrawl.crawl import dead_letters
+    from focuscrawl.ephemeral.crawler import ClickLog, SimulatedClock, SourceCrawler
+    from focuscrawl.ephemeral.schedule_topic import ScheduleFollower
+    from focuscrawl.ephemeral.sources import ACCEPT, discover_sources
+    from focuscrawl.fetch import Fetcher, HostPoliteness
+    from focuscrawl.topics import TopicSpec, ensure_topics, host_key
+
+    stopping = threading.Event()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, lambda *_: stopping.set())
+    ensure_topics(args.bootstrap, [TopicSpec(t, "host") for t in (*HISTORY_TOPICS.values(), args.dead_letter_topic)],
+                  cfg.kafka_partitions, cfg.kafka_replication)
+    producer = KafkaProducer(bootstrap_servers=args.bootstrap, enable_idempotence=True, acks="all", linger_ms=50,
+                             client_id="focuscrawl-source-crawler")
+    fetcher = Fetcher.from_settings(cfg, politeness=HostPoliteness(min_delay=args.politeness_delay))
+
+    def fetch(url: str):
+        result = fetcher.fetch(url, accept=ACCEPT)
+        return result.body, result.content_type, result.url
+
+    def emit(table: str, key: str, row: dict) -> None:
+        producer.send(HISTORY_TOPICS[table], key=key.encode(), value=json.dumps(row).encode())
+
+    def dead_letter(rejection) -> None:
+        producer.send(args.dead_letter_topic, key=host_key(rejection.url),
+                      value=dead_letters.encode(rejection.dead_letter("source-crawler")))
+
+    eval_url = args.eval_url.rstrip("/")
+    clock = time.time if args.clock == "wall" else SimulatedClock(
+        lambda: requests.get(f"{eval_url}/time", timeout=10).json())
+    sources = []
+    for site in args.site:
+        found, rejections = discover_sources(fetch, site, args.max_sources)
+        for rejection in rejections:
+            dead_letter(rejection)
+        sources.extend(found)
+        log.info("%s: %d content sources (%s)", site, len(found), ", ".join(sorted({s.kind for s in found})))
+    source_crawler = SourceCrawler(sources, fetch, emit, clock, args.budget, args.default_interval, args.min_interval,
+                                   on_rejection=dead_letter)
+    site = urlsplit(args.site[0])
+    clicks = ClickLog(lambda since: requests.get(f"{eval_url}/feedback/clicks", params={"since": since},
+                                                 timeout=30).json(), f"{site.scheme}://{site.netloc}")
+    follower = ScheduleFollower(args.bootstrap, args.schedule_topic, source_crawler.apply)
+    follower.start()
+    log.info("crawling %d sources with %.4g fetches/s; following %s; status in %s",
+             len(sources), args.budget, args.schedule_topic, args.status_file)
+
+    next_slot = clock()
+    next_feedback = next_status = time.monotonic()
+    while not stopping.is_set():
+        now = clock()
+        if now >= next_slot:
+            source_crawler.step()
+            # A slot missed while a fetch was slow is lost, not banked: the budget is a rate.
+            next_slot = max(next_slot + 1.0 / args.budget, now)
+        if time.monotonic() >= next_feedback:
+            next_feedback = time.monotonic() + args.feedback_every
+            try:
+                for row in source_crawler.click_rows(clicks.poll()):
+                    emit("page_clicks", host_key(row["source_url"]).decode(), row)
+            except (requests.RequestException, ValueError) as exc:
+                log.warning("click log not readable (%s); next try in %.0f s", exc, args.feedback_every)
+        if time.monotonic() >= next_status:
+            next_status = time.monotonic() + 1.0
+            producer.flush(timeout=30)
+            write_status(args.status_file, source_crawler.status())
+        stopping.wait(0.01)
+
+    follower.stop()
+    follower.join(timeout=10)
+    producer.flush(timeout=30)
+    producer.close()
+    fetcher.close()
+    write_status(args.status_file, source_crawler.status())
+    log.info("stopped: %s", source_crawler.counts)
+    return 0
+
+
+def land(args, cfg) -> int:
+    from consumer import StreamConsumer
+
+    from focuscrawl.delta_sink import STREAM_DEAD_LETTER_TABLE, DeltaSink
+
+    spec = HISTORY_TABLES[args.table]
+    sink = DeltaSink(spec.path(cfg), spec, args.group or f"{args.table}-to-delta",
+                     dead_letter_uri=STREAM_DEAD_LETTER_TABLE.path(cfg))
+    consumer = StreamConsumer(args.bootstrap, HISTORY_TOPICS[args.table], sink.group, sink,
+                              batch_seconds=args.batch_seconds, topic_partitions=cfg.kafka_partitions,
+                              topic_replication=cfg.kafka_replication)
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, lambda *_: consumer.stopping.set())
+    consumer.run()
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    cfg = settings()
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--bootstrap", default=cfg.kafka_bootstrap)
+    sub = ap.add_subparsers(dest="command", required=True)
+    c = sub.add_parser("crawl", help="discover the sites' content sources and crawl them")
+    c.add_argument("--site", action="append", required=True, help="a site's root URL (repeat for several)")
+    c.add_argument("--budget", type=float, default=0.025, help="fetches per second (recrawls + new pages)")
+    c.add_argument("--default-interval", type=float, default=3600.0, help="seconds between recrawls before a schedule")
+    c.add_argument("--min-interval", type=float, default=60.0, help="politeness: least seconds between recrawls of a source")
+    c.add_argument("--politeness-delay", type=float, default=0.2, help="wall seconds between requests to one host")
+    c.add_argument("--max-sources", type=int, default=200, help="candidate sources examined per site")
+    c.add_argument("--clock", choices=("world", "wall"), default="world",
+                   help="the world's simulated time (read from --eval-url) or the wall clock")
+    c.add_argument("--eval-url", default=cfg.world_eval_url, help="the world's evaluation port: clock and click log")
+    c.add_argument("--feedback-every", type=float, default=10.0, help="wall seconds between click-log reads")
+    c.add_argument("--schedule-topic", default=SOURCE_SCHEDULE_TOPIC)
+    c.add_argument("--dead-letter-topic", default=DEAD_LETTER_TOPIC)
+    c.add_argument("--status-file", type=Path, default=cfg.var_dir / "crawler" / "sources.json")
+    land_ = sub.add_parser("land", help="land one history topic in its Delta table, exactly once")
+    land_.add_argument("--table", required=True, choices=sorted(HISTORY_TABLES))
+    land_.add_argument("--group", help="consumer group (default: <table>-to-delta)")
+    land_.add_argument("--batch-seconds", type=float, default=2.0)
+    args = ap.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    return crawl(args, cfg) if args.command == "crawl" else land(args, cfg)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
