@@ -22,6 +22,8 @@ FOCUSCRAWL_KAFKA_HEAP               broker JVM heap                             
 FOCUSCRAWL_AIRFLOW_PORT             Airflow API server / UI                     ``18080`` + offset
 FOCUSCRAWL_AIRFLOW_USER             Airflow login user                          ``admin``
 FOCUSCRAWL_AIRFLOW_PASSWORD         its password (else generated, kept in var)  generated
+FOCUSCRAWL_AIRFLOW_DB               Airflow metadata DB (SQLAlchemy URL, e.g.   SQLite in var
+                                    ``postgresql+psycopg2://u:p@host/airflow``)
 FOCUSCRAWL_WORLD_PORT               the world's HTTP server                     ``18090`` + offset
 FOCUSCRAWL_WORLD_EVAL_PORT          the world's ground-truth interface          ``18091`` + offset
 FOCUSCRAWL_SPARK_MASTER             Spark master URL                            ``local[*]``
@@ -70,6 +72,7 @@ class Settings:
     airflow_port: int
     airflow_user: str
     airflow_password: str | None
+    airflow_db: str | None
     world_port: int
     world_eval_port: int
     spark_master: str
@@ -136,6 +139,7 @@ def settings() -> Settings:
         airflow_port=int(_env("FOCUSCRAWL_AIRFLOW_PORT", str(18080 + offset))),
         airflow_user=_env("FOCUSCRAWL_AIRFLOW_USER", "admin"),
         airflow_password=os.environ.get("FOCUSCRAWL_AIRFLOW_PASSWORD") or None,
+        airflow_db=os.environ.get("FOCUSCRAWL_AIRFLOW_DB") or None,
         world_port=world_port,
         world_eval_port=world_eval_port,
         spark_master=_env("FOCUSCRAWL_SPARK_MASTER", "local[*]"),

@@ -118,7 +118,7 @@ class AirflowService:
             # DAG files import pyarrow and providers: 30 s (the default) is too little on 2 busy cores.
             "AIRFLOW__CORE__DAGBAG_IMPORT_TIMEOUT": "120",
             "AIRFLOW__CORE__MAX_ACTIVE_TASKS_PER_DAG": str(self.parallelism),
-            "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": f"sqlite:///{self.home / 'airflow.db'}",
+            "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": c.airflow_db or f"sqlite:///{self.home / 'airflow.db'}",
             "AIRFLOW__CORE__AUTH_MANAGER": "airflow.api_fastapi.auth.managers.simple.simple_auth_manager.SimpleAuthManager",
             "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_USERS": f"{c.airflow_user}:admin",
             "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_ALL_ADMINS": "False",
@@ -131,9 +131,9 @@ class AirflowService:
             "AIRFLOW__CORE__EXECUTION_API_SERVER_URL": f"{c.airflow_url}/execution/",
             "AIRFLOW__API_AUTH__JWT_SECRET": keys["jwt_secret"],
             "AIRFLOW__API__SECRET_KEY": keys["secret_key"],
-            # The SQLite-backed API server answers slowly on a loaded machine; the 5 s default
-            # made task starts fail with ReadTimeout and spend a retry.
-            "AIRFLOW__WORKERS__EXECUTION_API_TIMEOUT": "30",
+            # A task's first Execution API call waited up to 35 s on a loaded 2-core machine; the
+            # 5 s default failed task starts with ReadTimeout and spent a retry.
+            "AIRFLOW__WORKERS__EXECUTION_API_TIMEOUT": "120",
             # New DAG files show up within 30 s instead of the default 5 min.
             "AIRFLOW__DAG_PROCESSOR__REFRESH_INTERVAL": "30",
             "AIRFLOW__SCHEDULER__ENABLE_HEALTH_CHECK": "False",

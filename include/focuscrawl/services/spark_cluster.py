@@ -4,14 +4,39 @@ No Spark download: pyspark's package folder is a full SPARK_HOME, and ``bin/spar
 ``org.apache.spark.deploy.master.Master`` and ``...worker.Worker`` in the foreground, so each is a
 :class:`ManagedProcess` in its own group. Everything listens on the bind host; the master URL is
 ``settings().spark_cluster_url`` (set ``FOCUSCRAWL_SPARK_MASTER`` to it to use the cluster).
+:func:`spark_submit` runs a job the way the DAGs' SparkSubmitOperator does, on any master.
 """
 
 from __future__ import annotations
 
+import os
+import subprocess
 from pathlib import Path
 
 from focuscrawl.config import Settings
 from focuscrawl.services.process import ManagedProcess, port_open, settings_env, spark_home, wait_until
+
+
+class SparkSubmitError(RuntimeError):
+    pass
+
+
+def spark_submit(cfg: Settings, application: Path | str, *args: str, timeout: float = 900.0) -> str:
+    """Run ``application`` with pyspark's ``spark-submit`` on ``cfg.spark_master``; returns its stdout.
+
+    Same command line as ``dags/common.py``'s ``spark_job`` (session conf as ``--conf``) and the resolved
+    settings in the environment, so what runs here runs unchanged under Airflow, locally or on a cluster.
+    """
+    from focuscrawl.spark import session_conf, submit_env
+
+    conf = [item for key, value in session_conf(cfg).items() if key != "spark.master" for item in ("--conf", f"{key}={value}")]
+    command = [f"{spark_home()}/bin/spark-submit", "--master", cfg.spark_master, *conf, str(application), *args]
+    env = {**os.environ, **settings_env(cfg), **submit_env()}
+    done = subprocess.run(command, env=env, cwd=str(cfg.home), capture_output=True, text=True, timeout=timeout)
+    if done.returncode != 0:
+        raise SparkSubmitError(f"spark-submit {Path(application).name} on {cfg.spark_master} failed "
+                               f"({done.returncode}); last lines:\n{done.stderr[-3000:]}")
+    return done.stdout
 
 
 class SparkCluster:
@@ -29,6 +54,9 @@ class SparkCluster:
             "SPARK_LOG_DIR": str(self.work_dir / "logs"),
             "SPARK_LOCAL_IP": cfg.bind_host,
             "SPARK_NO_DAEMONIZE": "1",
+            # The REST submission server listens on a fixed port (6066) whatever the offset: jobs
+            # are submitted through the master port, so it is off and parallel clusters coexist.
+            "SPARK_MASTER_OPTS": "-Dspark.master.rest.enabled=false",
         }
 
         def managed(name: str, *args: str) -> ManagedProcess:
@@ -63,14 +91,21 @@ class SparkCluster:
     def processes(self) -> list[ManagedProcess]:
         return [self.master, *self.workers]
 
-    def alive_workers(self) -> int:
+    def state(self) -> dict:
+        """The master's own view (``/json/``: workers, cores, running and completed applications); {} when down."""
         import requests
 
         try:
-            state = requests.get(f"{self.webui_url}/json/", timeout=2).json()
+            return requests.get(f"{self.webui_url}/json/", timeout=2).json()
         except (requests.RequestException, ValueError):
-            return 0
-        return sum(1 for w in state.get("workers", []) if w.get("state") == "ALIVE")
+            return {}
+
+    def alive_workers(self) -> int:
+        return sum(1 for w in self.state().get("workers", []) if w.get("state") == "ALIVE")
+
+    def completed_apps(self) -> list[str]:
+        """Names of the applications that ran on this cluster, oldest first."""
+        return [a["name"] for a in sorted(self.state().get("completedapps", []), key=lambda a: a.get("starttime", 0))]
 
     def start(self, timeout: float = 90.0) -> None:
         if self.healthy():
