@@ -16,9 +16,7 @@ SIGTERM/SIGINT stop it cleanly; fetch and Kafka errors are logged and retried.
 from __future__ import annotations
 
 import argparse
-import json
 import logging
-import os
 import signal
 import sys
 import threading
@@ -30,17 +28,10 @@ from focuscrawl.crawl import dead_letters
 from focuscrawl.crawl.listing_crawler import POSTS_TOPIC, ListingCrawler
 from focuscrawl.fetch import Fetcher, FetchError, HostPoliteness
 from focuscrawl.priority_topic import USER_PRIORITIES_TOPIC, PriorityFollower
+from focuscrawl.status import write_status
 from focuscrawl.topics import TopicSpec, ensure_topics, host_key
 
 log = logging.getLogger("focuscrawl.crawler")
-
-
-def write_status(path: Path, status: dict) -> None:
-    """Replace the status file atomically (readers never see half a JSON document)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(status))
-    os.replace(tmp, path)
 
 
 def main(argv: list[str] | None = None) -> int:

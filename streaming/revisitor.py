@@ -69,7 +69,7 @@ def main(argv: list[str] | None = None) -> int:
     from focuscrawl.priority_topic import PriorityFollower
     from focuscrawl.storage import storage_options
 
-    from crawler import write_status  # the listing crawler's atomic status file (streaming/ is on sys.path)
+    from focuscrawl.status import write_status
 
     stopping = threading.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):

@@ -25,8 +25,9 @@ from focuscrawl.config import settings
 from focuscrawl.fue import RANKING_METHODS, UserChooser, UserClassifier
 from focuscrawl.fue.pipeline import EXTRACT_TOPIC, POSTS_TOPIC, SCORES_TOPIC, STATS_TOPIC, post_from_json
 from focuscrawl.priority_topic import PriorityFollower
+from focuscrawl.status import write_status
 
-from stage import run_stage, stop_on_signals, write_status
+from stage import run_stage, stop_on_signals
 
 log = logging.getLogger("focuscrawl.fue.chooser")
 

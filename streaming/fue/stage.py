@@ -10,12 +10,9 @@ the stats is exactly once by its own offsets).
 
 from __future__ import annotations
 
-import json
 import logging
-import os
 import signal
 import threading
-from pathlib import Path
 from typing import Callable, Iterable
 
 log = logging.getLogger("focuscrawl.fue.stage")
@@ -28,14 +25,6 @@ def stop_on_signals() -> threading.Event:
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda *_: stopping.set())
     return stopping
-
-
-def write_status(path: Path, status: dict) -> None:
-    """Replace a stage's status file atomically (readers never see half a JSON document)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(status))
-    os.replace(tmp, path)
 
 
 def producer(bootstrap: str):

@@ -3,7 +3,6 @@ fails the task on a corrupted snapshot table."""
 
 from __future__ import annotations
 
-import dataclasses
 import sys
 from pathlib import Path
 

@@ -18,7 +18,7 @@ import requests
 
 from focuscrawl.config import settings
 from focuscrawl.services.airflow import AirflowClient, AirflowError, AirflowService
-from focuscrawl.services.manager import ServiceManager, world_available
+from focuscrawl.services.manager import world_available
 from focuscrawl.services.process import group_members
 
 pytestmark = pytest.mark.integration

@@ -171,7 +171,6 @@ class Population:
         """User ``i``'s writings before the stream began, oldest first (a pure function of seed and i)."""
         c = self.config
         rng = self._user_rng(i, 2)
-        label = self._label[i]
         n = min(MAX_HISTORY, 1 + int(rng.expovariate(1.0) * c.mean_history * self.activity[i]))
         end = c.start_epoch - c.warmup_seconds
         items = []
