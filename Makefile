@@ -12,12 +12,12 @@ PYTEST_ARGS ?=
 
 setup: venv jars
 
+# Bytecode is compiled once here: with PYTHONDONTWRITEBYTECODE set (as on CI) every process would
+# otherwise compile pandas & co. from source on start (12-30 s per fresh consumer, seen here).
 venv: $(VENV)/.stamp
 $(VENV)/.stamp: requirements.lock pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	@$(BIN)/python -m pip install -q --disable-pip-version-check uv==0.13.9
-	# Bytecode compiled up front: with PYTHONDONTWRITEBYTECODE set (as on CI) every process would
-	# otherwise compile pandas & co. from source on start (12 s per fresh consumer here).
 	$(BIN)/uv pip install -q -p $(BIN)/python -r requirements.lock
 	$(BIN)/uv pip install -q -p $(BIN)/python --no-deps -e .
 	$(BIN)/python -m compileall -q -j 0 $(VENV)/lib >/dev/null

@@ -7,13 +7,15 @@ publish to the compacted topic -> the running crawler's next pick follows the ne
 
 from __future__ import annotations
 
-import json
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
+
+from focuscrawl.delta_sink import table_rows
+from focuscrawl.services.process import wait_until
+from focuscrawl.status import read_status
 
 ROOT = Path(__file__).resolve().parents[1]
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(1200)]
@@ -23,33 +25,6 @@ def _spawn(args: list[str], log: Path) -> subprocess.Popen:
     log.parent.mkdir(parents=True, exist_ok=True)
     return subprocess.Popen([sys.executable, *args], cwd=ROOT, stdout=log.open("wb"), stderr=subprocess.STDOUT,
                             start_new_session=True)
-
-
-def _read_status(path: Path) -> dict:
-    try:
-        return json.loads(path.read_text())
-    except (OSError, ValueError):
-        return {}
-
-
-def _wait(check, timeout: float, what: str, interval: float = 1.0):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = check()
-        if value:
-            return value
-        time.sleep(interval)
-    raise TimeoutError(what)
-
-
-def _delta_rows(path: str) -> int:
-    from deltalake import DeltaTable
-    from deltalake.exceptions import TableNotFoundError
-
-    try:
-        return DeltaTable(path).to_pyarrow_dataset().count_rows()
-    except TableNotFoundError:
-        return 0
 
 
 def test_crawl_stream_land_learn_push_and_the_next_pick_follows(cfg, kafka_broker, world_service, airflow, spark, tmp_path):
@@ -65,16 +40,16 @@ def test_crawl_stream_land_learn_push_and_the_next_pick_follows(cfg, kafka_broke
                       "--interval", "1", "--status-file", str(status_file)], logs / "e2e-crawler.log")
     try:
         # 1. The crawler fetched its pages and every post it produced landed in Delta exactly once.
-        status = _wait(lambda: (s := _read_status(status_file)).get("pages") == 3 and s,
-                       180, f"crawler did not fetch 3 pages; see {logs / 'e2e-crawler.log'}")
+        status = wait_until(lambda: (s := read_status(status_file)).get("pages") == 3 and s,
+                            180, f"crawler did not fetch 3 pages; see {logs / 'e2e-crawler.log'}")
         produced = status["posts"]
         assert produced > 0
-        _wait(lambda: _delta_rows(posts_table) >= produced, 180,
-              f"consumer did not land {produced} rows; see {logs / 'e2e-consumer.log'}")
+        wait_until(lambda: table_rows(posts_table) >= produced, 180,
+                   f"consumer did not land {produced} rows; see {logs / 'e2e-consumer.log'}")
         posts = spark.read.format("delta").load(posts_table)
         assert posts.count() == produced
         assert posts.select("name").distinct().count() == produced
-        before = _read_status(status_file)
+        before = read_status(status_file)
         # Before any push every candidate has the new-candidate score: the pick is arrival order.
         assert before["next_pick_score"] < 0
 
@@ -90,10 +65,10 @@ def test_crawl_stream_land_learn_push_and_the_next_pick_follows(cfg, kafka_broke
         assert top is not None and top.priority == 1.0
 
         # 3. The running crawler (never restarted) now picks the top-priority user next.
-        after = _wait(lambda: (s := _read_status(status_file)).get("priorities_applied", 0) > 0 and s,
-                      120, "crawler never applied a pushed priority")
-        after = _wait(lambda: (s := _read_status(status_file))["next_pick_score"] == 1.0 and s, 60,
-                      f"crawler's pick did not follow the pushed order: {after}")
+        after = wait_until(lambda: (s := read_status(status_file)).get("priorities_applied", 0) > 0 and s,
+                           120, "crawler never applied a pushed priority")
+        after = wait_until(lambda: (s := read_status(status_file))["next_pick_score"] == 1.0 and s, 60,
+                           f"crawler's pick did not follow the pushed order: {after}")
         assert after["next_pick"] in {r.author for r in priorities.where("priority = 1.0").collect()}
         assert after["candidates"] >= before["candidates"]
         assert crawler.poll() is None, "the crawler was restarted or died"

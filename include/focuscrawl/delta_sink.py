@@ -112,6 +112,15 @@ def ensure_table(uri: str, spec: TableSpec, storage_options: dict[str, str] | No
     return DeltaTable(uri, storage_options=storage_options)
 
 
+def table_rows(uri: str, storage_options: dict[str, str] | None = None) -> int:
+    """Rows in the Delta table at ``uri``; 0 before a consumer has created it."""
+    from deltalake import DeltaTable
+
+    if not DeltaTable.is_deltatable(uri, storage_options=storage_options):
+        return 0
+    return DeltaTable(uri, storage_options=storage_options).to_pyarrow_dataset().count_rows()
+
+
 @dataclass
 class WriteResult:
     written: int = 0

@@ -21,6 +21,7 @@ from pathlib import Path
 
 from focuscrawl.config import Settings, settings
 from focuscrawl.reports.demo import SECTION_NAMES, next_steps, parse_sections, run_sections, write_html
+from focuscrawl.status import read_status
 
 
 
@@ -44,13 +45,6 @@ def _stream_processes(cfg: Settings, pages: int):
     return crawler, consumer, status
 
 
-def _read(path: Path) -> dict:
-    try:
-        return json.loads(path.read_text())
-    except (OSError, ValueError):
-        return {}
-
-
 def _wait(check, timeout: float, what: str, bar=None):
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -64,10 +58,10 @@ def _wait(check, timeout: float, what: str, bar=None):
 
 
 def thin_loop(cfg: Settings, pages: int) -> dict:
-    from deltalake import DeltaTable
     from tqdm import tqdm
 
     from focuscrawl.crawl.listing_crawler import POSTS_TABLE
+    from focuscrawl.delta_sink import table_rows
     from focuscrawl.services.airflow import AirflowService
 
     crawler, consumer, status_file = _stream_processes(cfg, pages)
@@ -79,21 +73,15 @@ def thin_loop(cfg: Settings, pages: int) -> dict:
 
         with tqdm(total=pages, desc="listing pages crawled", unit="page") as bar:
             def crawled():
-                s = _read(status_file)
+                s = read_status(status_file)
                 bar.n = min(s.get("pages", 0), pages)
                 return s.get("pages") == pages and s
 
             status = _wait(crawled, 600, "the crawler did not finish its pages", bar)
 
-        def landed() -> int:
-            try:
-                return DeltaTable(POSTS_TABLE.path(cfg)).to_pyarrow_dataset().count_rows()
-            except Exception:  # noqa: BLE001 - table not created yet
-                return 0
-
-        rows = _wait(lambda: (n := landed()) >= status["posts"] and n, 300, "posts did not all land in Delta")
+        rows = _wait(lambda: (n := table_rows(POSTS_TABLE.path(cfg))) >= status["posts"] and n, 300, "posts did not all land in Delta")
         _say(f"{status['posts']} posts produced to Kafka, {rows} rows in Delta ({POSTS_TABLE.path(cfg)})")
-        before = _read(status_file)
+        before = read_status(status_file)
         _say(f"crawler's next pick before learning: {before.get('next_pick')} (score {before.get('next_pick_score')})")
 
         client = AirflowService(cfg).client()
@@ -108,7 +96,7 @@ def thin_loop(cfg: Settings, pages: int) -> dict:
             state = client.wait("thin_loop", run_id, timeout=1200, progress=progress)
         if state != "success":
             raise RuntimeError(f"thin_loop run {run_id} ended {state}; open {cfg.airflow_url}/dags/thin_loop to read its logs")
-        after = _wait(lambda: (s := _read(status_file)).get("priorities_applied", 0) > 0 and s, 120,
+        after = _wait(lambda: (s := read_status(status_file)).get("priorities_applied", 0) > 0 and s, 120,
                       "the crawler did not receive the pushed priorities")
         _say(f"crawler's next pick after the push: {after.get('next_pick')} (score {after.get('next_pick_score')}), "
              f"without a restart")

@@ -17,3 +17,11 @@ def write_status(path: Path, status: dict) -> None:
     tmp = path.with_suffix(".tmp")
     tmp.write_text(json.dumps(status))
     os.replace(tmp, path)
+
+
+def read_status(path: Path) -> dict:
+    """The last status a process wrote; empty when it has written none yet."""
+    try:
+        return json.loads(path.read_text())
+    except (OSError, ValueError):
+        return {}

@@ -8,15 +8,17 @@ pushed recrawl intervals without a restart.
 
 from __future__ import annotations
 
-import json
 import math
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
+
+from focuscrawl.delta_sink import table_rows
+from focuscrawl.services.process import wait_until
+from focuscrawl.status import read_status
 
 ROOT = Path(__file__).resolve().parents[2]
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(1200)]
@@ -30,33 +32,6 @@ def _spawn(args: list[str], log: Path, env: dict) -> subprocess.Popen:
     log.parent.mkdir(parents=True, exist_ok=True)
     return subprocess.Popen([sys.executable, *args], cwd=ROOT, stdout=log.open("wb"), stderr=subprocess.STDOUT,
                             start_new_session=True, env=env)
-
-
-def _status(path: Path) -> dict:
-    try:
-        return json.loads(path.read_text())
-    except (OSError, ValueError):
-        return {}
-
-
-def _wait(check, timeout: float, what: str, interval: float = 1.0):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = check()
-        if value:
-            return value
-        time.sleep(interval)
-    raise TimeoutError(what)
-
-
-def _rows(path: str) -> int:
-    from deltalake import DeltaTable
-    from deltalake.exceptions import TableNotFoundError
-
-    try:
-        return DeltaTable(path).to_pyarrow_dataset().count_rows()
-    except TableNotFoundError:
-        return 0
 
 
 @pytest.fixture()
@@ -96,14 +71,14 @@ def test_history_lands_schedule_is_computed_pushed_and_followed(cfg, kafka_broke
     try:
         airflow.wait_for_dag("source_schedule", timeout=600)  # a loaded machine parses slowly; the crawl goes on
         # 1. Sources found (feeds and a sitemap among them), history streamed and landed in Delta.
-        before = _wait(lambda: (s := _status(status_file)).get("recrawls", 0) >= 40 and s, 240,
-                       f"source crawler made no progress; see {logs / 'e2e-source-crawler.log'}")
+        before = wait_until(lambda: (s := read_status(status_file)).get("recrawls", 0) >= 40 and s, 240,
+                            f"source crawler made no progress; see {logs / 'e2e-source-crawler.log'}")
         kinds = set(before["kinds"].values())
         assert {"feed", "sitemap", "hub"} <= kinds, kinds
         assert set(before["intervals"].values()) == {DEFAULT_INTERVAL}
         assert before["errors"] == 0
-        _wait(lambda: _rows(SOURCE_RECRAWLS.path(cfg)) >= 20 and _rows(PAGE_CLICKS.path(cfg)) >= 5, 180,
-              f"history did not land; see {logs}/e2e-land-*.log")
+        wait_until(lambda: table_rows(SOURCE_RECRAWLS.path(cfg)) >= 20 and table_rows(PAGE_CLICKS.path(cfg)) >= 5, 180,
+                   f"history did not land; see {logs}/e2e-land-*.log")
 
         # 2. A real Airflow run: spark-submit fits and schedules, then the publish task pushes.
         airflow.unpause("source_schedule")
@@ -116,7 +91,7 @@ def test_history_lands_schedule_is_computed_pushed_and_followed(cfg, kafka_broke
 
         # 3. The running crawler (never restarted) follows the pushed intervals.
         def follows():
-            s = _status(status_file)
+            s = read_status(status_file)
             if s.get("schedules_applied", 0) < 1:
                 return None
             for url, interval in s["intervals"].items():
@@ -125,16 +100,16 @@ def test_history_lands_schedule_is_computed_pushed_and_followed(cfg, kafka_broke
                     return None
             return s
 
-        after = _wait(follows, 120, f"crawler did not take up the pushed schedule: {_status(status_file)}")
+        after = wait_until(follows, 120, f"crawler did not take up the pushed schedule: {read_status(status_file)}")
         assert set(after["intervals"].values()) != {DEFAULT_INTERVAL}  # its recrawl intervals changed
         fastest = plan.recrawl_interval_s.idxmin()
         assert plan.loc[fastest, "recrawl_interval_s"] < DEFAULT_INTERVAL
         pushed_at = after["recrawls"]
         # the most valuable source is now recrawled on its new, shorter interval (plus a few queued slots)
         slack = 3 / BUDGET
-        _wait(lambda: (s := _status(status_file))["recrawls"] > pushed_at + 20
-              and s["last_gaps"][fastest] <= plan.loc[fastest, "recrawl_interval_s"] + slack, 120,
-              f"{fastest} not recrawled every {plan.loc[fastest, 'recrawl_interval_s']:.0f} s: {_status(status_file)}")
+        wait_until(lambda: (s := read_status(status_file))["recrawls"] > pushed_at + 20
+                   and s["last_gaps"][fastest] <= plan.loc[fastest, "recrawl_interval_s"] + slack, 120,
+                   f"{fastest} not recrawled every {plan.loc[fastest, 'recrawl_interval_s']:.0f} s: {read_status(status_file)}")
         assert crawler.poll() is None, "the crawler was restarted or died"
     finally:
         for proc in procs:

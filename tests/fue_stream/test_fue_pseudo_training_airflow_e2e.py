@@ -18,12 +18,14 @@ import json
 import random
 import subprocess
 import sys
-import time
 from datetime import datetime, timedelta
 from pathlib import Path
 
 import pyarrow as pa
 import pytest
+
+from focuscrawl.services.process import wait_until
+from focuscrawl.status import read_status
 
 ROOT = Path(__file__).resolve().parents[2]
 METHOD = "HCP-0.9-0.1"
@@ -35,23 +37,6 @@ SPORTS = ("Great football match last weekend, what a goal", "Anyone tried this p
 SPORTS_WORDS = "football goal match weekend pizza recipe concert guitar".split()
 SAD_WORDS = "depressed hopeless cry therapy sleep alone worthless tired".split()
 CANDIDATES = {"sad_walrus_1": SAD, "lucky_otter_2": SPORTS[0], "jolly_panda_3": SPORTS[1]}
-
-
-def _wait(check, timeout: float, what: str, interval: float = 0.5):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = check()
-        if value:
-            return value
-        time.sleep(interval)
-    raise TimeoutError(what)
-
-
-def _status(path: Path) -> dict:
-    try:
-        return json.loads(path.read_text())
-    except (OSError, ValueError):
-        return {}
 
 
 def _append(uri: str, spec, rows: list[dict]) -> None:
@@ -132,8 +117,8 @@ def test_scheduled_pseudo_training_reorders_the_running_chooser(cfg, kafka_broke
         producer.flush()
 
         # 1. The inverted model hands out a sports talker first and keeps the depressed user last.
-        before = _wait(lambda: (s := _status(status_file)).get("chosen") == 1 and s.get("candidates") == 2 and s,
-                       120, f"chooser did not take the posts; see {log}")
+        before = wait_until(lambda: (s := read_status(status_file)).get("chosen") == 1 and s.get("candidates") == 2 and s,
+                            120, f"chooser did not take the posts; see {log}")
         first = before["in_flight"][0]
         assert first in ("lucky_otter_2", "jolly_panda_3")
         assert before["top"][-1][0] == "sad_walrus_1" and before["top"][-1][1] < before["top"][0][1]
@@ -141,7 +126,7 @@ def test_scheduled_pseudo_training_reorders_the_running_chooser(cfg, kafka_broke
         # 2. Airflow's scheduler (unpaused, not triggered) runs the DAG.
         airflow.wait_for_dag(DAG)
         airflow.unpause(DAG)
-        run = _wait(lambda: next(iter(_scheduled_runs(airflow)), None), 360, "no scheduled run was created", 2.0)
+        run = wait_until(lambda: next(iter(_scheduled_runs(airflow)), None), 360, "no scheduled run was created", 2.0)
         state = airflow.wait(DAG, run["dag_run_id"], timeout=600)
         assert state == "success", airflow.task_log(DAG, run["dag_run_id"], "retrain")[-3000:]
         scores = DeltaTable(CANDIDATE_SCORES_TABLE.path(cfg)).to_pandas(filters=[("method", "=", METHOD)])
@@ -150,8 +135,8 @@ def test_scheduled_pseudo_training_reorders_the_running_chooser(cfg, kafka_broke
         assert scores["sad_walrus_1"] > max(scores["lucky_otter_2"], scores["jolly_panda_3"])
 
         # 3. The running chooser applied the pushed scores: the depressed user now leads ...
-        after = _wait(lambda: (s := _status(status_file)).get("scores_applied", 0) >= 2 and s, 60,
-                      f"the chooser never applied the pushed scores: {_status(status_file)}")
+        after = wait_until(lambda: (s := read_status(status_file)).get("scores_applied", 0) >= 2 and s, 60,
+                           f"the chooser never applied the pushed scores: {read_status(status_file)}")
         assert after["top"][0][0] == "sad_walrus_1"
         assert after["top"][0][1] == pytest.approx(scores["sad_walrus_1"])
 
@@ -159,14 +144,14 @@ def test_scheduled_pseudo_training_reorders_the_running_chooser(cfg, kafka_broke
         verdict = {"method": METHOD, "user": first, "relevant": False}
         producer.send(STATS_TOPIC, key=first.encode(), value=json.dumps(verdict).encode())
         producer.flush()
-        after = _wait(lambda: (s := _status(status_file)).get("chosen") == 2 and s, 60, "no second pick")
+        after = wait_until(lambda: (s := read_status(status_file)).get("chosen") == 2 and s, 60, "no second pick")
         assert after["in_flight"] == ["sad_walrus_1"]
         assert chooser.poll() is None, "the chooser was restarted or died"
 
         # 4. The scheduler's next run comes 5 (wall) minutes after this one (see the DAG doc for simulated time).
         # (the scheduler sets it once no run is active: max_active_runs=1)
-        next_after = _wait(lambda: airflow._call("GET", f"/api/v2/dags/{DAG}").json()["next_dagrun_run_after"], 120,
-                           "the scheduler planned no next run", 2.0)
+        next_after = wait_until(lambda: airflow._call("GET", f"/api/v2/dags/{DAG}").json()["next_dagrun_run_after"], 120,
+                                "the scheduler planned no next run", 2.0)
         assert _when(next_after) - _when(run["run_after"]) == timedelta(minutes=5)
     finally:
         producer.close()

@@ -9,36 +9,20 @@ revisitor, never restarted, puts the top-scored page first.
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 
+from focuscrawl.services.process import wait_until
+from focuscrawl.status import read_status
+
 ROOT = Path(__file__).resolve().parents[2]
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(1500)]
 PAGES, WEEKS = 60, 7  # history size 4: features from week 5, one week to train on, one held out
-
-
-def _status(path: Path) -> dict:
-    try:
-        return json.loads(path.read_text())
-    except (OSError, ValueError):
-        return {}
-
-
-def _wait(check, timeout: float, what: str, interval: float = 0.5):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = check()
-        if value:
-            return value
-        time.sleep(interval)
-    raise TimeoutError(what)
 
 
 def _fresh_outlinks_state(cfg) -> None:
@@ -77,9 +61,9 @@ def test_revisits_to_dag_to_scores_and_the_running_revisitor_reorders(cfg, kafka
             for week in range(WEEKS):
                 if week:
                     world.clock.advance(WEEK)
-                _wait(lambda: (s := _status(status_file)).get("period") == week and s["due"] == 0
-                      and s["written"] == PAGES * (week + 1), 180, f"week {week} not revisited; see {log}")
-            before = _status(status_file)
+                wait_until(lambda: (s := read_status(status_file)).get("period") == week and s["due"] == 0
+                           and s["written"] == PAGES * (week + 1), 180, f"week {week} not revisited; see {log}")
+            before = read_status(status_file)
             assert (before["known"], before["failures"], before["next_pick_score"]) == (PAGES, 0, -1.0)
 
             # 2. Real Airflow: the features DAG, whose feature table triggers the training DAG.
@@ -89,8 +73,8 @@ def test_revisits_to_dag_to_scores_and_the_running_revisitor_reorders(cfg, kafka
             run_id = airflow.trigger("outlinks_features", {"dimensions": 16, "k": 10})
             state = airflow.wait("outlinks_features", run_id, timeout=900)
             assert state == "success", airflow.task_states("outlinks_features", run_id)
-            runs = _wait(lambda: airflow._call("GET", "/api/v2/dags/outlinks_train/dagRuns").json()["dag_runs"],
-                         120, "the feature table's Asset did not trigger outlinks_train")
+            runs = wait_until(lambda: airflow._call("GET", "/api/v2/dags/outlinks_train/dagRuns").json()["dag_runs"],
+                              120, "the feature table's Asset did not trigger outlinks_train")
             train_run = runs[0]["dag_run_id"]
             assert runs[0]["run_type"] == "asset_triggered"
             state = airflow.wait("outlinks_train", train_run, timeout=900)
@@ -106,15 +90,15 @@ def test_revisits_to_dag_to_scores_and_the_running_revisitor_reorders(cfg, kafka
             top = set(priorities.loc[priorities["score"] == priorities["score"].max(), "url"])
 
             # 4. The running revisitor follows the pushed scores: the best page is revisited first.
-            after = _wait(lambda: (s := _status(status_file)).get("priorities_applied", 0) >= PAGES and s, 120,
-                          "the revisitor never applied the pushed scores")
+            after = wait_until(lambda: (s := read_status(status_file)).get("priorities_applied", 0) >= PAGES and s, 120,
+                               "the revisitor never applied the pushed scores")
             assert after["next_pick_score"] == priorities["score"].max() and after["next_pick"] in top
             assert [score for _, score in after["order"]] == sorted((score for _, score in after["order"]),
                                                                      reverse=True)
             # The next week's revisits, in the order they were made, go best score first.
             world.clock.advance(WEEK)
-            _wait(lambda: _status(status_file).get("written") == PAGES * (WEEKS + 1), 180,
-                  f"week {WEEKS} not revisited; see {log}")
+            wait_until(lambda: read_status(status_file).get("written") == PAGES * (WEEKS + 1), 180,
+                       f"week {WEEKS} not revisited; see {log}")
             week = DeltaTable(SNAPSHOTS.path(cfg)).to_pandas(filters=[("period", "=", WEEKS)])
             score = priorities.set_index("url")["score"]
             assert week["url"].iloc[0] in top

@@ -70,6 +70,21 @@ def test_click_feedback_after_crawl_follows_the_profit_curve(web):
     assert requests.get(web.url + "/feedback/clicks", timeout=10).status_code == 404
 
 
+def test_a_source_publishes_the_same_pages_whatever_times_it_is_read_at():
+    """Reads at many times see prefixes of one Poisson process: no page appears back-dated later."""
+    read_often = small_world(seed=3, web=True, users=1000).web
+    read_once = small_world(seed=3, web=True, users=1000).web
+    s, end = 0, START + 2 * 86400
+    seen: list[float] = []
+    for k in range(1, 49):
+        now = START + k * 3600
+        times = read_often.published(s, now)
+        assert times[: len(seen)] == seen  # what an earlier read saw, nothing inserted before it
+        assert all(t <= now for t in times)
+        seen = times
+    assert read_once.published(s, end) == seen and len(seen) > 0
+
+
 def test_pages_gain_outlinks_over_time_at_page_rates():
     world = small_world(seed=3, web=True, users=1000)
     w = world.web

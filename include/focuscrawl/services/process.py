@@ -159,11 +159,12 @@ def _group_alive(pgid: int) -> bool:
     return bool(group_members(pgid))
 
 
-def wait_until(check, timeout: float, what: str, log: ManagedProcess | None = None, interval: float = 0.25) -> None:
+def wait_until(check, timeout: float, what: str, log: ManagedProcess | None = None, interval: float = 0.25):
+    """Poll ``check`` until it returns something truthy, and return that."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        if check():
-            return
+        if value := check():
+            return value
         if log is not None and not log.running():
             raise RuntimeError(f"{what}: process exited early. Last log lines ({log.log_file}):\n{log.log_tail()}")
         time.sleep(interval)

@@ -53,11 +53,12 @@ class Source:
 
 
 def _events(rng: random.Random, rate_per_s: float, start: float, until: float, times: list[float]) -> None:
+    """Extend a Poisson process's event ``times`` past ``until``. The first event after ``until`` is kept
+    (callers only show events up to their time), so the process is the same whatever times it is read at:
+    redrawing it would add events back-dated before an earlier read."""
     t = times[-1] if times else start
-    while True:
+    while t <= until:
         t += rng.expovariate(rate_per_s)
-        if t > until:
-            return
         times.append(t)
 
 
