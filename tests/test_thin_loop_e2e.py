@@ -32,6 +32,8 @@ def test_crawl_stream_land_learn_push_and_the_next_pick_follows(cfg, kafka_broke
     from focuscrawl.user_priority import USER_PRIORITIES_TABLE
 
     posts_table = POSTS_TABLE.path(cfg)
+    # The session's lake is shared: other tests may have put posts there before this one.
+    already = table_rows(posts_table)
     status_file = tmp_path / "crawler.json"
     logs = Path(cfg.var_dir) / "logs"
     consumer = _spawn(["streaming/consumer.py", "--topic", POSTS_TOPIC, "--table", "reddit_posts",
@@ -44,11 +46,11 @@ def test_crawl_stream_land_learn_push_and_the_next_pick_follows(cfg, kafka_broke
                             180, f"crawler did not fetch 3 pages; see {logs / 'e2e-crawler.log'}")
         produced = status["posts"]
         assert produced > 0
-        wait_until(lambda: table_rows(posts_table) >= produced, 180,
+        wait_until(lambda: table_rows(posts_table) >= already + produced, 180,
                    f"consumer did not land {produced} rows; see {logs / 'e2e-consumer.log'}")
         posts = spark.read.format("delta").load(posts_table)
-        assert posts.count() == produced
-        assert posts.select("name").distinct().count() == produced
+        assert posts.count() == already + produced
+        assert posts.select("name").distinct().count() == already + produced
         before = read_status(status_file)
         # Before any push every candidate has the new-candidate score: the pick is arrival order.
         assert before["next_pick_score"] < 0

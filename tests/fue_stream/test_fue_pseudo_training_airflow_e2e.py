@@ -71,14 +71,22 @@ def _seed_tables(cfg) -> None:
         for i, (user, text, p) in enumerate(judged)])
 
 
+def _unseed_tables(cfg) -> None:
+    from deltalake import DeltaTable
+
+    from focuscrawl.crawl.listing_crawler import POSTS_TABLE
+    from focuscrawl.fue.pipeline import STATS_TABLE
+
+    DeltaTable(POSTS_TABLE.path(cfg)).delete("name LIKE 't3_e2e%'")
+    DeltaTable(STATS_TABLE.path(cfg)).delete("run_id = 'e2e'")
+
+
 def _when(stamp: str) -> datetime:
     return datetime.fromisoformat(stamp.replace("Z", "+00:00"))
 
 
 def _scheduled_runs(airflow) -> list[dict]:
-    # AirflowClient has no run listing; the REST call is the one its other methods make.
-    runs = airflow._call("GET", f"/api/v2/dags/{DAG}/dagRuns", params={"limit": 100}).json()["dag_runs"]
-    return [r for r in runs if r["run_type"] == "scheduled"]
+    return [r for r in airflow.dag_runs(DAG) if r["run_type"] == "scheduled"]
 
 
 def test_scheduled_pseudo_training_reorders_the_running_chooser(cfg, kafka_broker, airflow, tmp_path):
@@ -150,10 +158,13 @@ def test_scheduled_pseudo_training_reorders_the_running_chooser(cfg, kafka_broke
 
         # 4. The scheduler's next run comes 5 (wall) minutes after this one (see the DAG doc for simulated time).
         # (the scheduler sets it once no run is active: max_active_runs=1)
-        next_after = wait_until(lambda: airflow._call("GET", f"/api/v2/dags/{DAG}").json()["next_dagrun_run_after"], 120,
+        next_after = wait_until(lambda: airflow.dag(DAG)["next_dagrun_run_after"], 120,
                                 "the scheduler planned no next run", 2.0)
         assert _when(next_after) - _when(run["run_after"]) == timedelta(minutes=5)
     finally:
+        # The session's Airflow and lake are shared: stop the schedule and take the seeded rows back out.
+        airflow.pause(DAG)
+        _unseed_tables(cfg)
         producer.close()
         chooser.terminate()
         try:

@@ -73,7 +73,7 @@ def test_revisits_to_dag_to_scores_and_the_running_revisitor_reorders(cfg, kafka
             run_id = airflow.trigger("outlinks_features", {"dimensions": 16, "k": 10})
             state = airflow.wait("outlinks_features", run_id, timeout=900)
             assert state == "success", airflow.task_states("outlinks_features", run_id)
-            runs = wait_until(lambda: airflow._call("GET", "/api/v2/dags/outlinks_train/dagRuns").json()["dag_runs"],
+            runs = wait_until(lambda: airflow.dag_runs("outlinks_train"),
                               120, "the feature table's Asset did not trigger outlinks_train")
             train_run = runs[0]["dag_run_id"]
             assert runs[0]["run_type"] == "asset_triggered"

@@ -161,8 +161,7 @@ def manual_runs(airflow) -> set[str]:
     deadline = time.monotonic() + TIMEOUT
     while True:
         try:
-            runs = airflow._call("GET", f"/api/v2/dags/{DAG_ID}/dagRuns", params={"run_type": "manual", "limit": 1000})
-            return {r["dag_run_id"] for r in runs.json()["dag_runs"]}
+            return {r["dag_run_id"] for r in airflow.dag_runs(DAG_ID, run_type="manual")}
         except requests.RequestException:
             if time.monotonic() > deadline:
                 raise

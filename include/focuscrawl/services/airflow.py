@@ -276,8 +276,19 @@ class AirflowClient:
             time.sleep(2)
         raise TimeoutError(f"DAG {dag_id!r} not listed by {self.url} after {timeout:.0f}s")
 
+    def dag(self, dag_id: str) -> dict:
+        """The DAG's details as the scheduler sees them (``is_paused``, ``next_dagrun_run_after``, ...)."""
+        return self._call("GET", f"/api/v2/dags/{dag_id}").json()
+
+    def dag_runs(self, dag_id: str, **params: Any) -> list[dict]:
+        """The DAG's runs; ``params`` filter them as the REST API does (``run_type="manual"``, ...)."""
+        return self._call("GET", f"/api/v2/dags/{dag_id}/dagRuns", params={"limit": 1000, **params}).json()["dag_runs"]
+
     def unpause(self, dag_id: str) -> None:
         self._call("PATCH", f"/api/v2/dags/{dag_id}", json={"is_paused": False})
+
+    def pause(self, dag_id: str) -> None:
+        self._call("PATCH", f"/api/v2/dags/{dag_id}", json={"is_paused": True})
 
     def trigger(self, dag_id: str, conf: dict | None = None) -> str:
         """Start a run now; returns its run id."""
