@@ -9,9 +9,7 @@ import pytest
 
 from focuscrawl.ephemeral.crawler import ClickLog, SimulatedClock, SourceCrawler
 from focuscrawl.ephemeral.sources import ContentSource, discover_sources
-from focuscrawl.fetch.fetcher import media_type
-
-BASE = "http://127.0.0.1:9"
+from tests.ephemeral.world_pages import BASE, world_fetch
 
 
 @pytest.fixture(scope="module")
@@ -21,16 +19,6 @@ def world(tmp_path_factory):
     w = build_world(4, data_dir=None, users=500, cache_dir=tmp_path_factory.mktemp("world"), paused=True)
     w.clock.advance(6 * 3600)  # sources are found by the dated links they list: let some appear
     return w
-
-
-def world_fetch(world):
-    def get(url: str):
-        status, ctype, body = world.crawl(url[len(BASE):], {})
-        if status != 200:
-            raise RuntimeError(f"HTTP {status} for {url}")
-        return body, media_type(ctype), url
-
-    return get
 
 
 def run(crawler, world, slots: int, budget: float) -> None:

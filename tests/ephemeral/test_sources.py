@@ -9,9 +9,7 @@ from pathlib import Path
 import pytest
 
 from focuscrawl.ephemeral.sources import discover_sources, read_source, timestamp
-from focuscrawl.fetch.fetcher import media_type
-
-BASE = "http://127.0.0.1:9"
+from tests.ephemeral.world_pages import BASE, world_fetch
 
 
 @pytest.fixture(scope="module")
@@ -25,13 +23,7 @@ def world(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def fetch(world):
-    def get(url: str):
-        status, ctype, body = world.crawl(url[len(BASE):], {})
-        if status != 200:
-            raise RuntimeError(f"HTTP {status} for {url}")
-        return body, media_type(ctype), url
-
-    return get
+    return world_fetch(world)
 
 
 def _truth(world, path: str) -> list[tuple[str, float]]:
