@@ -134,7 +134,7 @@ def test_scheduled_pseudo_training_reorders_the_running_chooser(cfg, kafka_broke
         # 2. Airflow's scheduler (unpaused, not triggered) runs the DAG.
         airflow.wait_for_dag(DAG)
         airflow.unpause(DAG)
-        run = wait_until(lambda: next(iter(_scheduled_runs(airflow)), None), 360, "no scheduled run was created", 2.0)
+        run = wait_until(lambda: next(iter(_scheduled_runs(airflow)), None), 360, "no scheduled run was created", interval=2.0)
         state = airflow.wait(DAG, run["dag_run_id"], timeout=600)
         assert state == "success", airflow.task_log(DAG, run["dag_run_id"], "retrain")[-3000:]
         scores = DeltaTable(CANDIDATE_SCORES_TABLE.path(cfg)).to_pandas(filters=[("method", "=", METHOD)])
@@ -159,7 +159,7 @@ def test_scheduled_pseudo_training_reorders_the_running_chooser(cfg, kafka_broke
         # 4. The scheduler's next run comes 5 (wall) minutes after this one (see the DAG doc for simulated time).
         # (the scheduler sets it once no run is active: max_active_runs=1)
         next_after = wait_until(lambda: airflow.dag(DAG)["next_dagrun_run_after"], 120,
-                                "the scheduler planned no next run", 2.0)
+                                "the scheduler planned no next run", interval=2.0)
         assert _when(next_after) - _when(run["run_after"]) == timedelta(minutes=5)
     finally:
         # The session's Airflow and lake are shared: stop the schedule and take the seeded rows back out.
