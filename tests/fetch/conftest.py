@@ -31,17 +31,19 @@ class Site:
                 try:
                     route = site.routes.get(self.path, (404, {}, b"not found"))
                     status, headers, body = route(self) if callable(route) else route
-                    self.send_response(status)
-                    headers = {"Content-Type": "text/plain", **headers}
-                    for k, v in headers.items():
-                        self.send_header(k, v)
-                    if "Content-Length" not in headers:
-                        self.send_header("Content-Length", str(len(body)))
-                    self.end_headers()
-                    self.wfile.write(body)
                 finally:
+                    # Counted as served once the response is ready: the client may read it and send
+                    # its next request before this thread gets back from writing.
                     with site.lock:
                         site.in_flight -= 1
+                self.send_response(status)
+                headers = {"Content-Type": "text/plain", **headers}
+                for k, v in headers.items():
+                    self.send_header(k, v)
+                if "Content-Length" not in headers:
+                    self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
 
             def log_message(self, *args):
                 pass
