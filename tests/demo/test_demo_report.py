@@ -1,4 +1,4 @@
-"""The demo's HTML report (issue 9, point 5): smoothed ratio to RND, missing parts named, and a
+"""The demo's HTML report (issue 9, point 5): missing parts named, and a
 report built from short real runs of the four experiments whose figures and tables are all there."""
 
 from __future__ import annotations
@@ -11,9 +11,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from focuscrawl.reports.demo import (
-    SECTION_NAMES, SECTIONS, baseline_note, fue_with_ratio, parse_sections, run_sections, smoothed_ratio, write_html,
-)
+from focuscrawl.reports.demo import SECTION_NAMES, SECTIONS, parse_sections, run_sections, write_html
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
@@ -46,37 +44,6 @@ def assert_drawn_png(name: str, data: bytes) -> None:
 
 
 # -- fast: the parts -------------------------------------------------------------------------
-
-
-def test_smoothed_ratio_is_defined_when_rnd_found_none():
-    # HCP 9 of 179, RND 0 of 183 (a 4-hour run): (10/181) / (1/185)
-    assert smoothed_ratio(9, 179, 0, 183) == pytest.approx(10.2210, abs=1e-4)
-    # close to the raw ratio (2.0) once both found enough
-    assert smoothed_ratio(200, 1000, 100, 1000) == pytest.approx((201 / 1002) / (101 / 1002))
-    assert smoothed_ratio(0, 50, 0, 50) == 1.0
-
-
-def test_ratio_per_hour_joins_rnd_of_the_same_hour():
-    curve = pd.DataFrame({"method": ["HCP", "HCP", "RND", "RND"], "hours": [1.0, 2.0, 1.0, 2.0],
-                          "extracted": [8, 18, 10, 20], "relevant": [1, 2, 0, 0]})
-    out = fue_with_ratio(curve, ("hours",)).set_index(["method", "hours"]).ratio_to_RND_smoothed
-    assert out["HCP", 1.0] == pytest.approx(round((2 / 10) / (1 / 12), 3))
-    assert out["HCP", 2.0] == pytest.approx(round((3 / 20) / (1 / 22), 3))
-    assert (out["RND"] == 1.0).all()
-
-
-def test_ratio_without_rnd_is_nan_and_said_so():
-    table = pd.DataFrame({"method": ["HCP"], "hours": [1.0], "extracted": [10], "relevant": [2]})
-    assert fue_with_ratio(table).ratio_to_RND_smoothed.isna().all()
-    assert baseline_note(table) == "RND was not run: no baseline to compare with"
-
-
-def test_baseline_note_says_whether_rnd_found_anyone():
-    curve = pd.DataFrame({"method": ["RND"] * 3, "hours": [1.0, 2.0, 3.0], "extracted": [5, 9, 14],
-                          "relevant": [0, 0, 0]})
-    assert baseline_note(curve).startswith("RND found none yet (0 relevant of 14 extracted)")
-    curve.loc[2, "relevant"] = 1
-    assert baseline_note(curve).startswith("RND found its first relevant user by hour 3")
 
 
 def test_unknown_section_names_the_known_ones():
@@ -131,7 +98,7 @@ def test_report_from_short_real_runs(tmp_path, cfg, shared_data):
     assert "missing:" not in page
 
     figures, tables = figures_and_tables(page)
-    wanted = {"harvest_ratio_over_time.png", "precision_at_k.png", "dynamic_quality.png",
+    wanted = {"harvest_ratio.png", "precision_at_k.png", "dynamic_quality.png",
               "nrmse_generated_copies.png", "nrmse_generated_label.png"}
     assert set(figures) == wanted
     for name, data in figures.items():
@@ -140,7 +107,7 @@ def test_report_from_short_real_runs(tmp_path, cfg, shared_data):
     assert len(tables) == sum(len(s.tables) for s in SECTIONS)
     for table in tables:
         assert len(table) > 0, table.columns.tolist()
-    fue = pd.read_csv(tmp_path / "fue" / "fue_summary.csv").set_index("method")
+    fue = pd.read_csv(tmp_path / "fue" / "fue_table.csv").set_index("method")
     assert set(fue.index) == {"RND", "HCP", "HAC"}
     assert fue.loc["RND", "ratio_to_RND_smoothed"] == 1.0
     assert fue.ratio_to_RND_smoothed.notna().all()

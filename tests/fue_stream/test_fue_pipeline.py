@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from conftest import OTHER, TARGET, FakeClient, thing
-from focuscrawl.experiments.fue import MemoryLog, MethodPipeline, parse_duration, report_tables
+from focuscrawl.experiments.fue import MemoryLog, MethodPipeline, parse_duration
 from focuscrawl.fue import RANKING_METHODS, Post, UserChooser
 from focuscrawl.fue.pipeline import (
     COMMUNITY_CHOOSERS, CommunityExplorer, History, ReferenceJudge, StatsEvent, UserExtractor, post_of,
@@ -140,17 +140,3 @@ def test_memory_log_keeps_one_position_per_group():
 @pytest.mark.parametrize("text,seconds", [("90s", 90), ("30m", 1800), ("6h", 21600), ("7d", 604800), ("15", 15)])
 def test_parse_duration(text, seconds):
     assert parse_duration(text) == seconds
-
-
-def test_report_table_harvest_ratio_speed_and_ratio_to_rnd():
-    def ev(method, i, relevant, at):
-        return StatsEvent("r", method, f"{method}{i}", at, 0.0, 0.0, 1, 2, 0.5, relevant)
-
-    events = [ev("RND", i, i == 0, 600 + i) for i in range(4)] + [ev("HCP", i, i < 3, 4000 + i) for i in range(4)]
-    summary, points = report_tables(events, duration=7200)
-    s = summary.set_index("method")
-    assert (s.loc["HCP", "harvest_ratio"], s.loc["RND", "harvest_ratio"]) == (0.75, 0.25)
-    assert (s.loc["HCP", "ratio_to_RND"], s.loc["RND", "ratio_to_RND"]) == (3.0, 1.0)
-    assert s.loc["HCP", "users_per_hour"] == 2.0 and list(summary["method"]) == ["HCP", "RND"]
-    hcp = points[points.method == "HCP"].reset_index()
-    assert list(hcp["extracted"]) == [0, 4] and list(hcp["users_per_hour"]) == [0.0, 4.0]

@@ -16,8 +16,11 @@ the reference classifier's verdicts go to the stats topic and from there, exactl
 in-memory log with the same offsets. Pseudo-trained HCP variants retrain every
 ``--pseudo-every`` simulated seconds (the DAG ``fue_pseudo_training`` does it for deployments).
 
-Writes under ``--output``: ``harvest_ratio.png`` (HR, ratio to RND and users/hour over time),
-``fue_table.md``, ``fue_table.csv`` (one row per method) and ``fue_curve.csv`` (per hour).
+Writes under ``--output`` (:mod:`focuscrawl.fue.report`): ``harvest_ratio.png`` (HR, ratio to
+RND and users/hour over time), ``fue_table.md``, ``fue_table.csv`` (one row per method, with the
+paper's verdict), ``fue_curve.csv`` (per hour) and ``fue_days.csv`` (per simulated day), after
+every simulated day and at the end. ``focuscrawl report fue --run-id ID`` rebuilds them from the
+Delta table.
 """
 
 from __future__ import annotations
@@ -29,12 +32,11 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-import pandas as pd
-
 from focuscrawl.config import settings
 from focuscrawl.delta_sink import STREAM_DEAD_LETTER_TABLE, DeltaSink, StreamRecord
 from focuscrawl.fue.chooser import UserChooser
-from focuscrawl.fue.metrics import HOUR, by_method, curve, extracted_per_hour
+from focuscrawl.fue import report
+from focuscrawl.fue.metrics import HOUR
 from focuscrawl.fue.methods import RANKING_METHODS
 from focuscrawl.fue.pipeline import (
     COMMUNITY_CHOOSERS, POSTS_TOPIC, STATS_TABLE, STATS_TOPIC, CommunityExplorer, RedditClient, ReferenceJudge,
@@ -304,69 +306,6 @@ def _hr(events: list[StatsEvent]) -> float:
     return sum(e.relevant for e in events) / len(events) if events else 0.0
 
 
-# -- the report --------------------------------------------------------------------------------
-
-
-def report_tables(events: list[StatsEvent], duration: float, bin_seconds: float = HOUR,
-                  baseline: str = "RND") -> tuple[pd.DataFrame, pd.DataFrame]:
-    """(per-method summary, per-bin curve) with harvest ratio, users/hour and ratio to ``baseline``."""
-    groups = by_method(events_of(asdict(e) for e in events))
-    curves = {m: curve(es, duration, bin_seconds) for m, es in groups.items()}
-    base = curves.get(baseline)
-    rows, points = [], []
-    for m, pts in curves.items():
-        rates = extracted_per_hour(groups[m], duration, bin_seconds)
-        for i, (p, rate) in enumerate(zip(pts, rates)):
-            b = base[i].harvest_ratio if base else 0.0
-            points.append({"method": m, "hours": p.until / HOUR, "extracted": p.extracted, "relevant": p.relevant,
-                           "harvest_ratio": p.harvest_ratio, "users_per_hour": rate,
-                           "ratio_to_" + baseline: p.harvest_ratio / b if b else None})
-        last = pts[-1]
-        b = base[-1].harvest_ratio if base else 0.0
-        first_day = pts[min(len(pts), max(1, int(86400 // bin_seconds))) - 1]
-        b_day = base[min(len(base), max(1, int(86400 // bin_seconds))) - 1].harvest_ratio if base else 0.0
-        rows.append({"method": m, "extracted": last.extracted, "relevant": last.relevant,
-                     "harvest_ratio": round(last.harvest_ratio, 4),
-                     "users_per_hour": round(last.extracted * HOUR / duration, 2),
-                     "ratio_to_" + baseline: round(last.harvest_ratio / b, 2) if b else None,
-                     "ratio_to_" + baseline + "_day1": round(first_day.harvest_ratio / b_day, 2) if b_day else None})
-    summary = pd.DataFrame(rows).sort_values("harvest_ratio", ascending=False, ignore_index=True)
-    return summary, pd.DataFrame(points)
-
-
-def plot(points: pd.DataFrame, path: Path, baseline: str = "RND") -> Path:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, axes = plt.subplots(1, 3, figsize=(18, 5))
-    for m, g in points.groupby("method"):
-        axes[0].plot(g["hours"], g["harvest_ratio"], label=m)
-        axes[1].plot(g["hours"], g["ratio_to_" + baseline], label=m)
-        axes[2].plot(g["hours"], g["users_per_hour"], label=m)
-    for ax, title in zip(axes, ("harvest ratio (cumulative)", f"harvest ratio / {baseline}", "users extracted per hour")):
-        ax.set_title(title)
-        ax.set_xlabel("simulated hours")
-        ax.grid(alpha=0.3)
-    axes[0].legend(fontsize=8, ncol=2)
-    fig.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
-
-
-def write_report(events: list[StatsEvent], duration: float, out: Path, bin_seconds: float = HOUR) -> pd.DataFrame:
-    summary, points = report_tables(events, duration, bin_seconds)
-    out.mkdir(parents=True, exist_ok=True)
-    summary.to_csv(out / "fue_table.csv", index=False)
-    points.to_csv(out / "fue_curve.csv", index=False)
-    (out / "fue_table.md").write_text(summary.to_markdown(index=False) + "\n")
-    plot(points, out / "harvest_ratio.png")
-    return summary
-
-
 # -- the command -------------------------------------------------------------------------------
 
 
@@ -414,8 +353,13 @@ def main(argv: list[str] | None = None) -> int:
                      dead_letter_uri=STREAM_DEAD_LETTER_TABLE.path(cfg))
     fetchers = []
 
+    def write_report(events: list[StatsEvent], elapsed: float) -> report.FueReport:
+        built = report.build(events_of(asdict(e) for e in events), elapsed)
+        report.write(built, args.output)
+        return built
+
     def partial_report(events: list[StatsEvent], elapsed: float) -> None:
-        write_report(events, elapsed, args.output)
+        write_report(events, elapsed)
         print(f"\n{elapsed / 86400:g} simulated days done: partial report in {args.output}", flush=True)
 
     with WorldServer(world) as server:
@@ -434,8 +378,7 @@ def main(argv: list[str] | None = None) -> int:
             topics.close()
             for f in fetchers:
                 f.close()
-    summary = write_report(events, opts.duration, args.output)
-    print(summary.to_markdown(index=False))
+    print(write_report(events, opts.duration).markdown())
     print(f"run {opts.run_id}: report in {args.output}; stats in Delta table {args.table} "
           f"(focuscrawl sql \"SELECT method, avg(CAST(relevant AS INT)) FROM focuscrawl.{STATS_TABLE.name} "
           f"WHERE run_id = '{opts.run_id}' GROUP BY method\")")

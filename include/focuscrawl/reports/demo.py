@@ -5,10 +5,9 @@
 One section per seed, each written by its own experiment with the demo's quick settings
 (:data:`SECTIONS`), then one self-contained ``report.html`` (figures embedded as base64 PNG):
 
-- harvest ratio per method over time and its ratio to RND (seed 000, Figures 2-4), drawn here
-  from the experiment's ``fue_curve.csv`` so that the ratio is add-one smoothed (see
-  :func:`smoothed_ratio`): in a short run RND often finds no relevant user yet, and a raw ratio
-  would leave the panel empty;
+- harvest ratio per method over time, its ratio to RND and users per hour (seed 000, Figures
+  2-4); the ratio is add-one smoothed (:func:`focuscrawl.fue.report.smoothed_ratio`), as in a
+  short run RND often finds no relevant user yet;
 - Precision@k% of the outlink models (seed 002, Section 7, Figure 15);
 - dynamic quality Q_T(t) of the schedulers (seed 001, Section 2);
 - NRMSE of the content estimators per sampler (seed 003, experiments);
@@ -27,78 +26,13 @@ import html
 import importlib
 import json
 import sys
-import textwrap
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 import pandas as pd
 
 from focuscrawl.config import Settings, settings
-
-BASELINE = "RND"
-
-
-def smoothed_ratio(relevant, extracted, base_relevant, base_extracted):
-    """Harvest ratio over the baseline's, each add-one (Laplace) smoothed: ``(r+1)/(n+2)``.
-
-    Defined even when the baseline found no relevant user, and close to the raw ratio once both
-    found a few (with r=9 of 179 against 0 of 183 it is 10/181 over 1/185 = 10.2).
-    """
-    return ((relevant + 1) / (extracted + 2)) / ((base_relevant + 1) / (base_extracted + 2))
-
-
-def fue_with_ratio(frame: pd.DataFrame, by: tuple[str, ...] = ()) -> pd.DataFrame:
-    """``frame`` (per method, or per method and ``by``) with ``ratio_to_RND_smoothed``; NaN without RND."""
-    base = frame[frame.method == BASELINE][[*by, "relevant", "extracted"]]
-    base = base.rename(columns={"relevant": "_r0", "extracted": "_n0"}).assign(_key=0)
-    merged = frame.assign(_key=0).merge(base, on=[*by, "_key"], how="left")
-    ratio = smoothed_ratio(merged.relevant, merged.extracted, merged._r0, merged._n0)
-    return merged.drop(columns=["_key", "_r0", "_n0"]).assign(ratio_to_RND_smoothed=ratio.round(3))
-
-
-def baseline_note(curve: pd.DataFrame) -> str:
-    """What the ratio panel says about its baseline (shown in the panel, so it is never blank)."""
-    base = curve[curve.method == BASELINE].sort_values("hours")
-    if base.empty:
-        return f"{BASELINE} was not run: no baseline to compare with"
-    found = base[base.relevant > 0]
-    last = base.iloc[-1]
-    if found.empty:
-        return (f"{BASELINE} found none yet (0 relevant of {int(last.extracted)} extracted); "
-                "ratios add-one smoothed, (r+1)/(n+2) over RND's")
-    return f"{BASELINE} found its first relevant user by hour {found.hours.iloc[0]:g}; add-one smoothed"
-
-
-def plot_fue(folder: Path) -> None:
-    """``harvest_ratio_over_time.png`` and ``fue_summary.csv`` from the experiment's curve and table."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    curve = fue_with_ratio(pd.read_csv(folder / "fue_curve.csv"), ("hours",))
-    summary = fue_with_ratio(pd.read_csv(folder / "fue_table.csv"))
-    # Raw ratios stay only where RND found someone; the smoothed column is always there.
-    summary.dropna(axis=1, how="all").to_csv(folder / "fue_summary.csv", index=False)
-    fig, (hr, ratio) = plt.subplots(1, 2, figsize=(13, 4.5))
-    for method, g in curve.groupby("method"):
-        hr.plot(g.hours, g.harvest_ratio, marker=".", label=method)
-        if BASELINE in set(curve.method):
-            ratio.plot(g.hours, g.ratio_to_RND_smoothed, marker=".", label=method)
-    ratio.axhline(1.0, color="grey", ls=":", lw=1)
-    hr.set(title="harvest ratio (cumulative)", xlabel="simulated hours", ylabel="relevant / extracted")
-    # The note sits in the title, above the data, so the panel says why its lines look as they do.
-    ratio.set_title(f"harvest ratio / {BASELINE}\n" + textwrap.fill(baseline_note(curve), 70), fontsize=9)
-    ratio.set_xlabel("simulated hours")
-    for ax in (hr, ratio):
-        ax.grid(alpha=0.3)
-    hr.legend(fontsize=8, ncol=2)
-    fig.tight_layout()
-    fig.savefig(folder / "harvest_ratio_over_time.png", dpi=110)
-    plt.close(fig)
-
 
 @dataclass(frozen=True)
 class Section:
@@ -113,7 +47,6 @@ class Section:
     figures: tuple[str, ...]        # PNG names or globs in the folder
     tables: tuple[str, ...]         # CSV names or globs in the folder
     caption: str
-    derive: Callable[[Path], None] | None = None  # draws the report's own figures from the outputs
 
     def command(self, out: Path) -> list[str]:
         return [*self.quick, self.output_flag, str(out / self.name)]
@@ -123,9 +56,9 @@ SECTIONS = (
     Section("fue", "Focused user extraction: harvest ratio per method over time",
             "000_c12b299f5bad9cdf.txt, sections IV-V, Figures 2-4", "focuscrawl.experiments.fue", "--output",
             ("--methods", "RND,HCP,LCP,HAC,N06", "--duration", "4h", "--step", "10m"),
-            ("harvest_ratio_over_time.png",), ("fue_summary.csv",),
+            ("harvest_ratio.png",), ("fue_table.csv",),
             "Every method extracts users in full from the same world with the same request budget; harvest "
-            "ratio = relevant users / users extracted (reference classifier on the whole history).", plot_fue),
+            "ratio = relevant users / users extracted (reference classifier on the whole history)."),
     Section("outlinks", "Look back, look around: Precision@k% of the outlink models",
             "002_f70440d1db7174f2.txt, Section 7, Figures 14-15", "focuscrawl.reports.outlinks", "--out",
             ("--pages", "800", "--periods", "8", "--n-estimators", "40"),
@@ -168,8 +101,6 @@ def run_sections(out: Path, names: list[str], argv: dict[str, list[str]] | None 
         code = importlib.import_module(section.module).main(args)
         if code:
             raise RuntimeError(f"{section.name} exited {code}; its output so far is in {target}")
-        if section.derive is not None:
-            section.derive(target)
         log(f"{section.name}: done in {time.monotonic() - started:.0f}s")
 
 
