@@ -58,3 +58,18 @@ def test_report_files_agree_with_the_table(experiment):
         assert table.loc[method, "relevant"] == int(group["relevant"].sum())
     assert (out / "report" / "harvest_ratio.png").stat().st_size > 10_000
     assert "| HCP" in (out / "report" / "fue_table.md").read_text()
+
+
+def test_report_rebuilt_from_the_delta_table_equals_the_runs_own(experiment):
+    """``focuscrawl report fue --run-id`` reads the run back from Delta and writes the same tables."""
+    import pandas as pd
+
+    from focuscrawl.reports import fue as fue_report
+
+    out, rows = experiment
+    run_id = rows["run_id"].iloc[0]
+    rc = fue_report.main(["--run-id", run_id, "--duration", "2h", "--table", str(out / "lake" / "fue_extractions"),
+                          "--out", str(out / "rebuilt")])
+    assert rc == 0
+    for name in ("fue_table.csv", "fue_curve.csv", "fue_days.csv"):
+        pd.testing.assert_frame_equal(pd.read_csv(out / "rebuilt" / name), pd.read_csv(out / "report" / name))
