@@ -35,6 +35,14 @@ def test_has_ranks_users_by_average_score(spark):
     assert [r.author for r in user_priorities(posts, min_posts=2).collect()] == ["ann"]
 
 
+def test_users_tied_at_the_top_all_get_priority_one(spark):
+    # The crawler picks a priority-1.0 user first: a tie at the top must not leave nobody at 1.0.
+    posts = spark.createDataFrame(POSTS + [("dan", 50, 1, 160.0), ("eve", 5, 0, 210.0)],
+                                  "author string, score long, num_comments long, created_utc double")
+    got = {r.author: r.priority for r in user_priorities(posts).collect()}
+    assert got == {"cat": 1.0, "dan": 1.0, "ann": 0.5, "ben": 0.25, "eve": 0.25}
+
+
 def test_job_overwrites_the_priority_table_with_its_comments(spark, cfg, tmp_path):
     import importlib.util
 
@@ -54,7 +62,7 @@ def test_job_overwrites_the_priority_table_with_its_comments(spark, cfg, tmp_pat
     assert job.run(spark, lake, min_posts=2) == 1  # overwrite, not append
     dt = DeltaTable(USER_PRIORITIES_TABLE.path(lake))
     rows = dt.to_pyarrow_table().to_pylist()
-    assert [(r["author"], r["posts"], r["avg_score"], r["priority"]) for r in rows] == [("ann", 2, 20.0, 0.0)]
+    assert [(r["author"], r["posts"], r["avg_score"], r["priority"]) for r in rows] == [("ann", 2, 20.0, 1.0)]  # the only one is the best
     assert dt.metadata().description == USER_PRIORITIES_TABLE.comment
     comments = {f.name: f.metadata.get("comment") for f in dt.schema().fields}
     assert comments == {c.name: c.comment for c in USER_PRIORITIES_TABLE.columns}
