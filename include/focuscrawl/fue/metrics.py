@@ -76,7 +76,11 @@ def curve(events: Sequence[Extraction], duration: float, bin_seconds: float = HO
 
 def extracted_per_hour(events: Sequence[Extraction], duration: float, bin_seconds: float = HOUR) -> list[float]:
     """Extraction speed in each bin, as users per hour (the paper's Figure 2 as a rate)."""
-    points = curve(events, duration, bin_seconds)
+    return rates_per_hour(curve(events, duration, bin_seconds))
+
+
+def rates_per_hour(points: Sequence[CurvePoint]) -> list[float]:
+    """Users extracted per hour in each bin of a cumulative curve."""
     rates, previous, start = [], 0, 0.0
     for p in points:
         width = p.until - start

@@ -18,7 +18,7 @@ from typing import Sequence
 
 import pandas as pd
 
-from focuscrawl.fue.metrics import HOUR, Extraction, by_method, curve, extracted_per_hour
+from focuscrawl.fue.metrics import HOUR, Extraction, by_method, curve, rates_per_hour
 
 BASELINE = "RND"
 DAY = 86400.0
@@ -106,7 +106,8 @@ def build(events: Sequence[Extraction], duration: float, bin_seconds: float = HO
     groups = by_method(events)
     points, days = [], []
     for m, es in groups.items():
-        for p, rate in zip(curve(es, duration, bin_seconds), extracted_per_hour(es, duration, bin_seconds)):
+        hourly = curve(es, duration, bin_seconds)
+        for p, rate in zip(hourly, rates_per_hour(hourly)):
             points.append({"method": m, "hours": p.until / HOUR, "extracted": p.extracted, "relevant": p.relevant,
                            "harvest_ratio": p.harvest_ratio, "users_per_hour": rate})
         previous = (0, 0)
@@ -119,11 +120,14 @@ def build(events: Sequence[Extraction], duration: float, bin_seconds: float = HO
     curve_frame = with_ratio(pd.DataFrame(points), ("hours",))
     day_frame = with_ratio(pd.DataFrame(days), ("day",))
     first_day = day_frame[day_frame.day == 1].set_index("method")[f"ratio_to_{BASELINE}"]
+    # The last bin of every method ends at ``duration``: its ratios to RND are the run's.
     last = curve_frame.sort_values("hours").groupby("method").tail(1)
-    summary = with_ratio(pd.DataFrame({
+    summary = pd.DataFrame({
         "method": last.method, "paper_verdict": last.method.map(paper_verdict), "extracted": last.extracted,
         "relevant": last.relevant, "harvest_ratio": last.harvest_ratio.round(4),
-        "users_per_hour": (last.extracted * HOUR / duration).round(2)}))
+        "users_per_hour": (last.extracted * HOUR / duration).round(2),
+        f"ratio_to_{BASELINE}": last[f"ratio_to_{BASELINE}"],
+        f"ratio_to_{BASELINE}_smoothed": last[f"ratio_to_{BASELINE}_smoothed"]})
     summary[f"ratio_to_{BASELINE}_day1"] = summary.method.map(first_day)
     summary = summary.sort_values("harvest_ratio", ascending=False, ignore_index=True)
     agreement = paper_agreement(dict(zip(summary.method, summary.harvest_ratio)))
