@@ -54,6 +54,9 @@ class ManagedProcess:
     command: list[str] = field(default_factory=list)
     env: dict[str, str] | None = None
     cwd: Path | None = None
+    # The Popen of a process this object started: kept so its exit code can be read
+    # (a dropped Popen is reaped by subprocess's own clean-up, exit code lost).
+    _popen: subprocess.Popen | None = field(default=None, init=False, repr=False, compare=False)
 
     @property
     def pid_file(self) -> Path:
@@ -91,8 +94,15 @@ class ManagedProcess:
                 cwd=str(self.cwd) if self.cwd else None,
                 start_new_session=True,  # own process group: stop() reaches every child
             )
+        self._popen = proc
         self.pid_file.write_text(str(proc.pid))
         return proc.pid
+
+    def returncode(self) -> int | None:
+        """Exit code of the process this object started, once it has ended (negative: killed by
+        that signal); None while it runs or when another object started it. Call it before
+        :meth:`pid`/:meth:`running`, which reap the zombie without keeping its status."""
+        return self._popen.poll() if self._popen is not None else None
 
     def stop(self, timeout: float = 20.0, sig: int = signal.SIGTERM) -> bool:
         """Signal the process group, wait, then SIGKILL what is left. True if something was stopped."""
