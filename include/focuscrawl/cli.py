@@ -4,6 +4,8 @@
     focuscrawl services down | status
     focuscrawl sql ["SELECT ..."]          one query, or an interactive prompt without one
     focuscrawl pyspark                     a pyspark shell with the Delta tables registered
+    focuscrawl init [DIR] [--force]        write a commented focuscrawl.toml project file
+    focuscrawl validate [FILE]             check a project file (summary, or the one error and exit 2)
     focuscrawl world ... | demo ... | experiment NAME ... | report NAME ...
     focuscrawl report demo [--only fue] [--rebuild]   the demo's HTML report without the services
 
@@ -41,6 +43,25 @@ def build_parser() -> argparse.ArgumentParser:
     sql.add_argument("--limit", type=int, default=100, help="rows printed per result")
 
     sub.add_parser("pyspark", help="a pyspark shell with the focuscrawl session configuration")
+
+    init = sub.add_parser(
+        "init", help="write a commented focuscrawl.toml project file",
+        description="Write a commented crawl project file (focuscrawl.toml) to DIR: the target users, the "
+                    "sites and how to reach them, the four loops with their methods and budgets, DAG schedules.",
+        epilog="example: focuscrawl init myproject && $EDITOR myproject/focuscrawl.toml && "
+               "focuscrawl validate myproject/focuscrawl.toml",
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    init.add_argument("dir", nargs="?", type=Path, default=Path("."), help="folder to write it to (default: here)")
+    init.add_argument("--force", action="store_true", help="replace an existing focuscrawl.toml")
+    val = sub.add_parser(
+        "validate", help="check a project file; prints a summary, or the one error (exit 2)",
+        description="Check a crawl project file: keys and types, example files (exist, readable, parse), "
+                    "URLs, registered method names, budgets, schedules, OAuth variables set. Prints a summary, "
+                    "or one line naming the key and the fix and exits 2.",
+        epilog="example: focuscrawl validate projects/reddit.toml",
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    val.add_argument("file", nargs="?", type=Path, default=Path("focuscrawl.toml"),
+                     help="project file or its folder (default: ./focuscrawl.toml)")
 
     for name, what in (("world", "the local world server"), ("demo", "the end-to-end demo")):
         d = sub.add_parser(name, help=what, add_help=False)
@@ -146,6 +167,27 @@ def _services(args) -> int:
     return 0
 
 
+def _project(args) -> int:
+    from focuscrawl.project import ProjectError, load_project, summary, write_init
+
+    if args.command == "init":
+        try:
+            path = write_init(args.dir, force=args.force)
+        except FileExistsError as e:
+            print(f"focuscrawl: {e}", file=sys.stderr)
+            return 2
+        print(f"wrote {path}; edit it, then: focuscrawl validate {path}")
+        return 0
+    try:
+        project = load_project(args.file)
+    except ProjectError as e:
+        print(f"focuscrawl: {e}", file=sys.stderr)
+        return 2
+    print(summary(project))
+    print("valid")
+    return 0
+
+
 def _sql(args) -> int:
     from focuscrawl.spark import get_session
 
@@ -178,6 +220,8 @@ def main(argv: list[str] | None = None) -> int:
         return _services(args)
     if args.command == "sql":
         return _sql(args)
+    if args.command in ("init", "validate"):
+        return _project(args)
     command, env = pyspark_command(settings())
     os.execve(command[0], command, env)
     return 0

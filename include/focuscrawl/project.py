@@ -1,0 +1,834 @@
+"""The crawl project file (``focuscrawl.toml``): the user's focus, sites, loops, budgets and schedules.
+
+Issue 16, point 1. One TOML file declares everything a running platform needs:
+
+- ``profile``: the target users, as positive and negative example users (eRisk XML, JSONL or
+  CSV files) or a driving ``query``;
+- ``[[sites]]``: each site and how to reach it: its base URL (or ``world = true`` for the
+  embedded world at the settings' URL), a User-Agent that names a contact, the politeness
+  delay, whether the site's ``X-Ratelimit-*`` headers are obeyed, and OAuth2 client
+  credentials read from *named* environment variables (the secret is never in the file);
+- ``[loops.fue|sources|revisits|graph]``: which of the four learning loops run, on which site,
+  with which registered method (the same registries ``--methods HCP,RND`` reads) and budget;
+- ``[schedules]``: per DAG id, a cron expression, an Airflow preset, a duration or ``assets``;
+- ``[warc]``: whether fetched pages are also written as WARC.
+
+``load_project(path)`` reads and validates the file with pydantic (every model is frozen and
+forbids unknown keys); any fault is one :class:`ProjectError` whose one-line message names the
+key path (``loops.fue.method``) and the fix. Example files are opened and parsed, registered
+names are looked up in the real registries, and the OAuth variables must be set, so a project
+that validates is one that can start.
+
+URLs and paths may use ``${VAR}`` or ``${VAR:-default}``; besides the environment,
+``FOCUSCRAWL_DATA``, ``FOCUSCRAWL_HOME`` and ``FOCUSCRAWL_WORLD_URL`` default to the settings'
+values. Relative paths are relative to the project file's folder.
+"""
+
+from __future__ import annotations
+
+import csv
+import difflib
+import json
+import os
+import re
+import tarfile
+import tomllib
+from datetime import timedelta
+from pathlib import Path
+from typing import Annotated, Any, Iterator, Literal
+
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
+
+# DAG ids a project may schedule (tests/project checks this against dags/).
+DAG_IDS = ("delta_maintenance", "fue_pseudo_training", "graph_estimation", "outlinks_features",
+           "outlinks_train", "source_schedule", "thin_loop")
+LOOPS = ("fue", "sources", "revisits", "graph")
+PRESETS = ("@once", "@continuous", "@hourly", "@daily", "@weekly", "@monthly", "@yearly", "@quarterly")
+EXAMPLE_FORMATS = ("erisk", "jsonl", "csv")
+_VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
+_DURATION = re.compile(r"^(?:(\d+(?:\.\d+)?)d)?(?:(\d+(?:\.\d+)?)h)?(?:(\d+(?:\.\d+)?)m)?(?:(\d+(?:\.\d+)?)s)?$")
+_CONTACT = re.compile(r"(https?://\S+|[\w.+-]+@[\w-]+\.[\w.-]+|/?u/[A-Za-z0-9_-]+)")
+_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_NAME = re.compile(r"^[a-z][a-z0-9_-]*$")
+
+
+class ProjectError(ValueError):
+    """A project file that cannot run: ``key`` is the dotted key path, the message says the fix."""
+
+    def __init__(self, path: str | Path | None, key: str, problem: str) -> None:
+        self.path = None if path is None else str(path)
+        self.key = key
+        self.problem = problem
+        where = f"{self.path}: " if self.path else ""
+        super().__init__(f"{where}{key}: {problem}")
+
+
+# -- helpers the validators share ---------------------------------------------------------------
+
+
+def _builtin_vars() -> dict[str, str]:
+    from focuscrawl.config import settings
+
+    cfg = settings()
+    return {"FOCUSCRAWL_DATA": str(cfg.data_dir or cfg.home.parent / "shared" / "data"),
+            "FOCUSCRAWL_HOME": str(cfg.home), "FOCUSCRAWL_WORLD_URL": cfg.world_url}
+
+
+def interpolate(text: str, env: dict[str, str] | None = None) -> str:
+    """``${VAR}`` and ``${VAR:-default}`` replaced from ``env`` (the environment by default)."""
+    env = dict(os.environ) if env is None else env
+    builtins: dict[str, str] | None = None
+
+    def one(m: re.Match) -> str:
+        nonlocal builtins
+        name, default = m.group(1), m.group(2)
+        value = env.get(name)
+        if value:
+            return value
+        if default is not None:
+            return default
+        if builtins is None:
+            builtins = _builtin_vars()
+        if name in builtins:
+            return builtins[name]
+        raise ValueError(f"${{{name}}} is not set; export {name}=... or write ${{{name}:-default}}")
+
+    return _VAR.sub(one, text)
+
+
+def _ctx(info: ValidationInfo, key: str, default: Any) -> Any:
+    return (info.context or {}).get(key, default)
+
+
+def _check_url(value: str) -> str:
+    from urllib.parse import urlsplit
+
+    try:
+        parts = urlsplit(value)
+        parts.port  # noqa: B018 - raises on a bad port
+    except ValueError as exc:
+        raise ValueError(f"{value!r} is not a URL ({exc}); write e.g. https://example.org") from None
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ValueError(f"{value!r} is not an absolute http(s) URL; write e.g. https://example.org")
+    return value.rstrip("/")
+
+
+def _registered(registry, name: str) -> str:
+    try:
+        registry.get(name)
+    except KeyError:
+        close = difflib.get_close_matches(name.upper(), registry.names(), n=1)
+        hint = f" (did you mean {close[0]}?)" if close else ""
+        raise ValueError(f"unknown {registry.kind} {name!r}{hint}; registered: {', '.join(registry.names())} "
+                         "- pick one") from None
+    return name.upper()
+
+
+def parse_duration(text: str) -> timedelta:
+    """``"90s"``, ``"5m"``, ``"1h30m"``, ``"7d"`` -> timedelta (ValueError naming the form)."""
+    m = _DURATION.match(text.strip().lower()) if isinstance(text, str) else None
+    if not m or not any(m.groups()):
+        raise ValueError(f"{text!r} is not a duration; write e.g. '90s', '5m', '1h30m' or '7d'")
+    d, h, mi, s = (float(g) if g else 0.0 for g in m.groups())
+    return timedelta(days=d, hours=h, minutes=mi, seconds=s)
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+# -- profile ----------------------------------------------------------------------------------
+
+
+def _infer_format(path: Path) -> str:
+    name = path.name.lower()
+    if name.endswith(".jsonl") or name.endswith(".ndjson"):
+        return "jsonl"
+    if name.endswith(".csv"):
+        return "csv"
+    if path.is_dir() or name.endswith((".xml", ".tar.xz", ".tar.gz", ".tgz", ".tar")):
+        return "erisk"
+    raise ValueError(f"cannot tell the format of {path.name!r}; add format = \"erisk\", \"jsonl\" or \"csv\"")
+
+
+_WRITING = re.compile(r"<WRITING>.*?<TITLE>(.*?)</TITLE>.*?<TEXT>(.*?)</TEXT>", re.S)
+_ID = re.compile(r"<ID>\s*(.*?)\s*</ID>", re.S)
+
+
+def _erisk_subjects(path: Path, role: str) -> Iterator[tuple[str, str]]:
+    """``(name, xml)`` of each subject file under ``path`` (an XML file, a folder or an archive).
+
+    In a collection labelled by folder (eRisk's ``positive_examples_anonymous/`` and
+    ``negative_examples_anonymous/``), ``role`` reads only its own class; unlabelled files count for any role.
+    """
+    want, other = ("positive_examples", "negative_examples")[:: 1 if role == "positives" else -1]
+
+    def mine(name: str) -> bool:
+        return want in name or other not in name
+
+    if path.is_file() and path.suffix.lower() == ".xml":
+        yield path.name, path.read_text(encoding="utf-8", errors="replace")
+        return
+    if path.is_dir():
+        for p in sorted(path.rglob("*.xml")):
+            if mine(str(p)):
+                yield str(p), p.read_text(encoding="utf-8", errors="replace")
+        return
+    try:
+        tar = tarfile.open(path, "r:*")
+    except (tarfile.TarError, OSError) as exc:
+        raise ValueError(f"{path} is not a readable eRisk archive ({exc}); point at the .tar.xz, a folder of "
+                         "subject XML files, or one XML file") from None
+    with tar:
+        for m in tar:  # streamed: each member is read while the archive is at it
+            if m.isfile() and m.name.endswith(".xml") and mine(m.name):
+                yield m.name, tar.extractfile(m).read().decode("utf-8", errors="replace")
+
+
+def _user_of(row: dict) -> str | None:
+    for key in ("user", "author", "id", "username"):
+        if row.get(key) not in (None, ""):
+            return str(row[key])
+    return None
+
+
+def _text_of(row: dict) -> str:
+    if row.get("text"):
+        return str(row["text"])
+    return "\n".join(str(row[k]) for k in ("title", "selftext", "body") if row.get(k)).strip()
+
+
+def read_examples(path: str | Path, fmt: str, role: str = "positives", limit: int | None = None) -> dict[str, list[str]]:
+    """Example users -> their writings, from eRisk XML, JSONL (``{"user", "text"}`` per line; ``author``,
+    ``title``/``selftext`` also read) or CSV (a header with ``user``/``author`` and ``text`` or
+    ``title``/``selftext``). ValueError names the line and the fix. ``limit`` stops after that many users."""
+    path = Path(path)
+    users: dict[str, list[str]] = {}
+    if fmt == "erisk":
+        for name, xml in _erisk_subjects(path, role):
+            writings = [f"{t.strip()}\n{x.strip()}".strip() for t, x in _WRITING.findall(xml)]
+            if not writings:
+                raise ValueError(f"{name} holds no <WRITING> with <TITLE> and <TEXT>; it is not eRisk XML")
+            ident = _ID.search(xml)
+            users[ident.group(1) if ident else Path(name).stem] = writings
+            if limit and len(users) >= limit:
+                break
+    elif fmt == "jsonl":
+        with path.open(encoding="utf-8") as f:
+            for n, line in enumerate(f, 1):
+                if not line.strip():
+                    continue
+                try:
+                    row = json.loads(line)
+                except ValueError as exc:
+                    raise ValueError(f"line {n} of {path.name} is not JSON ({exc.args[0]}); one object per line") from None
+                user = _user_of(row) if isinstance(row, dict) else None
+                if user is None:
+                    raise ValueError(f"line {n} of {path.name} has no \"user\" (or \"author\"); "
+                                     "write {\"user\": ..., \"text\": ...} per line")
+                users.setdefault(user, []).append(_text_of(row))
+                if limit and len(users) > limit:
+                    users.pop(user)
+                    break
+    elif fmt == "csv":
+        with path.open(encoding="utf-8", newline="") as f:
+            reader = csv.DictReader(f)
+            header = set(reader.fieldnames or ())
+            if not header & {"user", "author", "id", "username"} or not header & {"text", "title", "selftext", "body"}:
+                raise ValueError(f"{path.name}'s header {sorted(header)} needs a user (or author) column and a "
+                                 "text (or title/selftext) column")
+            for row in reader:
+                user = _user_of(row)
+                if user is not None:
+                    users.setdefault(user, []).append(_text_of(row))
+                    if limit and len(users) >= limit:
+                        break
+    else:
+        raise ValueError(f"unknown example format {fmt!r}; use one of {', '.join(EXAMPLE_FORMATS)}")
+    if not users:
+        raise ValueError(f"{path} holds no example users")
+    return users
+
+
+def _examples_path(value: Any, info: ValidationInfo) -> Any:
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        return value
+    path = Path(interpolate(value)).expanduser()
+    if not path.is_absolute():
+        path = Path(_ctx(info, "base_dir", Path.cwd())) / path
+    if not path.exists():
+        raise ValueError(f"{path} does not exist; point at your example users' file or folder")
+    if not os.access(path, os.R_OK):
+        raise ValueError(f"{path} is not readable by this user; fix its permissions (chmod +r)")
+    return str(path)
+
+
+class Profile(_Model):
+    """The target users: example users of both classes, or a query that drives the crawl."""
+
+    positives: str | None = Field(None, description="file/folder of positive example users")
+    negatives: str | None = Field(None, description="file/folder of negative example users")
+    format: Literal["erisk", "jsonl", "csv"] | None = Field(None, description="inferred from the name if absent")
+    query: str | None = Field(None, min_length=1, description="words the target users write about")
+
+    _paths = field_validator("positives", "negatives", mode="before")(_examples_path)
+
+    @model_validator(mode="after")
+    def _one_focus(self, info: ValidationInfo) -> "Profile":
+        if self.query is None and self.positives is None and self.negatives is None:
+            raise ValueError("declares no focus; set positives and negatives (example users) or query")
+        if (self.positives is None) != (self.negatives is None):
+            missing = "negatives" if self.negatives is None else "positives"
+            raise ValueError(f"{missing} is missing; example users come in both classes: add {missing} = \"...\"")
+        if self.positives is not None and _ctx(info, "check_files", True):
+            for role in ("positives", "negatives"):
+                path = Path(getattr(self, role))
+                try:
+                    read_examples(path, self.format or _infer_format(path), role, limit=1)
+                except (ValueError, OSError, UnicodeDecodeError) as exc:
+                    raise ValueError(f"{role}: {exc}") from None
+        return self
+
+    def example_format(self, role: str) -> str:
+        return self.format or _infer_format(Path(getattr(self, role)))
+
+    def training_set(self) -> tuple[list[list[str]], list[int]]:
+        """Per-user writings and labels (1 = positive) of the example users: what the classifiers train on."""
+        if self.positives is None:
+            raise ValueError("profile has no example users (it is query-driven); nothing to train on")
+        histories, labels = [], []
+        for role, label in (("positives", 1), ("negatives", 0)):
+            for writings in read_examples(self.positives if label else self.negatives, self.example_format(role), role).values():
+                histories.append(writings)
+                labels.append(label)
+        return histories, labels
+
+
+# -- sites ------------------------------------------------------------------------------------
+
+
+class OAuth(_Model):
+    """OAuth2 client credentials (RFC 6749 4.4): id and secret come from the named environment variables."""
+
+    token_url: str
+    client_id_env: str
+    client_secret_env: str
+    grant: Literal["client_credentials"] = "client_credentials"
+    scope: str | None = None
+
+    @field_validator("token_url", mode="before")
+    @classmethod
+    def _url(cls, v: Any) -> Any:
+        return _check_url(interpolate(v)) if isinstance(v, str) else v
+
+    @field_validator("client_id_env", "client_secret_env")
+    @classmethod
+    def _env(cls, v: str, info: ValidationInfo) -> str:
+        if not _ENV_NAME.match(v):
+            raise ValueError(f"{v!r} is not an environment variable name; name the variable (e.g. REDDIT_CLIENT_ID), "
+                             "never write the credential itself here")
+        if _ctx(info, "check_env", True) and not os.environ.get(v):
+            raise ValueError(f"environment variable {v} is not set; export {v}=... before starting "
+                             "(the credential is read from it, never from this file)")
+        return v
+
+    def credentials(self) -> tuple[str, str]:
+        """``(client_id, client_secret)`` from the environment, read when a token is needed."""
+        values = [os.environ.get(self.client_id_env), os.environ.get(self.client_secret_env)]
+        for name, value in zip((self.client_id_env, self.client_secret_env), values):
+            if not value:
+                raise ProjectError(None, "oauth", f"environment variable {name} is not set; export it before starting")
+        return values[0], values[1]
+
+
+class Site(_Model):
+    """One site and how to reach it politely."""
+
+    name: str
+    base_url: str | None = None
+    world: bool = False
+    user_agent: str
+    politeness_delay: float = Field(1.0, ge=0, description="seconds between two requests to the host")
+    max_in_flight: int = Field(1, ge=1)
+    obey_robots: bool = True
+    rate_limit_headers: bool = Field(False, description="obey X-Ratelimit-Used/Remaining/Reset (reddit)")
+    oauth: OAuth | None = None
+
+    @field_validator("name")
+    @classmethod
+    def _name(cls, v: str) -> str:
+        if not _NAME.match(v):
+            raise ValueError(f"{v!r} is not a site name; use lower-case letters, digits, '-' or '_' (e.g. \"reddit\")")
+        return v
+
+    @field_validator("base_url", mode="before")
+    @classmethod
+    def _url(cls, v: Any) -> Any:
+        return _check_url(interpolate(v)) if isinstance(v, str) else v
+
+    @field_validator("user_agent")
+    @classmethod
+    def _agent(cls, v: str) -> str:
+        if not _CONTACT.search(v):
+            raise ValueError(f"User-Agent {v!r} names no contact; add a URL, an e-mail address or a reddit '/u/name', "
+                             "e.g. \"focuscrawl/0.1 (+mailto:you@example.org)\"")
+        return v
+
+    @model_validator(mode="after")
+    def _where(self) -> "Site":
+        if self.world and self.base_url:
+            raise ValueError("sets both world = true and base_url; keep one (world = true uses the settings' world URL)")
+        if not self.world and not self.base_url:
+            raise ValueError("has no base_url; add base_url = \"https://...\" or world = true for the embedded world")
+        return self
+
+    def url(self, cfg=None) -> str:
+        """The base URL to crawl: ``base_url``, or the world's URL from the settings."""
+        if self.base_url:
+            return self.base_url
+        from focuscrawl.config import settings
+
+        return (cfg or settings()).world_url
+
+
+# -- loops ------------------------------------------------------------------------------------
+
+
+def _registry(path: str, attr: str):
+    import importlib
+
+    return getattr(importlib.import_module(path), attr)
+
+
+def _name_in(path: str, attr: str):
+    def check(cls, v: Any) -> Any:
+        return _registered(_registry(path, attr), v) if isinstance(v, str) else v
+
+    return classmethod(check)
+
+
+Positive = Annotated[float, Field(gt=0)]
+
+
+class Loop(_Model):
+    enabled: bool = True
+    site: str | None = Field(None, description="name of the [[sites]] entry (default: the first)")
+
+
+class FueLoop(Loop):
+    """Focused user extraction (seed 000): which candidate user to extract next."""
+
+    method: str = "HCP"
+    community_chooser: str = "RANDOM"
+    users_per_hour: Positive = 600.0
+    listing_path: str = "/r/all/new.json"
+
+    _method = field_validator("method")(_name_in("focuscrawl.fue.methods", "RANKING_METHODS"))
+    _chooser = field_validator("community_chooser")(_name_in("focuscrawl.fue.pipeline", "COMMUNITY_CHOOSERS"))
+
+
+class SourcesLoop(Loop):
+    """Timely crawling of ephemeral content (seed 001): recrawl schedule of content sources."""
+
+    scheduler: str = "LAMBDA"
+    fetches_per_second: Positive = 0.5
+    seeds: tuple[str, ...] = ()
+
+    _scheduler = field_validator("scheduler")(_name_in("focuscrawl.ephemeral.schedulers", "SCHEDULERS"))
+
+
+class RevisitsLoop(Loop):
+    """Look back, look around (seed 002): which known page to revisit for new outlinks."""
+
+    model: str = "ET-REG"
+    related: str = "EXACT"
+    revisit_period: str = "7d"
+    fetches_per_second: Positive = 1.0
+    seeds: tuple[str, ...] = ()
+
+    _model = field_validator("model")(_name_in("focuscrawl.outlinks.models", "ESTIMATORS"))
+    _related = field_validator("related")(_name_in("focuscrawl.outlinks.related", "RELATED"))
+
+    @field_validator("revisit_period")
+    @classmethod
+    def _period(cls, v: str) -> str:
+        if parse_duration(v) <= timedelta(0):
+            raise ValueError(f"{v!r} is not positive; write e.g. '7d'")
+        return v
+
+    @property
+    def revisit_seconds(self) -> float:
+        return parse_duration(self.revisit_period).total_seconds()
+
+
+class GraphLoop(Loop):
+    """Content over large graphs (seed 003): sampling design and unbiased estimators."""
+
+    sampler: str = "RW"
+    estimators: tuple[str, ...] = ("MLE", "SCE", "WCE")
+    query_budget: Annotated[int, Field(gt=0)] = 1000
+    fetches_per_second: Positive = 1.0
+
+    _sampler = field_validator("sampler")(_name_in("focuscrawl.graph.samplers", "SAMPLERS"))
+
+    @field_validator("estimators")
+    @classmethod
+    def _estimators(cls, v: tuple[str, ...]) -> tuple[str, ...]:
+        if not v:
+            raise ValueError("is empty; list at least one estimator, e.g. [\"MLE\"]")
+        registry = _registry("focuscrawl.graph.estimators", "ESTIMATORS")
+        return tuple(_registered(registry, name) for name in v)
+
+
+class Loops(_Model):
+    fue: FueLoop = FueLoop()
+    sources: SourcesLoop = SourcesLoop()
+    revisits: RevisitsLoop = RevisitsLoop()
+    graph: GraphLoop = GraphLoop()
+
+
+# -- schedules and the project ----------------------------------------------------------------
+
+
+def check_schedule(value: str) -> str:
+    """A cron expression, an Airflow preset, a duration (``5m``), ``assets`` or ``none``."""
+    v = value.strip()
+    if v in ("assets", "none") or v in PRESETS:
+        return v
+    if v.startswith("@"):
+        raise ValueError(f"unknown preset {v!r}; use one of {', '.join(PRESETS)}, a cron expression or a duration")
+    if len(v.split()) == 5:
+        from croniter import croniter
+
+        if not croniter.is_valid(v):
+            raise ValueError(f"{v!r} is not a valid cron expression; e.g. '*/5 * * * *'")
+        return v
+    try:
+        parse_duration(v)
+    except ValueError:
+        raise ValueError(f"{v!r} is neither a cron expression ('*/5 * * * *'), a preset ('@hourly'), a duration "
+                         "('5m') nor 'assets'/'none'; write one of those") from None
+    return v
+
+
+def airflow_schedule(value: str):
+    """What a DAG's ``schedule=`` takes for a validated schedule string (``"assets"`` is returned as is:
+    the DAG keeps its asset trigger)."""
+    if value == "none":
+        return None
+    if value == "assets" or value.startswith("@") or len(value.split()) == 5:
+        return value
+    return parse_duration(value)
+
+
+class Warc(_Model):
+    enabled: bool = True
+
+
+class Project(_Model):
+    name: str
+    target: Literal["world", "sites"] = "world"
+    profile: Profile
+    sites: tuple[Site, ...] = Field(min_length=1)
+    loops: Loops = Loops()
+    schedules: dict[str, str] = Field(default_factory=dict)
+    warc: Warc = Warc()
+
+    @field_validator("name")
+    @classmethod
+    def _name(cls, v: str) -> str:
+        if not _NAME.match(v):
+            raise ValueError(f"{v!r} is not a project name; use lower-case letters, digits, '-' or '_'")
+        return v
+
+    @field_validator("schedules")
+    @classmethod
+    def _schedules(cls, v: dict[str, str]) -> dict[str, str]:
+        for dag_id, when in v.items():
+            if dag_id not in DAG_IDS:
+                close = difflib.get_close_matches(dag_id, DAG_IDS, n=1)
+                hint = f" (did you mean {close[0]}?)" if close else ""
+                raise ValueError(f"[{dag_id}] unknown DAG id{hint}; known: {', '.join(DAG_IDS)}")
+            try:
+                check_schedule(when)
+            except ValueError as exc:
+                raise ValueError(f"[{dag_id}] {exc}") from None
+        return v
+
+    @model_validator(mode="after")
+    def _refs(self) -> "Project":
+        names = [s.name for s in self.sites]
+        dupes = sorted({n for n in names if names.count(n) > 1})
+        if dupes:
+            raise ValueError(f"sites: site name {dupes[0]!r} is used twice; give each [[sites]] its own name")
+        for loop in LOOPS:
+            site = getattr(self.loops, loop).site
+            if site is not None and site not in names:
+                raise ValueError(f"loops.{loop}.site: no site named {site!r}; declared: {', '.join(names)} - pick one")
+        if self.target == "world" and not any(s.world for s in self.sites):
+            raise ValueError("target: 'world' needs a site with world = true; add one or set target = \"sites\"")
+        return self
+
+    # -- what the platform reads --------------------------------------------------------------
+
+    def site(self, name: str | None = None) -> Site:
+        """The site called ``name`` (the first one when None)."""
+        if name is None:
+            return self.sites[0]
+        for s in self.sites:
+            if s.name == name:
+                return s
+        raise KeyError(f"no site named {name!r}; declared: {', '.join(s.name for s in self.sites)}")
+
+    def enabled_loops(self) -> list[tuple[str, Loop, Site]]:
+        """``(loop name, its settings, its site)`` of every loop that runs, in LOOPS order."""
+        out = []
+        for name in LOOPS:
+            loop = getattr(self.loops, name)
+            if loop.enabled:
+                out.append((name, loop, self.site(loop.site)))
+        return out
+
+    def schedule(self, dag_id: str, default: str | None = None) -> str | None:
+        """The project's schedule string for ``dag_id`` (see :func:`airflow_schedule`), else ``default``."""
+        if dag_id not in DAG_IDS:
+            raise KeyError(f"unknown DAG id {dag_id!r}; known: {', '.join(DAG_IDS)}")
+        return self.schedules.get(dag_id, default)
+
+    def to_json(self) -> dict:
+        """JSON-ready dump (what ``focuscrawl up`` writes to run/project.json): names of environment
+        variables only, never a credential."""
+        return self.model_dump(mode="json")
+
+
+# -- loading ----------------------------------------------------------------------------------
+
+
+def _loc(loc: tuple, raw: dict) -> str:
+    out = ""
+    for part in loc:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        elif part in ("function-after", "function-before") or str(part).startswith(("function-", "tagged-union")):
+            continue
+        else:
+            out += ("." if out else "") + str(part)
+    return out or "(top level)"
+
+
+def _model_at(loc: tuple) -> type[BaseModel] | None:
+    model: Any = Project
+    for part in loc:
+        if isinstance(part, int):
+            continue
+        field = getattr(model, "model_fields", {}).get(part)
+        if field is None:
+            return None
+        ann = field.annotation
+        for candidate in (ann, *getattr(ann, "__args__", ())):
+            if isinstance(candidate, type) and issubclass(candidate, BaseModel):
+                model = candidate
+                break
+            for inner in getattr(candidate, "__args__", ()):
+                if isinstance(inner, type) and issubclass(inner, BaseModel):
+                    model = inner
+                    break
+        else:
+            return None
+    return model
+
+
+_TYPES = {"float_type": "a number", "float_parsing": "a number", "int_type": "a whole number", "int_parsing": "a whole number",
+          "int_from_float": "a whole number", "bool_type": "true or false", "bool_parsing": "true or false",
+          "string_type": "a string in quotes", "dict_type": "a table", "model_type": "a table", "tuple_type": "a list",
+          "list_type": "a list", "model_attributes_type": "a table"}
+
+
+def _message(err: dict) -> tuple[str, str]:
+    """``(key path, problem and fix)`` for one pydantic error."""
+    loc = tuple(err["loc"])
+    kind = err["type"]
+    ctx = err.get("ctx") or {}
+    if kind == "extra_forbidden":
+        key = str(loc[-1])
+        model = _model_at(loc[:-1])
+        known = sorted(model.model_fields) if model else []
+        close = difflib.get_close_matches(key, known, n=1)
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        return _loc(loc, {}), f"unknown key{hint}; keys allowed here: {', '.join(known)} - remove or rename it"
+    if kind == "missing":
+        return _loc(loc, {}), f"is required; add {loc[-1]} = ..."
+    if kind in _TYPES:
+        return _loc(loc, {}), f"must be {_TYPES[kind]}, got {err.get('input')!r}; write {_TYPES[kind]} here"
+    if kind in ("greater_than", "greater_than_equal", "less_than", "less_than_equal"):
+        bound = {"greater_than": "> {gt:g}", "greater_than_equal": ">= {ge:g}", "less_than": "< {lt:g}",
+                 "less_than_equal": "<= {le:g}"}[kind].format(**ctx)
+        return _loc(loc, {}), f"must be {bound}, got {err.get('input')!r}; use a value {bound}"
+    if kind == "literal_error":
+        return _loc(loc, {}), f"got {err.get('input')!r}; use one of {ctx.get('expected')}"
+    if kind == "too_short":
+        return _loc(loc, {}), "is empty; declare at least one entry"
+    if kind == "value_error":
+        text = str(ctx.get("error", err["msg"]))
+        # Validators of a whole model may name a sub-key first ("sites: ...", "positives: ...").
+        m = re.match(r"^([a-z_]+(?:\.[a-z_]+)*(?:\[[^\]]+\])?): (.*)$", text, re.S)
+        if m and not m.group(1).startswith("["):
+            sub, text = m.groups()
+            if loc and sub not in ("loops", "sites", "target"):
+                return _loc((*loc, sub), {}), text
+            return sub, text
+        m = re.match(r"^\[([a-z_]+)\] (.*)$", text, re.S)
+        if m:
+            return _loc((*loc, m.group(1)), {}), m.group(2)
+        return _loc(loc, {}), text
+    return _loc(loc, {}), f"{err['msg']}; fix this value"
+
+
+def parse_project(raw: dict, path: str | Path | None = None, *, base_dir: Path | None = None,
+                  check_files: bool = True, check_env: bool = True) -> Project:
+    """Validate an already-parsed TOML document (see :func:`load_project`)."""
+    context = {"base_dir": base_dir or (Path(path).resolve().parent if path else Path.cwd()),
+               "check_files": check_files, "check_env": check_env}
+    try:
+        return Project.model_validate(raw, context=context)
+    except ValidationError as exc:
+        key, problem = _message(exc.errors()[0])
+        raise ProjectError(path, key, problem.replace("\n", " ")) from None
+
+
+def load_project(path: str | Path, *, check_files: bool = True, check_env: bool = True) -> Project:
+    """Read and validate ``path``; the first fault is one :class:`ProjectError` naming key and fix."""
+    path = Path(path)
+    if path.is_dir():
+        path = path / "focuscrawl.toml"
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        raise ProjectError(path, "(file)", "does not exist; create one with `focuscrawl init` or name the file") from None
+    except PermissionError:
+        raise ProjectError(path, "(file)", "is not readable by this user; fix its permissions (chmod +r)") from None
+    except OSError as exc:
+        raise ProjectError(path, "(file)", f"cannot be read ({exc.strerror}); name a readable TOML file") from None
+    try:
+        raw = tomllib.loads(data.decode("utf-8"))
+    except UnicodeDecodeError:
+        raise ProjectError(path, "(file)", "is not UTF-8 text; save it as UTF-8 TOML") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ProjectError(path, "(file)", f"is not valid TOML ({exc}); fix the syntax there") from None
+    return parse_project(raw, path, check_files=check_files, check_env=check_env)
+
+
+INIT_TEMPLATE = """\
+# focuscrawl project file: what to crawl for, where, and how hard.
+#   edit it, then:   focuscrawl validate focuscrawl.toml   and   focuscrawl up focuscrawl.toml
+# URLs and paths may use ${VAR} or ${VAR:-default}; relative paths are relative to this file.
+name = "my-project"
+target = "world"            # "world": the embedded world; "sites": real sites only
+
+[profile]
+# The users you look for, by example: positive and negative example users in eRisk XML
+# (a .tar.xz, a folder of subject files or one file), JSONL ({"user": ..., "text": ...} per
+# line) or CSV (a user/author column and a text or title/selftext column).
+positives = "${FOCUSCRAWL_DATA}/erisk2017/erisk2017-train.tar.xz"
+negatives = "${FOCUSCRAWL_DATA}/erisk2017/erisk2017-train.tar.xz"
+format = "erisk"            # erisk | jsonl | csv (inferred from the file name when absent)
+# query = "words your target users write about"    # or drive the crawl by a query instead
+
+[[sites]]
+name = "world"
+world = true                # the world at the settings' URL; a real site sets base_url instead
+user_agent = "focuscrawl/0.1 (+mailto:you@example.org)"   # must name a contact (URL, e-mail or /u/name)
+politeness_delay = 1.0      # seconds between two requests to the host
+rate_limit_headers = true   # obey X-Ratelimit-Used/Remaining/Reset (reddit sends them)
+
+# A real site with OAuth2 client credentials (see projects/reddit.toml). The credentials are read
+# from the NAMED environment variables; never write them in this file.
+# [[sites]]
+# name = "reddit"
+# base_url = "https://oauth.reddit.com"
+# user_agent = "linux:focuscrawl:0.1 (by /u/your_name)"
+# politeness_delay = 1.0
+# rate_limit_headers = true
+# [sites.oauth]
+# token_url = "https://www.reddit.com/api/v1/access_token"
+# client_id_env = "REDDIT_CLIENT_ID"
+# client_secret_env = "REDDIT_CLIENT_SECRET"
+
+# The four learning loops; set enabled = false to leave one out, site = "..." to pick a site.
+[loops.fue]                 # seed 000: which candidate user to extract next
+method = "HCP"              # a registered ranking method (HCP, HAS, RND, N06, ...)
+users_per_hour = 600
+
+[loops.sources]             # seed 001: when to recrawl each content source
+scheduler = "LAMBDA"        # BFS, FIXED_QUOTA, LAGRANGE, LAMBDA
+fetches_per_second = 0.5
+
+[loops.revisits]            # seed 002: which known page to revisit for new outlinks
+model = "ET-REG"            # a registered outlink estimator
+related = "EXACT"           # related pages: EXACT or IVF
+revisit_period = "7d"
+
+[loops.graph]               # seed 003: sample the graph, estimate content statistics
+sampler = "RW"              # UNI, RW, MHRW, FS
+estimators = ["MLE", "SCE", "WCE"]
+query_budget = 1000
+
+[schedules]                 # per DAG id: cron ("*/5 * * * *"), a preset ("@hourly"), a duration ("5m") or "assets"
+fue_pseudo_training = "5m"
+source_schedule = "@hourly"
+
+[warc]
+enabled = true              # also keep fetched pages as WARC files
+"""
+
+
+def write_init(folder: str | Path, force: bool = False) -> Path:
+    """Write the commented template to ``folder/focuscrawl.toml``; FileExistsError unless ``force``."""
+    target = Path(folder) / "focuscrawl.toml"
+    if target.exists() and not force:
+        raise FileExistsError(f"{target} exists; edit it, or pass --force to replace it")
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(INIT_TEMPLATE, encoding="utf-8")
+    return target
+
+
+def summary(project: Project, cfg=None) -> str:
+    """What ``focuscrawl validate`` prints: the project in a few lines, credentials by variable name only."""
+    lines = [f"project {project.name!r} (target: {project.target})"]
+    p = project.profile
+    if p.positives:
+        lines.append(f"  profile: positives {p.positives} / negatives {p.negatives} ({p.example_format('positives')})")
+    if p.query:
+        lines.append(f"  profile: query {p.query!r}")
+    for s in project.sites:
+        auth = (f", OAuth via ${s.oauth.client_id_env}/${s.oauth.client_secret_env} at {s.oauth.token_url}"
+                if s.oauth else "")
+        lines.append(f"  site {s.name}: {s.url(cfg)}{' (the world)' if s.world else ''}, UA {s.user_agent!r}, "
+                     f"delay {s.politeness_delay:g} s{', rate-limit headers obeyed' if s.rate_limit_headers else ''}{auth}")
+    for name in LOOPS:
+        loop = getattr(project.loops, name)
+        if not loop.enabled:
+            lines.append(f"  loop {name}: off")
+            continue
+        fields = {k: v for k, v in loop.model_dump().items() if k not in ("enabled", "site") and v not in ((), None)}
+        detail = ", ".join(f"{k}={','.join(v) if isinstance(v, (list, tuple)) else v}" for k, v in fields.items())
+        lines.append(f"  loop {name} on {project.site(loop.site).name}: {detail}")
+    for dag_id, when in sorted(project.schedules.items()):
+        lines.append(f"  schedule {dag_id}: {when}")
+    lines.append(f"  warc: {'on' if project.warc.enabled else 'off'}")
+    return "\n".join(lines)
+
+
+__all__ = ["DAG_IDS", "LOOPS", "FueLoop", "GraphLoop", "Loop", "Loops", "OAuth", "Profile", "Project", "ProjectError",
+           "RevisitsLoop", "Site", "SourcesLoop", "Warc", "airflow_schedule", "check_schedule", "interpolate",
+           "INIT_TEMPLATE", "load_project", "parse_duration", "parse_project", "read_examples", "summary", "write_init"]
