@@ -1,7 +1,9 @@
-"""What every focuscrawl DAG shares: the retry policy, and how a Spark job is submitted.
+"""What every focuscrawl DAG shares: the retry policy, its schedule, and how a Spark job is submitted.
 
-A DAG file states its schedule, its tasks and its Assets; the mechanics of spark-submit live
-here once (conn ``spark_default``, the session conf of ``focuscrawl.spark``, the environment
+A DAG file states its tasks and its Assets; its schedule comes from the active project through
+:func:`schedule` (``focuscrawl.dag_schedules``: ``$FOCUSCRAWL_VAR/run/project.json`` written by
+``focuscrawl up``, defaults when absent), read here and nowhere else. The mechanics of spark-submit
+live here once (conn ``spark_default``, the session conf of ``focuscrawl.spark``, the environment
 pip's pyspark needs), so a Spark task is one call: ``spark_job("x", "x.py", args, inlets, outlets)``.
 """
 
@@ -9,9 +11,11 @@ from __future__ import annotations
 
 from datetime import timedelta
 
+from airflow.sdk import AssetOrTimeSchedule, CronTriggerTimetable, DeltaTriggerTimetable
 from airflow.providers.apache.spark.operators.spark_submit import SparkSubmitOperator
 
 from focuscrawl.config import settings
+from focuscrawl.dag_schedules import dag_schedule
 from focuscrawl.spark import session_conf, submit_env
 
 cfg = settings()
@@ -24,6 +28,20 @@ DEFAULT_ARGS = {
     "max_retry_delay": timedelta(minutes=10),
     "execution_timeout": timedelta(hours=2),
 }
+
+
+def schedule(dag_id: str, assets=None):
+    """``dag_id``'s schedule: the project's time schedule, OR'd with ``assets`` (the DAG's Assets) when given."""
+    when = dag_schedule(cfg, dag_id)
+    if when == "assets":
+        if assets is None:
+            raise ValueError(f"schedule of {dag_id} is 'assets' but the DAG runs on no Asset; give it a time schedule")
+        return assets
+    if assets is None or when is None:
+        return when
+    timetable = (DeltaTriggerTimetable(when) if isinstance(when, timedelta)
+                 else CronTriggerTimetable(when, timezone="UTC"))
+    return AssetOrTimeSchedule(timetable=timetable, assets=assets)
 
 
 def spark_job(task_id: str, application: str, application_args: list[str] | None = None, **kwargs) -> SparkSubmitOperator:

@@ -23,14 +23,14 @@ from datetime import timedelta
 
 from airflow.sdk import Param, dag, task
 
-from common import DEFAULT_ARGS
+from common import DEFAULT_ARGS, schedule
 from focuscrawl.maintenance import MIN_RETENTION_HOURS
 
 
 @dag(
     dag_id="delta_maintenance",
     doc_md=__doc__,
-    schedule="@daily",
+    schedule=schedule("delta_maintenance"),
     catchup=False,
     max_active_runs=1,
     dagrun_timeout=timedelta(hours=3),

@@ -30,23 +30,21 @@ from pathlib import Path
 
 from airflow.sdk import Param, dag, task
 
-from assets import table_asset, topic_asset
-from common import DEFAULT_ARGS, cfg
+from assets import CANDIDATE_SCORES, EXTRACTIONS, POSTS, fue_scores_pushed
+from common import DEFAULT_ARGS, cfg, schedule
 from focuscrawl.crawl.listing_crawler import POSTS_TABLE
+from focuscrawl.dag_schedules import pseudo_methods
 from focuscrawl.fue.batch import CANDIDATE_SCORES_TABLE
 from focuscrawl.fue.pipeline import SCORES_TOPIC, STATS_TABLE
 
-PSEUDO_METHODS = ["HCP-0.9-0.1", "HCP-0.5-0.5", "HCP-POS"]
-EXTRACTIONS = table_asset(STATS_TABLE)
-POSTS = table_asset(POSTS_TABLE)
-CANDIDATE_SCORES = table_asset(CANDIDATE_SCORES_TABLE)
-SCORES_PUSHED = [topic_asset(f"{SCORES_TOPIC}.{m}") for m in PSEUDO_METHODS]
+PSEUDO_METHODS = pseudo_methods(cfg)
+SCORES_PUSHED = [fue_scores_pushed(m) for m in PSEUDO_METHODS]
 
 
 @dag(
     dag_id="fue_pseudo_training",
     doc_md=__doc__,
-    schedule=timedelta(minutes=5),
+    schedule=schedule("fue_pseudo_training"),
     catchup=False,
     max_active_runs=1,
     tags=["focuscrawl", "fue", "pseudo-training", "priorities"],

@@ -21,18 +21,14 @@ from datetime import timedelta
 
 from airflow.sdk import Param, dag
 
-from assets import table_asset
-from common import DEFAULT_ARGS, spark_job
-from focuscrawl.graph.tables import GRAPH_ESTIMATES, GRAPH_SAMPLE
-
-SAMPLES = table_asset(GRAPH_SAMPLE)
-ESTIMATES = table_asset(GRAPH_ESTIMATES)
+from assets import GRAPH_ESTIMATES_ASSET as ESTIMATES, GRAPH_SAMPLES as SAMPLES
+from common import DEFAULT_ARGS, schedule, spark_job
 
 
 @dag(
     dag_id="graph_estimation",
     doc_md=__doc__,
-    schedule=[SAMPLES],
+    schedule=schedule("graph_estimation", [SAMPLES]),
     catchup=False,
     max_active_runs=1,
     tags=["focuscrawl", "graph", "estimation", "seed-003"],

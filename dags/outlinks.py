@@ -23,21 +23,19 @@ from __future__ import annotations
 
 from airflow.sdk import Param, dag, task
 
-from assets import table_asset, topic_asset
-from common import DEFAULT_ARGS, cfg, spark_job
-from focuscrawl.outlinks.tables import (EMBEDDINGS, FEATURES, MODELS, PAGE_PRIORITIES, PAGE_PRIORITIES_TOPIC,
-                                        RELATED_PAGES, SNAPSHOTS)
+from assets import EMBEDDINGS as EMBEDDINGS_ASSET
+from assets import OUTLINK_FEATURES as FEATURES_ASSET
+from assets import OUTLINK_MODELS as MODELS_ASSET
+from assets import PAGE_PRIORITIES as PRIORITIES_ASSET
+from assets import PAGE_PRIORITIES_PUSHED as PRIORITIES_PUSHED
+from assets import RELATED_PAGES as RELATED_ASSET
+from assets import SNAPSHOTS as SNAPSHOTS_ASSET
+from common import DEFAULT_ARGS, cfg, schedule, spark_job
+from focuscrawl.outlinks.tables import FEATURES, SNAPSHOTS
 from focuscrawl.quality import gx_gate
 
 # A page is snapshotted once per period; a feature row is one page and target period.
 PAGE_PERIOD = ("url", "period")
-SNAPSHOTS_ASSET = table_asset(SNAPSHOTS)
-EMBEDDINGS_ASSET = table_asset(EMBEDDINGS)
-RELATED_ASSET = table_asset(RELATED_PAGES)
-FEATURES_ASSET = table_asset(FEATURES)
-MODELS_ASSET = table_asset(MODELS)
-PRIORITIES_ASSET = table_asset(PAGE_PRIORITIES)
-PRIORITIES_PUSHED = topic_asset(PAGE_PRIORITIES_TOPIC)
 
 
 def outlinks_job(name: str, args: list[str], inlets, outlets):
@@ -48,7 +46,7 @@ def outlinks_job(name: str, args: list[str], inlets, outlets):
 @dag(
     dag_id="outlinks_features",
     doc_md=__doc__,
-    schedule=[SNAPSHOTS_ASSET],
+    schedule=schedule("outlinks_features", [SNAPSHOTS_ASSET]),
     catchup=False,
     max_active_runs=1,
     tags=["focuscrawl", "outlinks", "seed-002"],
@@ -73,7 +71,7 @@ def outlinks_features():
 @dag(
     dag_id="outlinks_train",
     doc_md=__doc__,
-    schedule=[FEATURES_ASSET],
+    schedule=schedule("outlinks_train", [FEATURES_ASSET]),
     catchup=False,
     max_active_runs=1,
     tags=["focuscrawl", "outlinks", "seed-002"],

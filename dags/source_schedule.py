@@ -17,21 +17,20 @@ Runs when new recrawl or click data lands, and hourly as estimates age. Params: 
 
 from __future__ import annotations
 
-from airflow.sdk import AssetOrTimeSchedule, CronTriggerTimetable, Param, dag, task
+from airflow.sdk import Param, dag, task
 
-from assets import table_asset, topic_asset
-from common import DEFAULT_ARGS, cfg, spark_job
-from focuscrawl.ephemeral.schedule_topic import SOURCE_SCHEDULE_TOPIC
-from focuscrawl.ephemeral.tables import PAGE_CLICKS, SOURCE_ESTIMATES, SOURCE_RECRAWLS, SOURCE_SCHEDULE
-RECRAWLS, CLICKS = table_asset(SOURCE_RECRAWLS), table_asset(PAGE_CLICKS)
-ESTIMATES, SCHEDULE = table_asset(SOURCE_ESTIMATES), table_asset(SOURCE_SCHEDULE)
-SCHEDULE_PUSHED = topic_asset(SOURCE_SCHEDULE_TOPIC)
+from assets import PAGE_CLICKS_ASSET as CLICKS
+from assets import SOURCE_ESTIMATES_ASSET as ESTIMATES
+from assets import SOURCE_RECRAWLS_ASSET as RECRAWLS
+from assets import SOURCE_SCHEDULE_ASSET as SCHEDULE
+from assets import SOURCE_SCHEDULE_PUSHED as SCHEDULE_PUSHED
+from common import DEFAULT_ARGS, cfg, schedule, spark_job
 
 
 @dag(
     dag_id="source_schedule",
     doc_md=__doc__,
-    schedule=AssetOrTimeSchedule(timetable=CronTriggerTimetable("@hourly", timezone="UTC"), assets=(RECRAWLS | CLICKS)),
+    schedule=schedule("source_schedule", RECRAWLS | CLICKS),
     catchup=False,
     max_active_runs=1,
     tags=["focuscrawl", "ephemeral", "schedule", "seed-001"],

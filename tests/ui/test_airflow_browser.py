@@ -102,7 +102,7 @@ def test_log_in_list_trigger_watch_and_read_the_log(browser, airflow, cfg, lake_
 
     # 2. Every focuscrawl DAG is listed with its schedule.
     ours = {d["dag_id"]: d for d in airflow.dags() if "focuscrawl" in {t["name"] for t in d["tags"]}}
-    assert DAG_ID in ours and "thin_loop" in ours
+    assert DAG_ID in ours and "graph_estimation" in ours
     browser.get(f"{url}/dags?tags=focuscrawl&limit=100")
     for dag_id, dag in sorted(ours.items()):
         wait_for(browser, text_shown(dag_id), f"DAG {dag_id} listed")

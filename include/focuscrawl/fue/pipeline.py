@@ -25,7 +25,7 @@ from urllib.parse import quote, urlencode
 
 import pyarrow as pa
 
-from focuscrawl.delta_sink import LINEAGE_COLUMNS
+from focuscrawl.delta_sink import LINEAGE_COLUMNS, RecordRejected
 from focuscrawl.fue.classifier import REFERENCE_THRESHOLD, UserClassifier
 from focuscrawl.fue.evidence import Post
 from focuscrawl.parse.listing import parse_listing
@@ -108,6 +108,21 @@ def post_to_json(post: Post) -> bytes:
 
 def post_from_json(value: bytes) -> Post:
     return Post(**json.loads(value))
+
+
+def post_row(record) -> dict:
+    """A ``focuscrawl.fue.posts`` record as a ``reddit_posts`` row: the FUE loop's own landed posts,
+    which ``fue_pseudo_training`` re-scores as waiting candidates (seed 000, section V)."""
+    try:
+        post = post_from_json(record.value)
+    except (TypeError, ValueError) as exc:
+        raise RecordRejected(f"not a FUE post: {exc}") from None
+    kind, sep, thing_id = post.post_id.partition("_")
+    if not sep or not thing_id:
+        raise RecordRejected(f"post of {post.author!r} has no fullname (t3_<id>/t1_<id>): {post.post_id!r}")
+    return {"name": post.post_id, "id": thing_id, "kind": kind, "author": post.author, "subreddit": post.community,
+            "title": post.title, "selftext": post.text, "score": int(post.score), "num_comments": int(post.num_comments),
+            "created_utc": post.created_utc}
 
 
 # -- Community Explorer -----------------------------------------------------------------------

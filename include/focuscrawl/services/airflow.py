@@ -323,6 +323,14 @@ class AirflowClient:
                 raise TimeoutError(f"run {run_id} of {dag_id} still {state} after {timeout:.0f}s")
             time.sleep(interval)
 
+    def assets(self) -> list[dict]:
+        """Every Asset Airflow knows, with the DAGs scheduled on it and the tasks producing it."""
+        return self._call("GET", "/api/v2/assets", params={"limit": 1000}).json()["assets"]
+
+    def post_asset_event(self, asset_id: int, extra: dict | None = None) -> dict:
+        """Announce that an Asset changed outside Airflow (the DAGs scheduled on it run as for a task's event)."""
+        return self._call("POST", "/api/v2/assets/events", json={"asset_id": asset_id, "extra": extra or {}}).json()
+
     def task_states(self, dag_id: str, run_id: str) -> dict[str, str | None]:
         tis = self._call("GET", f"/api/v2/dags/{dag_id}/dagRuns/{run_id}/taskInstances").json()["task_instances"]
         return {ti["task_id"]: ti["state"] for ti in tis}

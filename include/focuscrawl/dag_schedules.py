@@ -1,0 +1,82 @@
+"""When each focuscrawl DAG runs: the active project's ``schedules``, else the defaults below.
+
+``focuscrawl up`` writes the active project to ``$FOCUSCRAWL_VAR/run/project.json``; every DAG file
+asks :func:`dag_schedule` for its time schedule, so editing the project's ``[schedules]`` and
+running ``up`` again changes when the DAGs run (the DAG processor re-parses within 30 s). No
+project file (a bare ``services up``, the unit tests) means the defaults.
+
+A schedule is one string in the project file's grammar (``focuscrawl.project.check_schedule``,
+which validates ``[schedules]``; :func:`focuscrawl.project.airflow_schedule` turns it into what
+Airflow takes): a duration (``"5m"``), a cron line (``"*/10 * * * *"``), a preset (``"@hourly"``),
+``"assets"`` (a data-aware DAG runs on its Assets only) or ``"none"`` (only when triggered).
+For the data-aware DAGs (``outlinks_*``, ``source_schedule``, ``graph_estimation``) a time schedule
+is OR'd with their Assets (``dags/common.schedule``): they run when new rows land *and* when the
+period passes.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import timedelta
+from pathlib import Path
+
+from focuscrawl.config import Settings
+
+ACTIVE_PROJECT = Path("run") / "project.json"  # under $FOCUSCRAWL_VAR, written by `focuscrawl up`
+
+DEFAULT_SCHEDULES: dict[str, str] = {
+    # seed 000 section V: a new prediction classifier every five minutes
+    "fue_pseudo_training": "5m",
+    # the data-aware DAGs run on their Assets; source_schedule also re-plans as estimates age
+    "outlinks_features": "assets",
+    "outlinks_train": "assets",
+    "source_schedule": "@hourly",
+    "graph_estimation": "assets",
+    "delta_maintenance": "@daily",
+}
+
+
+def active_project(cfg: Settings) -> dict:
+    """The project ``focuscrawl up`` last wrote (``Project.to_json()``), or ``{}`` when none is active."""
+    try:
+        return json.loads((Path(cfg.var_dir) / ACTIVE_PROJECT).read_text())
+    except FileNotFoundError:
+        return {}
+
+
+def dag_schedules(cfg: Settings) -> dict[str, str]:
+    """Every DAG's schedule string: the active project's ``schedules`` over the defaults."""
+    chosen = active_project(cfg).get("schedules") or {}
+    return {**DEFAULT_SCHEDULES, **{k: str(v) for k, v in chosen.items() if v is not None}}
+
+
+def dag_schedule(cfg: Settings, dag_id: str) -> timedelta | str | None:
+    """``dag_id``'s schedule as Airflow takes it: a timedelta, a cron line or preset, ``"assets"`` or ``None``."""
+    from focuscrawl.project import airflow_schedule, check_schedule
+
+    schedules = dag_schedules(cfg)
+    if dag_id not in schedules:
+        raise KeyError(f"no schedule known for DAG {dag_id!r}; add it to DEFAULT_SCHEDULES")
+    return airflow_schedule(check_schedule(schedules[dag_id]))
+
+
+DEFAULT_PSEUDO_METHODS = ["HCP-0.9-0.1", "HCP-0.5-0.5", "HCP-POS"]
+
+
+def pseudo_methods(cfg: Settings) -> list[str]:
+    """The pseudo-trained HCP variants ``fue_pseudo_training`` refreshes: those the active project's FUE
+    loop runs (``loops.fue.method`` or ``loops.fue.methods``), every variant when no project is active.
+
+    A project whose FUE loop runs only other methods (HAS, HCP without pseudo-training, ...) gets
+    an empty list: the DAG then has nothing to retrain and succeeds at once.
+    """
+    from focuscrawl.fue.methods import RANKING_METHODS
+
+    fue = (active_project(cfg).get("loops") or {}).get("fue")
+    if not fue:
+        return list(DEFAULT_PSEUDO_METHODS)
+    if fue.get("enabled") is False:
+        return []
+    chosen = fue.get("methods") or ([fue["method"]] if fue.get("method") else [])
+    known = set(RANKING_METHODS.names())
+    return [m for m in chosen if m in known and getattr(RANKING_METHODS.get(m), "pseudo_labelling", None) is not None]

@@ -1,0 +1,122 @@
+"""Airflow Asset events for the tables the stream processes land: the lake tells the scheduler.
+
+A DAG task that writes a table emits its Asset event itself (``outlets``). The stream processes
+(consumers into Delta, the revisitor, the graph sampler) are no Airflow tasks, so the DAGs
+scheduled on their tables (``outlinks_features`` on ``page_snapshots``, ``source_schedule`` on
+``source_recrawls``/``page_clicks``, ``graph_estimation`` on ``graph_sample``) would never run.
+:class:`LakeEventPoster` closes that gap, in one place:
+
+1. it asks Airflow which Assets to watch (:func:`watched_assets`): every ``delta`` Asset that a DAG
+   is scheduled on and no task produces. So ``dags/assets.py`` stays the only list; a new DAG on
+   a new stream table is watched without touching this module;
+2. every ``interval`` seconds it reads each watched table's Delta version (delta-rs: the log only);
+3. when the version advanced since the last event it posts one (``POST /api/v2/assets/events``,
+   ``extra`` = table, version), at most one per Asset per ``min_interval`` seconds: a consumer
+   committing every 2 s would otherwise queue a DAG run per commit. Airflow folds the events
+   that arrive while a run is active into the next run (``max_active_runs=1``).
+
+The last version posted per Asset is kept in a small JSON file, so a restarted poster neither
+re-posts an old version nor misses one that landed while it was down.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+from urllib.parse import unquote, urlparse
+
+log = logging.getLogger("focuscrawl.lake_events")
+
+STATE_FILE = "asset_events.json"  # under $FOCUSCRAWL_VAR
+
+
+@dataclass(frozen=True, slots=True)
+class WatchedAsset:
+    id: int
+    name: str
+    uri: str
+    dags: tuple[str, ...]
+
+    @property
+    def location(self) -> str:
+        """The Delta table's location as delta-rs opens it (a path for ``file://``, the URI otherwise)."""
+        parsed = urlparse(self.uri)
+        return unquote(parsed.path) if parsed.scheme == "file" else self.uri
+
+
+def watched_assets(client) -> list[WatchedAsset]:
+    """The ``delta`` Assets a DAG is scheduled on and no task produces: the stream side must announce them."""
+    return [WatchedAsset(a["id"], a["name"], a["uri"], tuple(sorted(d["dag_id"] for d in a["scheduled_dags"])))
+            for a in client.assets()
+            if a.get("group") == "delta" and a["scheduled_dags"] and not a["producing_tasks"]]
+
+
+def table_version(location: str, storage_options: dict[str, str] | None = None) -> int | None:
+    """The table's latest Delta version, ``None`` while it does not exist yet."""
+    from deltalake import DeltaTable
+
+    if not DeltaTable.is_deltatable(location, storage_options=storage_options):
+        return None
+    return DeltaTable(location, storage_options=storage_options, without_files=True).version()
+
+
+@dataclass
+class LakeEventPoster:
+    """Posts an Asset event when a watched table's version advances (see the module docstring)."""
+
+    client: object
+    state_path: Path
+    min_interval: float = 60.0
+    storage_options: dict[str, str] | None = None
+    clock: Callable[[], float] = time.monotonic
+    versions: dict[str, int] = field(default_factory=dict)  # asset name -> last version posted
+    posted: int = 0
+    assets: list[WatchedAsset] = field(default_factory=list)
+    _last_post: dict[str, float] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        try:
+            self.versions = {k: int(v) for k, v in json.loads(Path(self.state_path).read_text()).items()}
+        except FileNotFoundError:
+            self.versions = {}
+
+    def refresh(self) -> list[WatchedAsset]:
+        """Re-read the watch list (DAGs appear as the DAG processor parses them)."""
+        self.assets = watched_assets(self.client)
+        return self.assets
+
+    def _save(self) -> None:
+        path = Path(self.state_path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(".tmp")
+        tmp.write_text(json.dumps(self.versions, sort_keys=True))
+        os.replace(tmp, path)
+
+    def poll(self) -> list[tuple[str, int]]:
+        """One pass over the watched tables; returns the ``(asset, version)`` events posted."""
+        events = []
+        for asset in self.assets:
+            version = table_version(asset.location, self.storage_options)
+            if version is None or version <= self.versions.get(asset.name, -1):
+                continue
+            last = self._last_post.get(asset.name)
+            if last is not None and self.clock() - last < self.min_interval:
+                continue  # rate limit: the next pass after the interval posts the newest version
+            self.client.post_asset_event(asset.id, {"table": asset.name.removeprefix("delta."), "delta_version": version,
+                                                    "posted_by": "focuscrawl.lake_events"})
+            self._last_post[asset.name] = self.clock()
+            self.versions[asset.name] = version
+            self._save()
+            self.posted += 1
+            events.append((asset.name, version))
+            log.info("asset event %s version %d -> %s", asset.name, version, ", ".join(asset.dags))
+        return events
+
+    def status(self) -> dict:
+        return {"watched": {a.name: list(a.dags) for a in self.assets}, "versions": dict(self.versions),
+                "events_posted": self.posted}

@@ -1,0 +1,70 @@
+"""Asset events from the lake: tell Airflow when a table the stream side lands got new rows.
+
+    python streaming/asset_events.py [--interval 5] [--min-interval 60] [--status-file F] [--metrics-port N]
+
+Wiring only (``focuscrawl.lake_events`` decides what to watch and when to post): logs in to the
+configured Airflow (``FOCUSCRAWL_AIRFLOW_*``, the password ``focuscrawl services up`` keeps), then
+polls the watched tables' Delta versions until SIGTERM. The watch list is re-read every
+``--refresh`` seconds, so DAGs parsed after the start are picked up.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import signal
+import sys
+import threading
+import time
+from pathlib import Path
+
+from focuscrawl.config import settings
+from focuscrawl.lake_events import STATE_FILE, LakeEventPoster
+from focuscrawl.services.airflow import AirflowService
+from focuscrawl.status import write_status
+from focuscrawl.storage import storage_options
+
+
+def main(argv: list[str] | None = None) -> int:
+    cfg = settings()
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--interval", type=float, default=5.0, help="seconds between two looks at the tables")
+    ap.add_argument("--min-interval", type=float, default=60.0, help="least seconds between two events of one Asset")
+    ap.add_argument("--refresh", type=float, default=60.0, help="seconds between two reads of the watch list")
+    ap.add_argument("--state-file", type=Path, default=Path(cfg.var_dir) / STATE_FILE)
+    ap.add_argument("--status-file", type=Path, default=Path(cfg.var_dir) / "status" / "asset-events.json")
+    ap.add_argument("--metrics-port", type=int, default=0, help="Prometheus endpoint on 127.0.0.1 (0: off)")
+    args = ap.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+
+    stopping = threading.Event()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, lambda *_: stopping.set())
+    if args.metrics_port:
+        from prometheus_client import start_http_server
+
+        from focuscrawl.metrics import Metrics
+
+        start_http_server(args.metrics_port, addr="127.0.0.1", registry=Metrics("asset-events").registry)
+
+    poster = LakeEventPoster(AirflowService(cfg).client(), args.state_file, args.min_interval,
+                             storage_options(cfg) or None)
+    refreshed = float("-inf")
+    error = None
+    while not stopping.is_set():
+        try:
+            if time.monotonic() - refreshed >= args.refresh or not poster.assets:
+                poster.refresh()
+                refreshed = time.monotonic()
+            poster.poll()
+            error = None
+        except Exception as exc:  # Airflow restarting or a table mid-commit: report, keep going
+            error = f"{type(exc).__name__}: {exc}"[:500]
+            logging.getLogger("focuscrawl.lake_events").warning("pass failed: %s", error)
+        write_status(args.status_file, {**poster.status(), "last_error": error, "updated_at": time.time()})
+        stopping.wait(args.interval)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

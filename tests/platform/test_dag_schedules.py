@@ -1,0 +1,68 @@
+"""DAG schedules come from the active project (focuscrawl.dag_schedules, dags/common.schedule)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+
+from focuscrawl.config import settings
+from focuscrawl.dag_schedules import DEFAULT_PSEUDO_METHODS, DEFAULT_SCHEDULES, dag_schedule, dag_schedules, pseudo_methods
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_a_bad_schedule_in_the_active_project_names_the_grammar(tmp_path, monkeypatch):
+    cfg = _with_project(tmp_path, monkeypatch, {"schedules": {"graph_estimation": "5 minutes"}})
+    with pytest.raises(ValueError, match="cron expression"):
+        dag_schedule(cfg, "graph_estimation")
+
+
+def _with_project(tmp_path, monkeypatch, project: dict | None):
+    monkeypatch.setenv("FOCUSCRAWL_VAR", str(tmp_path))
+    if project is not None:
+        (tmp_path / "run").mkdir(exist_ok=True)
+        (tmp_path / "run" / "project.json").write_text(json.dumps(project))
+    return settings()
+
+
+def test_defaults_without_a_project_and_the_project_over_them(tmp_path, monkeypatch):
+    cfg = _with_project(tmp_path, monkeypatch, None)
+    assert dag_schedules(cfg) == DEFAULT_SCHEDULES and pseudo_methods(cfg) == DEFAULT_PSEUDO_METHODS
+    cfg = _with_project(tmp_path, monkeypatch, {"schedules": {"fue_pseudo_training": "1m", "graph_estimation": "10m"},
+                                                "loops": {"fue": {"enabled": True, "method": "HCP-POS"}}})
+    assert dag_schedule(cfg, "fue_pseudo_training") == timedelta(minutes=1)
+    assert dag_schedule(cfg, "graph_estimation") == timedelta(minutes=10)
+    assert dag_schedule(cfg, "source_schedule") == "@hourly"  # not in the project: the default
+    assert dag_schedule(cfg, "outlinks_train") == "assets"
+    assert pseudo_methods(cfg) == ["HCP-POS"]
+    cfg = _with_project(tmp_path, monkeypatch, {"loops": {"fue": {"enabled": True, "methods": ["HAS", "HCP-0.5-0.5"]}}})
+    assert pseudo_methods(cfg) == ["HCP-0.5-0.5"]  # HAS ranks by itself: nothing to pseudo-train
+    with pytest.raises(KeyError, match="DEFAULT_SCHEDULES"):
+        dag_schedule(cfg, "no_such_dag")
+
+
+def test_dag_files_take_their_schedule_from_the_project(tmp_path, monkeypatch):
+    from airflow.dag_processing.dagbag import BundleDagBag
+    from airflow.sdk import AssetOrTimeSchedule
+
+    _with_project(tmp_path, monkeypatch, {"schedules": {"fue_pseudo_training": "1m", "outlinks_features": "2m",
+                                                        "delta_maintenance": "none"}})
+    saved = {m: sys.modules.pop(m) for m in ("common", "assets") if m in sys.modules}  # re-read the settings
+    try:
+        bag = BundleDagBag(dag_folder=str(ROOT / "dags"), bundle_path=ROOT / "dags")
+    finally:
+        for m in ("common", "assets"):
+            sys.modules.pop(m, None)
+        sys.modules.update(saved)
+    assert bag.import_errors == {}
+    assert bag.dags["fue_pseudo_training"].schedule == timedelta(minutes=1)
+    assert bag.dags["delta_maintenance"].schedule is None
+    feats = bag.dags["outlinks_features"].schedule
+    assert isinstance(feats, AssetOrTimeSchedule) and feats.timetable.delta == timedelta(minutes=2)
+    assert [a.name for a in feats.asset_condition.objects] == ["delta.page_snapshots"]
+    assert [a.name for a in bag.dags["outlinks_train"].timetable.asset_condition.objects] == ["delta.outlink_features"]
+    assert not isinstance(bag.dags["outlinks_train"].schedule, AssetOrTimeSchedule)  # "assets": the Asset alone

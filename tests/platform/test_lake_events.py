@@ -1,0 +1,93 @@
+"""The lake's Asset events (focuscrawl.lake_events): what is watched, when an event is posted, restarts.
+
+Real Delta tables (delta-rs); the Airflow REST client is a small in-memory fake with the two calls
+the poster makes (the real API is exercised by tests/platform/test_platform_e2e.py).
+"""
+
+from __future__ import annotations
+
+import pyarrow as pa
+import pytest
+from deltalake import write_deltalake
+
+from focuscrawl.lake_events import LakeEventPoster, table_version, watched_assets
+
+
+class FakeAirflow:
+    def __init__(self, assets):
+        self._assets = assets
+        self.events = []
+
+    def assets(self):
+        return self._assets
+
+    def post_asset_event(self, asset_id, extra=None):
+        self.events.append((asset_id, extra))
+        return {"id": len(self.events)}
+
+
+def _asset(i, name, uri, scheduled=(), producing=(), group="delta"):
+    return {"id": i, "name": name, "uri": uri, "group": group,
+            "scheduled_dags": [{"dag_id": d} for d in scheduled],
+            "producing_tasks": [{"dag_id": d, "task_id": "t"} for d in producing]}
+
+
+def _append(path, n=1):
+    write_deltalake(str(path), pa.table({"x": list(range(n))}), mode="append")
+
+
+class Clock:
+    def __init__(self):
+        self.now = 0.0
+
+    def __call__(self):
+        return self.now
+
+
+def test_watches_only_stream_landed_tables_that_a_dag_waits_on(tmp_path):
+    client = FakeAirflow([
+        _asset(1, "delta.page_snapshots", f"file://{tmp_path}/a", scheduled=["outlinks_features"]),
+        _asset(2, "delta.outlink_features", f"file://{tmp_path}/b", scheduled=["outlinks_train"],
+               producing=["outlinks_features"]),  # a task emits its event
+        _asset(3, "delta.fue_extractions", f"file://{tmp_path}/c"),  # nobody scheduled on it
+        _asset(4, "kafka.focuscrawl.x", "kafka://h:1/x", scheduled=["d"], group="kafka"),
+    ])
+    (watched,) = watched_assets(client)
+    assert (watched.name, watched.dags, watched.location) == ("delta.page_snapshots", ("outlinks_features",),
+                                                              f"{tmp_path}/a")
+
+
+def test_posts_when_the_version_advances_rate_limited_and_survives_a_restart(tmp_path):
+    table = tmp_path / "graph_sample"
+    client = FakeAirflow([_asset(7, "delta.graph_sample", f"file://{table}", scheduled=["graph_estimation"])])
+    clock, state = Clock(), tmp_path / "state.json"
+    poster = LakeEventPoster(client, state, min_interval=60, clock=clock)
+    poster.refresh()
+    assert poster.poll() == [] and table_version(str(table)) is None  # no table yet: nothing to announce
+
+    _append(table)
+    assert poster.poll() == [("delta.graph_sample", 0)]
+    assert client.events == [(7, {"table": "graph_sample", "delta_version": 0, "posted_by": "focuscrawl.lake_events"})]
+    assert poster.poll() == []  # same version: no second event
+
+    _append(table), _append(table)
+    clock.now = 30
+    assert poster.poll() == []  # within the minimum interval: held back
+    clock.now = 61
+    assert poster.poll() == [("delta.graph_sample", 2)]  # then one event carries the newest version
+
+    # A restarted poster remembers what it posted, and announces what landed while it was down.
+    again = LakeEventPoster(client, state, min_interval=60, clock=clock)
+    again.refresh()
+    assert again.poll() == []
+    _append(table)
+    assert again.poll() == [("delta.graph_sample", 3)]
+    assert len(client.events) == 3 and again.status()["versions"] == {"delta.graph_sample": 3}
+
+
+def test_an_unreadable_state_file_is_an_error_not_a_silent_reset(tmp_path):
+    state = tmp_path / "state.json"
+    state.write_text("{not json")
+    with pytest.raises(ValueError):
+        LakeEventPoster(FakeAirflow([]), state)
+
