@@ -6,6 +6,8 @@
     focuscrawl pyspark                     a pyspark shell with the Delta tables registered
     focuscrawl init [DIR] [--force]        write a commented focuscrawl.toml project file
     focuscrawl validate [FILE]             check a project file (summary, or the one error and exit 2)
+    focuscrawl up [PROJECT] [--for 10m]    services + every process of the project, supervised
+    focuscrawl down | status [--watch] [--json] | logs NAME [-n N] [-f] | train [PROJECT]
     focuscrawl world ... | demo ... | experiment NAME ... | report NAME ...
     focuscrawl report demo [--only fue] [--rebuild]   the demo's HTML report without the services
 
@@ -62,6 +64,10 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter)
     val.add_argument("file", nargs="?", type=Path, default=Path("focuscrawl.toml"),
                      help="project file or its folder (default: ./focuscrawl.toml)")
+
+    from focuscrawl.platform.commands import add_commands
+
+    add_commands(sub)  # up, down, status, logs, train
 
     for name, what in (("world", "the local world server"), ("demo", "the end-to-end demo")):
         d = sub.add_parser(name, help=what, add_help=False)
@@ -222,6 +228,10 @@ def main(argv: list[str] | None = None) -> int:
         return _sql(args)
     if args.command in ("init", "validate"):
         return _project(args)
+    from focuscrawl.platform.commands import COMMANDS, run as run_platform
+
+    if args.command in COMMANDS:
+        return run_platform(args)
     command, env = pyspark_command(settings())
     os.execve(command[0], command, env)
     return 0

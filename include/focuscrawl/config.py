@@ -26,6 +26,8 @@ FOCUSCRAWL_AIRFLOW_DB               Airflow metadata DB (SQLAlchemy URL, e.g.   
                                     ``postgresql+psycopg2://u:p@host/airflow``)
 FOCUSCRAWL_WORLD_PORT               the world's HTTP server                     ``18090`` + offset
 FOCUSCRAWL_WORLD_EVAL_PORT          the world's ground-truth interface          ``18091`` + offset
+FOCUSCRAWL_METRICS_PORT             first Prometheus port ``focuscrawl up``     ``18200`` + offset
+                                    gives its processes (then upward)
 FOCUSCRAWL_SPARK_MASTER             Spark master URL                            ``local[*]``
 FOCUSCRAWL_SPARK_MASTER_PORT        standalone cluster master port              ``17077`` + offset
 FOCUSCRAWL_SPARK_DRIVER_MEMORY      driver memory                               ``2g``
@@ -80,6 +82,7 @@ class Settings:
     spark_driver_memory: str
     catalog_db: str
     user_agent: str
+    metrics_port: int = 18200
     allow_private_hosts: tuple[str, ...] = field(default_factory=tuple)
     data_dir: Path | None = None
     s3_endpoint: str | None = None
@@ -146,6 +149,7 @@ def settings() -> Settings:
         spark_master_port=int(_env("FOCUSCRAWL_SPARK_MASTER_PORT", str(17077 + offset))),
         spark_driver_memory=_env("FOCUSCRAWL_SPARK_DRIVER_MEMORY", "2g"),
         catalog_db=_env("FOCUSCRAWL_CATALOG_DB", "focuscrawl"),
+        metrics_port=int(_env("FOCUSCRAWL_METRICS_PORT", str(18200 + offset))),
         user_agent=_env("FOCUSCRAWL_USER_AGENT", "focuscrawl/0.1 (+https://focuscrawl.invalid/README)"),
         # The embedded default allow-lists only the world's own ports on loopback.
         allow_private_hosts=tuple(

@@ -85,6 +85,7 @@ class ProcessSpec:
     metrics_port: int = 0
     status_file: str | None = None
     stop_grace: float = 20.0
+    meta: dict = field(default_factory=dict)  # what status shows beside it (a consumer's topic, table, group)
 
     def __post_init__(self) -> None:
         if not self.name or "/" in self.name or self.name.startswith("."):

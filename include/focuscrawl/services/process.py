@@ -207,6 +207,7 @@ def settings_env(cfg) -> dict[str, str]:
         "FOCUSCRAWL_SPARK_DRIVER_MEMORY": cfg.spark_driver_memory,
         "FOCUSCRAWL_CATALOG_DB": cfg.catalog_db,
         "FOCUSCRAWL_USER_AGENT": cfg.user_agent,
+        "FOCUSCRAWL_METRICS_PORT": str(cfg.metrics_port),
         "FOCUSCRAWL_ALLOW_PRIVATE_HOSTS": ",".join(cfg.allow_private_hosts),
     }
     if cfg.data_dir is not None:

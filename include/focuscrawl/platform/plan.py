@@ -1,0 +1,201 @@
+"""A project -> the processes its loops need, as :class:`~focuscrawl.platform.supervisor.ProcessSpec`.
+
+Issue 16, point 2. Every enabled loop of the project file brings its stream processes (the
+scripts under ``streaming/``: thin wiring, each reading its own arguments):
+
+- ``fue`` (seed 000, section III): the Community Explorer (listings -> posts topic), the User
+  Updater/Chooser of the loop's method, the User Extractor and the reference User Classifier;
+- ``sources`` (seed 001): the source crawler;
+- ``revisits`` (seed 002): the page revisitor (it writes ``page_snapshots`` itself);
+- ``graph`` (seed 003): the graph sampler, once ``streaming/graph_sampler.py`` exists;
+- and each loop's landings into Delta (:data:`LOOP_SINKS`, one ``streaming/consumer.py --sink``
+  each: the FUE posts and verdicts, the source recrawls and clicks, the graph sample);
+
+plus, whenever Airflow runs, the asset-event process that tells Airflow a lake table changed.
+
+Tiers order start and stop: producers that fetch (tier 1) start first and stop first, the
+stages (tier 2) next, the consumers into Delta (tier 3) last, so they land what is in flight.
+Each process gets the next metrics port from ``FOCUSCRAWL_METRICS_PORT`` (18200 + offset) and
+the status file ``$FOCUSCRAWL_VAR/status/<name>.json``.
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from focuscrawl.platform.supervisor import ProcessSpec, RestartPolicy
+
+FETCHERS, STAGES, SINKS_TIER = 1, 2, 3
+
+# The landings (``focuscrawl.sinks.SINKS``, run by ``streaming/consumer.py --sink NAME``) each loop needs.
+LOOP_SINKS = {
+    "fue": ("fue_posts", "fue_extractions"),
+    "sources": ("source_recrawls", "page_clicks"),
+    "revisits": (),           # the revisitor appends page_snapshots itself
+    "graph": ("graph_sample",),
+}
+
+
+class PlanError(ValueError):
+    """The project asks for something no process can do yet; the message names the key and the fix."""
+
+
+class Skipped(Exception):
+    """A loop whose process is not in this checkout yet: left out of the plan, with the reason said."""
+
+
+@dataclass(frozen=True)
+class Models:
+    """Where the trained classifiers are (``focuscrawl.platform.train``)."""
+
+    reference: Path
+    candidate: Path
+
+
+@dataclass
+class _Draft:
+    name: str
+    kind: str
+    loop: str | None
+    tier: int
+    script: str
+    args: list[str]
+    fetches: bool = False
+    restart: RestartPolicy = field(default_factory=RestartPolicy)
+    meta: dict = field(default_factory=dict)
+
+
+def _accepts(home: Path, script: str, flag: str) -> bool:
+    """Does ``script`` take ``flag``? True for every script on the stream scaffold
+    (``focuscrawl.streamproc``: --status-file, --metrics-port); scripts not converted yet are
+    read for the flag itself, so the plan never passes an argument a script would refuse."""
+    try:
+        text = (home / script).read_text()
+    except OSError:
+        return False
+    return f'"{flag}"' in text or ("focuscrawl.streamproc" in text and flag in ("--status-file", "--metrics-port"))
+
+
+def _fue(project, cfg, models: Models | None) -> list[_Draft]:
+    from focuscrawl.fue import RANKING_METHODS
+
+    loop, site = project.loops.fue, project.site(project.loops.fue.site)
+    if models is None:
+        raise PlanError("loops.fue: the classifiers are not trained; run `focuscrawl train` first")
+    url, method = site.url(cfg), loop.method
+    chooser_args = ["--method", method]
+    kind = RANKING_METHODS.get(method)
+    if kind.needs_classifier:
+        chooser_args += ["--classifier", str(models.reference if kind.scorer == "reference" else models.candidate)]
+    slug = method.lower()
+    return [
+        _Draft("fue-explorer", "fue.explorer", "fue", FETCHERS, "streaming/fue/explorer.py",
+               ["--base-url", url, "--community-chooser", loop.community_chooser], fetches=True),
+        _Draft(f"fue-chooser-{slug}", "fue.chooser", "fue", STAGES, "streaming/fue/chooser.py", chooser_args),
+        _Draft(f"fue-extractor-{slug}", "fue.extractor", "fue", FETCHERS, "streaming/fue/extractor.py",
+               ["--method", method, "--base-url", url], fetches=True),
+        _Draft("fue-classifier", "fue.classifier", "fue", STAGES, "streaming/fue/classifier.py",
+               ["--reference", str(models.reference), "--run-id", project.name]),
+    ]
+
+
+def _sources(project, cfg, models=None) -> list[_Draft]:
+    loop, site = project.loops.sources, project.site(project.loops.sources.site)
+    seeds = list(loop.seeds) or [site.url(cfg) + "/"]
+    args = ["crawl", "--budget", f"{loop.fetches_per_second:g}", "--politeness-delay", f"{site.politeness_delay:g}"]
+    for seed in seeds:
+        args += ["--site", seed]
+    return [_Draft("source-crawler", "sources.crawler", "sources", FETCHERS, "streaming/source_crawler.py", args,
+                   fetches=True)]
+
+
+def _revisits(project, cfg, models=None) -> list[_Draft]:
+    loop, site = project.loops.revisits, project.site(project.loops.revisits.site)
+    if not loop.seeds and not site.world:
+        raise PlanError(f"loops.revisits.seeds: empty; list pages of {site.name} to revisit, "
+                        "e.g. seeds = [\"https://example.org/some/page\"]")
+    seeds = list(loop.seeds) or [site.url(cfg) + "/"]
+    args = ["--interval-days", f"{loop.revisit_seconds / 86400:g}", "--politeness-delay", f"{site.politeness_delay:g}"]
+    for seed in seeds:
+        args += ["--seed", seed]
+    discover = getattr(loop, "discover", None)
+    if discover:
+        args += ["--discover", discover]
+    return [_Draft("revisitor", "revisits.revisitor", "revisits", FETCHERS, "streaming/revisitor.py", args,
+                   fetches=True)]
+
+
+def _graph(project, cfg, models=None) -> list[_Draft]:
+    loop, site = project.loops.graph, project.site(project.loops.graph.site)
+    if not (Path(cfg.home) / "streaming" / "graph_sampler.py").exists():
+        raise Skipped("loops.graph: streaming/graph_sampler.py is not in this checkout yet; the graph loop "
+                      "runs without its sampler (set [loops.graph] enabled = false to silence this)")
+    args = ["--base-url", site.url(cfg), "--sampler", loop.sampler, "--query-budget", str(loop.query_budget)]
+    return [_Draft("graph-sampler", "graph.sampler", "graph", FETCHERS, "streaming/graph_sampler.py", args,
+                   fetches=True)]
+
+
+def _sinks(loop: str) -> list[_Draft]:
+    """One consumer per landing of ``loop`` that the sink registry holds (a table whose sink is not
+    registered yet, such as ``graph_sample`` before the sampler lands, is left out)."""
+    from focuscrawl.sinks import SINKS, sink
+
+    drafts = []
+    for name in LOOP_SINKS[loop]:
+        if name not in SINKS:
+            continue
+        spec, group = sink(name), f"{name}-to-delta"
+        drafts.append(_Draft(f"consumer-{name}", "consumer", loop, SINKS_TIER, "streaming/consumer.py",
+                             ["--sink", name, "--group", group],
+                             meta={"sink": name, "topic": spec.topic, "group": group, "table": spec.table.name}))
+    return drafts
+
+
+BUILDERS = {"fue": _fue, "sources": _sources, "revisits": _revisits, "graph": _graph}
+
+
+def plan(project, cfg, *, project_file: Path | None = None, models: Models | None = None,
+         airflow: bool = True, log=print) -> list[ProcessSpec]:
+    """The process specs of every enabled loop of ``project`` (see the module docstring); what is
+    left out (a process not in this checkout yet) is said through ``log``."""
+    from focuscrawl.services.process import settings_env
+
+    home = Path(cfg.home)
+    drafts: list[_Draft] = []
+    for loop, _settings, _site in project.enabled_loops():
+        try:
+            drafts += BUILDERS[loop](project, cfg, models)
+        except Skipped as why:
+            log(f"plan: {why}")
+            continue
+        drafts += _sinks(loop)
+    if airflow:
+        drafts.append(_Draft("asset-events", "airflow.asset_events", None, STAGES, "streaming/asset_events.py",
+                             ["--interval", "5", "--min-interval", "60"]))
+    env = {**settings_env(cfg), "PYTHONUNBUFFERED": "1"}
+    specs, port = [], cfg.metrics_port
+    for d in drafts:
+        args = list(d.args)
+        if d.fetches and project_file is not None and _accepts(home, d.script, "--project"):
+            args += ["--project", str(Path(project_file).resolve()), "--site", project.site(
+                getattr(project.loops, d.loop).site).name]
+        status_file = Path(cfg.var_dir) / "status" / f"{d.name}.json"
+        metrics_port = 0
+        if _accepts(home, d.script, "--status-file"):
+            args += ["--status-file", str(status_file)]
+        else:
+            status_file = None
+        if _accepts(home, d.script, "--metrics-port"):
+            metrics_port = port
+            port += 1
+            args += ["--metrics-port", str(metrics_port)]
+        specs.append(ProcessSpec(
+            name=d.name, kind=d.kind, command=(sys.executable, str(home / d.script), *args), env=env,
+            cwd=str(home), restart=d.restart, tier=d.tier, loop=d.loop, metrics_port=metrics_port,
+            status_file=str(status_file) if status_file else None, meta=d.meta))
+    return specs
+
+
+__all__ = ["LOOP_SINKS", "Models", "PlanError", "plan"]

@@ -1,0 +1,90 @@
+"""``focuscrawl train [PROJECT]``: the classifiers a project's FUE loop needs, from its own examples.
+
+Seed ``000_c12b299f5bad9cdf.txt`` sections IV-E/IV-F: the reference classifier (L1 logistic
+regression on whole user histories, the paper's hyper-parameters scaled to the set's size) judges
+extracted users; the prediction (candidate) classifier scores partial evidence. HCP scores with
+the reference model itself ("these two classifiers are the same"); HCP-SNIP's model is trained on
+short snippets of the same users. Both are trained on the project's example users
+(``Project.profile.training_set()``) and stored where the chooser and classifier processes load
+them: ``$FOCUSCRAWL_VAR/models/<project>/{reference,candidate}.joblib``. A ``trained.json`` beside
+them records what they were trained on; unchanged examples are not trained twice.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+from focuscrawl.platform.plan import Models
+
+
+def model_paths(project, cfg) -> Models:
+    """Where ``project``'s models are kept (whether trained yet or not)."""
+    out = Path(cfg.var_dir) / "models" / project.name
+    return Models(out / "reference.joblib", out / "candidate.joblib")
+
+
+def _fingerprint(project) -> dict:
+    """What the models depend on: the example files (path, size, mtime) and the training code's parameters."""
+    p = project.profile
+    files = {}
+    for role in ("positives", "negatives"):
+        path = Path(getattr(p, role))
+        stat = path.stat()
+        files[role] = {"path": str(path), "size": stat.st_size, "mtime": stat.st_mtime, "format": p.example_format(role)}
+    return {"examples": files, "version": 1}
+
+
+def train_models(project, cfg, *, force: bool = False, log=print) -> Models:
+    """Train (or reuse) the reference and candidate classifiers of ``project``; their paths."""
+    from focuscrawl.status import read_status, write_status
+
+    models = model_paths(project, cfg)
+    out = models.reference.parent
+    if project.profile.positives is None:
+        raise ValueError("profile: a query-driven profile has no example users to train on; "
+                         "give positives and negatives files (the FUE loop needs its classifiers)")
+    stamp = out / "trained.json"
+    fingerprint = _fingerprint(project)
+    if (not force and models.reference.exists() and models.candidate.exists()
+            and read_status(stamp).get("fingerprint") == fingerprint):
+        log(f"train: models of {project.name} are up to date ({out})")
+        return models
+    from focuscrawl.fue.classifier import reference_params, train_candidate_classifier, train_reference_classifier
+
+    started = time.monotonic()
+    histories, labels = project.profile.training_set()
+    positives = sum(labels)
+    if positives == 0 or positives == len(labels):
+        raise ValueError("profile: the examples hold one class only; give both positive and negative users")
+    log(f"train: {len(labels)} example users ({positives} positive) read in {time.monotonic() - started:.1f}s")
+    params = reference_params(len(histories))
+    try:
+        reference = train_reference_classifier(histories, labels, **params)
+        candidate = train_candidate_classifier(histories, labels)
+    except ValueError as exc:  # scikit-learn: e.g. no term left after min_df on a tiny set
+        raise ValueError(f"profile: the classifiers cannot be trained on these {len(labels)} example users ({exc}); "
+                         "give more example users with more writings") from None
+    reference.save(models.reference)
+    candidate.save(models.candidate)
+    write_status(stamp, {"fingerprint": fingerprint, "users": len(labels), "positives": positives,
+                         "reference_params": params, "trained_at": time.time()})
+    log(f"train: reference and candidate classifiers in {out} ({time.monotonic() - started:.1f}s)")
+    return models
+
+
+def main_train(args, cfg) -> int:
+    """``focuscrawl train [PROJECT] [--force]`` (parser in ``focuscrawl.platform.commands``)."""
+    import sys
+
+    from focuscrawl.project import ProjectError, load_project
+
+    try:
+        project = load_project(args.project)
+        models = train_models(project, cfg, force=args.force)
+    except (ProjectError, ValueError) as exc:
+        print(f"focuscrawl train: {exc}", file=sys.stderr)
+        return 2
+    print(json.dumps({"reference": str(models.reference), "candidate": str(models.candidate)}))
+    return 0

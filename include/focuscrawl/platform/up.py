@@ -1,0 +1,282 @@
+"""``focuscrawl up [PROJECT]`` / ``focuscrawl down``: one project file -> the whole platform, supervised.
+
+Issue 16, point 2, and DESIGN.md "One running platform". ``up``, in this order, so a project that
+cannot run starts nothing:
+
+1. validates the project (``focuscrawl.project.load_project``: one error naming key and fix);
+2. trains what its FUE loop needs (``focuscrawl.platform.train``: reference and candidate
+   classifiers from the project's example users; reused when the examples did not change);
+3. plans its processes (``focuscrawl.platform.plan``);
+4. writes the active project to ``$FOCUSCRAWL_VAR/run/project.json`` (the DAG files read their
+   schedules from it), starts the services (Kafka, Airflow, and the world when a site is the world),
+   unpauses the project's DAGs so model refresh runs on its schedule;
+5. starts and supervises every process (``focuscrawl.platform.supervisor``) until Ctrl-C/SIGTERM,
+   ``focuscrawl down`` from another terminal, or the ``--for`` limit, then stops them in order and
+   the services after them.
+
+:class:`Platform` is the same as a Python API (the platform end-to-end test and the demo use it).
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+import threading
+import time
+from pathlib import Path
+
+from focuscrawl.platform.plan import Models, plan
+from focuscrawl.platform.supervisor import Supervisor, read_state, stop_orphans, supervisor_pid
+from focuscrawl.status import write_status
+
+# The DAGs each loop closes through (Airflow DAG ids); delta_maintenance keeps every table healthy.
+LOOP_DAGS = {
+    "fue": ("fue_pseudo_training",),
+    "sources": ("source_schedule",),
+    "revisits": ("outlinks_features", "outlinks_train"),
+    "graph": ("graph_estimation",),
+}
+ALWAYS_DAGS = ("delta_maintenance",)
+
+
+def parse_for(text: str | None) -> float | None:
+    """``--for 10m`` -> seconds (a plain number is seconds); None runs without a limit."""
+    if text is None:
+        return None
+    from focuscrawl.project import parse_duration
+
+    try:
+        seconds = float(text)
+    except ValueError:
+        seconds = parse_duration(text).total_seconds()
+    if seconds <= 0:
+        raise ValueError(f"--for {text}: give a positive duration, e.g. 10m or 90s")
+    return seconds
+
+
+class Platform:
+    """The running platform of one project (see the module docstring).
+
+    ``project``: a :class:`focuscrawl.project.Project` or the path of its file (then validated
+    here: :class:`focuscrawl.project.ProjectError` on a bad one, before anything starts).
+    ``services``: which to start (default: kafka, airflow, and world when a site is the world);
+    ``keep_services``: :meth:`stop` leaves them running (tests that share the engines).
+    """
+
+    def __init__(self, project, cfg=None, *, project_file: str | Path | None = None,
+                 services: list[str] | None = None, keep_services: bool = False, dags_folder: Path | None = None,
+                 log=print, tick: float = 0.5) -> None:
+        from focuscrawl.config import settings
+        from focuscrawl.project import load_project
+
+        self.cfg = cfg or settings()
+        if isinstance(project, (str, Path)):
+            project_file = Path(project)
+            project = load_project(project_file)
+        self.project = project
+        self.project_file = Path(project_file).resolve() if project_file else None
+        self.services = services if services is not None else self.default_services(project)
+        self.keep_services, self.dags_folder, self.log, self.tick = keep_services, dags_folder, log, tick
+        self.supervisor: Supervisor | None = None
+        self.models: Models | None = None
+        self.specs: list | None = None
+        self._thread: threading.Thread | None = None
+
+    @staticmethod
+    def default_services(project) -> list[str]:
+        names = ["kafka", "airflow"]
+        if project.target == "world" or any(s.world for s in project.sites):
+            names.append("world")
+        return names
+
+    def dag_ids(self) -> list[str]:
+        ids = [d for loop, _, _ in self.project.enabled_loops() for d in LOOP_DAGS[loop]]
+        return [*ids, *ALWAYS_DAGS]
+
+    # -- up -----------------------------------------------------------------------------------
+
+    def prepare(self) -> list:
+        """Steps that start nothing: train the models and plan the processes (errors stop ``up`` here)."""
+        from focuscrawl.platform.train import train_models
+
+        other = supervisor_pid(self.cfg.var_dir)
+        if other is not None and other != os.getpid():
+            raise RuntimeError(f"a platform is already up out of {self.cfg.var_dir} (supervisor pid {other}); "
+                               "`focuscrawl status` shows it, `focuscrawl down` stops it")
+        from focuscrawl.platform.train import model_paths
+
+        # The plan is checked once before training (minutes on a large example set) can start.
+        plan(self.project, self.cfg, project_file=self.project_file, models=model_paths(self.project, self.cfg),
+             airflow="airflow" in self.services, log=lambda _: None)
+        if self.project.loops.fue.enabled:
+            self.models = train_models(self.project, self.cfg, log=self.log)
+        self.specs = plan(self.project, self.cfg, project_file=self.project_file, models=self.models,
+                          airflow="airflow" in self.services, log=self.log)
+        return self.specs
+
+    def write_active_project(self) -> Path:
+        path = Path(self.cfg.var_dir) / "run" / "project.json"
+        doc = {**self.project.to_json(), "project_file": str(self.project_file) if self.project_file else None,
+               "models": None if self.models is None else {"reference": str(self.models.reference),
+                                                           "candidate": str(self.models.candidate)}}
+        write_status(path, doc)
+        return path
+
+    def start(self) -> None:
+        """Everything up, the supervisor running in a background thread; returns once every process started."""
+        specs = self.specs if self.specs is not None else self.prepare()
+        self.log(f"up: project {self.project.name}: {len(specs)} processes, services {', '.join(self.services)}")
+        self.write_active_project()
+        from focuscrawl.services.manager import ServiceManager
+
+        ServiceManager(self.cfg, dags_folder=self.dags_folder).up(self.services, log=self.log)
+        if "airflow" in self.services:
+            self.unpause_dags()
+        self.supervisor = Supervisor(specs, self.cfg.var_dir, tick=self.tick, info={
+            "project": self.project.name, "project_file": str(self.project_file) if self.project_file else None})
+        self.supervisor.start()
+        self._thread = threading.Thread(target=self.supervisor.run, name="focuscrawl-supervisor", daemon=True)
+        self._thread.start()
+        self.log(f"up: {len(specs)} processes supervised; `focuscrawl status` shows them")
+
+    def unpause_dags(self, timeout: float = 180.0) -> list[str]:
+        """Unpause the project's DAGs (waiting for the DAG processor to list them); the ids unpaused."""
+        from focuscrawl.services.airflow import AirflowService
+
+        client = AirflowService(self.cfg, dags_folder=self.dags_folder).client()
+        known = {d["dag_id"] for d in client.dags()}
+        done = []
+        for dag_id in self.dag_ids():
+            if dag_id not in known:
+                try:
+                    client.wait_for_dag(dag_id, timeout=timeout)
+                except TimeoutError:
+                    self.log(f"up: DAG {dag_id} is not listed by Airflow; left alone")
+                    continue
+            client.unpause(dag_id)
+            done.append(dag_id)
+        self.log(f"up: DAGs unpaused: {', '.join(done) or 'none'}")
+        return done
+
+    # -- while up -----------------------------------------------------------------------------
+
+    def status(self, **kwargs) -> dict:
+        from focuscrawl.platform.status import collect
+
+        return collect(self.cfg, **kwargs)
+
+    def kill(self, name: str) -> int:
+        """SIGKILL one process's group (fault tests); the supervisor restarts it. Its old pid."""
+        return self._sup().kill(name)
+
+    def _sup(self) -> Supervisor:
+        if self.supervisor is None:
+            raise RuntimeError("the platform is not up; call start() first")
+        return self.supervisor
+
+    def run(self, duration: float | None = None, progress_every: float = 30.0) -> int:
+        """``start``, then supervise until ``duration`` seconds passed, SIGTERM/SIGINT or
+        ``focuscrawl down``; then ``stop``. Progress every ``progress_every`` seconds."""
+        stop = threading.Event()
+        if threading.current_thread() is threading.main_thread():
+            for sig in (signal.SIGTERM, signal.SIGINT):
+                signal.signal(sig, lambda *_: stop.set())
+        started = time.monotonic()
+        try:
+            self.start()
+            self.log("up: running " + (f"for {duration:.0f}s" if duration else "until Ctrl-C or `focuscrawl down`"))
+            next_report = time.monotonic() + progress_every
+            while not stop.is_set():
+                left = None if duration is None else duration - (time.monotonic() - started)
+                if left is not None and left <= 0:
+                    break
+                if time.monotonic() >= next_report:
+                    next_report = time.monotonic() + progress_every
+                    self.log(self.progress_line(time.monotonic() - started, left))
+                stop.wait(min(1.0, left) if left is not None else 1.0)
+        finally:
+            self.stop()
+        return 0
+
+    def progress_line(self, elapsed: float, left: float | None) -> str:
+        from focuscrawl.platform.status import loops
+
+        procs = read_state(self.cfg.var_dir).get("processes", [])
+        up = sum(p["state"] == "up" for p in procs)
+        restarts = sum(p.get("restarts", 0) for p in procs)
+        bad = [p["name"] for p in procs if p["state"] in ("crashloop", "backoff")]
+        figures = loops(self.cfg, self.project.to_json())
+        bits = []
+        fue, src, rev, graph = (figures.get(k, {}) for k in ("fue", "sources", "revisits", "graph"))
+        if fue.get("extracted") is not None:
+            bits.append(f"fue {fue['extracted']} users, harvest {fue.get('harvest', 0):.2f}")
+        if src.get("recrawls") is not None:
+            bits.append(f"sources {src['recrawls']} recrawls/{src.get('new_pages')} new")
+        if rev.get("revisits") is not None:
+            bits.append(f"revisits {rev['revisits']}")
+        if graph.get("sample_rows") is not None:
+            bits.append(f"graph sample {graph['sample_rows']}")
+        remaining = f", {left:.0f}s left" if left is not None else ""
+        trouble = f"; trouble: {', '.join(bad)}" if bad else ""
+        return (f"[{elapsed:.0f}s{remaining}] {up}/{len(procs)} up, {restarts} restarts"
+                f"{'; ' + '; '.join(bits) if bits else ''}{trouble}")
+
+    # -- down ---------------------------------------------------------------------------------
+
+    def stop(self) -> None:
+        """Ordered stop of the processes, then the services (unless ``keep_services``)."""
+        if self.supervisor is not None:
+            self.supervisor.request_stop()
+            if self._thread is not None:
+                self._thread.join(timeout=30)
+            self.supervisor.stop()
+            self.log("down: processes stopped")
+        if not self.keep_services:
+            from focuscrawl.services.manager import ServiceManager
+
+            ServiceManager(self.cfg).down(log=self.log)
+
+
+def down(cfg, *, services: bool = True, timeout: float = 120.0, log=print) -> int:
+    """Stop the platform running out of ``cfg.var_dir``: its supervisor (which stops its processes in
+    order), or, when the supervisor was killed, the processes it left; then the services."""
+    pid = supervisor_pid(cfg.var_dir)
+    if pid is not None:
+        log(f"down: stopping the supervisor (pid {pid}) and its processes")
+        os.kill(pid, signal.SIGTERM)
+        deadline = time.monotonic() + timeout
+        from focuscrawl.services.process import pid_alive
+
+        while pid_alive(pid) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        if pid_alive(pid):
+            log(f"down: the supervisor did not stop in {timeout:.0f}s; stopping its processes directly")
+    stop_orphans(cfg.var_dir, log_line=log)
+    if services:
+        from focuscrawl.services.manager import ServiceManager
+
+        ServiceManager(cfg).down(log=log)
+    return 0
+
+
+def main_up(args, cfg) -> int:
+    from focuscrawl.platform.plan import PlanError
+    from focuscrawl.project import ProjectError
+
+    try:
+        duration = parse_for(args.duration)
+        platform = Platform(args.project, cfg, services=args.services.split(",") if args.services else None,
+                            dags_folder=args.airflow_dags)
+        platform.prepare()  # validate, train, plan: a project that cannot run starts nothing
+    except (ProjectError, PlanError, ValueError) as exc:
+        print(f"focuscrawl up: {exc}", file=sys.stderr)
+        return 2
+    except RuntimeError as exc:
+        print(f"focuscrawl up: {exc}", file=sys.stderr)
+        return 1
+    return platform.run(duration, progress_every=args.progress_every)
+
+
+def main_down(args, cfg) -> int:
+    return down(cfg, services=not args.keep_services)
