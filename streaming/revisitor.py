@@ -7,8 +7,9 @@ Seed 002 (``focuscrawl.outlinks.revisit``). Pages come from ``--seed`` URLs, fro
 ``--discover``, and, on a restart, from the snapshot table itself (pages already snapshotted this
 period are not fetched twice). Every page is fetched through the fetch layer (robots.txt, per-host
 politeness, retries, SSRF guard; the world on localhost is allow-listed by the settings) once per
-``--interval-days`` (7) of the clock: ``--clock world`` reads the world's simulated clock from its
-evaluation interface, ``--clock wall`` the machine's. Snapshots are appended to Delta every
+``--interval-days`` (7) of the clock, periods counted from ``--origin``: ``--clock site`` is the
+site's own time, read from the ``Date`` header of its responses (``focuscrawl.fetch.clock``; the
+world sends its simulated time there), ``--clock wall`` the machine's. Snapshots are appended to Delta every
 ``--flush-every`` rows and whenever no page is due. A background thread follows the compacted
 page-priority topic from its beginning, so the pushed scores reorder the revisits without a
 restart. The head of the order and the counters go to ``--status-file`` (JSON).
@@ -30,16 +31,6 @@ from focuscrawl.config import settings
 log = logging.getLogger("focuscrawl.revisitor")
 
 
-def world_clock(eval_url: str):
-    """``(now, origin)``: a callable reading the world's simulated now, and the world's start epoch."""
-    import requests
-
-    def now() -> float:
-        return float(requests.get(f"{eval_url}/time", timeout=10).json()["sim_now"])
-
-    return now, float(requests.get(f"{eval_url}/time", timeout=10).json()["start_epoch"])
-
-
 def main(argv: list[str] | None = None) -> int:
     cfg = settings()
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -49,8 +40,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--virtual-hosts", default="/site/",
                     help="path prefix under which one origin serves several sites (the world's /site/<host>/); "
                          "'' to classify outlinks by registered domain only")
-    ap.add_argument("--clock", choices=("world", "wall"), default="world")
-    ap.add_argument("--eval-url", default=cfg.world_eval_url, help="with --clock world: the world's evaluation URL")
+    ap.add_argument("--clock", choices=("site", "wall"), default="site",
+                    help="site: the Date header of the site's responses; wall: this machine's clock")
+    ap.add_argument("--origin", type=float, default=0.0, help="clock time (Unix seconds) period 0 starts at")
+    ap.add_argument("--clock-refresh", type=float, default=30.0,
+                    help="with --clock site: wall seconds without a response before robots.txt is fetched to read the time")
     ap.add_argument("--interval-days", type=float, default=7.0, help="revisit period on the clock")
     ap.add_argument("--table", default=None, help="snapshot table location (default: page_snapshots in the lake)")
     ap.add_argument("--priority-topic", default=None, help="compacted page-priority topic")
@@ -63,6 +57,7 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
 
     from focuscrawl.fetch import Fetcher, HostPoliteness
+    from focuscrawl.fetch.clock import SiteClock, robots_url
     from focuscrawl.outlinks.revisit import PageRevisitor, SnapshotWriter
     from focuscrawl.outlinks.tables import PAGE_PRIORITIES_TOPIC, SNAPSHOTS
     from focuscrawl.outlinks.urls import registered_domain, virtual_host_domain
@@ -75,19 +70,19 @@ def main(argv: list[str] | None = None) -> int:
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda *_: stopping.set())
 
-    if args.clock == "world":
-        clock, origin = world_clock(args.eval_url)
-    else:
-        clock, origin = time.time, 0.0
     writer = SnapshotWriter(args.table or SNAPSHOTS.path(cfg), storage_options(cfg) or None)
     fetcher = Fetcher.from_settings(cfg, politeness=HostPoliteness(min_delay=args.politeness_delay))
-    revisitor = PageRevisitor(fetcher, writer, clock, origin=origin, interval=args.interval_days * 86400,
+    clock = SiteClock(refresh_s=args.clock_refresh).attach(fetcher) if args.clock == "site" else time.time
+    revisitor = PageRevisitor(fetcher, writer, clock, origin=args.origin, interval=args.interval_days * 86400,
                               domain_of=virtual_host_domain(args.virtual_hosts) if args.virtual_hosts
                               else registered_domain, discover=args.discover, max_pages=args.max_pages)
-    revisitor.restore(writer.seen())
-    revisitor.add(args.seed)
-    if not revisitor.ranking:
+    seen = writer.history()  # the frontier is rebuilt from the table it lands (restart-safe)
+    if not args.seed and not seen:
         ap.error("no page to revisit: give --seed (the snapshot table has none yet)")
+    if args.clock == "site":  # before any page, and idle between periods: the time is read from robots.txt
+        probe = robots_url(args.seed[0] if args.seed else seen[0][0])
+        clock.probe = lambda: fetcher.fetch(probe)
+    revisitor.restore(seen, seeds=args.seed)
     follower = PriorityFollower(args.bootstrap, args.priority_topic or PAGE_PRIORITIES_TOPIC, revisitor.apply_priority)
     follower.start()
     log.info("revisiting %d known pages every %.1f days (%s clock) into %s; following %s",
@@ -96,7 +91,7 @@ def main(argv: list[str] | None = None) -> int:
     while not stopping.is_set():
         try:
             revisitor.revisit_next()
-        except Exception:  # noqa: BLE001 - the world's clock did not answer: log, wait, go on
+        except Exception:  # noqa: BLE001 - the site did not answer (its clock probe neither): log, wait, go on
             log.exception("revisit failed; retrying in %.1f s", args.idle)
         idle = revisitor.due() == 0
         if idle or len(writer.rows) >= args.flush_every:

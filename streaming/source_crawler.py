@@ -7,11 +7,15 @@
 sitemaps: ``focuscrawl.ephemeral.sources``), then spends ``--budget`` fetches per second through
 the fetch layer (robots.txt, per-host politeness, SSRF guard) as
 ``focuscrawl.ephemeral.crawler.SourceCrawler`` decides. What each recrawl revealed goes to the
-``focuscrawl.source_recrawls`` topic, the click feedback on crawled pages (the world's click log
-on its evaluation port, standing in for a search engine's) to ``focuscrawl.page_clicks``, parser
-rejections to the dead-letter topic. A background thread follows the compacted schedule topic
-from its beginning; between pushes the crawler keeps its last schedule. ``--clock world`` runs on
-the world's simulated time (budget and intervals in simulated seconds). The status (counts,
+``focuscrawl.source_recrawls`` topic, the click feedback on crawled pages to ``focuscrawl.page_clicks``,
+parser rejections to the dead-letter topic. The click feedback is what a search engine knows of
+its own result pages: clicks on the pages it crawled, from when it crawled them, read from
+``--clicks-url`` (on the world, its crawl surface's ``/search/clicks.json``,
+``focuscrawl.world.clicks``) through the same fetch layer. A background thread follows the
+compacted schedule topic from its beginning; between pushes the crawler keeps its last schedule.
+``--clock site`` runs on the site's own time, the ``Date`` header of its responses
+(``focuscrawl.fetch.clock``; the world sends its simulated time there, so budget and intervals
+are in simulated seconds), ``--clock wall`` on this machine's. The status (counts,
 each source's interval now followed and its latest observed gap) goes to ``--status-file``.
 
 ``land`` is the project's exactly-once stream consumer (``streaming/consumer.py``) for one of the
@@ -41,15 +45,15 @@ log = logging.getLogger("focuscrawl.source_crawler")
 
 
 def crawl(args, cfg) -> int:
-    import requests
     from kafka import KafkaProducer
 
     from focuscrawl.status import write_status
     from focuscrawl.crawl import dead_letters
-    from focuscrawl.ephemeral.crawler import ClickLog, SimulatedClock, SourceCrawler
+    from focuscrawl.ephemeral.crawler import CLICKS_PATH, ClickLog, SourceCrawler
     from focuscrawl.ephemeral.schedule_topic import ScheduleFollower
     from focuscrawl.ephemeral.sources import ACCEPT, discover_sources
-    from focuscrawl.fetch import Fetcher, HostPoliteness
+    from focuscrawl.fetch import FetchError, Fetcher, HostPoliteness
+    from focuscrawl.fetch.clock import SiteClock, robots_url
     from focuscrawl.topics import TopicSpec, ensure_topics, host_key
 
     stopping = threading.Event()
@@ -72,9 +76,8 @@ def crawl(args, cfg) -> int:
         producer.send(args.dead_letter_topic, key=host_key(rejection.url),
                       value=dead_letters.encode(rejection.dead_letter("source-crawler")))
 
-    eval_url = args.eval_url.rstrip("/")
-    clock = time.time if args.clock == "wall" else SimulatedClock(
-        lambda: requests.get(f"{eval_url}/time", timeout=10).json())
+    clock = time.time if args.clock == "wall" else SiteClock(
+        lambda: fetcher.fetch(robots_url(args.site[0])), refresh_s=args.clock_refresh).attach(fetcher)
     sources = []
     for site in args.site:
         found, rejections = discover_sources(fetch, site, args.max_sources)
@@ -85,8 +88,9 @@ def crawl(args, cfg) -> int:
     source_crawler = SourceCrawler(sources, fetch, emit, clock, args.budget, args.default_interval, args.min_interval,
                                    on_rejection=dead_letter)
     site = urlsplit(args.site[0])
-    clicks = ClickLog(lambda since: requests.get(f"{eval_url}/feedback/clicks", params={"since": since},
-                                                 timeout=30).json(), f"{site.scheme}://{site.netloc}")
+    clicks_url = args.clicks_url or f"{site.scheme}://{site.netloc}{CLICKS_PATH}"
+    clicks = ClickLog(lambda since: json.loads(fetcher.get(f"{clicks_url}?since={since!r}", accept=["application/json"])),
+                      f"{site.scheme}://{site.netloc}")
     follower = ScheduleFollower(args.bootstrap, args.schedule_topic, source_crawler.apply)
     follower.start()
     log.info("crawling %d sources with %.4g fetches/s; following %s; status in %s",
@@ -105,7 +109,7 @@ def crawl(args, cfg) -> int:
             try:
                 for row in source_crawler.click_rows(clicks.poll()):
                     emit("page_clicks", host_key(row["source_url"]).decode(), row)
-            except (requests.RequestException, ValueError) as exc:
+            except (FetchError, ValueError) as exc:
                 log.warning("click log not readable (%s); next try in %.0f s", exc, args.feedback_every)
         if time.monotonic() >= next_status:
             next_status = time.monotonic() + 1.0
@@ -152,9 +156,11 @@ def main(argv: list[str] | None = None) -> int:
     c.add_argument("--min-interval", type=float, default=60.0, help="politeness: least seconds between recrawls of a source")
     c.add_argument("--politeness-delay", type=float, default=0.2, help="wall seconds between requests to one host")
     c.add_argument("--max-sources", type=int, default=200, help="candidate sources examined per site")
-    c.add_argument("--clock", choices=("world", "wall"), default="world",
-                   help="the world's simulated time (read from --eval-url) or the wall clock")
-    c.add_argument("--eval-url", default=cfg.world_eval_url, help="the world's evaluation port: clock and click log")
+    c.add_argument("--clock", choices=("site", "wall"), default="site",
+                   help="site: the Date header of the site's responses (the world's simulated time); wall: this machine's")
+    c.add_argument("--clock-refresh", type=float, default=30.0,
+                   help="with --clock site: wall seconds without a response before robots.txt is fetched to read the time")
+    c.add_argument("--clicks-url", help="the search engine's click log (default: the first site's origin + /search/clicks.json)")
     c.add_argument("--feedback-every", type=float, default=10.0, help="wall seconds between click-log reads")
     c.add_argument("--schedule-topic", default=SOURCE_SCHEDULE_TOPIC)
     c.add_argument("--dead-letter-topic", default=DEAD_LETTER_TOPIC)

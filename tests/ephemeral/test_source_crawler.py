@@ -7,7 +7,7 @@ import email.utils
 import numpy as np
 import pytest
 
-from focuscrawl.ephemeral.crawler import ClickLog, SimulatedClock, SourceCrawler
+from focuscrawl.ephemeral.crawler import ClickLog, SourceCrawler
 from focuscrawl.ephemeral.sources import ContentSource, discover_sources
 from tests.ephemeral.world_pages import BASE, world_fetch
 
@@ -105,12 +105,3 @@ def test_click_log_counts_from_the_crawl_and_keeps_only_our_pages():
     assert first == [{"source_url": "http://w.example/feed", "page_url": "http://w.example/n/1", "created_at": 40_000_000,
                       "observed_at": 500_000_000, "counted_from": 100_000_000, "clicks": 2}]
     assert second[0]["clicks"] == 4 and second[0]["observed_at"] == 900_000_000  # 2.4 + 1.3, rounded
-
-
-def test_simulated_clock_extrapolates_between_reads():
-    reads = []
-    clock = SimulatedClock(lambda: reads.append(1) or {"sim_now": 1000.0, "speedup": 60.0, "paused": False}, refresh_s=60)
-    first = clock()
-    assert 1000.0 <= first < 1000.0 + 60 and clock() >= first and len(reads) == 1
-    paused = SimulatedClock(lambda: {"sim_now": 5.0, "speedup": 60.0, "paused": True})
-    assert paused() == 5.0

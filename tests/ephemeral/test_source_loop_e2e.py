@@ -65,7 +65,7 @@ def test_history_lands_schedule_is_computed_pushed_and_followed(cfg, kafka_broke
     ]
     crawler = _spawn(["streaming/source_crawler.py", "crawl", "--site", f"{world.url}/site/{host}/",
                       "--budget", str(BUDGET), "--default-interval", str(DEFAULT_INTERVAL), "--min-interval", "60",
-                      "--max-sources", "12", "--politeness-delay", "0.02", "--eval-url", world.eval_url,
+                      "--max-sources", "12", "--politeness-delay", "0.02",
                       "--feedback-every", "5", "--status-file", str(status_file)], logs / "e2e-source-crawler.log", env)
     procs.append(crawler)
     try:

@@ -1,7 +1,7 @@
 """Seed 002 end to end, every engine real (issue 5, acceptance 1).
 
 A small generated world (clock paused, moved a week at a time by the test) -> the revisitor process
-(fetch layer, world clock) snapshots its pages weekly into Delta -> the outlinks_features DAG run in
+(fetch layer, the site's clock from its Date header) snapshots its pages weekly into Delta -> the outlinks_features DAG run in
 real Airflow (GX gate, spark-submit embed, related pages, LBLA features) -> its feature table's Asset
 triggers outlinks_train (train, register, promote, score, push to the compacted topic) -> the running
 revisitor, never restarted, puts the top-scored page first.
@@ -52,8 +52,8 @@ def test_revisits_to_dag_to_scores_and_the_running_revisitor_reorders(cfg, kafka
         env = {**os.environ, "FOCUSCRAWL_ALLOW_PRIVATE_HOSTS": server.url.removeprefix("http://")}
         revisitor = subprocess.Popen(
             [sys.executable, "streaming/revisitor.py", "--seed", server.url + world.web.page_path(0),
-             "--discover", "/site/[^/]+/wiki/", "--max-pages", str(PAGES), "--clock", "world",
-             "--eval-url", server.eval_url, "--politeness-delay", "0", "--idle", "0.2",
+             "--discover", "/site/[^/]+/wiki/", "--max-pages", str(PAGES), "--clock", "site",
+             "--origin", str(world.clock.start_epoch), "--clock-refresh", "1", "--politeness-delay", "0", "--idle", "0.2",
              "--status-file", str(status_file)],
             cwd=ROOT, env=env, stdout=log.open("wb"), stderr=subprocess.STDOUT, start_new_session=True)
         try:

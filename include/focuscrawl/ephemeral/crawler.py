@@ -202,12 +202,17 @@ class SourceCrawler:
         }
 
 
+# Where a search engine's click log on its own result pages is read, under the site's origin by
+# default (the world serves it on its crawl surface: focuscrawl.world.clicks).
+CLICKS_PATH = "/search/clicks.json"
+
+
 class ClickLog:
-    """Clicks crawled pages received, read from a search engine's click log (the world's
-    ``/feedback/clicks``): each poll asks for what arrived since the previous one and keeps the
-    running total per page, so a row always counts from the crawl. ``get_json(since)`` answers
-    ``{"until": t, "clicks": [{"path", "crawled_at", "clicks"}, ...]}``; paths are made URLs on
-    ``base_url`` (the crawled site)."""
+    """Clicks crawled pages received, read from a search engine's click log (on the world, its crawl
+    surface's :data:`CLICKS_PATH`: clicks on the pages this crawler fetched, from its first fetch):
+    each poll asks for what arrived since the previous one and keeps the running total per page, so
+    a row always counts from the crawl. ``get_json(since)`` answers ``{"until": t, "clicks":
+    [{"path", "crawled_at", "clicks"}, ...]}``; paths are made URLs on ``base_url`` (the crawled site)."""
 
     def __init__(self, get_json: Callable[[float], dict], base_url: str) -> None:
         self.get_json, self.base_url = get_json, base_url.rstrip("/")
@@ -223,20 +228,3 @@ class ClickLog:
             items.append({"url": url, "crawled_at": item["crawled_at"], "clicks": self.totals_[url]})
         self.since_ = float(answer.get("until", self.since_))
         return {"until": self.since_, "clicks": items}
-
-
-class SimulatedClock:
-    """The world's simulated time, read from its evaluation interface and extrapolated in between
-    (a world sped up 60x makes hours of content in minutes; a real site runs on ``time.time``)."""
-
-    def __init__(self, read_state: Callable[[], dict], refresh_s: float = 10.0) -> None:
-        self.read_state, self.refresh_s = read_state, refresh_s
-        self._anchor: tuple[float, float, float, bool] | None = None  # (wall, sim, speedup, paused)
-
-    def __call__(self) -> float:
-        wall = time.monotonic()
-        if self._anchor is None or wall - self._anchor[0] > self.refresh_s:
-            state = self.read_state()
-            self._anchor = (wall, float(state["sim_now"]), float(state["speedup"]), bool(state["paused"]))
-        anchored, sim, speedup, paused = self._anchor
-        return sim if paused else sim + (wall - anchored) * speedup

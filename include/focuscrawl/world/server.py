@@ -1,7 +1,9 @@
 """The world's two HTTP servers: the crawl surface and, on another port, the evaluation interface.
 
 The crawl server speaks only what a real site would (Reddit JSON listings, HTML, feeds,
-sitemaps, robots.txt) and never reveals simulated time or ground truth; the evaluation server
+sitemaps, robots.txt, the ``Date`` header, which carries the simulated now as a real site's carries
+its UTC clock) and the click log a search engine keeps of its own result pages
+(:mod:`focuscrawl.world.clicks`); it never reveals ground truth. The evaluation server
 holds the clock, the ground truth, the click feedback and the fault switches (DESIGN.md, "The
 world"). Bodies are JSON with sorted keys and a pure function of (seed, simulated time), so
 two worlds with the same seed paused at the same time answer byte for byte the same.
@@ -9,6 +11,7 @@ two worlds with the same seed paused at the same time answer byte for byte the s
 
 from __future__ import annotations
 
+import email.utils
 import json
 import threading
 import time
@@ -16,6 +19,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlsplit
 
 from focuscrawl.world.accesslog import listed_things
+from focuscrawl.world.clicks import CLICKS_PATH
 from focuscrawl.world.world import World
 
 JSON = "application/json; charset=UTF-8"
@@ -60,6 +64,10 @@ class CrawlHandler(_Handler):
     def do_HEAD(self) -> None:
         self.do_GET()
 
+    def date_time_string(self, timestamp=None) -> str:
+        """The ``Date`` header (RFC 9110 6.6.1): the world's simulated now, whole seconds."""
+        return email.utils.formatdate(int(self.world.clock.now()) if timestamp is None else timestamp, usegmt=True)
+
     def do_GET(self) -> None:
         world = self.world
         arrived = time.time()
@@ -91,7 +99,10 @@ class CrawlHandler(_Handler):
             hop = int(q.get("hop", "0")) + 1
             log(302, "redirect_loop")
             return self._send(302, "text/plain", b"", {**rl_headers, "Location": f"{path}?hop={hop % 2}"})
-        status, ctype, body = world.crawl(path, q, urlsplit(self.path).query)
+        if path == CLICKS_PATH:
+            status, ctype, body = world.click_log.answer(client, q, float(int(world.clock.now())), world.web)
+        else:
+            status, ctype, body = world.crawl(path, q, urlsplit(self.path).query)
         if dice["malformed"]:
             body = body[: len(body) // 3] + b'<<{"\x00'
             log(status, "malformed")
@@ -101,6 +112,8 @@ class CrawlHandler(_Handler):
             # Logged before the bytes go out: a client killed mid-read was still served them, and
             # the suite expects it to fetch them again.
             log(status, "slow" if dice["slow"] else None, body)
+            if status == 200:
+                world.click_log.crawled(client, path, float(int(world.clock.now())), world.web)
         if dice["truncate"]:
             return self._send(status, ctype, body[: len(body) // 2], rl_headers, declared_length=len(body))
         self._send(status, ctype, body, rl_headers)
@@ -111,11 +124,15 @@ class EvalHandler(_Handler):
 
     def do_GET(self) -> None:
         path, q = self._query()
+        self.world.eval_access_log.record(time.time(), f"{self.client_address[0]}|{self.headers.get('User-Agent', '')}",
+                                          self.path, 0, None)
         status, obj = self.world.evaluate(path, q)
         self._send(status, JSON, dumps(obj))
 
     def do_POST(self) -> None:
         path, _ = self._query()
+        self.world.eval_access_log.record(time.time(), f"{self.client_address[0]}|{self.headers.get('User-Agent', '')}",
+                                          "POST " + self.path, 0, None)
         length = int(self.headers.get("Content-Length") or 0)
         try:
             payload = json.loads(self.rfile.read(length) or b"{}")

@@ -12,6 +12,7 @@ from dataclasses import asdict
 
 from focuscrawl.world import reddit
 from focuscrawl.world.accesslog import AccessLog
+from focuscrawl.world.clicks import CrawlClickLog
 from focuscrawl.world.clock import SimClock
 from focuscrawl.world.faults import FaultDice, Faults
 from focuscrawl.world.population import TARGET_RICH, Population
@@ -44,6 +45,8 @@ class World:
         self.web = web
         self.replay = replay  # a recorded crawl answers first when given (replay.py)
         self.access_log = AccessLog()
+        self.eval_access_log = AccessLog()  # every request to the evaluation port (the live path must make none)
+        self.click_log = CrawlClickLog()    # the crawl-side click log (world/clicks.py)
 
     def now(self) -> float:
         """Simulated now, whole seconds (what a page served now can show), the stream built up to it."""

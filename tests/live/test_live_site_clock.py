@@ -1,0 +1,85 @@
+"""The site clock (focuscrawl.fetch.clock): site time from the ``Date`` header, nothing else."""
+
+from __future__ import annotations
+
+import email.utils
+
+import pytest
+
+from focuscrawl.fetch.clock import SiteClock, SiteClockUnknown, parse_http_date, robots_url
+
+
+class Wall:
+    def __init__(self) -> None:
+        self.t = 100.0
+
+    def __call__(self) -> float:
+        return self.t
+
+
+def http_date(t: float) -> str:
+    return email.utils.formatdate(int(t), usegmt=True)
+
+
+def test_http_dates_parse_and_garbage_is_ignored():
+    assert parse_http_date("Tue, 14 Nov 2023 22:13:20 GMT") == 1_700_000_000.0
+    assert parse_http_date(None) is None and parse_http_date("not a date") is None
+    clock = SiteClock(wall=Wall())
+    clock.observe("not a date")
+    with pytest.raises(SiteClockUnknown, match="fetch a page"):
+        clock()
+
+
+def test_rate_is_measured_from_responses_and_extrapolated_between_them():
+    wall = Wall()
+    clock = SiteClock(wall=wall, min_span_s=3.0)
+    site = 1_700_000_000.0
+    for _ in range(40):  # a world sped up 60x answering every 0.25 wall seconds
+        clock.observe(http_date(site + 60 * (wall.t - 100.0)))
+        wall.t += 0.25
+    assert clock.rate() == pytest.approx(60.0, rel=0.02)
+    wall.t += 10.0  # idle: the clock goes on at the measured rate
+    assert clock() == pytest.approx(site + 60 * (wall.t - 100.0), abs=60)
+    assert clock.jumps == 0
+
+
+def test_a_jump_of_the_site_clock_restarts_the_fit_and_time_never_goes_back():
+    wall = Wall()
+    clock = SiteClock(wall=wall)
+    for _ in range(20):  # a paused world: Date stays put
+        clock.observe(1_700_000_000.0)
+        wall.t += 0.5
+    assert clock.rate() == 0.0
+    before = clock()
+    clock.observe(1_700_000_000.0 + 7 * 86400)  # the world moved on a week
+    assert clock.jumps == 1
+    assert clock() == pytest.approx(1_700_000_000.0 + 7 * 86400, abs=2)
+    clock.observe(1_700_000_000.0 + 7 * 86400)
+    assert clock() >= before
+
+
+def test_record_timestamps_raise_the_clock_and_a_stale_clock_probes():
+    wall = Wall()
+    probes = []
+    clock = SiteClock(probe=lambda: (probes.append(wall.t), clock.observe(1_700_000_500.0)), refresh_s=30, wall=wall)
+    assert clock() == 1_700_000_500.0 and probes == [100.0]  # no response yet: it asks
+    wall.t += 10
+    clock()
+    assert probes == [100.0]  # fresh: no probe
+    clock.at_least(1_700_009_999.0)  # a record dated later was served
+    assert clock() >= 1_700_009_999.0
+    wall.t += 31
+    clock()
+    assert len(probes) == 2
+
+
+def test_a_failing_probe_before_any_response_names_the_cause():
+    def down():
+        raise ConnectionError("refused")
+
+    with pytest.raises(SiteClockUnknown, match="probe failed.*refused"):
+        SiteClock(probe=down, wall=Wall())()
+
+
+def test_robots_url_of_a_page():
+    assert robots_url("http://127.0.0.1:18090/site/a.wiki.test/wiki/X?y=1") == "http://127.0.0.1:18090/robots.txt"
