@@ -49,7 +49,7 @@ from pydantic import (
 
 # DAG ids a project may schedule (tests/project checks this against dags/).
 DAG_IDS = ("delta_maintenance", "fue_pseudo_training", "graph_estimation", "outlinks_features",
-           "outlinks_train", "source_schedule", "thin_loop")
+           "outlinks_train", "source_schedule")
 LOOPS = ("fue", "sources", "revisits", "graph")
 PRESETS = ("@once", "@continuous", "@hourly", "@daily", "@weekly", "@monthly", "@yearly", "@quarterly")
 EXAMPLE_FORMATS = ("erisk", "jsonl", "csv")
@@ -118,7 +118,7 @@ def _check_url(value: str) -> str:
         raise ValueError(f"{value!r} is not a URL ({exc}); write e.g. https://example.org") from None
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise ValueError(f"{value!r} is not an absolute http(s) URL; write e.g. https://example.org")
-    return value.rstrip("/")
+    return value
 
 
 def _registered(registry, name: str) -> str:
@@ -163,16 +163,17 @@ _WRITING = re.compile(r"<WRITING>.*?<TITLE>(.*?)</TITLE>.*?<TEXT>(.*?)</TEXT>", 
 _ID = re.compile(r"<ID>\s*(.*?)\s*</ID>", re.S)
 
 
-def _erisk_subjects(path: Path, role: str) -> Iterator[tuple[str, str]]:
+def _erisk_subjects(path: Path, role: str | None) -> Iterator[tuple[str, str]]:
     """``(name, xml)`` of each subject file under ``path`` (an XML file, a folder or an archive).
 
     In a collection labelled by folder (eRisk's ``positive_examples_anonymous/`` and
-    ``negative_examples_anonymous/``), ``role`` reads only its own class; unlabelled files count for any role.
+    ``negative_examples_anonymous/``), ``role`` reads only its own class (None: both); unlabelled files
+    count for any role.
     """
-    want, other = ("positive_examples", "negative_examples")[:: 1 if role == "positives" else -1]
+    other = "negative_examples" if role == "positives" else "positive_examples"
 
     def mine(name: str) -> bool:
-        return want in name or other not in name
+        return role is None or other not in name
 
     if path.is_file() and path.suffix.lower() == ".xml":
         yield path.name, path.read_text(encoding="utf-8", errors="replace")
@@ -206,6 +207,27 @@ def _text_of(row: dict) -> str:
     return "\n".join(str(row[k]) for k in ("title", "selftext", "body") if row.get(k)).strip()
 
 
+def _erisk_users(subjects: Iterator[tuple[str, str]], limit: int | None = None) -> dict[str, list[str]]:
+    users: dict[str, list[str]] = {}
+    for name, xml in subjects:
+        writings = [f"{t.strip()}\n{x.strip()}".strip() for t, x in _WRITING.findall(xml)]
+        if not writings:
+            raise ValueError(f"{name} holds no <WRITING> with <TITLE> and <TEXT>; it is not eRisk XML")
+        ident = _ID.search(xml)
+        users[ident.group(1) if ident else Path(name).stem] = writings
+        if limit and len(users) >= limit:
+            break
+    return users
+
+
+def _erisk_both(path: Path) -> dict[str, dict[str, list[str]]]:
+    """Both classes of a collection labelled by folder, read in one pass."""
+    subjects = list(_erisk_subjects(path, None))
+    return {role: _erisk_users((n, x) for n, x in subjects
+                               if ("negative_examples" if role == "positives" else "positive_examples") not in n)
+            for role in ("positives", "negatives")}
+
+
 def read_examples(path: str | Path, fmt: str, role: str = "positives", limit: int | None = None) -> dict[str, list[str]]:
     """Example users -> their writings, from eRisk XML, JSONL (``{"user", "text"}`` per line; ``author``,
     ``title``/``selftext`` also read) or CSV (a header with ``user``/``author`` and ``text`` or
@@ -213,14 +235,7 @@ def read_examples(path: str | Path, fmt: str, role: str = "positives", limit: in
     path = Path(path)
     users: dict[str, list[str]] = {}
     if fmt == "erisk":
-        for name, xml in _erisk_subjects(path, role):
-            writings = [f"{t.strip()}\n{x.strip()}".strip() for t, x in _WRITING.findall(xml)]
-            if not writings:
-                raise ValueError(f"{name} holds no <WRITING> with <TITLE> and <TEXT>; it is not eRisk XML")
-            ident = _ID.search(xml)
-            users[ident.group(1) if ident else Path(name).stem] = writings
-            if limit and len(users) >= limit:
-                break
+        users = _erisk_users(_erisk_subjects(path, role), limit)
     elif fmt == "jsonl":
         with path.open(encoding="utf-8") as f:
             for n, line in enumerate(f, 1):
@@ -289,7 +304,7 @@ class Profile(_Model):
             raise ValueError("declares no focus; set positives and negatives (example users) or query")
         if (self.positives is None) != (self.negatives is None):
             missing = "negatives" if self.negatives is None else "positives"
-            raise ValueError(f"{missing} is missing; example users come in both classes: add {missing} = \"...\"")
+            raise ValueError(f"{missing}: missing; example users come in both classes: add {missing} = \"...\"")
         if self.positives is not None and _ctx(info, "check_files", True):
             for role in ("positives", "negatives"):
                 path = Path(getattr(self, role))
@@ -307,8 +322,13 @@ class Profile(_Model):
         if self.positives is None:
             raise ValueError("profile has no example users (it is query-driven); nothing to train on")
         histories, labels = [], []
+        if self.positives == self.negatives and self.example_format("positives") == "erisk":
+            by_role = _erisk_both(Path(self.positives))  # one pass over a collection holding both classes
+        else:
+            by_role = {role: read_examples(getattr(self, role), self.example_format(role), role)
+                       for role in ("positives", "negatives")}
         for role, label in (("positives", 1), ("negatives", 0)):
-            for writings in read_examples(self.positives if label else self.negatives, self.example_format(role), role).values():
+            for writings in by_role[role].values():
                 histories.append(writings)
                 labels.append(label)
         return histories, labels
@@ -374,7 +394,7 @@ class Site(_Model):
     @field_validator("base_url", mode="before")
     @classmethod
     def _url(cls, v: Any) -> Any:
-        return _check_url(interpolate(v)) if isinstance(v, str) else v
+        return _check_url(interpolate(v)).rstrip("/") if isinstance(v, str) else v
 
     @field_validator("user_agent")
     @classmethod
@@ -420,6 +440,12 @@ def _name_in(path: str, attr: str):
 Positive = Annotated[float, Field(gt=0)]
 
 
+def _seed_urls(v: Any) -> Any:
+    if isinstance(v, (list, tuple)):
+        return tuple(_check_url(interpolate(u)) if isinstance(u, str) else u for u in v)
+    return v
+
+
 class Loop(_Model):
     enabled: bool = True
     site: str | None = Field(None, description="name of the [[sites]] entry (default: the first)")
@@ -442,8 +468,9 @@ class SourcesLoop(Loop):
 
     scheduler: str = "LAMBDA"
     fetches_per_second: Positive = 0.5
-    seeds: tuple[str, ...] = ()
+    seeds: tuple[str, ...] = Field((), description="site roots whose feeds, sitemaps and pages are sources")
 
+    _seeds = field_validator("seeds", mode="before")(_seed_urls)
     _scheduler = field_validator("scheduler")(_name_in("focuscrawl.ephemeral.schedulers", "SCHEDULERS"))
 
 
@@ -454,8 +481,10 @@ class RevisitsLoop(Loop):
     related: str = "EXACT"
     revisit_period: str = "7d"
     fetches_per_second: Positive = 1.0
-    seeds: tuple[str, ...] = ()
+    seeds: tuple[str, ...] = Field((), description="pages known at the start")
+    discover: str | None = Field(None, description="regex: outlinks matching it become known pages")
 
+    _seeds = field_validator("seeds", mode="before")(_seed_urls)
     _model = field_validator("model")(_name_in("focuscrawl.outlinks.models", "ESTIMATORS"))
     _related = field_validator("related")(_name_in("focuscrawl.outlinks.related", "RELATED"))
 
@@ -464,6 +493,16 @@ class RevisitsLoop(Loop):
     def _period(cls, v: str) -> str:
         if parse_duration(v) <= timedelta(0):
             raise ValueError(f"{v!r} is not positive; write e.g. '7d'")
+        return v
+
+    @field_validator("discover")
+    @classmethod
+    def _regex(cls, v: str | None) -> str | None:
+        if v is not None:
+            try:
+                re.compile(v)
+            except re.error as exc:
+                raise ValueError(f"{v!r} is not a regular expression ({exc}); e.g. \"/site/[^/]+/wiki/\"") from None
         return v
 
     @property
@@ -702,7 +741,11 @@ def parse_project(raw: dict, path: str | Path | None = None, *, base_dir: Path |
     try:
         return Project.model_validate(raw, context=context)
     except ValidationError as exc:
-        key, problem = _message(exc.errors()[0])
+        # An unknown key first (a misspelt key makes its intended value look missing; a credential
+        # written in the file must be named as such), then the first fault in file order.
+        errors = exc.errors()
+        first = next((e for e in errors if e["type"] == "extra_forbidden"), errors[0])
+        key, problem = _message(first)
         raise ProjectError(path, key, problem.replace("\n", " ")) from None
 
 
@@ -726,6 +769,16 @@ def load_project(path: str | Path, *, check_files: bool = True, check_env: bool 
     except tomllib.TOMLDecodeError as exc:
         raise ProjectError(path, "(file)", f"is not valid TOML ({exc}); fix the syntax there") from None
     return parse_project(raw, path, check_files=check_files, check_env=check_env)
+
+
+def load_site(path: str | Path, name: str | None = None) -> Site:
+    """The site ``name`` (the first when None) of the project at ``path``: what ``--project FILE --site NAME``
+    of a process reads. ProjectError names the key and the fix."""
+    project = load_project(path)
+    try:
+        return project.site(name)
+    except KeyError as exc:
+        raise ProjectError(path, "--site", f"{exc.args[0]} - pass one of them") from None
 
 
 INIT_TEMPLATE = """\
@@ -831,4 +884,4 @@ def summary(project: Project, cfg=None) -> str:
 
 __all__ = ["DAG_IDS", "LOOPS", "FueLoop", "GraphLoop", "Loop", "Loops", "OAuth", "Profile", "Project", "ProjectError",
            "RevisitsLoop", "Site", "SourcesLoop", "Warc", "airflow_schedule", "check_schedule", "interpolate",
-           "INIT_TEMPLATE", "load_project", "parse_duration", "parse_project", "read_examples", "summary", "write_init"]
+           "INIT_TEMPLATE", "load_project", "load_site", "parse_duration", "parse_project", "read_examples", "summary", "write_init"]

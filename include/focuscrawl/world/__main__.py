@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import signal
 import sys
 import threading
@@ -34,6 +35,10 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--events-per-minute", type=float, default=60.0)
     s.add_argument("--rate-limit", type=int, default=600, help="requests per client per window; 0 = off")
     s.add_argument("--rate-window", type=float, default=60.0, help="rate-limit window, wall seconds")
+    s.add_argument("--require-oauth", action="store_true",
+                   help="serve reddit's OAuth: POST /api/v1/access_token (client credentials from the environment: "
+                        "FOCUSCRAWL_WORLD_OAUTH_CLIENT_ID, FOCUSCRAWL_WORLD_OAUTH_CLIENT_SECRET), bearer token required")
+    s.add_argument("--oauth-token-ttl", type=float, default=86400.0, help="wall seconds a token lives (reddit: 86400)")
     s.add_argument("--replay", type=Path, help="serve a recorded crawl (Delta table or JSON lines) instead")
     f = s.add_argument_group("faults (also settable at run time: POST /faults on the evaluation port)")
     f.add_argument("--error-rate", type=float, default=0.0)
@@ -64,10 +69,20 @@ def main(argv: list[str] | None = None) -> int:
         from focuscrawl.world.replay import Replay
 
         world.replay = Replay.load(args.replay)  # the recorded crawl answers instead of the generated site
+    if args.require_oauth:
+        from focuscrawl.world.oauth import CLIENT_ID_ENV, CLIENT_SECRET_ENV, OAuthEmulator
+
+        try:
+            world.oauth = OAuthEmulator(os.environ.get(CLIENT_ID_ENV, ""), os.environ.get(CLIENT_SECRET_ENV, ""),
+                                        args.oauth_token_ttl)
+        except ValueError as exc:
+            print(f"focuscrawl world: {exc}", file=sys.stderr)
+            return 2
     server = WorldServer(world, args.host, args.port, args.eval_port).start()
     print(json.dumps({"world": server.url, "eval": server.eval_url, "seed": args.seed,
                       "corpus": type(world.population.corpus).__name__,
-                      "web": type(world.web).__name__ if world.web else None}), flush=True)
+                      "web": type(world.web).__name__ if world.web else None,
+                      "oauth": world.oauth is not None}), flush=True)
     stop = threading.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: stop.set())

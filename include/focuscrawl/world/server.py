@@ -19,6 +19,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlsplit
 
 from focuscrawl.world.accesslog import listed_things
+from focuscrawl.world.oauth import PUBLIC_PATHS, TOKEN_PATH, OAuthEmulator
 from focuscrawl.world.clicks import CLICKS_PATH
 from focuscrawl.world.world import World
 
@@ -78,6 +79,12 @@ class CrawlHandler(_Handler):
             things = listed_things(body) if status == 200 and fault is None and path.startswith("/r/") else None
             world.access_log.record(arrived, client, self.path, status, fault, things)
 
+        if world.oauth is not None and path not in PUBLIC_PATHS:  # reddit's bearer token (world/oauth.py)
+            if world.oauth.check(self.headers.get("Authorization")) is None:
+                status, headers, body = OAuthEmulator.unauthorized_response()
+                log(status, "unauthorized")
+                return self._send(status, JSON, body, headers)
+            client = f"oauth:{world.oauth.client_id}"  # rate limits count per OAuth client, as reddit's do
         allowed, rl_headers = world.limiter.hit(client)
         if not allowed:
             body = dumps({"error": 429, "message": "Too Many Requests"})
@@ -117,6 +124,19 @@ class CrawlHandler(_Handler):
         if dice["truncate"]:
             return self._send(status, ctype, body[: len(body) // 2], rl_headers, declared_length=len(body))
         self._send(status, ctype, body, rl_headers)
+
+
+    def do_POST(self) -> None:
+        """reddit's token endpoint when the world requires OAuth (world/oauth.py); no other POST on this port."""
+        path, _ = self._query()
+        length = int(self.headers.get("Content-Length") or 0)
+        body = self.rfile.read(length) if length else b""
+        if self.world.oauth is None or path != TOKEN_PATH:
+            return self._send(404, JSON, dumps({"error": 404, "message": "Not Found"}))
+        status, headers, answer = self.world.oauth.token(self.headers.get("Authorization"), body)
+        self.world.access_log.record(time.time(), f"{self.client_address[0]}|{self.headers.get('User-Agent', '')}",
+                                     "POST " + path, status, None if status == 200 else "oauth_refused", None)
+        self._send(status, JSON, answer, headers)
 
 
 class EvalHandler(_Handler):

@@ -45,6 +45,7 @@ class World:
         self.web = web
         self.replay = replay  # a recorded crawl answers first when given (replay.py)
         self.access_log = AccessLog()
+        self.oauth = None  # an OAuthEmulator (world/oauth.py) when the world requires reddit's OAuth
         self.eval_access_log = AccessLog()  # every request to the evaluation port (the live path must make none)
         self.click_log = CrawlClickLog()    # the crawl-side click log (world/clicks.py)
 
@@ -102,6 +103,8 @@ class World:
             return 200, self.clock.state()
         if path == "/faults":
             return 200, self.faults.as_dict()
+        if path == "/oauth" and self.oauth is not None:
+            return 200, self.oauth.state()
         if path == "/access_log":
             return 200, self.access_log.since(int(q.get("since", "0")), int(q.get("limit", "10000")))
         if path == "/truth/population":
@@ -141,6 +144,9 @@ class World:
             if payload.get("resume"):
                 clock.resume()
             return 200, clock.state()
+        if path == "/oauth" and self.oauth is not None:
+            revoked = self.oauth.revoke_all() if payload.get("revoke") else 0
+            return 200, {**self.oauth.state(), "revoked": revoked}
         if path == "/faults":
             self.faults.update(payload)
             return 200, self.faults.as_dict()

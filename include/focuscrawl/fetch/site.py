@@ -1,0 +1,45 @@
+"""A project site's fetcher: the one place a ``[[sites]]`` entry becomes a :class:`~focuscrawl.fetch.Fetcher`.
+
+Every process that crawls a site of a project (``--project FILE --site NAME``) calls
+:func:`fetcher_for_site` with the site :func:`focuscrawl.project.load_site` read, so the site's User-Agent, politeness delay, robots.txt switch, rate-limit
+headers and OAuth2 client credentials apply the same way everywhere, on top of the SSRF
+guard of the settings.
+"""
+
+from __future__ import annotations
+
+import logging
+from focuscrawl.fetch.fetcher import Fetcher
+from focuscrawl.fetch.guard import AddressGuard
+from focuscrawl.fetch.oauth import ClientCredentialsAuth, RateLimitHeaders
+from focuscrawl.fetch.politeness import HostPoliteness
+
+log = logging.getLogger(__name__)
+
+
+def fetcher_for_site(site, cfg=None, **kwargs) -> Fetcher:
+    """A fetcher for ``site`` (a :class:`focuscrawl.project.Site`); ``kwargs`` go to :class:`Fetcher`."""
+    from focuscrawl.config import settings
+
+    cfg = cfg or settings()
+    kwargs.setdefault("guard", AddressGuard(cfg.allow_private_hosts))
+    kwargs.setdefault("politeness", HostPoliteness(min_delay=site.politeness_delay, max_in_flight=site.max_in_flight))
+    kwargs.setdefault("obey_robots", site.obey_robots)
+    fetcher = Fetcher(user_agent=site.user_agent, **kwargs)
+    on = []
+    if site.rate_limit_headers:
+        fetcher.rate_limit = RateLimitHeaders(fetcher.politeness).attach(fetcher)
+        on.append("X-Ratelimit headers obeyed")
+    if site.oauth is not None:
+        fetcher.session.auth = ClientCredentialsAuth(
+            site.oauth.token_url, site.oauth.client_id_env, site.oauth.client_secret_env,
+            user_agent=site.user_agent, session=fetcher.session, scope=site.oauth.scope,
+            timeout=fetcher.timeout)
+        fetcher.session.auth._credentials()  # an unset variable fails now, by name; the token comes with the first request
+        on.append(f"OAuth2 client credentials from ${site.oauth.client_id_env}/${site.oauth.client_secret_env} "
+                  f"at {site.oauth.token_url}")
+    log.info("site %s at %s: %s", site.name, site.url(cfg), ", ".join(on) or "no auth")
+    return fetcher
+
+
+__all__ = ["fetcher_for_site"]

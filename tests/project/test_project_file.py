@@ -1,0 +1,225 @@
+"""The crawl project file: malformed files give one clear error naming key and fix; shipped files validate."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from focuscrawl import project as projmod
+from focuscrawl.cli import main as cli_main
+from focuscrawl.project import DAG_IDS, INIT_TEMPLATE, ProjectError, load_project, parse_duration, read_examples
+
+ROOT = Path(__file__).resolve().parents[2]
+
+VALID = """\
+name = "t"
+target = "sites"
+
+[profile]
+positives = "pos.jsonl"
+negatives = "neg.csv"
+
+[[sites]]
+name = "shop"
+base_url = "https://shop.example.org"
+user_agent = "focuscrawl-test/1 (+mailto:ops@example.org)"
+politeness_delay = 0.5
+
+[loops.fue]
+method = "HCP"
+users_per_hour = 60
+
+[loops.graph]
+sampler = "RW"
+estimators = ["MLE"]
+query_budget = 100
+
+[schedules]
+source_schedule = "@hourly"
+"""
+
+
+@pytest.fixture
+def folder(tmp_path, monkeypatch):
+    (tmp_path / "pos.jsonl").write_text('{"user": "a", "text": "so tired"}\n{"author": "b", "title": "sad", "selftext": "x"}\n')
+    (tmp_path / "neg.csv").write_text("author,title,selftext\nc,game night,fun\nd,new car,\n")
+    monkeypatch.delenv("FC_TEST_ID", raising=False)
+    monkeypatch.delenv("FC_TEST_SECRET", raising=False)
+    return tmp_path
+
+
+def write(folder: Path, text: str) -> Path:
+    path = folder / "focuscrawl.toml"
+    path.write_bytes(text.encode() if isinstance(text, str) else text)
+    return path
+
+
+def test_the_valid_base_loads(folder):
+    p = load_project(write(folder, VALID))
+    assert p.loops.fue.method == "HCP" and p.site().url() == "https://shop.example.org"
+    assert [name for name, _, _ in p.enabled_loops()] == ["fue", "sources", "revisits", "graph"]
+    assert p.profile.training_set() == ([["so tired"], ["sad\nx"], ["game night\nfun"], ["new car"]], [1, 1, 0, 0])
+
+
+OAUTH = '\n[sites.oauth]\ntoken_url = "https://shop.example.org/token"\nclient_id_env = "FC_TEST_ID"\nclient_secret_env = "FC_TEST_SECRET"\n'
+
+# (case, edit of VALID, expected key path, a fragment of the fix)
+MALFORMED = [
+    ("unknown method", ('method = "HCP"', 'method = "HPC"'), "loops.fue.method", "registered: "),
+    ("missing examples file", ('"pos.jsonl"', '"gone.jsonl"'), "profile.positives", "does not exist"),
+    ("bad URL", ('"https://shop.example.org"', '"shop.example.org"'), "sites[0].base_url", "absolute http(s) URL"),
+    ("negative budget", ("users_per_hour = 60", "users_per_hour = -60"), "loops.fue.users_per_hour", "must be > 0"),
+    ("unknown key", ("users_per_hour = 60", "user_per_hour = 60"), "loops.fue.user_per_hour", "did you mean 'users_per_hour'"),
+    ("wrong type", ("query_budget = 100", 'query_budget = "lots"'), "loops.graph.query_budget", "whole number"),
+    ("unreadable file", None, "(file)", "not UTF-8"),
+    ("OAuth variable unset", ("politeness_delay = 0.5\n", "politeness_delay = 0.5\n" + OAUTH), "sites[0].oauth.client_id_env",
+     "export FC_TEST_ID"),
+    ("secret in the file", ("politeness_delay = 0.5\n", "politeness_delay = 0.5\n" + OAUTH + 'client_secret = "hunter22"\n'),
+     "sites[0].oauth.client_secret", "remove"),
+    ("unknown estimator", ('estimators = ["MLE"]', 'estimators = ["MLE", "MLEE"]'), "loops.graph.estimators", "MLE, NAIVE"),
+    ("unknown DAG id", ('source_schedule = "@hourly"', 'source_schedul = "@hourly"'), "schedules.source_schedul",
+     "did you mean source_schedule"),
+    ("bad schedule", ('source_schedule = "@hourly"', 'source_schedule = "every hour"'), "schedules.source_schedule",
+     "cron expression"),
+    ("bad cron", ('source_schedule = "@hourly"', 'source_schedule = "61 * * * *"'), "schedules.source_schedule",
+     "not a valid cron"),
+    ("User-Agent without contact", ('"focuscrawl-test/1 (+mailto:ops@example.org)"', '"mybot/1"'), "sites[0].user_agent",
+     "names no contact"),
+    ("one class of examples", ('negatives = "neg.csv"\n', ""), "profile.negatives", "add negatives"),
+    ("loop on an unknown site", ("[loops.graph]\n", '[loops.graph]\nsite = "shopp"\n'), "loops.graph.site", "declared: shop"),
+    ("examples that do not parse", None, "profile.positives", "line 2 of pos.jsonl is not JSON"),
+    ("TOML syntax", ("[loops.graph]", "[loops.graph"), "(file)", "not valid TOML"),
+    ("unset URL variable", ('"https://shop.example.org"', '"${FC_TEST_URL}"'), "sites[0].base_url", "export FC_TEST_URL"),
+    ("zero revisit period", ("[schedules]", '[loops.revisits]\nrevisit_period = "0s"\n[schedules]'),
+     "loops.revisits.revisit_period", "not positive"),
+    ("world target without the world", ('target = "sites"', 'target = "world"'), "target", "world = true"),
+    ("no sites", None, "sites", "required"),
+]
+
+
+@pytest.mark.parametrize("case,edit,key,fix", MALFORMED, ids=[m[0] for m in MALFORMED])
+def test_a_malformed_file_gives_one_error_naming_key_and_fix(folder, monkeypatch, case, edit, key, fix):
+    monkeypatch.delenv("FC_TEST_URL", raising=False)
+    text: str | bytes = VALID
+    if edit is not None:
+        assert edit[0] in VALID, case
+        text = VALID.replace(edit[0], edit[1], 1)
+    elif case == "unreadable file":
+        text = b"\xff\xfe\x00name = 1"
+    elif case == "examples that do not parse":
+        (folder / "pos.jsonl").write_text('{"user": "a", "text": "x"}\n{"user": "b", "text": \n')
+    elif case == "no sites":
+        text = VALID.split("[[sites]]")[0]
+    path = write(folder, text)
+    with pytest.raises(ProjectError) as err:
+        load_project(path)
+    message = str(err.value)
+    assert err.value.key == key, message
+    assert fix in message, message
+    assert "\n" not in message and message.startswith(f"{path}: {key}: ")
+
+
+def test_the_table_covers_at_least_ten_distinct_faults():
+    assert len({m[0] for m in MALFORMED}) >= 10
+
+
+def test_validate_cli_prints_the_one_error_and_exits_2(folder, capsys):
+    path = write(folder, VALID.replace('method = "HCP"', 'method = "HPC"'))
+    assert cli_main(["validate", str(path)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "loops.fue.method" in err[0] and "HPC" in err[0]
+
+
+def test_a_process_given_a_bad_project_starts_nothing(folder):
+    """The crawler exits 2 with the one-line error before it dials Kafka (no broker runs on this port)."""
+    path = write(folder, VALID.replace("users_per_hour = 60", "users_per_hour = -1"))
+    out = subprocess.run([sys.executable, "streaming/crawler.py", "--project", str(path), "--bootstrap", "127.0.0.1:9",
+                          "--status-file", str(folder / "status.json")], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert out.returncode == 2, out.stderr
+    assert "loops.fue.users_per_hour" in out.stderr and "Kafka" not in out.stderr
+    assert not (folder / "status.json").exists()
+
+
+def test_init_then_validate_round_trip(tmp_path, shared_data, capsys):
+    assert cli_main(["init", str(tmp_path)]) == 0
+    assert (tmp_path / "focuscrawl.toml").read_text() == INIT_TEMPLATE
+    assert cli_main(["init", str(tmp_path)]) == 2  # refuses to overwrite
+    assert "--force" in capsys.readouterr().err
+    assert cli_main(["init", str(tmp_path), "--force"]) == 0
+    assert cli_main(["validate", str(tmp_path)]) == 0
+    assert capsys.readouterr().out.strip().endswith("valid")
+
+
+def test_help_texts_carry_an_example(capsys):
+    for command in ("init", "validate"):
+        with pytest.raises(SystemExit):
+            cli_main([command, "--help"])
+        assert "example: focuscrawl " in capsys.readouterr().out
+
+
+def test_world_project_validates_with_every_loop_on(shared_data):
+    p = load_project(ROOT / "projects" / "world.toml")
+    assert p.target == "world" and p.site().world
+    assert [name for name, _, _ in p.enabled_loops()] == ["fue", "sources", "revisits", "graph"]
+    histories, labels = p.profile.training_set()
+    assert (labels.count(1), labels.count(0)) == (83, 403)  # the eRisk 2017 training users
+
+
+def test_reddit_template_validates_and_interpolates(shared_data, monkeypatch):
+    monkeypatch.setenv("REDDIT_CLIENT_ID", "id-from-env")
+    monkeypatch.setenv("REDDIT_CLIENT_SECRET", "secret-from-env")
+    monkeypatch.delenv("REDDIT_API_URL", raising=False)
+    monkeypatch.delenv("REDDIT_TOKEN_URL", raising=False)
+    p = load_project(ROOT / "projects" / "reddit.toml")
+    site = p.site("reddit")
+    assert site.url() == "https://oauth.reddit.com"
+    assert site.oauth.token_url == "https://www.reddit.com/api/v1/access_token"
+    assert site.rate_limit_headers and "/u/" in site.user_agent
+    assert "secret-from-env" not in str(p.to_json()) and "id-from-env" not in str(p.to_json())
+    monkeypatch.setenv("REDDIT_API_URL", "http://127.0.0.1:18090")
+    assert load_project(ROOT / "projects" / "reddit.toml").site("reddit").url() == "http://127.0.0.1:18090"
+    monkeypatch.delenv("REDDIT_CLIENT_SECRET")
+    with pytest.raises(ProjectError, match=r"sites\[0\]\.oauth\.client_secret_env: environment variable REDDIT_CLIENT_SECRET"):
+        load_project(ROOT / "projects" / "reddit.toml")
+
+
+def test_interpolation():
+    env = {"A": "http://h:1", "EMPTY": ""}
+    assert projmod.interpolate("${A}/x", env) == "http://h:1/x"
+    assert projmod.interpolate("${B:-https://d.example}/y", env) == "https://d.example/y"
+    assert projmod.interpolate("${EMPTY:-z}", env) == "z"
+    assert projmod.interpolate("no vars", env) == "no vars"
+    with pytest.raises(ValueError, match=r"export B="):
+        projmod.interpolate("${B}", env)
+
+
+def test_schedules_and_durations():
+    assert parse_duration("1h30m").total_seconds() == 5400
+    assert projmod.airflow_schedule("5m").total_seconds() == 300
+    assert projmod.airflow_schedule("*/5 * * * *") == "*/5 * * * *"
+    assert projmod.airflow_schedule("none") is None
+    for bad in ("5 minutes", "@hurly", "99 * * * *"):
+        with pytest.raises(ValueError):
+            projmod.check_schedule(bad)
+
+
+def test_dag_ids_match_the_dag_files():
+    found = set()
+    for path in (ROOT / "dags").glob("*.py"):
+        found |= set(re.findall(r'dag_id="([a-z_]+)"', path.read_text()))
+    assert set(DAG_IDS) == found
+
+
+def test_example_formats(tmp_path):
+    xml = tmp_path / "subject1.xml"
+    xml.write_text("<INDIVIDUAL><ID>s1</ID><WRITING><TITLE> hi </TITLE><DATE>2015-01-01 10:00:00</DATE>"
+                   "<INFO>reddit post</INFO><TEXT> so tired </TEXT></WRITING></INDIVIDUAL>")
+    assert read_examples(xml, "erisk") == {"s1": ["hi\nso tired"]}
+    bad = tmp_path / "x.csv"
+    bad.write_text("name,body\nq,w\n")
+    with pytest.raises(ValueError, match="needs a user"):
+        read_examples(bad, "csv")
