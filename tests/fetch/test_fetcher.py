@@ -206,7 +206,7 @@ def test_redirect_to_internal_address_is_refused_before_connecting(site, make_fe
 
 def test_loopback_port_not_allow_listed_is_refused(site, make_fetcher, connections):
     f = make_fetcher(guard=AddressGuard([f"127.0.0.1:{site.port + 1}"]))
-    with pytest.raises(BlockedAddressError, match="loopback"):
+    with pytest.raises(BlockedAddressError, match="Loopback"):
         f.fetch(site.url + "/p")
     assert connections == [] and site.paths() == []
 

@@ -14,25 +14,25 @@ from focuscrawl.fetch.retry import parse_retry_after
     [
         ("169.254.169.254", "cloud metadata"),
         ("fd00:ec2::254", "cloud metadata"),
-        ("0.0.0.0", "unspecified"),
-        ("::", "unspecified"),
-        ("127.0.0.1", "loopback"),
-        ("127.8.9.10", "loopback"),
-        ("::1", "loopback"),
-        ("::ffff:127.0.0.1", "loopback"),
-        ("::ffff:10.1.2.3", "private"),
-        ("2002:0a00:0001::", "private"),  # 6to4 wrapping 10.0.0.1
-        ("169.254.1.1", "link-local"),
-        ("fe80::1", "link-local"),
-        ("224.0.0.1", "multicast"),
-        ("ff02::1", "multicast"),
-        ("100.64.0.1", "carrier-grade NAT"),
-        ("10.0.0.1", "private"),
-        ("172.16.5.4", "private"),
-        ("192.168.1.1", "private"),
-        ("fc00::1", "private"),
-        ("240.0.0.1", "private"),
-        ("198.18.0.1", "private"),
+        ("0.0.0.0", '"This host on this network"'),
+        ("::", "Unspecified Address"),
+        ("127.0.0.1", "Loopback"),
+        ("127.8.9.10", "Loopback"),
+        ("::1", "Loopback Address"),
+        ("::ffff:127.0.0.1", "Loopback (inside ::ffff:7f00:1)"),
+        ("::ffff:10.1.2.3", "Private-Use (inside ::ffff:a01:203)"),
+        ("2002:0a00:0001::", "Private-Use (inside 2002:a00:1::)"),  # 6to4 wrapping 10.0.0.1
+        ("169.254.1.1", "Link Local"),
+        ("fe80::1", "Link-Local Unicast"),
+        ("224.0.0.1", "Multicast"),
+        ("ff02::1", "Multicast"),
+        ("100.64.0.1", "Shared Address Space"),
+        ("10.0.0.1", "Private-Use"),
+        ("172.16.5.4", "Private-Use"),
+        ("192.168.1.1", "Private-Use"),
+        ("fc00::1", "Unique-Local"),
+        ("240.0.0.1", "Reserved"),
+        ("198.18.0.1", "Benchmarking"),
         ("93.184.216.34", None),
         ("2606:4700::1111", None),
     ],
@@ -71,7 +71,7 @@ def test_any_internal_answer_blocks_the_host():
     guard = AddressGuard(resolver=fake({"mixed.example": ["93.184.216.34", "10.0.0.1"]}))
     with pytest.raises(BlockedAddressError) as err:
         guard.check_url("http://mixed.example/")
-    assert (err.value.address, err.value.category) == ("10.0.0.1", "private")
+    assert (err.value.address, err.value.category) == ("10.0.0.1", "Private-Use")
     assert "add 'mixed.example:80'" in str(err.value)
 
 

@@ -1,4 +1,5 @@
-"""SSRF guard: never fetch loopback, private, link-local, metadata or other internal addresses.
+"""SSRF guard: never fetch an address IANA marks not globally reachable (loopback, private, link-local,
+metadata, documentation, ...), from our own copy of the registries (:mod:`focuscrawl.fetch.special_addresses`).
 
 Issue 8, point 2. The host is resolved with ``getaddrinfo`` and every address it resolves to is
 checked; the connection is then opened to the very address that was checked (see
@@ -21,38 +22,25 @@ from urllib3.connection import HTTPConnection, HTTPSConnection
 from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
 
 from focuscrawl.fetch.errors import BlockedAddressError, FetchConnectionError, UnsupportedURLError
+from focuscrawl.fetch.special_addresses import IPAddress, not_reachable_reason
 
-IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
-
-# Cloud instance metadata services (AWS/GCP/Azure IPv4, AWS IPv6, AWS ECS, Alibaba).
+# Cloud instance metadata services (AWS/GCP/Azure IPv4, AWS IPv6, AWS ECS, Alibaba, Oracle's legacy one):
+# named as such in errors, though the registry table refuses their blocks anyway.
 METADATA = frozenset(
-    ipaddress.ip_address(a) for a in ("169.254.169.254", "fd00:ec2::254", "169.254.170.2", "100.100.100.200")
+    ipaddress.ip_address(a)
+    for a in ("169.254.169.254", "fd00:ec2::254", "169.254.170.2", "100.100.100.200", "192.0.0.192")
 )
-CGNAT = ipaddress.ip_network("100.64.0.0/10")
 
 Resolver = Callable[..., list]
 
 
 def address_category(ip: IPAddress) -> str | None:
-    """Why ``ip`` must not be fetched (``"loopback"``, ``"private"``...), or None if it is public."""
-    if isinstance(ip, ipaddress.IPv6Address):
-        embedded = ip.ipv4_mapped or ip.sixtofour or (ip.teredo[1] if ip.teredo else None)
-        if embedded is not None:
-            return address_category(embedded)
-    for name, hit in (
-        ("cloud metadata", ip in METADATA),
-        ("unspecified", ip.is_unspecified),
-        ("loopback", ip.is_loopback),
-        ("link-local", ip.is_link_local),
-        ("multicast", ip.is_multicast),
-        ("carrier-grade NAT", isinstance(ip, ipaddress.IPv4Address) and ip in CGNAT),
-        ("private", ip.is_private),
-        ("reserved", ip.is_reserved),
-        ("non-global", not ip.is_global),
-    ):
-        if hit:
-            return name
-    return None
+    """Why ``ip`` must not be fetched (the IANA registry's name of its block), or None if it is
+    globally reachable. Decided by :mod:`focuscrawl.fetch.special_addresses`, not by the
+    interpreter's ``ipaddress`` flags, which lag the registries on older Pythons."""
+    if ip in METADATA:
+        return "cloud metadata"
+    return not_reachable_reason(ip)
 
 
 @dataclass(frozen=True)
