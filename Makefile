@@ -40,8 +40,10 @@ sysdeps:
 	  ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || \
 	  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver docker-compose postgresql >/dev/null; }
 
+# The live platform on the world for DEMO_FOR (default 10m), then its report: make demo DEMO_FOR=20m
+DEMO_FOR ?= 10m
 demo: setup
-	$(BIN)/focuscrawl demo
+	$(BIN)/focuscrawl demo --for $(DEMO_FOR)
 
 test: setup sysdeps
 	$(BIN)/python -m pytest $(PYTEST_ARGS)

@@ -1,14 +1,22 @@
-"""`make demo`: the main job on the embedded default, end to end, then where to look.
+"""`make demo`: the live platform on the world for a bounded time, then the report of what it did.
 
-1. Start the services (Kafka in KRaft mode, Airflow 3, the world).
-2. Run the listing crawler against the world and the Kafka->Delta consumer for a bounded time.
-3. Trigger the ``thin_loop`` DAG (Spark job over Delta -> priorities -> compacted topic) and wait.
-4. Show the running crawler's next pick following the pushed priorities.
-5. Run the experiments of the four seeds with quick settings (``--experiments``) and write the HTML
-   report ``$FOCUSCRAWL_VAR/demo/report.html`` (:mod:`focuscrawl.reports.demo`).
+    focuscrawl demo [--for 10m] [--project projects/world.toml] [--keep-services] [--experiments fue,...]
 
-Everything it starts is stopped by ``focuscrawl services down`` (crawler and consumer included);
-``--keep-running`` leaves the services up so the Airflow UI and Spark SQL can be explored.
+1. ``focuscrawl up projects/world.toml`` (:class:`focuscrawl.platform.Platform`): the services, the
+   classifiers trained from the project's examples, every process of the four loops under the
+   supervisor, the project's DAGs unpaused on their own schedules and asset triggers.
+2. For ``--for`` (10 minutes by default) it shows progress: the DAG runs that succeeded so far
+   (scheduled or asset-triggered: the demo triggers nothing), and each loop's pushes taken up by
+   its running process, whose order before and after the first push is kept
+   (:data:`FOLLOWERS`: the FUE chooser's best candidates, the source crawler's recrawl intervals,
+   the revisitor's next pages).
+3. It then reads what the live run wrote to Delta (:func:`live_summary`), stops the processes
+   (and the services, unless ``--keep-services``), writes ``$FOCUSCRAWL_VAR/demo/live.json`` and the
+   HTML report (:mod:`focuscrawl.reports.demo`), and prints how to keep the platform running and
+   where the runs are in the Airflow UI.
+
+The offline experiments of the four seeds are not part of the live run: the report links them
+(``focuscrawl experiment ...``); ``--experiments`` runs some of them after the live part.
 """
 
 from __future__ import annotations
@@ -20,139 +28,232 @@ import time
 from pathlib import Path
 
 from focuscrawl.config import Settings, settings
-from focuscrawl.reports.demo import SECTION_NAMES, next_steps, parse_sections, run_sections, write_html
 from focuscrawl.status import read_status
 
+DEFAULT_PROJECT = "projects/world.toml"
+
+# The loops whose process follows a push: loop -> (process name prefix, status counter of pushes
+# applied, status key of the order the push changes).
+FOLLOWERS = {
+    "fue": ("fue-chooser-", "scores_applied", "top"),
+    "sources": ("source-crawler", "schedules_applied", "intervals"),
+    "revisits": ("revisitor", "priorities_applied", "order"),
+}
 
 
 def _say(msg: str) -> None:
     print(f"[demo {time.strftime('%H:%M:%S')}] {msg}", flush=True)
 
 
-def _stream_processes(cfg: Settings, pages: int):
-    from focuscrawl.crawl.listing_crawler import POSTS_TOPIC
-    from focuscrawl.services.process import ManagedProcess, settings_env
+def parse_for(text: str) -> float:
+    """``--for 10m`` -> seconds (the project file's duration grammar)."""
+    from focuscrawl.project import parse_duration
 
-    run, logs = Path(cfg.var_dir) / "run", Path(cfg.var_dir) / "logs"
-    status = Path(cfg.var_dir) / "crawler" / "listing.json"
-    common = dict(run_dir=run, log_dir=logs, env=settings_env(cfg), cwd=Path(cfg.home))
-    consumer = ManagedProcess("consumer-posts", command=[
-        sys.executable, "streaming/consumer.py", "--topic", POSTS_TOPIC, "--table", "reddit_posts",
-        "--group", "focuscrawl-posts", "--batch-seconds", "1"], **common)
-    crawler = ManagedProcess("crawler-listing", command=[
-        sys.executable, "streaming/crawler.py", "--base-url", cfg.world_url, "--max-pages", str(pages),
-        "--interval", "1", "--status-file", str(status)], **common)
-    return crawler, consumer, status
+    seconds = parse_duration(text).total_seconds()
+    if seconds < 60:
+        raise ValueError(f"--for {text}: under a minute no DAG has run yet; give at least '1m'")
+    return seconds
 
 
-def _wait(check, timeout: float, what: str, bar=None):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = check()
-        if value:
-            return value
-        if bar is not None:
-            bar.refresh()
-        time.sleep(1)
-    raise TimeoutError(f"{what} (waited {timeout:.0f}s; see the logs under var/logs)")
+class PushWatch:
+    """Each follower's order before its first push and after its latest one, from its status file.
+
+    A status file is found by process name (``$FOCUSCRAWL_VAR/status/<name>.json``); the order is
+    taken while no push was applied yet (``before``) and again whenever the applied count grows
+    (``after``): the push *visibly* changed the order when the two differ.
+    """
+
+    def __init__(self, status_dir: Path, loops: list[str]) -> None:
+        self.status_dir = Path(status_dir)
+        self.loops = [loop for loop in loops if loop in FOLLOWERS]
+        self.seen: dict[str, dict] = {loop: {"process": None, "pushes": 0, "before": None, "after": None}
+                                      for loop in self.loops}
+
+    def _status(self, prefix: str) -> tuple[str | None, dict]:
+        for path in sorted(self.status_dir.glob(f"{prefix}*.json")):
+            return path.stem, read_status(path)
+        return None, {}
+
+    def poll(self) -> dict[str, dict]:
+        for loop in self.loops:
+            prefix, applied_key, order_key = FOLLOWERS[loop]
+            name, status = self._status(prefix)
+            if not status:
+                continue
+            seen = self.seen[loop]
+            seen["process"] = name
+            applied, order = int(status.get(applied_key) or 0), status.get(order_key)
+            if applied == 0:
+                seen["before"] = order
+            elif applied > seen["pushes"]:
+                seen["after"] = order
+            seen["pushes"] = applied
+        return self.seen
+
+    def changed(self, loop: str) -> bool:
+        seen = self.seen[loop]
+        return seen["pushes"] > 0 and seen["before"] is not None and seen["after"] != seen["before"]
 
 
-def thin_loop(cfg: Settings, pages: int) -> dict:
-    from tqdm import tqdm
-
-    from focuscrawl.crawl.listing_crawler import POSTS_TABLE
-    from focuscrawl.delta_sink import table_rows
-    from focuscrawl.services.airflow import AirflowService
-
-    crawler, consumer, status_file = _stream_processes(cfg, pages)
-    status_file.unlink(missing_ok=True)
-    try:
-        consumer.start()
-        crawler.start()
-        _say(f"crawler and consumer running (logs: {crawler.log_file}, {consumer.log_file})")
-
-        with tqdm(total=pages, desc="listing pages crawled", unit="page") as bar:
-            def crawled():
-                s = read_status(status_file)
-                bar.n = min(s.get("pages", 0), pages)
-                return s.get("pages") == pages and s
-
-            status = _wait(crawled, 600, "the crawler did not finish its pages", bar)
-
-        rows = _wait(lambda: (n := table_rows(POSTS_TABLE.path(cfg))) >= status["posts"] and n, 300, "posts did not all land in Delta")
-        _say(f"{status['posts']} posts produced to Kafka, {rows} rows in Delta ({POSTS_TABLE.path(cfg)})")
-        before = read_status(status_file)
-        _say(f"crawler's next pick before learning: {before.get('next_pick')} (score {before.get('next_pick_score')})")
-
-        client = AirflowService(cfg).client()
-        client.wait_for_dag("thin_loop")
-        client.unpause("thin_loop")
-        run_id = client.trigger("thin_loop", {"min_posts": 1})
-        _say(f"triggered thin_loop run {run_id}; watch it at {cfg.airflow_url}/dags/thin_loop")
-        with tqdm(desc="thin_loop DAG", bar_format="{desc}: {postfix} [{elapsed}]") as bar:
-            def progress(state, tasks):
-                bar.set_postfix_str(f"{state}; " + ", ".join(f"{k}={v}" for k, v in tasks.items()))
-
-            state = client.wait("thin_loop", run_id, timeout=1200, progress=progress)
-        if state != "success":
-            raise RuntimeError(f"thin_loop run {run_id} ended {state}; open {cfg.airflow_url}/dags/thin_loop to read its logs")
-        after = _wait(lambda: (s := read_status(status_file)).get("priorities_applied", 0) > 0 and s, 120,
-                      "the crawler did not receive the pushed priorities")
-        _say(f"crawler's next pick after the push: {after.get('next_pick')} (score {after.get('next_pick_score')}), "
-             f"without a restart")
-    finally:
-        # A failed step must not leave them running: `services down` only knows the services.
-        crawler.stop()
-        consumer.stop()
-    return {"posts": status["posts"], "rows": rows, "pick_before": before.get("next_pick"),
-            "pick_after": after.get("next_pick"), "run_id": run_id,
-            "top user priorities pushed (user_priorities table)": top_priorities(cfg)}
+def dag_runs(client, dags) -> dict[str, dict[str, int]]:
+    """Per DAG: how many runs ended (or stand) in each ``<run_type>:<state>``."""
+    counts: dict[str, dict[str, int]] = {}
+    for dag_id in dags:
+        tally: dict[str, int] = {}
+        for run in client.dag_runs(dag_id):
+            key = f"{run['run_type']}:{run['state']}"
+            tally[key] = tally.get(key, 0) + 1
+        counts[dag_id] = tally
+    return counts
 
 
-def top_priorities(cfg: Settings, n: int = 10) -> list[dict]:
+def succeeded_by_itself(tally: dict[str, int]) -> int:
+    """Successful runs a schedule or an Asset started (a manual trigger does not count)."""
+    return sum(n for key, n in tally.items() if key in ("scheduled:success", "asset_triggered:success"))
+
+
+def _frame(uri: str, columns: list[str] | None = None):
     from deltalake import DeltaTable
 
-    from focuscrawl.user_priority import USER_PRIORITIES_TABLE
+    if not DeltaTable.is_deltatable(uri):
+        return None
+    return DeltaTable(uri).to_pandas(columns=columns)
 
-    frame = DeltaTable(USER_PRIORITIES_TABLE.path(cfg)).to_pandas(columns=["author", "posts", "avg_score", "priority"])
-    return frame.nlargest(n, "priority").round(3).to_dict("records")
+
+def live_summary(cfg: Settings, top: int = 10) -> dict:
+    """What the live run left in Delta, per loop: row counts and the tables' heads the report shows."""
+    from focuscrawl.crawl.listing_crawler import POSTS_TABLE
+    from focuscrawl.ephemeral.tables import PAGE_CLICKS, SOURCE_RECRAWLS, SOURCE_SCHEDULE
+    from focuscrawl.fue.batch import CANDIDATE_SCORES_TABLE
+    from focuscrawl.fue.pipeline import STATS_TABLE
+    from focuscrawl.graph.tables import GRAPH_ESTIMATES, GRAPH_SAMPLE
+    from focuscrawl.outlinks.tables import MODELS, PAGE_PRIORITIES, SNAPSHOTS
+
+    def rows(spec) -> int:
+        from focuscrawl.delta_sink import table_rows
+
+        return table_rows(spec.path(cfg))
+
+    out: dict = {"rows": {spec.name: rows(spec) for spec in (
+        POSTS_TABLE, STATS_TABLE, CANDIDATE_SCORES_TABLE, SOURCE_RECRAWLS, PAGE_CLICKS, SOURCE_SCHEDULE,
+        SNAPSHOTS, PAGE_PRIORITIES, MODELS, GRAPH_SAMPLE, GRAPH_ESTIMATES)}}
+    stats = _frame(STATS_TABLE.path(cfg), ["method", "relevant"])
+    if stats is not None and len(stats):
+        by = stats.groupby("method")["relevant"]
+        out["fue: users extracted and harvest ratio per method (fue_extractions)"] = [
+            {"method": m, "extracted": int(n), "relevant": int(r), "harvest_ratio": round(r / n, 3)}
+            for m, n, r in zip(by.count().index, by.count(), by.sum())]
+    plan = _frame(SOURCE_SCHEDULE.path(cfg))
+    if plan is not None and len(plan):
+        cols = [c for c in ("source_url", "recrawl_interval_s", "recrawl_rate", "page_rate") if c in plan]
+        out["sources: recrawl plan pushed to the crawler (source_schedule)"] = (
+            plan.sort_values(cols[1]).head(top)[cols].round(4).to_dict("records"))
+    prio = _frame(PAGE_PRIORITIES.path(cfg))
+    if prio is not None and len(prio):
+        cols = [c for c in ("url", "period", "score") if c in prio]
+        out["revisits: page priorities pushed to the revisitor (page_priorities)"] = (
+            prio.nlargest(top, "score")[cols].round(4).to_dict("records"))
+    est = _frame(GRAPH_ESTIMATES.path(cfg))
+    if est is not None and len(est):
+        cols = [c for c in ("crawl_id", "estimator", "target", "value", "estimate", "ci_low", "ci_high") if c in est]
+        latest = est[est["crawl_id"] == est["crawl_id"].max()] if "crawl_id" in est else est
+        out["graph: latest crawl's estimates with their intervals (graph_estimates)"] = (
+            latest.sort_values(cols[1:4]).head(3 * top)[cols].round(4).to_dict("records"))
+    return out
+
+
+def run_live(cfg: Settings, project_path: Path, seconds: float, keep_services: bool) -> dict:
+    """Steps 1-3 of the module docstring; returns what ``live.json`` holds."""
+    from tqdm import tqdm
+
+    from focuscrawl.platform import Platform
+    from focuscrawl.project import load_project
+    from focuscrawl.services.airflow import AirflowService
+
+    project = load_project(project_path)
+    platform = Platform(project, cfg, project_file=project_path, keep_services=keep_services, log=_say)
+    dags = platform.dag_ids()
+    _say(f"focuscrawl up {project_path} for {seconds / 60:.0f} min: services, training, every process of "
+         f"{', '.join(loop for loop, *_ in project.enabled_loops())}; the first start takes a few minutes")
+    watch = PushWatch(Path(cfg.var_dir) / "status", [loop for loop, *_ in project.enabled_loops()])
+    started = time.monotonic()
+    runs: dict[str, dict[str, int]] = {}
+    try:
+        platform.start()
+        _say(f"platform up in {time.monotonic() - started:.0f}s; watch it: focuscrawl status --watch, "
+             f"DAG runs at {cfg.airflow_url}")
+        client = AirflowService(cfg).client()
+        live_from = time.monotonic()
+        with tqdm(total=int(seconds), desc="live platform", unit="s",
+                  bar_format="{desc}: {n_fmt}/{total_fmt} s |{bar}| {postfix}") as bar:
+            while (done := time.monotonic() - live_from) < seconds:
+                watch.poll()
+                try:
+                    runs = dag_runs(client, dags)
+                except Exception as exc:  # a slow API answer is not the run's fate
+                    _say(f"(Airflow API: {exc})")
+                ok = sum(1 for t in runs.values() if succeeded_by_itself(t))
+                pushes = ", ".join(f"{loop} {s['pushes']}" for loop, s in watch.seen.items())
+                bar.n = int(done)
+                bar.set_postfix_str(f"DAGs run by themselves {ok}/{len(dags)}; pushes followed: {pushes}")
+                time.sleep(min(15.0, max(1.0, seconds - done)))
+        watch.poll()
+        runs = dag_runs(client, dags)
+        live = {"project": str(project_path), "minutes": round(seconds / 60, 1), "dag_runs": runs,
+                "followers": watch.seen, "order_changed": {loop: watch.changed(loop) for loop in watch.loops},
+                **live_summary(cfg)}
+    finally:
+        _say("stopping the processes" + ("" if keep_services else " and the services"))
+        platform.stop()
+    return live
+
+
+def next_steps(cfg: Settings, project_path: str = DEFAULT_PROJECT) -> str:
+    """How to keep it running and where to see the runs (printed by the demo, shown in the report)."""
+    return f"""# keep the platform running (no time limit; Ctrl-C or `focuscrawl down` stops it)
+.venv/bin/focuscrawl up {project_path}
+.venv/bin/focuscrawl status --watch        # processes, consumer lag, last DAG runs, live figures per loop
+
+# the DAG runs of this demo in the Airflow UI (start the services again if the demo stopped them)
+.venv/bin/focuscrawl services up
+#   open {cfg.airflow_url}/dags?tags=focuscrawl  (user {cfg.airflow_user}; password in {cfg.var_dir}/airflow/passwords.json)
+#   each DAG's Runs tab: run type "scheduled" or "asset_triggered", and the task logs"""
 
 
 def main(argv: list[str] | None = None) -> int:
+    from focuscrawl.reports.demo import parse_sections, run_sections, write_html
+
     ap = argparse.ArgumentParser(prog="focuscrawl demo", description=__doc__.splitlines()[0])
-    ap.add_argument("--pages", type=int, default=5, help="listing pages the crawler fetches")
-    ap.add_argument("--experiments", default=",".join(SECTION_NAMES),
-                    help="comma-separated report sections to run ('' for none)")
-    ap.add_argument("--keep-running", action="store_true", help="leave the services up at the end")
+    ap.add_argument("--for", dest="duration", default="10m", help="how long the live platform runs (e.g. 10m, 20m)")
+    ap.add_argument("--project", type=Path, default=None, help=f"project file (default: {DEFAULT_PROJECT})")
+    ap.add_argument("--keep-services", action="store_true", help="leave Kafka, Airflow and the world up at the end")
+    ap.add_argument("--experiments", default="", help="offline report sections to run after the live part "
+                                                       "(comma-separated; default none, the report links them)")
     args = ap.parse_args(argv)
     cfg = settings()
-
-    from focuscrawl.services.manager import ServiceManager
-
     try:
+        seconds = parse_for(args.duration)
         names = parse_sections(args.experiments)
     except ValueError as e:
         ap.error(str(e))
-    manager = ServiceManager(cfg)
-    _say("starting services (Kafka, Airflow, world); the first start takes a minute or two")
-    manager.up(manager.parse_only(None), log=_say)
+    project_path = args.project or Path(cfg.home) / DEFAULT_PROJECT
     out = Path(cfg.var_dir) / "demo"
     out.mkdir(parents=True, exist_ok=True)
     try:
-        loop = thin_loop(cfg, args.pages)
-    except (RuntimeError, TimeoutError) as e:
-        # The report still gets written, with the failure at its top and the experiments below.
-        _say(f"thin loop failed: {e}")
-        loop = {"failed": str(e)}
-    finally:
-        if not args.keep_running:
-            # The experiments need no service: stopping them first leaves both cores to the experiments.
-            manager.down(log=_say)
-    (out / "loop.json").write_text(json.dumps(loop, indent=1, default=str))
-    run_sections(out, names, log=_say)
+        live = run_live(cfg, project_path, seconds, args.keep_services)
+    except Exception as e:  # the report still gets written, the failure at its top
+        _say(f"live platform failed: {type(e).__name__}: {e}")
+        live = {"failed": f"{type(e).__name__}: {e}; see focuscrawl logs NAME and {cfg.var_dir}/logs"}
+    (out / "live.json").write_text(json.dumps(live, indent=1, default=str))
+    if names:
+        run_sections(out, names, log=_say)
     report = write_html(out, cfg)
-    print(f"\nReport: {report}\n\n{next_steps(cfg)}", flush=True)
-    return 1 if "failed" in loop else 0
+    missing = [d for d, t in live.get("dag_runs", {}).items() if not succeeded_by_itself(t)]
+    if missing:
+        _say(f"no successful scheduled/asset-triggered run yet of: {', '.join(missing)} "
+             f"(a longer --for gives the slower loops time)")
+    print(f"\nReport: {report}\n\n{next_steps(cfg, str(args.project or DEFAULT_PROJECT))}", flush=True)
+    return 1 if "failed" in live else 0
 
 
 if __name__ == "__main__":

@@ -1,5 +1,5 @@
-"""The demo's HTML report (issue 9, point 5): missing parts named, and a
-report built from short real runs of the four experiments whose figures and tables are all there."""
+"""The demo's HTML report (issue 9, point 5; issue 16, point 7): the live run's tables, missing parts
+named, and a report built from short real runs of the four experiments whose figures and tables are all there."""
 
 from __future__ import annotations
 
@@ -55,29 +55,82 @@ def test_unknown_section_names_the_known_ones():
 def test_page_names_every_part_not_run(tmp_path, cfg):
     page = write_html(tmp_path, cfg).read_text()
     figures, _ = figures_and_tables(page)
-    assert figures == {}
     for name in SECTION_NAMES:
-        assert f"missing: {name} was not run (focuscrawl report demo --only {name})" in page
+        if name != "fue":
+            assert f"missing: {name} was not run (focuscrawl report demo --only {name})" in page
+    # FUE falls back to the committed week: a short run cannot tell the methods apart.
+    assert "Not run here: the committed result in bench/results/fue-week." in page
+    assert set(figures) == {"harvest_ratio.png"}
     assert "Not run here: <code>make demo</code>" in page
-    assert f"{cfg.catalog_db}.user_priorities" in page and cfg.airflow_url in page
+    assert f"{cfg.catalog_db}.page_priorities" in page and cfg.airflow_url in page
+    assert "focuscrawl up projects/world.toml" in page  # how to keep it running
 
 
-def test_loop_numbers_and_priorities_become_tables(tmp_path, cfg):
-    (tmp_path / "loop.json").write_text(json.dumps({
-        "posts": 125, "rows": 125, "pick_before": "alice", "pick_after": "bob", "run_id": "manual__1",
-        "top user priorities pushed (user_priorities table)": [{"author": "bob", "priority": 1.0},
-                                                               {"author": "alice", "priority": 0.5}]}))
-    _, tables = figures_and_tables(write_html(tmp_path, cfg).read_text())
-    numbers = dict(zip(tables[0].what, tables[0].value))
-    assert numbers["pick_after"] == "bob" and str(numbers["posts"]) == "125"
-    assert tables[1].author.tolist() == ["bob", "alice"]
-
-
-def test_failed_loop_is_said_at_the_top(tmp_path, cfg):
-    (tmp_path / "loop.json").write_text(json.dumps({"failed": "thin_loop run r1 ended failed; open the UI"}))
+def test_every_section_says_the_command_that_runs_it(tmp_path, cfg):
     page = write_html(tmp_path, cfg).read_text()
-    assert "<p class='missing'>failed: thin_loop run r1 ended failed; open the UI</p>" in page
-    assert page.index("failed: thin_loop") < page.index("id='fue'")
+    for section in SECTIONS:
+        assert section.cli().startswith(("focuscrawl experiment ", "focuscrawl report "))
+        assert f"Run it: <code>{section.cli()}</code>" in page
+    fue = next(s for s in SECTIONS if s.name == "fue")
+    assert fue.cli() == "focuscrawl experiment fue --methods RND,HCP,LCP,HAC,N06 --duration 1d --step 10m"
+
+
+def test_live_run_becomes_tables(tmp_path, cfg):
+    (tmp_path / "live.json").write_text(json.dumps({
+        "minutes": 10, "dag_runs": {"graph_estimation": {"asset_triggered:success": 2},
+                                    "fue_pseudo_training": {"scheduled:success": 1, "scheduled:failed": 1}},
+        "followers": {"revisits": {"process": "revisitor", "pushes": 60, "before": [["a", -1.0]],
+                                   "after": [["b", 0.9]]}},
+        "order_changed": {"revisits": True},
+        "rows": {"page_snapshots": 420, "graph_sample": 1000},
+        "revisits: page priorities pushed to the revisitor (page_priorities)": [{"url": "b", "score": 0.9},
+                                                                                {"url": "a", "score": 0.1}]}))
+    _, tables = figures_and_tables(write_html(tmp_path, cfg).read_text())
+    runs, follow, rows, prio = tables[:4]
+    assert runs.set_index("dag").loc["graph_estimation", "asset_triggered:success"] == 2
+    assert runs.set_index("dag").loc["graph_estimation", "scheduled:failed"] == 0
+    assert follow.loc[0, "process"] == "revisitor" and bool(follow.loc[0, "order changed"])
+    assert dict(zip(rows.table, rows.rows)) == {"page_snapshots": 420, "graph_sample": 1000}
+    assert prio.url.tolist() == ["b", "a"]
+
+
+def test_failed_live_run_is_said_at_the_top(tmp_path, cfg):
+    (tmp_path / "live.json").write_text(json.dumps({"failed": "TimeoutError: revisitor not up; see logs"}))
+    page = write_html(tmp_path, cfg).read_text()
+    assert "<p class='missing'>failed: TimeoutError: revisitor not up; see logs</p>" in page
+    assert page.index("failed: TimeoutError") < page.index("id='fue'")
+
+
+def test_push_watch_sees_the_order_change_of_a_running_process(tmp_path):
+    from focuscrawl.demo import PushWatch
+    from focuscrawl.status import write_status
+
+    status = tmp_path / "fue-chooser-hcp-0.9-0.1.json"
+    watch = PushWatch(tmp_path, ["fue", "graph"])
+    assert watch.loops == ["fue"] and not watch.changed("fue")  # graph follows no push
+    write_status(status, {"scores_applied": 0, "top": [["ann", 0.9], ["bob", 0.2]]})
+    watch.poll()
+    write_status(status, {"scores_applied": 0, "top": [["ann", 0.9], ["bob", 0.3]]})
+    watch.poll()
+    assert not watch.changed("fue")
+    write_status(status, {"scores_applied": 2, "top": [["ann", 0.9], ["bob", 0.3]]})
+    watch.poll()
+    assert watch.seen["fue"]["process"] == "fue-chooser-hcp-0.9-0.1" and not watch.changed("fue")  # same order
+    write_status(status, {"scores_applied": 3, "top": [["bob", 0.8], ["ann", 0.4]]})
+    watch.poll()
+    assert watch.changed("fue") and watch.seen["fue"]["before"] == [["ann", 0.9], ["bob", 0.3]]
+
+
+def test_demo_duration_and_self_started_runs():
+    from focuscrawl.demo import parse_for, succeeded_by_itself
+
+    assert parse_for("10m") == 600 and parse_for("1h") == 3600
+    with pytest.raises(ValueError, match="at least '1m'"):
+        parse_for("30s")
+    with pytest.raises(ValueError, match="duration"):
+        parse_for("ten minutes")
+    assert succeeded_by_itself({"manual:success": 3, "scheduled:failed": 1}) == 0
+    assert succeeded_by_itself({"asset_triggered:success": 2, "scheduled:success": 1}) == 3
 
 
 # -- slow: the report from short real runs -----------------------------------------------------

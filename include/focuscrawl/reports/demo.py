@@ -1,18 +1,20 @@
-"""``focuscrawl report demo``: the demo's one-page HTML report (issue 9, point 5).
+"""``focuscrawl report demo``: the demo's one-page HTML report (issue 9, point 5; issue 16, point 7).
 
     focuscrawl report demo [--out DIR] [--only fue,outlinks] [--rebuild]
 
-One section per seed, each written by its own experiment with the demo's quick settings
-(:data:`SECTIONS`), then one self-contained ``report.html`` (figures embedded as base64 PNG):
+First what the live platform did (``live.json``, written by ``focuscrawl demo`` from the Delta
+tables of its run and Airflow's run list): the DAG runs by run type and state, each loop's
+process order before and after the pushes it followed, and the heads of the loops' tables.
+Then one section per seed's offline experiment (:data:`SECTIONS`), each with the command that
+runs it (``focuscrawl experiment ...``); a section not run here shows its committed result when
+there is one (the FUE week, ``bench/results/fue-week``: a short run cannot tell LCP from RND):
 
 - harvest ratio per method over time, its ratio to RND and users per hour (seed 000, Figures
-  2-4); the ratio is add-one smoothed (:func:`focuscrawl.fue.report.smoothed_ratio`), as in a
-  short run RND often finds no relevant user yet;
+  2-4); the ratio is add-one smoothed (:func:`focuscrawl.fue.report.smoothed_ratio`);
 - Precision@k% of the outlink models (seed 002, Section 7, Figure 15);
 - dynamic quality Q_T(t) of the schedulers (seed 001, Section 2);
 - NRMSE of the content estimators per sampler (seed 003, experiments);
-- the thin loop's numbers when ``focuscrawl demo`` ran it (``loop.json``), and the commands that
-  open the Airflow UI and query the Delta tables.
+- and the commands that keep the platform running, open the Airflow UI and query the tables.
 
 A missing figure or table is named in the page as missing, never left as an empty panel.
 ``--rebuild`` only rewrites the HTML from the folders already there.
@@ -47,18 +49,27 @@ class Section:
     figures: tuple[str, ...]        # PNG names or globs in the folder
     tables: tuple[str, ...]         # CSV names or globs in the folder
     caption: str
+    committed: str | None = None    # a committed full-length result shown when the section was not run
 
     def command(self, out: Path) -> list[str]:
         return [*self.quick, self.output_flag, str(out / self.name)]
+
+    def cli(self) -> str:
+        """The ``focuscrawl experiment|report NAME ...`` line that runs this section on its own."""
+        package, name = self.module.split(".")[1:]
+        verb = {"experiments": "experiment", "reports": "report"}[package]
+        return f"focuscrawl {verb} {name.replace('_', '-')} {' '.join(self.quick)}"
 
 
 SECTIONS = (
     Section("fue", "Focused user extraction: harvest ratio per method over time",
             "000_c12b299f5bad9cdf.txt, sections IV-V, Figures 2-4", "focuscrawl.experiments.fue", "--output",
-            ("--methods", "RND,HCP,LCP,HAC,N06", "--duration", "4h", "--step", "10m"),
+            ("--methods", "RND,HCP,LCP,HAC,N06", "--duration", "1d", "--step", "10m"),
             ("harvest_ratio.png",), ("fue_table.csv",),
             "Every method extracts users in full from the same world with the same request budget; harvest "
-            "ratio = relevant users / users extracted (reference classifier on the whole history)."),
+            "ratio = relevant users / users extracted (reference classifier on the whole history). A day at "
+            "least: in a few simulated hours the methods' harvest ratios are within each other's noise.",
+            committed="bench/results/fue-week"),
     Section("outlinks", "Look back, look around: Precision@k% of the outlink models",
             "002_f70440d1db7174f2.txt, Section 7, Figures 14-15", "focuscrawl.reports.outlinks", "--out",
             ("--pages", "800", "--periods", "8", "--n-estimators", "40"),
@@ -126,10 +137,14 @@ def _matches(folder: Path, patterns: tuple[str, ...]) -> list[tuple[str, list[Pa
     return [(p, sorted(folder.glob(p))) for p in patterns]
 
 
-def section_html(section: Section, folder: Path) -> str:
+def section_html(section: Section, folder: Path, home: Path | None = None) -> str:
     rerun = f"focuscrawl report demo --only {section.name}"
     parts = [f"<h2 id='{section.name}'>{html.escape(section.title)}</h2>",
-             f"<p class='seed'>Seed {html.escape(section.seed)}. {html.escape(section.caption)}</p>"]
+             f"<p class='seed'>Seed {html.escape(section.seed)}. {html.escape(section.caption)}</p>",
+             f"<p class='cap'>Run it: <code>{html.escape(section.cli())}</code></p>"]
+    if not folder.is_dir() and section.committed and home is not None and (home / section.committed).is_dir():
+        folder = home / section.committed
+        parts.append(f"<p class='cap'>Not run here: the committed result in {html.escape(section.committed)}.</p>")
     if not folder.is_dir():
         return "".join(parts) + _missing(f"{section.name} was not run", rerun)
     for pattern, paths in _matches(folder, section.figures):
@@ -140,34 +155,51 @@ def section_html(section: Section, folder: Path) -> str:
     return "".join(parts)
 
 
-def loop_html(loop: dict | None) -> str:
-    head = "<h2 id='loop'>The thin loop: crawler -> Kafka -> Delta -> Airflow/Spark -> priorities -> crawler</h2>"
-    if not loop:
-        return head + "<p>Not run here: <code>make demo</code> (<code>focuscrawl demo</code>) runs it against the services.</p>"
-    if "failed" in loop:
-        return head + f"<p class='missing'>failed: {html.escape(loop['failed'])}</p>"
-    scalars = {k: v for k, v in loop.items() if not isinstance(v, list)}
-    parts = [head, _table(pd.DataFrame({"what": list(scalars), "value": [str(v) for v in scalars.values()]}),
-                          "one bounded crawl, one thin_loop DAG run, the running crawler's pick before and after the push")]
-    parts += [_table(pd.DataFrame(v), k) for k, v in loop.items() if isinstance(v, list) and v]
+def live_html(live: dict | None) -> str:
+    """The live run's part of the page (``live.json`` of ``focuscrawl demo``)."""
+    head = ("<h2 id='live'>The live platform: four loops through Kafka, Delta and Airflow</h2>"
+            "<p class='seed'>What <code>focuscrawl up</code> did during the demo: every DAG run Airflow made by "
+            "itself (run type scheduled or asset_triggered), each loop's running process before and after "
+            "the pushes it followed, and what landed in Delta.</p>")
+    if not live:
+        return head + "<p>Not run here: <code>make demo</code> (<code>focuscrawl demo</code>) runs it.</p>"
+    if "failed" in live:
+        return head + f"<p class='missing'>failed: {html.escape(live['failed'])}</p>"
+    parts = [head]
+    runs = live.get("dag_runs") or {}
+    if runs:
+        parts.append(_table(pd.DataFrame([{"dag": d, **{k: v for k, v in sorted(t.items())}} for d, t in runs.items()])
+                            .fillna(0), f"DAG runs after {live.get('minutes', '?')} minutes, by run type and state"))
+    followers = live.get("followers") or {}
+    if followers:
+        parts.append(_table(pd.DataFrame([
+            {"loop": loop, "process": f.get("process"), "pushes applied": f.get("pushes"),
+             "order changed": (live.get("order_changed") or {}).get(loop),
+             "before the first push": json.dumps(f.get("before"))[:300],
+             "after the latest push": json.dumps(f.get("after"))[:300]} for loop, f in followers.items()]),
+            "each loop's running process follows its push (never restarted)"))
+    if live.get("rows"):
+        parts.append(_table(pd.DataFrame({"table": list(live["rows"]), "rows": list(live["rows"].values())}),
+                            "rows in the lake"))
+    parts += [_table(pd.DataFrame(v), k) for k, v in live.items() if isinstance(v, list) and v]
     return "".join(parts)
 
 
 def next_steps(cfg: Settings) -> str:
-    """The commands that open the UI and query the tables (in the page and printed by the demo)."""
+    """How to keep the platform running, open the UI and query the tables (in the page and printed by the demo)."""
+    from focuscrawl.demo import next_steps as platform_steps
+
     db = cfg.catalog_db
-    return f"""# the Airflow UI (DAGs, runs, task logs, data-quality results)
-.venv/bin/focuscrawl services up
-#   then open {cfg.airflow_url}  (user {cfg.airflow_user}; password in {cfg.var_dir}/airflow/passwords.json)
+    return f"""{platform_steps(cfg)}
 
 # Spark SQL over the Delta tables ({cfg.lake})
 .venv/bin/focuscrawl sql "SHOW TABLES IN {db}"
-.venv/bin/focuscrawl sql "SELECT author, priority FROM {db}.user_priorities ORDER BY priority DESC LIMIT 10"
-.venv/bin/focuscrawl sql "SELECT method, CAST(floor(sim_time / 3600) AS INT) AS hour, count(*) AS extracted,
-    round(avg(CAST(relevant AS INT)), 3) AS harvest_ratio FROM {db}.fue_extractions GROUP BY 1, 2 ORDER BY 1, 2"
+.venv/bin/focuscrawl sql "SELECT method, count(*) AS extracted, round(avg(CAST(relevant AS INT)), 3) AS harvest_ratio
+    FROM {db}.fue_extractions GROUP BY 1 ORDER BY 1"
+.venv/bin/focuscrawl sql "SELECT url, score FROM {db}.page_priorities ORDER BY score DESC LIMIT 10"
 .venv/bin/focuscrawl sql            # interactive prompt (more example queries in README.md)
 
-# rebuild this page, or rerun one section with the demo's quick settings
+# rebuild this page, or run one offline experiment into it
 .venv/bin/focuscrawl report demo --rebuild
 .venv/bin/focuscrawl report demo --only fue
 
@@ -181,16 +213,16 @@ STYLE = ("body{font-family:sans-serif;max-width:1150px;margin:2em auto;color:#22
 
 
 def write_html(out: Path, cfg: Settings | None = None) -> Path:
-    """``out/report.html`` from ``out/loop.json`` and the section folders under ``out``."""
+    """``out/report.html`` from ``out/live.json`` and the section folders under ``out``."""
     cfg = cfg or settings()
-    loop_file = out / "loop.json"
-    loop = json.loads(loop_file.read_text()) if loop_file.exists() else None
+    live_file = out / "live.json"
+    live = json.loads(live_file.read_text()) if live_file.exists() else None
     links = " · ".join(f"<a href='#{s.name}'>{html.escape(s.name)}</a>" for s in SECTIONS)
     parts = ["<!doctype html><meta charset='utf-8'><title>focuscrawl demo report</title>",
              f"<style>{STYLE}</style><h1>focuscrawl demo report</h1>",
              f"<p>Written {time.strftime('%Y-%m-%d %H:%M:%S %Z')} from {html.escape(str(out))}. "
-             f"<a href='#loop'>loop</a> · {links} · <a href='#where'>where to look next</a></p>",
-             loop_html(loop), *(section_html(s, out / s.name) for s in SECTIONS),
+             f"<a href='#live'>live platform</a> · {links} · <a href='#where'>where to look next</a></p>",
+             live_html(live), *(section_html(s, out / s.name, Path(cfg.home)) for s in SECTIONS),
              f"<h2 id='where'>Where to look next</h2><pre>{html.escape(next_steps(cfg))}</pre>"]
     out.mkdir(parents=True, exist_ok=True)
     path = out / "report.html"
