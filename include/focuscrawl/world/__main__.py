@@ -57,6 +57,16 @@ def main(argv: list[str] | None = None) -> int:
     from focuscrawl.world.server import WorldServer
 
     args = _parser().parse_args(argv)
+    oauth = None
+    if args.require_oauth:  # checked before the world is built: a missing credential fails at once
+        from focuscrawl.world.oauth import CLIENT_ID_ENV, CLIENT_SECRET_ENV, OAuthEmulator
+
+        try:
+            oauth = OAuthEmulator(os.environ.get(CLIENT_ID_ENV, ""), os.environ.get(CLIENT_SECRET_ENV, ""),
+                                  args.oauth_token_ttl)
+        except ValueError as exc:
+            print(f"focuscrawl world: {exc}", file=sys.stderr)
+            return 2
     data = None if args.data is None or str(args.data) == "none" else args.data
     faults = Faults(error_rate=args.error_rate, slow_rate=args.slow_rate, slow_seconds=args.slow_seconds,
                     truncate_rate=args.truncate_rate, malformed_rate=args.malformed_rate,
@@ -69,15 +79,7 @@ def main(argv: list[str] | None = None) -> int:
         from focuscrawl.world.replay import Replay
 
         world.replay = Replay.load(args.replay)  # the recorded crawl answers instead of the generated site
-    if args.require_oauth:
-        from focuscrawl.world.oauth import CLIENT_ID_ENV, CLIENT_SECRET_ENV, OAuthEmulator
-
-        try:
-            world.oauth = OAuthEmulator(os.environ.get(CLIENT_ID_ENV, ""), os.environ.get(CLIENT_SECRET_ENV, ""),
-                                        args.oauth_token_ttl)
-        except ValueError as exc:
-            print(f"focuscrawl world: {exc}", file=sys.stderr)
-            return 2
+    world.oauth = oauth
     server = WorldServer(world, args.host, args.port, args.eval_port).start()
     print(json.dumps({"world": server.url, "eval": server.eval_url, "seed": args.seed,
                       "corpus": type(world.population.corpus).__name__,
