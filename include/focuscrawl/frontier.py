@@ -17,7 +17,9 @@ Slot ids of popped or removed keys are recycled; at most 2**31 live keys.
 
 Ties: among equal scores the candidate inserted first comes out first (a key's
 sequence number is set when it enters the frontier and kept across score changes), so
-runs are deterministic whatever the hash seed.
+runs are deterministic whatever the hash seed. A caller that knows a better arrival order
+than its own call order passes ``order`` on insertion (a stream chooser: the position of the
+user's first post in the log, the same for every consumer and after a restart, issue 16 point 5).
 """
 
 from __future__ import annotations
@@ -102,14 +104,18 @@ class PriorityFrontier:
 
     # -- changes ---------------------------------------------------------------------------
 
-    def update(self, key: str, score: float) -> None:
-        """Insert ``key`` with ``score``, or change its score if present."""
+    def update(self, key: str, score: float, order: int | None = None) -> None:
+        """Insert ``key`` with ``score``, or change its score if present.
+
+        ``order`` (insertion only, a signed 64-bit int): the key's place among equal scores,
+        lower first, instead of the insertion sequence.
+        """
         score = float(score)
         if math.isnan(score):
             raise ValueError(f"score of {key!r} is NaN; a frontier needs comparable scores")
         slot = self._slot.get(key)
         if slot is None:
-            self._insert(key, score)
+            self._insert(key, score, order)
             return
         i = self._pos[slot]
         old = self._heap_score[i]
@@ -150,9 +156,11 @@ class PriorityFrontier:
 
     # -- internals -------------------------------------------------------------------------
 
-    def _insert(self, key: str, score: float) -> None:
+    def _insert(self, key: str, score: float, order: int | None = None) -> None:
         seq = self._next_seq
         self._next_seq = seq + 1
+        if order is not None:
+            seq = int(order)
         i = len(self._heap_slot)
         if self._free:
             slot = self._free.pop()

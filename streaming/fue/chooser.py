@@ -2,12 +2,21 @@
 
     python streaming/fue/chooser.py --method HCP --classifier var/fue/candidate.joblib
 
-A member of group ``fue-chooser-<method>`` on the posts topic (keyed by author, so each user's
-evidence lives in exactly one instance). It keeps ``--lead`` chosen users in flight: each is
-published once to ``focuscrawl.fue.extract.<method>`` (keyed by user, so extractors of that group
-each get unique users) and marked processed; verdicts on the stats topic free a slot and feed
-adaptive methods. Scores pushed to the compacted ``focuscrawl.fue.scores.<method>`` topic
-(pseudo-training, ``dags/fue_pseudo_training.py``) re-rank the waiting candidates without a restart.
+A member of group ``fue-chooser-<method>`` (``--group``) on the posts, stats and score topics (all
+keyed by user and co-partitioned, so each user's evidence lives in exactly one instance). It keeps
+``--lead`` chosen users in flight: each is published once to ``focuscrawl.fue.extract.<method>``
+(``--extract-topic``; keyed by user, so extractors of that group each get unique users) and marked
+processed; verdicts on the stats topic free a slot and feed adaptive methods. Scores pushed to the
+compacted ``focuscrawl.fue.scores.<method>`` topic (pseudo-training, ``dags/fue_pseudo_training.py``)
+re-rank the waiting candidates without a restart.
+
+Restart-safe (issue 16, point 5; ``focuscrawl.changelog``): every user's state (evidence, scores,
+chosen, judged) is a record of the group's compacted changelog topic, written in one Kafka
+transaction with the extract requests and the input offsets. On start, and on every partition
+assignment, the chooser reads its changelog partitions to the end before consuming new input, so
+after a SIGKILL it ranks as if it had never stopped and never extracts a processed user again.
+Extract requests are transactional: read them with ``isolation_level="read_committed"``.
+Any Kafka error in a transaction ends the process (exit 1) for the supervisor to restart it from the log.
 ``--status-file`` (JSON: candidates, chosen, pushed scores applied, the current top five) lets
 operators and tests watch the order change.
 """
@@ -15,19 +24,20 @@ operators and tests watch the order change.
 from __future__ import annotations
 
 import argparse
-import json
 import logging
 import sys
 import threading
 from pathlib import Path
 
+from focuscrawl.changelog import TransactionalStage
 from focuscrawl.config import settings
 from focuscrawl.fue import RANKING_METHODS, UserChooser, UserClassifier
-from focuscrawl.fue.pipeline import EXTRACT_TOPIC, POSTS_TOPIC, SCORES_TOPIC, STATS_TOPIC, post_from_json
-from focuscrawl.priority_topic import PriorityFollower
+from focuscrawl.fue.chooser import ChooserStage
+from focuscrawl.fue.pipeline import EXTRACT_TOPIC, POSTS_TOPIC, SCORES_TOPIC, STATS_TOPIC
 from focuscrawl.status import write_status
+from focuscrawl.topics import TopicSpec, ensure_topics
 
-from stage import run_stage, stop_on_signals
+from stage import stop_on_signals
 
 log = logging.getLogger("focuscrawl.fue.chooser")
 
@@ -40,67 +50,49 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--bootstrap", default=cfg.kafka_bootstrap)
     ap.add_argument("--lead", type=int, default=8, help="chosen users in flight (about one per extractor)")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--group", help="consumer group, and so the changelog (default fue-chooser-<method>)")
+    ap.add_argument("--instance", default="0", help="this instance's name within the group (transactional id)")
+    ap.add_argument("--posts-topic", default=POSTS_TOPIC)
+    ap.add_argument("--stats-topic", default=STATS_TOPIC)
+    ap.add_argument("--extract-topic", help=f"where chosen users go (default {EXTRACT_TOPIC}.<method>)")
+    ap.add_argument("--scores-topic", help=f"compacted pushed scores (default {SCORES_TOPIC}.<method>)")
+    ap.add_argument("--catch-up-wait", type=float, default=5.0,
+                    help="seconds a chooser behind its input waits to catch up before it chooses anyway")
     ap.add_argument("--status-file", type=Path, help="where to keep a JSON snapshot of the chooser's state")
+    ap.add_argument("--status-top", type=int, default=5, help="best candidates shown in the status file")
     args = ap.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
 
     classifier = UserClassifier.load(args.classifier) if args.classifier else None
     chooser = UserChooser(RANKING_METHODS.create(args.method, classifier=classifier, seed=args.seed))
-    lock = threading.Lock()  # the follower thread and the stage loop share the chooser
-    in_flight: set[str] = set()
-    extract_topic = f"{EXTRACT_TOPIC}.{args.method}"
-    counts = {"chosen": 0, "scores_applied": 0}
+    group = args.group or f"fue-chooser-{args.method}"
+    stage = ChooserStage(chooser, method=args.method, posts_topic=args.posts_topic, stats_topic=args.stats_topic,
+                         scores_topic=args.scores_topic or f"{SCORES_TOPIC}.{args.method}",
+                         extract_topic=args.extract_topic or f"{EXTRACT_TOPIC}.{args.method}",
+                         lead=args.lead, catch_up_wait=args.catch_up_wait)
+    ensure_topics(args.bootstrap, [TopicSpec(args.posts_topic, "author"), TopicSpec(args.stats_topic, "user"),
+                                   TopicSpec(stage.extract_topic, "user"),
+                                   TopicSpec(stage.scores_topic, "user", compacted=True)],
+                  cfg.kafka_partitions, cfg.kafka_replication)
+    runner = TransactionalStage(args.bootstrap, [args.posts_topic, args.stats_topic, stage.scores_topic], group,
+                                stage, transactional_id=f"{group}-{args.instance}", replication=cfg.kafka_replication)
     last_status: dict = {}
-
-    def apply_score(user: str, score: float | None) -> None:
-        if score is not None:
-            with lock:
-                counts["scores_applied"] += chooser.set_scores([(user, score)])
 
     def report() -> None:
         nonlocal last_status
-        with lock:
-            status = {"method": args.method, "candidates": len(chooser), "in_flight": sorted(in_flight), **counts,
-                      "top": chooser.top(5)}
-        if status != last_status:
+        status = {**stage.status(top=args.status_top), "transactions": runner.transactions}
+        if args.status_file is not None and status != last_status:
             write_status(args.status_file, status)
             last_status = status
 
-    def handle(record):
-        if record.topic == POSTS_TOPIC:
-            with lock:
-                chooser.add_posts([post_from_json(record.value)])
-        else:
-            verdict = json.loads(record.value)
-            if verdict["method"] == args.method and verdict["user"] in in_flight:
-                in_flight.discard(verdict["user"])
-                with lock:
-                    chooser.feedback(verdict["user"], bool(verdict["relevant"]))
-        return ()
-
-    def choose():
-        while len(in_flight) < args.lead:
-            with lock:
-                user = chooser.choose()
-            if user is None:
-                return
-            in_flight.add(user)
-            counts["chosen"] += 1
-            yield extract_topic, user, json.dumps({"user": user, "method": args.method}).encode()
-
-    def idle():
-        yield from choose()
-        if args.status_file is not None:
-            report()
-
-    stopping = stop_on_signals()
-    follower = PriorityFollower(args.bootstrap, f"{SCORES_TOPIC}.{args.method}", apply_score)
-    follower.start()
-    log.info("choosing users by %s into %s", args.method, extract_topic)
+    stopping: threading.Event = stop_on_signals()
+    log.info("choosing users by %s into %s (group %s, changelog %s)", args.method, stage.extract_topic, group,
+             runner.changelog)
     try:
-        run_stage(args.bootstrap, [POSTS_TOPIC, STATS_TOPIC], f"fue-chooser-{args.method}", handle, stopping, idle=idle)
-    finally:
-        follower.stop()
+        runner.run(stopping, on_batch=report)
+    except Exception:  # noqa: BLE001 - state may be ahead of the changelog now: restart from the log
+        log.exception("transaction failed; exiting so the supervisor restarts the chooser from its changelog")
+        return 1
     return 0
 
 

@@ -7,15 +7,70 @@ ranked or handed out again. Several chooser instances scale out by partitioning 
 (Kafka partitions keyed by user), so each user lives in exactly one chooser.
 
 The chooser does no I/O: a stream process feeds it posts and feedback and asks for users.
+
+Restart-safe state (issue 16, point 5): every user the chooser has touched has a
+:class:`UserState` (a typed record, ``to_json``/``from_json``): a *candidate* with its running
+evidence sums and its frontier score(s), a *chosen* user waiting for its verdict, or a *judged*
+one. :meth:`UserChooser.changes` hands out the states changed since the last call (the stream
+process writes them to a compacted changelog topic keyed by user, in the same Kafka transaction
+as its outputs and input offsets) and :meth:`UserChooser.restore` rebuilds a chooser from them:
+candidates re-enter the frontiers in their arrival order with their stored scores (so ties,
+pushed scores and the classifier's scores at the time are kept as they were), chosen users are in
+flight again, judged users are processed and, for adaptive methods, their verdicts are observed
+again in their order. A restored chooser ranks and picks exactly as one that never stopped.
 """
 
 from __future__ import annotations
 
+import json
+from dataclasses import dataclass
 from typing import Iterable
 
 from focuscrawl.frontier import PriorityFrontier
-from focuscrawl.fue.evidence import EvidenceAggregator, Post, UserEvidence
+from focuscrawl.fue.evidence import EvidenceAggregator, EvidenceState, Post, UserEvidence
 from focuscrawl.fue.methods import RankingMethod
+
+STATUSES = ("candidate", "chosen", "judged")
+
+
+@dataclass(frozen=True, slots=True)
+class UserState:
+    """One user's state in a chooser, as its changelog record holds it.
+
+    ``seq`` orders the records of one status: arrival order of candidates (the frontier's
+    tie-break), choice order of chosen users, verdict order of judged ones. ``scores`` and
+    ``evidence`` belong to candidates; ``snapshot`` is the evidence at the time of choice (what
+    ``feedback`` gives an adaptive method), kept for chosen users and, when the method is
+    adaptive, for judged ones with their verdict ``relevant``.
+    """
+
+    user: str
+    status: str
+    seq: int
+    scores: tuple[float, ...] = ()
+    evidence: EvidenceState | None = None
+    snapshot: UserEvidence | None = None
+    relevant: bool | None = None
+
+    def __post_init__(self) -> None:
+        if self.status not in STATUSES:
+            raise ValueError(f"user state {self.status!r} of {self.user!r}: use one of {', '.join(STATUSES)}")
+
+    def to_json(self) -> bytes:
+        return json.dumps({
+            "user": self.user, "status": self.status, "seq": self.seq, "scores": list(self.scores),
+            "evidence": None if self.evidence is None else self.evidence.to_dict(),
+            "snapshot": None if self.snapshot is None else self.snapshot.to_dict(),
+            "relevant": self.relevant,
+        }).encode()
+
+    @classmethod
+    def from_json(cls, value: bytes) -> "UserState":
+        d = json.loads(value)
+        return cls(user=d["user"], status=d["status"], seq=int(d["seq"]), scores=tuple(map(float, d["scores"])),
+                   evidence=None if d["evidence"] is None else EvidenceState.from_dict(d["evidence"]),
+                   snapshot=None if d["snapshot"] is None else UserEvidence.from_dict(d["snapshot"]),
+                   relevant=d["relevant"])
 
 
 class UserChooser:
@@ -27,7 +82,11 @@ class UserChooser:
         self._components = method.components()
         self._frontiers = [PriorityFrontier() for _ in self._components]
         self.processed: set[str] = set()
-        self._awaiting_feedback: dict[str, UserEvidence] = {}
+        self._awaiting_feedback: dict[str, UserEvidence] = {}  # chosen, no verdict yet (choice order)
+        self._seq: dict[str, int] = {}  # candidate -> arrival, chosen -> choice order
+        self._tick = 0
+        self._changed: dict[str, None] = {}  # users whose state changed since changes() (ordered)
+        self._judged: dict[str, tuple[int, UserEvidence, bool]] = {}  # verdicts since changes()
 
     def __len__(self) -> int:
         return len(self._frontiers[0])
@@ -35,11 +94,14 @@ class UserChooser:
     def __contains__(self, user: object) -> bool:
         return user in self._frontiers[0]
 
-    def add_posts(self, posts: Iterable[Post]) -> int:
+    def add_posts(self, posts: Iterable[Post], order: int | None = None) -> int:
         """Fold posts seen in a listing into their authors' evidence and re-rank them.
 
         Posts by processed users are ignored; returns how many candidates were (re)scored.
-        Authors are scored as one batch, so a classifier runs once per listing.
+        Authors are scored as one batch, so a classifier runs once per listing. ``order``: the
+        arrival order of the authors new here (ties among equal scores go to the earliest), by
+        default the call order; a stream chooser gives the log position of the post
+        (:func:`log_order`), so every consumer of the log, restarted or not, breaks ties alike.
         """
         changed: dict[str, UserEvidence] = {}
         for post in posts:
@@ -48,6 +110,8 @@ class UserChooser:
             snapshot = self.evidence.add(post)
             if snapshot is not None:
                 changed[snapshot.user] = snapshot
+                if snapshot.user not in self._seq:
+                    self._seq[snapshot.user] = self._next() if order is None else int(order)
         self.rescore(changed.values())
         return len(changed)
 
@@ -58,7 +122,8 @@ class UserChooser:
             return
         for component, frontier in zip(self._components, self._frontiers):
             for ev, score in zip(batch, component.score_many(batch)):
-                frontier.update(ev.user, float(score))
+                frontier.update(ev.user, float(score), self._seq.get(ev.user))
+        self._changed.update(dict.fromkeys(ev.user for ev in batch))
 
     def set_scores(self, scores: Iterable[tuple[str, float]], component: int = 0) -> int:
         """Apply scores computed elsewhere (batch re-scoring after pseudo-training).
@@ -70,6 +135,7 @@ class UserChooser:
         for user, score in scores:
             if user in frontier:
                 frontier.update(user, score)
+                self._changed[user] = None
                 n += 1
         return n
 
@@ -88,12 +154,103 @@ class UserChooser:
         self.processed.add(user)
         self._awaiting_feedback[user] = self.evidence.get(user)
         self.evidence.forget(user)
+        self._seq[user] = self._next()
+        self._changed[user] = None
         return user
 
     def feedback(self, user: str, relevant: bool) -> None:
         """The reference classifier's verdict on an extracted user (adaptive methods learn)."""
         evidence = self._awaiting_feedback.pop(user, None) or UserEvidence(user=user)
         self.method.observe(evidence, relevant)
+        if user in self.processed:
+            self._seq.pop(user, None)
+            self._judged[user] = (self._next(), evidence, bool(relevant))
+            self._changed[user] = None
+
+    @property
+    def awaiting(self) -> list[str]:
+        """Chosen users without a verdict yet, in the order they were chosen."""
+        return list(self._awaiting_feedback)
+
+    @property
+    def in_flight(self) -> int:
+        """How many chosen users wait for their verdict."""
+        return len(self._awaiting_feedback)
+
+    def waits_for(self, user: str) -> bool:
+        """Whether ``user`` was chosen and has no verdict yet."""
+        return user in self._awaiting_feedback
+
+    # -- restart-safe state ---------------------------------------------------------------------
+
+    def state_of(self, user: str) -> UserState | None:
+        """The user's current state (None for a user the chooser never saw).
+
+        A judged user's snapshot and verdict are known only until the next :meth:`changes`.
+        """
+        if user in self._frontiers[0]:
+            return UserState(user, "candidate", self._seq[user], tuple(f.score_of(user) for f in self._frontiers),
+                             evidence=self.evidence.state(user))
+        if user in self._awaiting_feedback:
+            return UserState(user, "chosen", self._seq[user], snapshot=self._awaiting_feedback[user])
+        if user in self.processed:
+            seq, snapshot, relevant = self._judged.get(user, (0, None, None))
+            keep = snapshot if self.method.dynamic else None  # only adaptive methods replay verdicts
+            return UserState(user, "judged", seq, snapshot=keep, relevant=relevant)
+        return None
+
+    def changes(self) -> list[UserState]:
+        """The states changed since the previous call, in the order they changed (then forgotten)."""
+        out = [state for state in map(self.state_of, self._changed) if state is not None]
+        self._changed.clear()
+        self._judged.clear()
+        return out
+
+    def restore(self, states: Iterable[UserState]) -> int:
+        """Add users from their changelog states (the latest state per user); returns how many.
+
+        Candidates enter the frontiers in arrival order with their stored scores, chosen users
+        wait for their verdict again, judged users are processed and their verdicts are observed
+        again in verdict order (adaptive methods). Restored users are not reported by :meth:`changes`.
+        """
+        states = list(states)
+        for state in sorted(states, key=lambda st: (STATUSES.index(st.status), st.seq)):
+            user = state.user
+            self.drop([user])
+            if state.status == "candidate":
+                if len(state.scores) != len(self._frontiers) or state.evidence is None:
+                    raise ValueError(f"changelog state of {user!r} has {len(state.scores)} scores for "
+                                     f"{len(self._frontiers)} components of {self.method.name}: the changelog "
+                                     "belongs to another method; give the chooser its own consumer group")
+                self.evidence.restore(user, state.evidence)
+                for frontier, score in zip(self._frontiers, state.scores):
+                    frontier.update(user, score, state.seq)
+                self._seq[user] = state.seq
+            else:
+                self.processed.add(user)
+                if state.status == "chosen":
+                    self._awaiting_feedback[user] = state.snapshot or UserEvidence(user=user)
+                    self._seq[user] = state.seq
+                elif state.relevant is not None and state.snapshot is not None:
+                    self.method.observe(state.snapshot, state.relevant)
+            self._tick = max(self._tick, state.seq + 1)
+        return len(states)
+
+    def drop(self, users: Iterable[str]) -> None:
+        """Forget these users entirely (their partition went to another chooser instance)."""
+        for user in users:
+            for frontier in self._frontiers:
+                frontier.discard(user)
+            self.evidence.drop(user)
+            self.processed.discard(user)
+            self._awaiting_feedback.pop(user, None)
+            self._seq.pop(user, None)
+            self._changed.pop(user, None)
+            self._judged.pop(user, None)
+
+    def _next(self) -> int:
+        self._tick += 1
+        return self._tick
 
     def top(self, k: int) -> list[tuple[str, float]]:
         """The ``k`` best waiting candidates by the first component score (for pushing, display)."""
@@ -104,3 +261,93 @@ class UserChooser:
         # the choice current at O(depth) cost instead of re-scoring every candidate.
         head = [self.evidence.get(user) for user, _ in self._frontiers[0].top(self.method.depth)]
         self.rescore(head)
+
+
+def log_order(timestamp_ms: int | None, partition: int, offset: int) -> int:
+    """A post's arrival order from its place in the Kafka log: record time (ms), then partition and
+    offset, packed in a signed 64-bit int (partitions modulo 64, offsets modulo 16384 within a ms)."""
+    ts = timestamp_ms if timestamp_ms is not None and timestamp_ms >= 0 else 0
+    return (int(ts) << 20) | ((partition % 64) << 14) | (offset % 16384)
+
+
+class ChooserStage:
+    """The stream chooser's decisions over Kafka records, as a :class:`focuscrawl.changelog.StatefulHandler`.
+
+    Inputs (all keyed by user, co-partitioned): posts (``Post`` JSON) fold into evidence, verdicts
+    (``StatsEvent`` JSON of this ``method``) free an in-flight slot and feed adaptive methods, pushed
+    scores (``{"score": s}``, compacted topic; seed section V, pseudo-training) re-rank waiting
+    candidates. When idle it keeps ``lead`` chosen users in flight, one extract request each.
+    It chooses only once its input is read to the end (or ``catch_up_wait`` seconds passed since it
+    last was), so a chooser behind its input (a restart, a burst) picks from all the evidence there
+    is, as an uninterrupted one would. State goes out as :class:`UserState` changelog records.
+    """
+
+    def __init__(self, chooser: UserChooser, *, method: str, posts_topic: str, stats_topic: str,
+                 scores_topic: str, extract_topic: str, lead: int = 8, catch_up_wait: float = 5.0,
+                 clock=None) -> None:
+        import time
+
+        self.chooser, self.method, self.lead = chooser, method, lead
+        self.posts_topic, self.stats_topic, self.scores_topic = posts_topic, stats_topic, scores_topic
+        self.extract_topic, self.catch_up_wait = extract_topic, catch_up_wait
+        self.clock = clock or time.monotonic
+        self._last_caught_up = self.clock()
+        self.users_of: dict[int, set[str]] = {}
+        self.counts = {"chosen": 0, "scores_applied": 0, "posts": 0, "verdicts": 0, "restored": 0}
+
+    # -- StatefulHandler -------------------------------------------------------------------------
+
+    def assigned(self, partitions: list[int], state: dict[bytes, tuple[int, bytes]]) -> None:
+        states = []
+        for key, (partition, value) in state.items():
+            st = UserState.from_json(value)
+            self.users_of.setdefault(partition, set()).add(st.user)
+            states.append(st)
+        self.counts["restored"] += self.chooser.restore(states)
+
+    def revoked(self, partitions: list[int]) -> None:
+        for p in partitions:
+            self.chooser.drop(self.users_of.pop(p, set()))
+
+    def handle(self, record) -> tuple:
+        from focuscrawl.fue.pipeline import post_from_json
+        from focuscrawl.priority_topic import decode
+
+        if record.topic == self.posts_topic:
+            post = post_from_json(record.value)
+            self.users_of.setdefault(record.partition, set()).add(post.author)
+            self.chooser.add_posts([post], order=log_order(getattr(record, "timestamp", None), record.partition,
+                                                          record.offset))
+            self.counts["posts"] += 1
+        elif record.topic == self.stats_topic:
+            verdict = json.loads(record.value)
+            if verdict.get("method") == self.method and self.chooser.waits_for(verdict["user"]):
+                self.chooser.feedback(verdict["user"], bool(verdict["relevant"]))
+                self.counts["verdicts"] += 1
+        elif record.topic == self.scores_topic and record.key is not None:
+            score = decode(record.value)
+            if score is not None:
+                self.counts["scores_applied"] += self.chooser.set_scores([(record.key.decode(), score)])
+        return ()
+
+    def idle(self, caught_up: bool) -> list[tuple[str, str, bytes]]:
+        now = self.clock()
+        if caught_up:
+            self._last_caught_up = now
+        elif now - self._last_caught_up < self.catch_up_wait:
+            return []
+        out = []
+        while self.chooser.in_flight < self.lead:
+            user = self.chooser.choose()
+            if user is None:
+                break
+            self.counts["chosen"] += 1
+            out.append((self.extract_topic, user, json.dumps({"user": user, "method": self.method}).encode()))
+        return out
+
+    def changes(self) -> list[tuple[str, bytes]]:
+        return [(st.user, st.to_json()) for st in self.chooser.changes()]
+
+    def status(self, top: int = 5) -> dict:
+        return {"method": self.method, "candidates": len(self.chooser), "processed": len(self.chooser.processed),
+                "in_flight": sorted(self.chooser.awaiting), **self.counts, "top": self.chooser.top(top)}

@@ -11,6 +11,11 @@ Hours: the paper (and its code, ``feature_aggregator.py`` of blind-sniper/heuris
 mean is wrong across midnight (23:00 and 01:00 average to 12:00), so the aggregator keeps both
 the arithmetic mean and the *circular* mean (angle of the summed unit vectors); the N-methods
 choose which one to use.
+
+Restarts: a user's running sums are an :class:`EvidenceState`, a typed record with
+``to_dict``/``from_dict`` (exact: floats round-trip through JSON), so a stream chooser keeps them
+in its changelog topic and :meth:`EvidenceAggregator.restore` puts them back; folding the same
+posts live or restoring their state gives the same evidence (``tests/platform/test_restart_state_unit.py``).
 """
 
 from __future__ import annotations
@@ -69,6 +74,17 @@ class UserEvidence:
             return self.circular_hour
         raise ValueError(f"unknown hour mean {mean!r}; use 'arithmetic' or 'circular'")
 
+    def to_dict(self) -> dict:
+        return {"user": self.user, "count": self.count, "mean_score": self.mean_score,
+                "mean_comments": self.mean_comments, "mean_hour": self.mean_hour,
+                "circular_hour": self.circular_hour, "text": self.text, "communities": list(self.communities)}
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "UserEvidence":
+        return cls(user=d["user"], count=int(d["count"]), mean_score=float(d["mean_score"]),
+                   mean_comments=float(d["mean_comments"]), mean_hour=d["mean_hour"],
+                   circular_hour=d["circular_hour"], text=d["text"], communities=tuple(d["communities"]))
+
 
 def hour_distance(a: float, b: float) -> float:
     """Distance between two hours on the 24 h circle (seed eq. 5): ``min(|a-b|, 24-|a-b|)``."""
@@ -77,7 +93,9 @@ def hour_distance(a: float, b: float) -> float:
 
 
 @dataclass(slots=True)
-class _Accumulator:
+class EvidenceState:
+    """One user's running sums (what the User Updater keeps), and the ids of the posts counted."""
+
     count: int = 0
     score_sum: float = 0.0
     comments_sum: float = 0.0
@@ -87,6 +105,23 @@ class _Accumulator:
     texts: list[str] = field(default_factory=list)
     text_len: int = 0
     communities: list[str] = field(default_factory=list)
+    post_ids: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict:
+        return {"count": self.count, "score_sum": self.score_sum, "comments_sum": self.comments_sum,
+                "hour_sum": self.hour_sum, "hour_sin": self.hour_sin, "hour_cos": self.hour_cos,
+                "texts": list(self.texts), "text_len": self.text_len, "communities": list(self.communities),
+                "post_ids": list(self.post_ids)}
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "EvidenceState":
+        return cls(count=int(d["count"]), score_sum=float(d["score_sum"]), comments_sum=float(d["comments_sum"]),
+                   hour_sum=float(d["hour_sum"]), hour_sin=float(d["hour_sin"]), hour_cos=float(d["hour_cos"]),
+                   texts=list(d["texts"]), text_len=int(d["text_len"]), communities=list(d["communities"]),
+                   post_ids=list(d["post_ids"]))
+
+    def copy(self) -> "EvidenceState":
+        return EvidenceState.from_dict(self.to_dict())
 
 
 class EvidenceAggregator:
@@ -102,7 +137,7 @@ class EvidenceAggregator:
         self.max_text_chars = max_text_chars
         self.max_communities = max_communities
         self.dedupe = dedupe
-        self._users: dict[str, _Accumulator] = {}
+        self._users: dict[str, EvidenceState] = {}
         self._seen_posts: set[str] = set()
 
     def __len__(self) -> int:
@@ -122,7 +157,9 @@ class EvidenceAggregator:
             self._seen_posts.add(post.post_id)
         acc = self._users.get(post.author)
         if acc is None:
-            acc = self._users[post.author] = _Accumulator()
+            acc = self._users[post.author] = EvidenceState()
+        if self.dedupe and post.post_id:
+            acc.post_ids.append(post.post_id)
         acc.count += 1
         acc.score_sum += post.score
         acc.comments_sum += post.num_comments
@@ -152,7 +189,23 @@ class EvidenceAggregator:
         """Drop a user's evidence (after extraction, seed section II: space complexity)."""
         self._users.pop(user, None)
 
-    def _snapshot(self, user: str, acc: _Accumulator) -> UserEvidence:
+    def state(self, user: str) -> EvidenceState | None:
+        """A copy of the user's running sums (None for an unknown user), for a changelog."""
+        acc = self._users.get(user)
+        return None if acc is None else acc.copy()
+
+    def restore(self, user: str, state: EvidenceState) -> None:
+        """Put back a user's running sums read from a changelog; its posts count as seen again."""
+        self._users[user] = state.copy()
+        self._seen_posts.update(state.post_ids)
+
+    def drop(self, user: str) -> None:
+        """Forget a user and the ids of its posts (its partition moved to another chooser)."""
+        acc = self._users.pop(user, None)
+        if acc is not None:
+            self._seen_posts.difference_update(acc.post_ids)
+
+    def _snapshot(self, user: str, acc: EvidenceState) -> UserEvidence:
         n = acc.count
         resultant = math.hypot(acc.hour_sin, acc.hour_cos)
         circular = None

@@ -117,15 +117,26 @@ class PageRevisitor:
                 added += 1
         return added
 
-    def restore(self, seen: Iterable[tuple[str, int]]) -> None:
-        """Resume from the snapshot table's ``(url, period)`` pairs: their pages are known, and those
-        snapshotted in the current period are not fetched again (no duplicate row after a restart)."""
+    def restore(self, seen: Iterable[tuple], seeds: Iterable[str] = ()) -> None:
+        """Resume from the snapshot table (issue 16, point 5: the frontier is rebuilt from the Delta
+        table the revisitor lands, so a SIGKILL loses no page and doubles no row).
+
+        ``seen`` holds ``(url, period)`` or ``(url, period, outlinks)`` in fetch order
+        (:meth:`SnapshotWriter.history`). Pages become known as a live run made them known: the
+        ``seeds`` first, then each snapshotted page and the outlinks of it matching ``discover``,
+        so ties in the ranking break the same way. Pages snapshotted in the current period are not
+        fetched again; the rows a killed process had not flushed yet are fetched again.
+        """
         seen = list(seen)
-        self.add(url for url, _ in seen)
+        self.add(seeds)
+        for item in seen:
+            self.add([item[0]])
+            if self.discover is not None and len(item) > 2:
+                self.add(u for u in item[2] if self.discover.search(u))
         now = self.period()
         with self._lock:
             self._start_period(now)
-            for url, period in seen:
+            for url, period, *_ in seen:
                 if period == now:
                     self.done.add(url)
                     self.queue.discard(url)
@@ -227,6 +238,15 @@ class SnapshotWriter:
         return n
 
     def seen(self) -> list[tuple[str, int]]:
+        return [(url, period) for url, period, _ in self.history()]
+
+    def history(self) -> list[tuple[str, int, list[str]]]:
+        """``(url, period, outlinks)`` of every landed snapshot, in fetch order (what :meth:`PageRevisitor.restore` reads).
+
+        Fetch order = ``fetched_at``, ties (a site clock ticks in whole seconds) broken by the commit
+        time of the row's file and its place in the file: the order the rows were appended in.
+        """
+        import pyarrow as pa
         from deltalake import DeltaTable
         from deltalake.exceptions import TableNotFoundError
 
@@ -234,5 +254,11 @@ class SnapshotWriter:
             table = DeltaTable(self.table_path, storage_options=self.storage_options)
         except TableNotFoundError:
             return []
-        cols = table.to_pyarrow_table(columns=["url", "period"]).to_pydict()
-        return list(zip(cols["url"], cols["period"]))
+        written = pa.table(table.get_add_actions(flatten=True)).select(["path", "modification_time"]).to_pydict()
+        committed_at = dict(zip(written["path"], written["modification_time"]))
+        cols = table.to_pyarrow_dataset().to_table(
+            columns=["url", "period", "fetched_at", "internal_outlinks", "external_outlinks", "__filename"]).to_pydict()
+        rows = sorted(zip(cols["fetched_at"], (committed_at.get(f, 0) for f in cols["__filename"]), range(len(cols["url"])),
+                          cols["url"], cols["period"], cols["internal_outlinks"], cols["external_outlinks"]),
+                      key=lambda r: (r[0] is None, r[0].timestamp() if r[0] else 0.0, r[1], r[2]))
+        return [(url, period, list(internal or []) + list(external or [])) for _, _, _, url, period, internal, external in rows]

@@ -1,0 +1,192 @@
+"""Restart-safe state of a stream stage: a compacted changelog topic, written in one Kafka
+transaction with the stage's outputs and its input offsets (issue 16, point 5).
+
+STYLE.md ("the offsets travel with the data", :mod:`focuscrawl.delta_sink` is the model): a
+stateful stream process keeps no state that lives only in memory. Its state is a set of records
+keyed like its input (a user, for the FUE chooser), and the latest record per key is kept by a
+compacted topic the process owns, ``focuscrawl.changelog.<group>``, partitioned like the input
+(same count, same key, so the changelog partition of a key is the input partition of that key).
+
+:class:`TransactionalStage` is the consumer-group loop of such a stage. After each poll, the
+records' effects (``handle``), what the stage decides when it is idle, the changed state records
+(``changes``) and the consumer's positions go out in **one** Kafka transaction
+(``send_offsets_to_transaction``, KIP-98/447). A SIGKILL anywhere aborts the open transaction
+(the restarted producer with the same ``transactional_id`` fences it), so the changelog, the
+outputs and the committed offsets always agree: nothing is lost, nothing counted twice, and no
+output whose state change is missing (a chosen user is extracted once). On every partition
+assignment the stage first reads those changelog partitions to their end (read_committed) and
+hands the records to ``assigned``, then consumes new input; on revocation ``revoked`` drops them.
+Readers of the outputs use ``isolation_level="read_committed"`` so an aborted batch stays unseen.
+
+Any failure of a transaction ends the loop with the error: the in-memory state may be ahead of
+the log then, and a restart (the supervisor's) rebuilds it from the log, which is the only truth.
+Kafka is imported inside the functions (the domain package imports no engine at module level).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from typing import Callable, Iterable, Iterator, Protocol
+
+from focuscrawl.topics import TopicSpec, ensure_topics
+
+log = logging.getLogger(__name__)
+
+Output = tuple[str, str, bytes]               # (topic, key, value)
+Change = tuple[str, bytes | None]             # (key, value) of a changelog record; None deletes the key
+
+
+def changelog_topic(group: str) -> str:
+    """The changelog topic of a consumer group's state (one per group: a twin group has its own)."""
+    return f"focuscrawl.changelog.{group}"
+
+
+def read_to_end(bootstrap: str, topic: str, partitions: Iterable[int],
+                timeout_s: float = 300.0) -> Iterator[tuple[int, bytes, bytes | None]]:
+    """``(partition, key, value)`` of every committed record of ``topic``'s ``partitions``, in offset
+    order per partition, up to the end offsets (last stable offsets) taken when the read starts."""
+    from kafka import KafkaConsumer, TopicPartition
+
+    tps = [TopicPartition(topic, p) for p in sorted(set(partitions))]
+    if not tps:
+        return
+    consumer = KafkaConsumer(bootstrap_servers=bootstrap, group_id=None, enable_auto_commit=False,
+                             isolation_level="read_committed", auto_offset_reset="earliest")
+    try:
+        consumer.assign(tps)
+        consumer.seek_to_beginning(*tps)
+        end = consumer.end_offsets(tps)
+        deadline = time.monotonic() + timeout_s
+        todo = {tp for tp in tps if consumer.position(tp) < end[tp]}
+        while todo:
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"reading {topic} to its end took over {timeout_s:.0f} s; "
+                                   f"left: {sorted((tp.partition, consumer.position(tp), end[tp]) for tp in todo)}")
+            for tp, records in consumer.poll(timeout_ms=500, max_records=5000).items():
+                for r in records:
+                    if r.offset < end[tp]:
+                        yield tp.partition, r.key, r.value
+            todo = {tp for tp in todo if consumer.position(tp) < end[tp]}
+    finally:
+        consumer.close()
+
+
+def latest_per_key(records: Iterable[tuple[int, bytes, bytes | None]]) -> dict[bytes, tuple[int, bytes]]:
+    """Fold a changelog read: the last value per key (what compaction keeps), deleted keys dropped."""
+    out: dict[bytes, tuple[int, bytes | None]] = {}
+    for partition, key, value in records:
+        out.pop(key, None)  # re-insert: the order of the dict is the order of the latest records
+        out[key] = (partition, value)
+    return {k: v for k, v in out.items() if v[1] is not None}  # type: ignore[misc]
+
+
+class StatefulHandler(Protocol):
+    """What a :class:`TransactionalStage` drives (all calls from the loop's thread)."""
+
+    def assigned(self, partitions: list[int], state: dict[bytes, tuple[int, bytes]]) -> None: ...
+    def revoked(self, partitions: list[int]) -> None: ...
+    def handle(self, record) -> Iterable[Output]: ...
+    def idle(self, caught_up: bool) -> Iterable[Output]: ...
+    def changes(self) -> Iterable[Change]: ...
+
+
+class TransactionalStage:
+    """Consume ``topics`` as ``group``, keep state in the group's changelog, one transaction per batch.
+
+    ``transactional_id`` must be stable across restarts of one instance and differ between the
+    instances of a group (``<group>-<instance>``): a restarted instance fences its dead self.
+    The changelog gets the partition count of ``topics[0]``; every input topic must be keyed like
+    it and have that count (co-partitioned), so one instance owns a key in every topic.
+    """
+
+    def __init__(self, bootstrap: str, topics: list[str], group: str, handler: StatefulHandler, *,
+                 transactional_id: str | None = None, changelog: str | None = None, replication: int | None = None,
+                 poll_ms: int = 500, max_records: int = 500, session_timeout_ms: int = 10000) -> None:
+        self.bootstrap, self.topics, self.group, self.handler = bootstrap, list(topics), group, handler
+        self.transactional_id = transactional_id or f"{group}-0"
+        self.changelog = changelog or changelog_topic(group)
+        self.replication = replication
+        self.poll_ms, self.max_records, self.session_timeout_ms = poll_ms, max_records, session_timeout_ms
+        self.transactions = 0
+        self.restored = 0
+
+    def _partition_count(self, admin_consumer, topic: str) -> int:
+        parts = admin_consumer.partitions_for_topic(topic)
+        if not parts:
+            raise RuntimeError(f"topic {topic} has no partitions; create it first (focuscrawl.topics.ensure_topics)")
+        return len(parts)
+
+    def run(self, stopping: threading.Event, on_batch: Callable[[], None] = lambda: None) -> None:
+        from kafka import ConsumerRebalanceListener, KafkaConsumer, KafkaProducer
+        from kafka.structs import OffsetAndMetadata
+
+        consumer = KafkaConsumer(bootstrap_servers=self.bootstrap, group_id=self.group, enable_auto_commit=False,
+                                 auto_offset_reset="earliest", isolation_level="read_committed",
+                                 session_timeout_ms=self.session_timeout_ms)
+        n = self._partition_count(consumer, self.topics[0])
+        ensure_topics(self.bootstrap, [TopicSpec(self.changelog, "the input's key", compacted=True)], n,
+                      self.replication)
+        have = self._partition_count(consumer, self.changelog)
+        if have != n:
+            raise RuntimeError(f"changelog {self.changelog} has {have} partitions, input {self.topics[0]} has {n}: "
+                               "they must match (co-partitioned); delete the changelog topic and let the stage "
+                               "rebuild it, or give the stage a new consumer group")
+        producer = KafkaProducer(bootstrap_servers=self.bootstrap, transactional_id=self.transactional_id,
+                                 enable_idempotence=True, acks="all", linger_ms=5)
+        producer.init_transactions()  # aborts what a killed predecessor with this id left open
+        stage = self
+
+        class Listener(ConsumerRebalanceListener):
+            def on_partitions_revoked(self, revoked):
+                parts = sorted({tp.partition for tp in revoked})
+                if parts:
+                    stage.handler.revoked(parts)
+
+            def on_partitions_assigned(self, assigned):
+                parts = sorted({tp.partition for tp in assigned})
+                started = time.monotonic()
+                state = latest_per_key(read_to_end(stage.bootstrap, stage.changelog, parts))
+                stage.handler.assigned(parts, state)
+                stage.restored += len(state)
+                log.info("%s: partitions %s assigned; %d state records restored from %s in %.1f s",
+                         stage.group, parts, len(state), stage.changelog, time.monotonic() - started)
+
+        consumer.subscribe(self.topics, listener=Listener())
+        try:
+            while not stopping.is_set():
+                consumed = 0
+                outputs: list[Output] = []
+                for records in consumer.poll(timeout_ms=self.poll_ms, max_records=self.max_records).values():
+                    for record in records:
+                        consumed += 1
+                        outputs.extend(self.handler.handle(record))
+                outputs.extend(self.handler.idle(self._caught_up(consumer)))
+                changes = list(self.handler.changes())
+                if consumed or outputs or changes:
+                    producer.begin_transaction()
+                    for key, value in changes:
+                        producer.send(self.changelog, key=key.encode(), value=value)
+                    for topic, key, value in outputs:
+                        producer.send(topic, key=key.encode(), value=value)
+                    positions = {tp: OffsetAndMetadata(consumer.position(tp), "", -1) for tp in consumer.assignment()}
+                    producer.send_offsets_to_transaction(positions, consumer.group_metadata())
+                    producer.commit_transaction()
+                    self.transactions += 1
+                on_batch()
+        finally:
+            producer.close(timeout=10)
+            consumer.close()
+
+    @staticmethod
+    def _caught_up(consumer) -> bool:
+        """Every assigned partition read to its last known end (no input waiting)."""
+        assignment = consumer.assignment()
+        if not assignment:
+            return False
+        for tp in assignment:
+            high = consumer.highwater(tp)
+            if high is None or consumer.position(tp) < high:
+                return False
+        return True

@@ -1,0 +1,270 @@
+"""Restore functions of the restart-safe state (issue 16, point 5): rebuilding from the changelog
+records gives the same state as the live fold, for the evidence, the chooser and its stage."""
+
+from __future__ import annotations
+
+import json
+import random
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+from focuscrawl.changelog import latest_per_key
+from focuscrawl.fue import RANKING_METHODS, EvidenceAggregator, Post, UserChooser
+from focuscrawl.fue.chooser import ChooserStage, UserState
+from focuscrawl.fue.evidence import EvidenceState
+from focuscrawl.fue.pipeline import post_to_json
+
+WORDS = "hopeless numb lonely football recipe guitar weekend crying".split()
+
+
+class WordClassifier:
+    """A candidate classifier fake: the share of 'sad' words in the text (deterministic, no I/O)."""
+
+    SAD = {"hopeless", "numb", "lonely", "crying"}
+
+    def predict_proba(self, texts):
+        out = []
+        for t in texts:
+            words = t.split()
+            out.append((sum(w in self.SAD for w in words) + 0.5) / (len(words) + 1.0))
+        return np.asarray(out)
+
+
+def posts(n: int, users: int, seed: int) -> list[Post]:
+    rng = random.Random(seed)
+    out = []
+    for i in range(n):
+        # Overlapping listings: every fifth post is seen again under the same id.
+        j = i - 1 if i % 5 == 4 else i
+        r = random.Random(j * 7919 + seed)
+        out.append(Post(author=f"u{r.randrange(users)}", created_utc=1.7e9 + r.uniform(0, 86400 * 3),
+                        score=float(r.randrange(5)), num_comments=float(r.randrange(3)),
+                        title=" ".join(r.sample(WORDS, 2)), text=" ".join(r.sample(WORDS, 3)),
+                        community=f"c{r.randrange(4)}", post_id=f"t3_{j}"))
+    rng.shuffle(out)
+    return out
+
+
+def test_evidence_restored_from_its_state_folds_on_like_the_live_aggregator():
+    stream = posts(400, 30, seed=1)
+    live, first = EvidenceAggregator(max_text_chars=200), EvidenceAggregator(max_text_chars=200)
+    for p in stream:
+        live.add(p)
+    for p in stream[:170]:
+        first.add(p)
+    # Through JSON, as the changelog holds it.
+    saved = {u: json.dumps(first.state(u).to_dict()) for u in first.users()}
+    restored = EvidenceAggregator(max_text_chars=200)
+    for u, d in saved.items():
+        restored.restore(u, EvidenceState.from_dict(json.loads(d)))
+    for p in stream[170:]:
+        restored.add(p)
+    assert set(restored.users()) == set(live.users())
+    assert all(restored.get(u) == live.get(u) for u in live.users())
+    # A post counted before the restart is still a duplicate after it.
+    assert restored.add(stream[0]) is None
+
+
+def test_user_state_round_trips_and_names_a_bad_status():
+    ev = EvidenceAggregator()
+    ev.add(Post(author="ann", created_utc=1.7e9, score=2, title="hi", community="c", post_id="a"))
+    st = UserState("ann", "candidate", 3, (0.25, 0.5), evidence=ev.state("ann"))
+    assert UserState.from_json(st.to_json()) == st
+    judged = UserState("bob", "judged", 9, snapshot=ev.get("ann"), relevant=True)
+    assert UserState.from_json(judged.to_json()) == judged
+    with pytest.raises(ValueError, match="candidate, chosen, judged"):
+        UserState("x", "extracted", 1)
+
+
+def _chooser(method: str) -> UserChooser:
+    return UserChooser(RANKING_METHODS.create(method, classifier=WordClassifier(), seed=3))
+
+
+def _events(seed: int) -> list[tuple]:
+    """Posts in listings, extractor requests, verdicts and pushed scores, interleaved."""
+    rng = random.Random(seed)
+    stream = posts(600, 80, seed)
+    events, chosen_slots = [], 0
+    for i in range(0, len(stream), 20):
+        events.append(("posts", stream[i:i + 20]))
+        if i % 60 == 0:
+            events.append(("choose", 3))
+            chosen_slots += 3
+        if i % 100 == 0 and i:
+            events.append(("verdicts", rng.random()))
+        if i % 140 == 0:
+            events.append(("scores", [(f"u{rng.randrange(80)}", rng.random()) for _ in range(5)]))
+    return events
+
+
+def _apply(chooser: UserChooser, event: tuple, log: list, pending: list) -> None:
+    kind, arg = event
+    if kind == "posts":
+        chooser.add_posts(arg)
+    elif kind == "choose":
+        for _ in range(arg):
+            user = chooser.choose()
+            if user is not None:
+                log.append(user)
+                pending.append(user)
+    elif kind == "verdicts":
+        rng = random.Random(int(arg * 1e6))
+        for user in list(pending):
+            chooser.feedback(user, rng.random() < 0.4)
+            pending.remove(user)
+    elif kind == "scores":
+        chooser.set_scores(arg)
+
+
+@pytest.mark.parametrize("method", ["HAS", "RND", "N06", "HCP", "HCP-CB", "FUSION-HCP-HAC", "HIERARCHICAL"])
+def test_a_chooser_restored_at_any_point_ranks_and_picks_as_its_uninterrupted_twin(method):
+    events = _events(seed=7)
+    for cut in (1, len(events) // 3, len(events) - 2):
+        twin, first = _chooser(method), _chooser(method)
+        twin_log, twin_pending, log, pending = [], [], [], []
+        changelog: list[tuple[int, bytes, bytes]] = []
+        for i, event in enumerate(events):
+            _apply(twin, event, twin_log, twin_pending)
+            if i < cut:
+                _apply(first, event, log, pending)
+                changelog += [(0, st.user.encode(), st.to_json()) for st in first.changes()]
+        # The first chooser dies here; its successor starts from the changelog alone.
+        restored = _chooser(method)
+        restored.restore(UserState.from_json(v) for _, v in latest_per_key(changelog).values())
+        assert restored.changes() == []  # restoring writes nothing back
+        assert sorted(restored.awaiting) == sorted(pending)
+        for event in events[cut:]:
+            _apply(restored, event, log, pending)
+        assert restored.top(100) == twin.top(100), f"{method}, restart after event {cut}"
+        assert log == twin_log
+        assert len(log) == len(set(log))
+        assert restored.processed == twin.processed
+
+
+def test_changes_report_each_changed_user_once_in_order():
+    chooser = _chooser("HAS")
+    chooser.add_posts([Post(author="a", created_utc=0, score=1, post_id="1"),
+                       Post(author="b", created_utc=0, score=3, post_id="2")])
+    assert [st.user for st in chooser.changes()] == ["a", "b"]
+    assert chooser.changes() == []
+    assert chooser.choose() == "b"
+    chooser.feedback("b", True)
+    (st,) = chooser.changes()
+    assert (st.user, st.status, st.snapshot) == ("b", "judged", None)  # HAS does not learn: no snapshot kept
+
+
+def _rec(topic, partition, key, value, offset=0, timestamp=1_700_000_000_000):
+    return SimpleNamespace(topic=topic, partition=partition, key=key.encode(), value=value, offset=offset,
+                           timestamp=timestamp)
+
+
+def test_two_stages_reading_the_partitions_in_different_interleavings_rank_ties_alike():
+    # Every user's posts in one partition (keyed by author); many equal HAS scores.
+    parts: dict[int, list] = {0: [], 1: [], 2: []}
+    for i, p in enumerate(posts(300, 60, seed=5)):
+        part = int(p.author[1:]) % 3
+        parts[part].append(_rec("p", part, p.author, post_to_json(p), offset=len(parts[part]),
+                                timestamp=1_700_000_000_000 + i // 50))
+
+    def stage_fed(order):
+        stage = ChooserStage(_chooser("HAS"), method="HAS", posts_topic="p", stats_topic="s", scores_topic="sc",
+                             extract_topic="x", lead=4)
+        for rec in order:
+            stage.handle(rec)
+        return stage
+
+    by_partition = [r for q in (0, 1, 2) for r in parts[q]]
+    interleaved = sorted(by_partition, key=lambda r: (r.offset, -r.partition))
+    a, b = stage_fed(by_partition), stage_fed(interleaved)
+    assert len({score for _, score in a.chooser.top(60)}) < 40  # plenty of ties to break
+    assert a.chooser.top(60) == b.chooser.top(60)
+    assert [k for _, k, _ in a.idle(True)] == [k for _, k, _ in b.idle(True)]
+
+
+def test_stage_chooses_only_when_caught_up_or_after_the_wait_and_drops_revoked_partitions():
+    now = [0.0]
+    stage = ChooserStage(_chooser("HAS"), method="HAS", posts_topic="p", stats_topic="s", scores_topic="sc",
+                         extract_topic="x", lead=2, catch_up_wait=5.0, clock=lambda: now[0])
+    for i, (user, score) in enumerate([("a", 1), ("b", 5), ("c", 3)]):
+        stage.handle(_rec("p", i % 2, user, post_to_json(Post(author=user, created_utc=0, score=score, post_id=str(i)))))
+    assert stage.idle(caught_up=False) == []          # behind its input, within the wait
+    now[0] = 6.0
+    out = stage.idle(caught_up=False)                  # waited long enough: choose anyway
+    assert [key for _, key, _ in out] == ["b", "c"] and stage.idle(True) == []  # lead reached
+    stage.handle(_rec("s", 1, "b", json.dumps({"method": "HAS", "user": "b", "relevant": True}).encode()))
+    stage.handle(_rec("s", 1, "b", json.dumps({"method": "OTHER", "user": "c", "relevant": True}).encode()))
+    assert [key for _, key, _ in stage.idle(True)] == ["a"]
+    changes = dict(stage.changes())
+    assert {UserState.from_json(v).status for v in changes.values()} == {"judged", "chosen"}
+    stage.revoked([0])                                 # a and c were seen on partition 0
+    assert stage.chooser.processed == {"b"}
+    stage.handle(_rec("sc", 1, "zz", json.dumps({"score": 0.5}).encode()))  # unknown user: ignored
+    assert stage.counts["scores_applied"] == 0
+
+
+# -- the revisitor's frontier, rebuilt from the snapshot table -----------------------------------
+
+
+def _html(links: list[str]) -> bytes:
+    return ("<html><body><p>page</p>" + "".join(f'<a href="{u}">x</a>' for u in links) + "</body></html>").encode()
+
+
+class _Site:
+    """A web of 40 pages, each linking to three others (deterministic), served from memory."""
+
+    BASE = "http://127.0.0.1:9/site/s.wiki.test/wiki/P"
+
+    def __init__(self) -> None:
+        self.log: list[str] = []
+
+    def get(self, url: str) -> bytes:
+        self.log.append(url)
+        i = int(url.rsplit("P", 1)[1])
+        return _html([f"{self.BASE}{(i * 7 + k) % 40}" for k in (1, 2, 3)])
+
+
+@pytest.mark.parametrize("cut", [1, 9, 25])
+def test_revisitor_rebuilt_from_its_table_revisits_as_its_twin_without_a_duplicate_row(tmp_path, cut):
+    from focuscrawl.outlinks.revisit import WEEK, PageRevisitor, SnapshotWriter
+
+    now = [0.0]
+    seeds = [_Site.BASE + "0", _Site.BASE + "5"]
+
+    def revisitor(site, emit):
+        rev = PageRevisitor(site, emit, lambda: now[0], discover="/wiki/", max_pages=30)
+        return rev
+
+    twin_site, twin_rows = _Site(), []
+    twin = revisitor(twin_site, twin_rows.append)
+    twin.restore([], seeds=seeds)
+    while twin.revisit_next() is not None:
+        pass
+    now[0] = WEEK
+    while twin.revisit_next() is not None:
+        pass
+
+    now[0] = 0.0
+    writer = SnapshotWriter(str(tmp_path / "snapshots"))
+    site = _Site()
+    first = revisitor(site, writer)
+    first.restore(writer.history(), seeds=seeds)
+    for _ in range(cut):
+        first.revisit_next()
+        writer.flush()
+    first.revisit_next()  # fetched, then SIGKILLed before its row was flushed: that row is lost with it
+    writer.rows.clear()
+    second = revisitor(site, writer)
+    second.restore(writer.history(), seeds=seeds)
+    while second.revisit_next() is not None:
+        writer.flush()
+    now[0] = WEEK
+    while second.revisit_next() is not None:
+        writer.flush()
+    got = writer.seen()
+    assert len(got) == len(set(got)) == 60  # every known page once per period: none lost, none doubled
+    assert sorted(got) == sorted((r["url"], r["period"]) for r in twin_rows)
+    # The order the pages were revisited in is the twin's, apart from the one refetched after the kill.
+    refetched = site.log[:cut + 1] + site.log[cut + 2:]
+    assert refetched == twin_site.log
