@@ -141,6 +141,15 @@ def parse_duration(text: str) -> timedelta:
     return timedelta(days=d, hours=h, minutes=mi, seconds=s)
 
 
+def _named(kind: str, example: str):
+    def check(cls, v: str) -> str:
+        if not _NAME.match(v):
+            raise ValueError(f"{v!r} is not a {kind} name; use lower-case letters, digits, '-' or '_' (e.g. \"{example}\")")
+        return v
+
+    return classmethod(check)
+
+
 class _Model(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -362,14 +371,6 @@ class OAuth(_Model):
                              "(the credential is read from it, never from this file)")
         return v
 
-    def credentials(self) -> tuple[str, str]:
-        """``(client_id, client_secret)`` from the environment, read when a token is needed."""
-        values = [os.environ.get(self.client_id_env), os.environ.get(self.client_secret_env)]
-        for name, value in zip((self.client_id_env, self.client_secret_env), values):
-            if not value:
-                raise ProjectError(None, "oauth", f"environment variable {name} is not set; export it before starting")
-        return values[0], values[1]
-
 
 class Site(_Model):
     """One site and how to reach it politely."""
@@ -384,12 +385,7 @@ class Site(_Model):
     rate_limit_headers: bool = Field(False, description="obey X-Ratelimit-Used/Remaining/Reset (reddit)")
     oauth: OAuth | None = None
 
-    @field_validator("name")
-    @classmethod
-    def _name(cls, v: str) -> str:
-        if not _NAME.match(v):
-            raise ValueError(f"{v!r} is not a site name; use lower-case letters, digits, '-' or '_' (e.g. \"reddit\")")
-        return v
+    _name = field_validator("name")(_named("site", "reddit"))
 
     @field_validator("base_url", mode="before")
     @classmethod
@@ -460,6 +456,13 @@ class FueLoop(Loop):
     listing_path: str = "/r/all/new.json"
 
     _method = field_validator("method")(_name_in("focuscrawl.fue.methods", "RANKING_METHODS"))
+
+    @field_validator("listing_path")
+    @classmethod
+    def _path(cls, v: str) -> str:
+        if not v.startswith("/"):
+            raise ValueError(f"{v!r} is not a path on the site; start it with '/', e.g. \"/r/all/new.json\"")
+        return v
     _chooser = field_validator("community_chooser")(_name_in("focuscrawl.fue.pipeline", "COMMUNITY_CHOOSERS"))
 
 
@@ -583,12 +586,7 @@ class Project(_Model):
     schedules: dict[str, str] = Field(default_factory=dict)
     warc: Warc = Warc()
 
-    @field_validator("name")
-    @classmethod
-    def _name(cls, v: str) -> str:
-        if not _NAME.match(v):
-            raise ValueError(f"{v!r} is not a project name; use lower-case letters, digits, '-' or '_'")
-        return v
+    _name = field_validator("name")(_named("project", "my-project"))
 
     @field_validator("schedules")
     @classmethod
