@@ -316,20 +316,8 @@ def test_a_second_supervisor_on_the_same_folder_is_refused(tmp_path):
 
 def test_a_new_supervisor_adopts_the_children_of_a_killed_one(tmp_path):
     specs = [ProcessSpec("a", "toy", SLEEPER), ProcessSpec("b", "toy", SLEEPER + ("b",), tier=2)]
-    specs_file = tmp_path / "specs.json"
-    write_status(specs_file, {"specs": [s.to_json() for s in specs]})
-    first = subprocess.Popen([sys.executable, "-m", "focuscrawl.platform.supervisor", str(specs_file),
-                              "--var", str(tmp_path), "--tick", "0.1"], start_new_session=True,
-                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    first, pids = _supervise_in_a_subprocess(tmp_path, specs)
     try:
-        deadline = time.monotonic() + 60
-        pids = {}
-        while time.monotonic() < deadline:
-            pids = {p["name"]: p["pid"] for p in read_state(tmp_path).get("processes", []) if p["state"] == UP}
-            if len(pids) == 2:
-                break
-            time.sleep(0.1)
-        assert len(pids) == 2, read_state(tmp_path)
         os.kill(first.pid, signal.SIGKILL)
         first.wait()
         assert all(pid_alive(pid) for pid in pids.values())  # children outlive their supervisor
@@ -383,3 +371,44 @@ def test_spec_round_trips_through_json():
         ProcessSpec("../x", "toy", ("true",))
     with pytest.raises(ValueError, match="unique"):
         Supervisor([ProcessSpec("x", "toy", ("true",)), ProcessSpec("x", "toy", ("false",))], Path("/tmp"))
+
+
+def _supervise_in_a_subprocess(tmp_path, specs) -> tuple[subprocess.Popen, dict[str, int]]:
+    specs_file = tmp_path / "specs.json"
+    write_status(specs_file, {"specs": [s.to_json() for s in specs]})
+    proc = subprocess.Popen([sys.executable, "-m", "focuscrawl.platform.supervisor", str(specs_file),
+                             "--var", str(tmp_path), "--tick", "0.1"], start_new_session=True,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        pids = {p["name"]: p["pid"] for p in read_state(tmp_path).get("processes", []) if p["state"] == UP}
+        if len(pids) == len(specs):
+            return proc, pids
+        time.sleep(0.1)
+    proc.kill()
+    raise TimeoutError(read_state(tmp_path))
+
+
+@pytest.mark.parametrize("supervisor_killed", [False, True])
+def test_down_stops_the_supervisor_or_what_a_killed_one_left(tmp_path, supervisor_killed):
+    import dataclasses
+
+    from focuscrawl.config import settings
+    from focuscrawl.platform.up import down
+
+    specs = [ProcessSpec("a", "toy", SLEEPER), ProcessSpec("b", "toy", SLEEPER + ("b",), tier=2)]
+    proc, pids = _supervise_in_a_subprocess(tmp_path, specs)
+    try:
+        if supervisor_killed:
+            os.kill(proc.pid, signal.SIGKILL)
+            proc.wait()
+        said: list[str] = []
+        assert down(dataclasses.replace(settings(), var_dir=tmp_path), services=False, log=said.append) == 0
+        if not supervisor_killed:
+            assert proc.wait(timeout=30) == 0  # stopped by its SIGTERM, cleanly
+        assert not any(pid_alive(pid) for pid in pids.values())
+        assert supervisor_pid(tmp_path) is None
+        assert any("stopped" in line or "stopping" in line for line in said)
+    finally:
+        if proc.poll() is None:
+            proc.kill()

@@ -91,11 +91,11 @@ def consumer_lag(cfg, timeout_ms: int = 5000) -> dict:
     probe = KafkaConsumer(bootstrap_servers=cfg.kafka_bootstrap, request_timeout_ms=max(timeout_ms, 11000),
                           client_id="focuscrawl-status")
     try:
-        groups = sorted(g[0] if isinstance(g, tuple) else g for g in admin.list_consumer_groups())
+        groups = sorted(g["group_id"] for g in admin.list_groups())
         sinks = {s["meta"]["group"]: s["meta"] for s in _specs(cfg) if s.get("meta", {}).get("group")}
         out = {}
         for group in sorted(set(groups) | set(sinks)):
-            committed = admin.list_consumer_group_offsets(group) if group in groups else {}
+            committed = admin.list_group_offsets(group).get(group, {}) if group in groups else {}
             topics = {tp.topic for tp in committed}
             if group in sinks:
                 topics.add(sinks[group]["topic"])

@@ -261,8 +261,13 @@ def down(cfg, *, services: bool = True, timeout: float = 120.0, log=print) -> in
 
 
 def main_up(args, cfg) -> int:
+    import logging
+
     from focuscrawl.platform.plan import PlanError
     from focuscrawl.project import ProjectError
+
+    # The supervisor's restarts and crash loops (warnings) go to the terminal beside the progress lines.
+    logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(message)s", datefmt="%H:%M:%S")
 
     try:
         duration = parse_for(args.duration)
