@@ -128,6 +128,7 @@ class WriteResult:
     skipped: int = 0  # already in the table (replay after a crash or rebalance)
     duplicates: int = 0  # new offsets carrying a ``unique_key`` the table already holds
     positions: dict[tuple[str, int], int] = field(default_factory=dict)
+    rows: list[dict[str, Any]] = field(default_factory=list)  # the rows this write appended
 
 
 class _TxnTable:
@@ -249,6 +250,7 @@ class DeltaSink:
             for tp, end in ends.items():
                 self._keys[tp] = (end, self._keys[tp][1])
         result.written = len(good)
+        result.rows = good
         result.positions = ends
         return result
 

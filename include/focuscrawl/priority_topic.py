@@ -20,22 +20,13 @@ log = logging.getLogger(__name__)
 USER_PRIORITIES_TOPIC = "focuscrawl.user_priorities"
 
 
-def ensure_compacted_topic(bootstrap: str, topic: str, partitions: int = 1, replication: int = 1) -> None:
-    """Create ``topic`` with ``cleanup.policy=compact`` unless it exists."""
-    from kafka import KafkaAdminClient
-    from kafka.errors import TopicAlreadyExistsError
+def ensure_compacted_topic(bootstrap: str, topic: str, partitions: int | None = None,
+                           replication: int | None = None) -> None:
+    """Create ``topic`` compacted unless it exists, with the settings' partitions and replication
+    (the one topic factory, :func:`focuscrawl.topics.ensure_topics`)."""
+    from focuscrawl.topics import TopicSpec, ensure_topics
 
-    admin = KafkaAdminClient(bootstrap_servers=bootstrap, request_timeout_ms=15000)
-    try:
-        admin.create_topics(
-            {topic: {"num_partitions": partitions, "replication_factor": replication,
-                     "configs": {"cleanup.policy": "compact", "min.cleanable.dirty.ratio": "0.1"}}},
-            wait_for_metadata=True,
-        )
-    except TopicAlreadyExistsError:
-        pass
-    finally:
-        admin.close()
+    ensure_topics(bootstrap, [TopicSpec(topic, "the pushed item", compacted=True)], partitions, replication)
 
 
 def publish(bootstrap: str, topic: str, priorities: Iterable[tuple[str, float | None, dict]]) -> int:

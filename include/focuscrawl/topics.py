@@ -8,15 +8,27 @@ a host's pages and dead letters (keyed by host, :func:`host_key`) so per-host wo
 instance. Partition and
 replication counts come from ``FOCUSCRAWL_KAFKA_PARTITIONS`` / ``FOCUSCRAWL_KAFKA_REPLICATION``;
 more partitions than consumer instances lets the group grow without re-keying.
+
+:func:`ensure_topics` is the one topic factory (issue 16, point 5): data topics, compacted feedback
+topics (priorities, schedules, scores) and changelogs all get the configured counts; a compacted
+topic's followers read every partition (:class:`focuscrawl.priority_topic.PriorityFollower`).
 """
 
 from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
+if TYPE_CHECKING:  # pragma: no cover
+    from focuscrawl.config import Settings
+
 log = logging.getLogger(__name__)
+
+# A compacted topic keeps the latest value per key; cleaning once a tenth of the log is stale keeps
+# a follower's start-up read short (it reads the topic from the beginning).
+COMPACTED_CONFIGS = {"cleanup.policy": "compact", "min.cleanable.dirty.ratio": "0.1"}
 
 
 @dataclass(frozen=True)
@@ -31,8 +43,23 @@ def host_key(url: str) -> bytes:
     return urlsplit(url).netloc.lower().encode()
 
 
-def ensure_topics(bootstrap: str, specs: list[TopicSpec], partitions: int, replication: int) -> list[str]:
-    """Create the topics that do not exist yet (an existing topic keeps its counts); returns those created."""
+def ensure_topics(bootstrap: str, specs: list[TopicSpec], partitions: int | None = None,
+                  replication: int | None = None, cfg: "Settings | None" = None) -> list[str]:
+    """Create the topics that do not exist yet (an existing topic keeps its counts); returns those created.
+
+    ``partitions``/``replication`` default to the settings' ``kafka_partitions``/``kafka_replication``
+    (``cfg``, else :func:`focuscrawl.config.settings`); a :class:`TopicSpec` with ``compacted`` gets
+    :data:`COMPACTED_CONFIGS`.
+    """
+    if partitions is None or replication is None:
+        from focuscrawl.config import settings
+
+        cfg = cfg or settings()
+        partitions = cfg.kafka_partitions if partitions is None else partitions
+        replication = cfg.kafka_replication if replication is None else replication
+    if partitions < 1 or replication < 1:
+        raise ValueError(f"topics need at least 1 partition and replication 1 (got {partitions}, {replication}): "
+                         "fix FOCUSCRAWL_KAFKA_PARTITIONS / FOCUSCRAWL_KAFKA_REPLICATION")
     from kafka import KafkaAdminClient
     from kafka.admin import NewTopic
     from kafka.errors import TopicAlreadyExistsError
@@ -44,7 +71,7 @@ def ensure_topics(bootstrap: str, specs: list[TopicSpec], partitions: int, repli
         for spec in specs:
             if spec.name in existing:
                 continue
-            configs = {"cleanup.policy": "compact"} if spec.compacted else {}
+            configs = dict(COMPACTED_CONFIGS) if spec.compacted else {}
             try:
                 # Returns once the broker's metadata lists the partitions: a consumer subscribing right
                 # after would otherwise get an empty assignment and a second rebalance.

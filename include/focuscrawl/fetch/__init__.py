@@ -16,12 +16,13 @@ from focuscrawl.fetch.errors import (
 )
 from focuscrawl.fetch.fetcher import Fetcher, FetchResult
 from focuscrawl.fetch.guard import AddressGuard
+from focuscrawl.fetch.observer import FetchObserver
 from focuscrawl.fetch.politeness import HostPoliteness
 from focuscrawl.fetch.retry import RetryPolicy
 from focuscrawl.fetch.robots import RobotsCache
 
 __all__ = [
-    "AddressGuard", "BlockedAddressError", "FetchConnectionError", "FetchError", "FetchResult", "FetchTimeoutError",
+    "AddressGuard", "BlockedAddressError", "FetchConnectionError", "FetchError", "FetchObserver", "FetchResult", "FetchTimeoutError",
     "Fetcher", "HTTPStatusError", "HostPoliteness", "RedirectLoopError", "ResponseTooLargeError",
     "RetriesExhaustedError", "RetryPolicy", "RobotsCache", "RobotsDisallowedError", "TooManyRedirectsError",
     "UnexpectedContentTypeError", "UnsupportedURLError",

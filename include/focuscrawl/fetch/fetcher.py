@@ -30,8 +30,9 @@ from focuscrawl.fetch.errors import (
     UnexpectedContentTypeError,
 )
 from focuscrawl.fetch.guard import AddressGuard, GuardedAdapter
+from focuscrawl.fetch.observer import FetchObserver
 from focuscrawl.fetch.politeness import HostPoliteness
-from focuscrawl.fetch.retry import RetryPolicy
+from focuscrawl.fetch.retry import RetryPolicy, parse_retry_after
 from focuscrawl.fetch.robots import RobotsCache, RobotsResponse, host_key
 from focuscrawl.parse import Rejection
 from focuscrawl.parse.robots import MAX_ROBOTS_BYTES
@@ -86,8 +87,10 @@ class Fetcher:
         max_bytes: int = 10 * 1024 * 1024,
         max_redirects: int = 5,
         on_rejection: Callable[[Rejection], None] | None = None,
+        observer: FetchObserver | None = None,
     ) -> None:
         self.user_agent = user_agent
+        self.observer = observer or FetchObserver()  # metrics hook (focuscrawl.metrics.FetchMetrics)
         self.guard = guard or AddressGuard()
         self.politeness = politeness or HostPoliteness()
         self.retry = retry or RetryPolicy()
@@ -160,6 +163,7 @@ class Fetcher:
             if check_robots:
                 rules = self.robots.rules(current)
                 if not rules.allowed(current):
+                    self.observer.robots_denied(host_key(current))
                     raise RobotsDisallowedError(
                         current,
                         f"robots.txt of {host_key(current)} disallows {current} for {self.user_agent!r}; "
@@ -188,15 +192,19 @@ class Fetcher:
             status = 0
             headers: dict[str, str] = {}
             with self.politeness.slot(host, delay):
+                sent = time.monotonic()
                 try:
                     response = self.session.get(url, allow_redirects=False, stream=True, timeout=self.timeout)
                 except requests.Timeout as exc:
                     failure = FetchTimeoutError(url, f"{url} timed out ({exc}); the host is slow: retry later or raise read_timeout")
+                    self.observer.failure(host, "timeout")
                 except requests.ConnectionError as exc:
                     failure = FetchConnectionError(url, f"cannot connect to {url} ({exc}); the host is down or the URL is wrong")
+                    self.observer.failure(host, "connection")
                 else:
                     with response:
                         status, headers = response.status_code, dict(response.headers)
+                        self.observer.response(host, status, time.monotonic() - sent)
                         if status not in self.retry.statuses:
                             body = b""
                             media = media_type(headers.get("Content-Type"))
@@ -219,6 +227,7 @@ class Fetcher:
                     + "; the host is overloaded or rate-limiting us: retry later, slower",
                 )
             log.info("retrying %s in %.2f s (attempt %d, %s)", url, wait, attempt + 1, failure or f"HTTP {status}")
+            self.observer.retry(host, wait, parse_retry_after(headers.get("Retry-After")) if status else None)
             self.politeness.defer(host, wait)
             attempt += 1
 

@@ -1,0 +1,275 @@
+"""Every topic -> Delta table landing of focuscrawl, registered by name, and the one loop that runs it.
+
+DESIGN.md loop 1 ("lightweight consumers append them to Delta tables exactly once") and issue 16,
+point 5. A sink names the table (its :class:`~focuscrawl.tables.TableSpec`), the topic it reads by
+default, the record -> row conversion and the column the table holds once (``unique_key``);
+``streaming/consumer.py --sink NAME`` runs any of them. Registering a table is one entry in
+:data:`SINKS` (a function, so the registry imports no table module until that sink is used).
+
+:class:`StreamConsumer` is the loop: a kafka-python group member, auto-commit off; batches (by size
+or age) go to :class:`~focuscrawl.delta_sink.DeltaSink`, whose commits carry the offsets; on every
+partition assignment it seeks to the offsets stored in the table, so a SIGKILL at any point neither
+loses nor duplicates a row. Kafka's committed offsets follow the table only as a hint for tools. No
+client or Delta error ends it: it logs, drops the uncommitted batch, seeks back to the table's
+offsets and goes on.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Callable
+
+from focuscrawl.delta_sink import STREAM_DEAD_LETTER_TABLE, DeltaSink, StreamRecord, json_row
+from focuscrawl.tables import TableSpec
+from focuscrawl.topics import TopicSpec
+
+if TYPE_CHECKING:  # pragma: no cover
+    from focuscrawl.config import Settings
+    from focuscrawl.metrics import Metrics
+    from focuscrawl.streamproc import StreamProcess
+
+log = logging.getLogger("focuscrawl.consumer")
+
+
+@dataclass(frozen=True)
+class SinkSpec:
+    """One landing: ``topic`` -> ``table``, rows by ``convert``, insert-if-absent on ``unique_key``;
+    ``observe(rows, metrics)`` counts what was appended (after the Delta commit)."""
+
+    table: TableSpec
+    topic: str
+    convert: Callable[[StreamRecord], dict[str, Any]] = json_row
+    unique_key: str | None = None
+    observe: Callable[[list[dict], "Metrics"], None] | None = None
+
+
+def _reddit_posts() -> SinkSpec:
+    from focuscrawl.crawl.listing_crawler import POSTS_TABLE, POSTS_TOPIC, POSTS_UNIQUE_KEY
+
+    return SinkSpec(POSTS_TABLE, POSTS_TOPIC, json_row, POSTS_UNIQUE_KEY)
+
+
+def _fue_posts() -> SinkSpec:
+    """The FUE explorer's posts land in the same ``reddit_posts`` table (pseudo-training reads them)."""
+    from focuscrawl.crawl.listing_crawler import POSTS_TABLE, POSTS_UNIQUE_KEY
+    from focuscrawl.fue.pipeline import POSTS_TOPIC, post_row
+
+    return SinkSpec(POSTS_TABLE, POSTS_TOPIC, post_row, POSTS_UNIQUE_KEY)
+
+
+def _dead_letter() -> SinkSpec:
+    from focuscrawl.crawl import dead_letters
+    from focuscrawl.parse.rejection import DEAD_LETTER_TABLE
+
+    return SinkSpec(DEAD_LETTER_TABLE, dead_letters.DEAD_LETTER_TOPIC, dead_letters.decode_row)
+
+
+def _count_verdicts(rows: list[dict], metrics: "Metrics") -> None:
+    for row in rows:
+        metrics.verdict(row["method"], bool(row["relevant"]))
+
+
+def _fue_extractions() -> SinkSpec:
+    from focuscrawl.fue.pipeline import STATS_TABLE, STATS_TOPIC
+
+    return SinkSpec(STATS_TABLE, STATS_TOPIC, json_row, observe=_count_verdicts)
+
+
+def _source_history(name: str) -> Callable[[], SinkSpec]:
+    def make() -> SinkSpec:
+        from focuscrawl.ephemeral.tables import HISTORY_TABLES, HISTORY_TOPICS
+
+        return SinkSpec(HISTORY_TABLES[name], HISTORY_TOPICS[name])
+
+    return make
+
+
+def _graph_sample() -> SinkSpec:
+    """The graph sampler's crawls (``streaming/graph_sampler.py``, one Kafka transaction per round)."""
+    from focuscrawl.graph.live import GRAPH_SAMPLE_TOPIC, graph_sample_row
+    from focuscrawl.graph.tables import GRAPH_SAMPLE
+
+    return SinkSpec(GRAPH_SAMPLE, GRAPH_SAMPLE_TOPIC, graph_sample_row)
+
+
+# name -> how to build the sink (``consumer.py --sink NAME``); the name is the table's unless two
+# topics land in one table (``fue_posts``).
+SINKS: dict[str, Callable[[], SinkSpec]] = {
+    "reddit_posts": _reddit_posts,
+    "fue_posts": _fue_posts,
+    "dead_letter": _dead_letter,
+    "fue_extractions": _fue_extractions,
+    "source_recrawls": _source_history("source_recrawls"),
+    "page_clicks": _source_history("page_clicks"),
+    "graph_sample": _graph_sample,
+}
+
+
+def sink(name: str) -> SinkSpec:
+    """The registered sink ``name``; an unknown name lists the known ones."""
+    try:
+        make = SINKS[name]
+    except KeyError:
+        raise KeyError(f"unknown sink {name!r}; known sinks: {', '.join(sorted(SINKS))}") from None
+    return make()
+
+
+class StreamConsumer:
+    """A topic -> a Delta table, exactly once (see the module docstring). ``proc`` (a
+    :class:`~focuscrawl.streamproc.StreamProcess`) gives the stop event, the metrics and the lag report."""
+
+    def __init__(self, proc: "StreamProcess", topic: str, group: str, sink: DeltaSink,
+                 batch_size: int = 500, batch_seconds: float = 2.0, poll_ms: int = 500,
+                 session_timeout_ms: int = 10000,
+                 observe: Callable[[list[dict], "Metrics"], None] | None = None) -> None:
+        self.proc, self.topic, self.group, self.sink = proc, topic, group, sink
+        self.session_timeout_ms = session_timeout_ms
+        self.batch_size, self.batch_seconds, self.poll_ms = batch_size, batch_seconds, poll_ms
+        self.observe = observe
+        self.stopping = proc.stopping
+        self.batch: list[StreamRecord] = []
+        self.batch_started = 0.0
+        self.consumer = None
+        self.counts = {"batches": 0, "written": 0, "duplicates": 0, "dead_lettered": 0, "skipped": 0}
+
+    @classmethod
+    def for_sink(cls, proc: "StreamProcess", name: str, cfg: "Settings", topic: str | None = None,
+                 group: str | None = None, table_uri: str | None = None, **kwargs) -> "StreamConsumer":
+        """The consumer of the registered sink ``name`` (topic, group, table defaulted from it)."""
+        from focuscrawl.storage import storage_options
+
+        spec = sink(name)
+        group = group or f"{name}-to-delta"
+        options = storage_options(cfg) or None
+        delta = DeltaSink(table_uri or spec.table.path(cfg), spec.table, group,
+                          dead_letter_uri=STREAM_DEAD_LETTER_TABLE.path(cfg), convert=spec.convert,
+                          storage_options=options, unique_key=spec.unique_key)
+        return cls(proc, topic or spec.topic, group, delta, observe=spec.observe, **kwargs)
+
+    def status(self) -> dict:
+        return {"topic": self.topic, "group": self.group, "table": self.sink.spec.name, **self.counts}
+
+    # -- Kafka wiring -----------------------------------------------------------------------
+
+    def _connect(self):
+        from kafka import ConsumerRebalanceListener
+
+        # Subscribing to a topic that does not exist yet leaves the member without partitions
+        # until a metadata refresh (minutes): make sure it exists first (a no-op when it does).
+        self.proc.ensure_topics([TopicSpec(self.topic, "the producer's key")])
+        outer = self
+
+        class SeekToTable(ConsumerRebalanceListener):
+            def on_partitions_revoked(self, revoked):
+                # Flush what we hold while the partitions are still ours.
+                outer._flush()
+
+            def on_partitions_assigned(self, assigned):
+                outer._seek_to_table(assigned)
+
+        # A killed member holds its partitions until its session expires (kafka-python's default is
+        # 45 s): keep failover short.
+        # read_committed: a producer's aborted transaction (a graph sampler killed mid-round) never lands.
+        consumer = self.proc.consumer([], self.group, max_poll_records=self.batch_size,
+                                      isolation_level="read_committed",
+                                      session_timeout_ms=self.session_timeout_ms,
+                                      heartbeat_interval_ms=self.session_timeout_ms // 3,
+                                      client_id=f"focuscrawl-consumer-{self.group}")
+        consumer.subscribe([self.topic], listener=SeekToTable())
+        return consumer
+
+    def _seek_to_table(self, partitions) -> None:
+        positions = self.sink.positions(self.topic, [tp.partition for tp in partitions if tp.topic == self.topic])
+        for tp in partitions:
+            pos = positions.get(tp.partition)
+            if pos is None:
+                self.consumer.seek_to_beginning(tp)
+            else:
+                self.consumer.seek(tp, pos)
+        log.info("assigned %s; resuming from the table's offsets %s", sorted(tp.partition for tp in partitions), positions)
+
+    # -- the loop ---------------------------------------------------------------------------
+
+    def run(self) -> None:
+        while self.proc.running():
+            try:
+                if self.consumer is None:
+                    self.consumer = self._connect()
+                self._poll_once()
+            except Exception:  # noqa: BLE001 - nothing may end the consumer; the table keeps the truth
+                log.exception("consumer loop error; dropping the open batch and resuming from the table")
+                self.batch.clear()
+                self._reset()
+                self.stopping.wait(2.0)
+        try:
+            self._flush()
+        finally:
+            if self.consumer is not None:
+                self._close()
+
+    def _poll_once(self) -> None:
+        polled = self.consumer.poll(timeout_ms=self.poll_ms, max_records=self.batch_size)
+        for records in polled.values():
+            for r in records:
+                if not self.batch:
+                    self.batch_started = time.monotonic()
+                self.batch.append(StreamRecord(r.topic, r.partition, r.offset, r.value, r.key, r.timestamp))
+            if records:
+                self.proc.metrics.consumed.labels(self.topic).inc(len(records))
+        if len(self.batch) >= self.batch_size or (
+            self.batch and time.monotonic() - self.batch_started >= self.batch_seconds
+        ):
+            self._flush()
+
+    def _flush(self) -> None:
+        if not self.batch:
+            return
+        batch, self.batch = self.batch, []
+        result = self.sink.write(batch)
+        log.info("batch of %d: %d rows, %d duplicates, %d dead letters, %d already in the table; next offsets %s",
+                 len(batch), result.written, result.duplicates, result.dead_lettered, result.skipped, result.positions)
+        m, table = self.proc.metrics, self.sink.spec.name
+        m.rows_written.labels(table).inc(result.written)
+        m.dead_letters.labels(table).inc(result.dead_lettered)
+        m.duplicates.labels(table).inc(result.duplicates)
+        for key in ("written", "duplicates", "dead_lettered", "skipped"):
+            self.counts[key] += getattr(result, key)
+        self.counts["batches"] += 1
+        if self.observe is not None and result.rows:
+            self.observe(result.rows, m)
+        self._commit_hint(result.positions)
+
+    def _commit_hint(self, positions: dict[tuple[str, int], int]) -> None:
+        from kafka import OffsetAndMetadata, TopicPartition
+
+        assigned = self.consumer.assignment()
+        offsets = {TopicPartition(t, p): OffsetAndMetadata(o, "", -1) for (t, p), o in positions.items()
+                   if TopicPartition(t, p) in assigned}
+        if not offsets:
+            return
+        try:
+            self.consumer.commit(offsets)
+        except Exception as exc:  # noqa: BLE001 - only a hint: the Delta commit already holds the offsets
+            log.warning("Kafka offset commit failed (harmless, the table holds the offsets): %s", exc)
+
+    def _close(self) -> None:
+        self.proc.unwatch_lag(self.consumer)
+        try:
+            self.consumer.close(autocommit=False)
+        except Exception:  # noqa: BLE001
+            pass
+        self.consumer = None
+
+    def _reset(self) -> None:
+        """After an error, re-read from the table's offsets (the Kafka position may be past a lost batch)."""
+        if self.consumer is None:
+            return
+        try:
+            assigned = self.consumer.assignment()
+            if assigned:
+                self._seek_to_table(assigned)
+        except Exception:  # noqa: BLE001
+            log.exception("seeking back to the table's offsets failed; reconnecting")
+            self._close()

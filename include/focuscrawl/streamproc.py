@@ -1,0 +1,360 @@
+"""The one scaffold of every stream process: arguments, logging, signals, Kafka, status, metrics.
+
+DESIGN.md, "Three loops" (loop 1, stream) and issue 16, points 5-6. A process under ``streaming/``
+keeps only what is about its site or its stage; everything else is here, the same for all::
+
+    cfg = settings()
+    ap = parser("crawler-listing", __doc__, cfg)     # --bootstrap --status-file --metrics-port --log-level
+    ap.add_argument("--base-url", default=cfg.world_url)
+    args = ap.parse_args(argv)
+    with StreamProcess("crawler-listing", args, cfg) as proc:
+        proc.ensure_topics([TopicSpec(POSTS_TOPIC, "author")])   # waits for the broker
+        fetcher = proc.fetcher(politeness=HostPoliteness(1.0))   # counted in the metrics, closed at exit
+        proc.follow(USER_PRIORITIES_TOPIC, crawler.apply_priority)  # a PriorityFollower, stopped at exit
+        proc.status(crawler.status)                             # written every second and at exit
+        while proc.running():
+            ...; proc.send(POSTS_TOPIC, author, value); proc.flush()
+            proc.wait(0.25)
+    # or, for a consumer-group stage:  proc.run_stage([topic], group, handle, idle=...)
+
+What it guarantees:
+
+- SIGTERM and SIGINT set :attr:`StreamProcess.stopping`; the ``with`` block ends cleanly (followers
+  stopped, the producer flushed and closed, fetchers closed, a last status written).
+- One idempotent producer per process (``acks=all``, ``enable_idempotence``): the broker drops the
+  duplicates of its own retries.
+- :meth:`StreamProcess.run_stage`: a consumer-group member (auto-commit off) that commits its input
+  offsets only after the outputs it produced were flushed, so a crash replays at most the last batch
+  (at least once; the Delta sinks are exactly once by their own offsets, :mod:`focuscrawl.delta_sink`).
+  A broker error closes the consumer and rejoins from the committed offsets instead of skipping.
+- ``--status-file`` (JSON, :func:`focuscrawl.status.write_status`, atomic): the process's own figures,
+  plus ``process``, ``pid``, ``started_at_ms``, ``updated_at_ms`` and ``metrics`` (the same numbers as
+  the endpoint, :meth:`focuscrawl.metrics.Metrics.snapshot`).
+- ``--metrics-port N`` (0: off): Prometheus text on ``127.0.0.1:N/metrics`` (:mod:`focuscrawl.metrics`);
+  the consumer lag of every assigned partition is refreshed with each status write.
+
+Kafka is imported only when a process uses it (the domain package imports no engine at module level).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import faulthandler
+import logging
+import os
+import signal
+import threading
+import time
+from pathlib import Path
+from typing import Any, Callable, Iterable
+
+from focuscrawl.config import Settings
+from focuscrawl.metrics import Metrics
+from focuscrawl.status import write_status
+from focuscrawl.topics import TopicSpec, ensure_topics
+
+log = logging.getLogger("focuscrawl.streamproc")
+
+Output = tuple[str, str, bytes]  # (topic, key, value) a stage publishes
+
+LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
+
+
+class Stopped(Exception):
+    """Raised inside the ``with`` block when a stop signal arrived while waiting (e.g. for the broker)."""
+
+
+def add_common_args(ap: argparse.ArgumentParser, name: str, cfg: Settings) -> argparse.ArgumentParser:
+    """The arguments every stream process takes (BOARD interface: ``--status-file``, ``--metrics-port``)."""
+    g = ap.add_argument_group("stream process")
+    g.add_argument("--bootstrap", default=cfg.kafka_bootstrap, help="Kafka bootstrap servers")
+    g.add_argument("--status-file", type=Path, default=cfg.var_dir / "status" / f"{name}.json",
+                   help="JSON status, rewritten atomically every --status-every seconds")
+    g.add_argument("--status-every", type=float, default=1.0, help="seconds between status writes")
+    g.add_argument("--metrics-port", type=int, default=0,
+                   help="serve Prometheus metrics on 127.0.0.1:PORT/metrics (0: off)")
+    g.add_argument("--log-level", default="INFO", type=str.upper,
+                   choices=("DEBUG", "INFO", "WARNING", "ERROR"))
+    return ap
+
+
+def parser(name: str, doc: str | None, cfg: Settings) -> argparse.ArgumentParser:
+    """An argument parser titled by the first line of ``doc``, with :func:`add_common_args`."""
+    ap = argparse.ArgumentParser(prog=name, description=(doc or name).strip().splitlines()[0])
+    return add_common_args(ap, name, cfg)
+
+
+def setup_logging(level: str = "INFO") -> None:
+    """One log format for every process, with secrets redacted before any handler sees them."""
+    logging.basicConfig(level=getattr(logging, level, logging.INFO), format=LOG_FORMAT, force=True)
+    install_redaction()
+
+
+def install_redaction() -> None:
+    """Put the project's secret-redacting filter on the root handlers (issue 16, point 1: no secret in a log)."""
+    try:
+        from focuscrawl.project import install_log_redaction
+    except ImportError:  # the project module lands with the project file (issue 16, point 1)
+        return
+    install_log_redaction()
+
+
+class StreamProcess:
+    """A running stream process; use as a context manager (see the module docstring)."""
+
+    def __init__(self, name: str, args: argparse.Namespace, cfg: Settings, install_signals: bool = True) -> None:
+        self.name, self.args, self.cfg = name, args, cfg
+        self.bootstrap: str = getattr(args, "bootstrap", cfg.kafka_bootstrap)
+        self.status_file: Path | None = getattr(args, "status_file", None)
+        self.status_every: float = getattr(args, "status_every", 1.0)
+        self.metrics_port: int = getattr(args, "metrics_port", 0) or 0
+        self.stopping = threading.Event()
+        self.metrics = Metrics(name)
+        self.started_at = time.time()
+        self._install_signals = install_signals
+        self._status_fns: list[Callable[[], dict]] = []
+        self._last_status = 0.0
+        self._exit = contextlib.ExitStack()
+        self._producer = None
+        self._consumers: list[tuple[Any, str]] = []  # (KafkaConsumer, group) whose lag is reported
+        self._http = None
+
+    # -- lifecycle -------------------------------------------------------------------------
+
+    def __enter__(self) -> "StreamProcess":
+        setup_logging(getattr(self.args, "log_level", "INFO"))
+        if self._install_signals:
+            for sig in (signal.SIGTERM, signal.SIGINT):
+                signal.signal(sig, self._on_signal)
+            faulthandler.register(signal.SIGUSR1, all_threads=True)  # `kill -USR1 PID`: every thread's stack
+        if self.metrics_port:
+            self._http = self._serve_metrics(self.metrics_port)
+        log.info("%s (pid %d): status %s, metrics %s, Kafka %s", self.name, os.getpid(), self.status_file,
+                 f"http://127.0.0.1:{self.metrics_port}/metrics" if self.metrics_port else "off", self.bootstrap)
+        return self
+
+    def __exit__(self, exc_type, exc, tb) -> bool:
+        self.stopping.set()
+        try:
+            self._exit.close()  # followers, producer, fetchers, consumers: last opened, first closed
+        finally:
+            self.write_status()
+            if self._http is not None:
+                self._http[0].shutdown()
+                self._http[0].server_close()
+            log.info("%s stopped", self.name)
+        return exc_type is Stopped
+
+    def _on_signal(self, signum, _frame) -> None:
+        # Not Event.set() here: the handler runs in the main thread, which may hold the event's lock
+        # (inside stopping.wait) at that instant; a helper thread sets it once the lock is free.
+        threading.Thread(target=self._stop_by_signal, args=(signum,), daemon=True).start()
+
+    def _stop_by_signal(self, signum: int) -> None:
+        log.info("%s: signal %d, stopping", self.name, signum)
+        self.stopping.set()
+
+    def _serve_metrics(self, port: int):
+        from prometheus_client import start_http_server
+
+        try:
+            return start_http_server(port, addr="127.0.0.1", registry=self.metrics.registry)
+        except OSError as exc:
+            raise SystemExit(f"{self.name}: cannot serve metrics on 127.0.0.1:{port} ({exc}); "
+                             "give another --metrics-port, or 0 to turn the endpoint off") from None
+
+    def on_exit(self, fn: Callable[[], Any]) -> None:
+        """Run ``fn`` when the process stops (in reverse order of registration)."""
+        self._exit.callback(fn)
+
+    def wait(self, seconds: float) -> bool:
+        """Sleep up to ``seconds`` unless a stop arrives; True when stopping."""
+        return self.stopping.wait(max(0.0, seconds))
+
+    def running(self) -> bool:
+        """Write the status when due; False once a stop arrived (the loop condition of a process)."""
+        self.tick()
+        return not self.stopping.is_set()
+
+    # -- status and metrics ----------------------------------------------------------------
+
+    def status(self, fn: Callable[[], dict]) -> None:
+        """Add a provider of status figures (merged, in order, into every status write)."""
+        self._status_fns.append(fn)
+
+    def tick(self) -> None:
+        if time.monotonic() - self._last_status >= self.status_every:
+            self.write_status()
+
+    def write_status(self) -> dict:
+        """Refresh the consumer lag, then write the status file (if any); returns what was written."""
+        self._last_status = time.monotonic()
+        self._refresh_lag()
+        status: dict = {}
+        for fn in self._status_fns:
+            try:
+                status.update(fn())
+            except Exception:  # noqa: BLE001 - a status provider must not end the process
+                log.exception("status provider failed")
+        status.update(process=self.name, pid=os.getpid(), started_at_ms=int(self.started_at * 1000),
+                      updated_at_ms=int(time.time() * 1000), metrics=self.metrics.snapshot())
+        if self.status_file is not None:
+            write_status(self.status_file, status)
+        return status
+
+    def _refresh_lag(self) -> None:
+        for consumer, group in self._consumers:
+            try:
+                assigned = list(consumer.assignment())
+                if not assigned:
+                    continue
+                ends = consumer.end_offsets(assigned)
+                for tp in assigned:
+                    lag = max(0, ends[tp] - consumer.position(tp, timeout_ms=1000))
+                    self.metrics.consumer_lag.labels(group, tp.topic, str(tp.partition)).set(lag)
+            except Exception as exc:  # noqa: BLE001 - lag is a figure, not a reason to stop
+                log.debug("consumer lag of %s not readable: %s", group, exc)
+
+    def watch_lag(self, consumer, group: str) -> None:
+        """Report ``consumer``'s lag per assigned partition as ``focuscrawl_consumer_lag``."""
+        self._consumers.append((consumer, group))
+
+    def unwatch_lag(self, consumer) -> None:
+        self._consumers = [(c, g) for c, g in self._consumers if c is not consumer]
+
+    # -- Kafka -----------------------------------------------------------------------------
+
+    def until_kafka(self, fn: Callable[[], Any], what: str, every: float = 5.0):
+        """``fn()``, retried while the broker is unreachable; raises :class:`Stopped` on a stop signal."""
+        from kafka.errors import KafkaError
+
+        while True:
+            try:
+                return fn()
+            except KafkaError as exc:
+                log.warning("%s: Kafka at %s not reachable (%s); retrying in %.0f s", what, self.bootstrap, exc, every)
+                if self.wait(every):
+                    raise Stopped() from None
+
+    def ensure_topics(self, specs: list[TopicSpec]) -> list[str]:
+        """Create missing topics with the settings' partitions and replication (:func:`focuscrawl.topics.ensure_topics`)."""
+        return self.until_kafka(lambda: ensure_topics(self.bootstrap, specs, cfg=self.cfg), "creating topics")
+
+    @property
+    def producer(self):
+        """The process's idempotent producer (``acks=all``), made on first use, flushed and closed at exit."""
+        if self._producer is None:
+            from kafka import KafkaProducer
+
+            self._producer = self.until_kafka(lambda: KafkaProducer(
+                bootstrap_servers=self.bootstrap, acks="all", enable_idempotence=True, linger_ms=20,
+                client_id=f"focuscrawl-{self.name}"), "connecting the producer")
+
+            def close(p=self._producer) -> None:
+                try:
+                    p.flush(timeout=30)
+                finally:
+                    p.close(timeout=10)
+
+            self.on_exit(close)
+        return self._producer
+
+    def send(self, topic: str, key: str | bytes | None, value: bytes | None) -> None:
+        """Send one record through :attr:`producer` (counted in ``focuscrawl_records_produced_total``)."""
+        if isinstance(key, str):
+            key = key.encode()
+        self.producer.send(topic, key=key, value=value)
+        self.metrics.produced.labels(topic).inc()
+
+    def flush(self, timeout: float = 30) -> None:
+        if self._producer is not None:
+            self._producer.flush(timeout=timeout)
+
+    def follow(self, topic: str, apply: Callable[[str, Any], None], follower_cls=None):
+        """Start a follower of a compacted feedback topic (default :class:`~focuscrawl.priority_topic.PriorityFollower`);
+        every record applied is counted in ``focuscrawl_pushed_scores_applied_total``; stopped at exit."""
+        from focuscrawl.priority_topic import PriorityFollower
+
+        counter = self.metrics.pushes.labels(topic)
+
+        def counted(key: str, value) -> None:
+            apply(key, value)
+            counter.inc()
+
+        follower = (follower_cls or PriorityFollower)(self.bootstrap, topic, counted)
+        follower.start()
+
+        def stop() -> None:
+            follower.stop()
+            follower.join(timeout=10)
+
+        self.on_exit(stop)
+        return follower
+
+    def fetcher(self, **kwargs):
+        """``Fetcher.from_settings`` with this process's metrics observer; closed at exit."""
+        from focuscrawl.fetch import Fetcher
+
+        kwargs.setdefault("observer", self.metrics.fetch_observer)
+        fetcher = Fetcher.from_settings(self.cfg, **kwargs)
+        self.on_exit(fetcher.close)
+        return fetcher
+
+    def consumer(self, topics: list[str], group: str | None, **kwargs):
+        """A kafka-python consumer (auto-commit off, 10 s session: DEVELOPERS.md), lag-watched, closed at exit."""
+        from kafka import KafkaConsumer
+
+        opts = dict(bootstrap_servers=self.bootstrap, group_id=group, enable_auto_commit=False,
+                    auto_offset_reset="earliest", session_timeout_ms=10000, heartbeat_interval_ms=3000,
+                    client_id=f"focuscrawl-{self.name}")
+        opts.update(kwargs)
+        consumer = self.until_kafka(lambda: KafkaConsumer(*topics, **opts), f"joining {group}")
+        if group is not None:
+            self.watch_lag(consumer, group)
+        return consumer
+
+    def run_stage(self, topics: list[str], group: str, handle: Callable[[Any], Iterable[Output]],
+                  idle: Callable[[], Iterable[Output]] = lambda: (), poll_ms: int = 500,
+                  max_records: int = 100) -> None:
+        """Consume ``topics`` as ``group``; publish what ``handle(record)`` and ``idle()`` return; commit the
+        inputs after the outputs were flushed. Returns when stopping. A record whose handling raises is
+        logged, counted (``focuscrawl_record_errors_total``) and skipped; a Kafka error rejoins the group."""
+        from kafka.errors import KafkaError
+
+        self.ensure_topics([TopicSpec(t, "the producer's key") for t in topics])
+        while not self.stopping.is_set():
+            consumer = self.consumer(topics, group)
+            try:
+                self._stage_loop(consumer, handle, idle, poll_ms, max_records)
+            except KafkaError as exc:
+                log.warning("%s: Kafka error (%s); rejoining %s from its committed offsets", self.name, exc, group)
+                self.wait(2.0)
+            finally:
+                self.unwatch_lag(consumer)
+                with contextlib.suppress(Exception):
+                    consumer.close(autocommit=False)
+
+    def _stage_loop(self, consumer, handle, idle, poll_ms: int, max_records: int) -> None:
+        while self.running():
+            sent = 0
+            for records in consumer.poll(timeout_ms=poll_ms, max_records=max_records).values():
+                for record in records:
+                    self.metrics.consumed.labels(record.topic).inc()
+                    try:
+                        outputs = list(handle(record))
+                    except Exception:  # noqa: BLE001 - one bad record or fetch must not stop the stage
+                        self.metrics.record_errors.labels(record.topic).inc()
+                        log.exception("record %s@%d:%d failed; skipped", record.topic, record.partition, record.offset)
+                        continue
+                    for topic, key, value in outputs:
+                        self.send(topic, key, value)
+                        sent += 1
+            for topic, key, value in idle():
+                self.send(topic, key, value)
+                sent += 1
+            if self._producer is not None:
+                self._producer.flush(timeout=60)
+            consumer.commit()
+            if sent:
+                log.info("published %d records", sent)
