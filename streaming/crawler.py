@@ -9,7 +9,9 @@ through the fetch layer (``focuscrawl.fetch``: robots.txt, per-host politeness o
 dead-letter topic. A background thread follows the compacted priority topic from its beginning and
 reorders the frontier while the crawl goes on. The frontier head and counters go to
 ``--status-file``; fetch counts, 429s, retries and robots denials to ``--metrics-port``
-(``focuscrawl.streamproc``). SIGTERM/SIGINT stop it cleanly; fetch and Kafka errors are logged and retried.
+(``focuscrawl.streamproc``). With ``--project FILE [--site NAME]`` the site's User-Agent, politeness
+(a floor under ``--politeness-delay``), robots, rate-limit headers and OAuth apply, and ``--base-url``
+defaults to the site's. SIGTERM/SIGINT stop it cleanly; fetch and Kafka errors are logged and retried.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ import time
 from focuscrawl.config import settings
 from focuscrawl.crawl import dead_letters
 from focuscrawl.crawl.listing_crawler import POSTS_TOPIC, ListingCrawler
-from focuscrawl.fetch import FetchError, HostPoliteness
+from focuscrawl.fetch import FetchError
 from focuscrawl.priority_topic import USER_PRIORITIES_TOPIC
 from focuscrawl.streamproc import StreamProcess, parser
 from focuscrawl.topics import TopicSpec, host_key
@@ -55,7 +57,7 @@ def main(argv: list[str] | None = None) -> int:
             proc.send(args.dead_letter_topic, host_key(rejection.url),
                       dead_letters.encode(rejection.dead_letter("listing-crawler")))
 
-        source = proc.fetcher(politeness=HostPoliteness(min_delay=args.politeness_delay),
+        source = proc.fetcher(politeness_delay=args.politeness_delay,
                               robots_unreachable_ttl=args.robots_unreachable_ttl)
         crawler = ListingCrawler(source, lambda key, value: proc.send(args.topic, key, value), args.base_url,
                                  args.listing_path, on_rejection=dead_letter)

@@ -171,9 +171,8 @@ class StreamConsumer:
 
         # A killed member holds its partitions until its session expires (kafka-python's default is
         # 45 s): keep failover short.
-        # read_committed: a producer's aborted transaction (a graph sampler killed mid-round) never lands.
+        # read_committed (the scaffold's default): a producer's aborted transaction never lands.
         consumer = self.proc.consumer([], self.group, max_poll_records=self.batch_size,
-                                      isolation_level="read_committed",
                                       session_timeout_ms=self.session_timeout_ms,
                                       heartbeat_interval_ms=self.session_timeout_ms // 3,
                                       client_id=f"focuscrawl-consumer-{self.group}")

@@ -9,7 +9,7 @@ keeps only what is about its site or its stage; everything else is here, the sam
     args = ap.parse_args(argv)
     with StreamProcess("crawler-listing", args, cfg) as proc:
         proc.ensure_topics([TopicSpec(POSTS_TOPIC, "author")])   # waits for the broker
-        fetcher = proc.fetcher(politeness=HostPoliteness(1.0))   # counted in the metrics, closed at exit
+        fetcher = proc.fetcher(politeness_delay=1.0)   # the --project site's, counted, closed at exit
         proc.follow(USER_PRIORITIES_TOPIC, crawler.apply_priority)  # a PriorityFollower, stopped at exit
         proc.status(crawler.status)                             # written every second and at exit
         while proc.running():
@@ -65,8 +65,30 @@ class Stopped(Exception):
     """Raised inside the ``with`` block when a stop signal arrived while waiting (e.g. for the broker)."""
 
 
+class StreamArgumentParser(argparse.ArgumentParser):
+    """Parses the common arguments; with ``--project`` it reads the site right away (a bad project file
+    exits 2 with the error naming the key, before anything starts) and defaults ``--base-url`` to it."""
+
+    cfg: Settings
+
+    def parse_args(self, args=None, namespace=None):  # noqa: D401 - argparse's name
+        ns = super().parse_args(args, namespace)
+        ns.project_site = None
+        if getattr(ns, "project", None):
+            from focuscrawl.project import ProjectError, load_site
+
+            try:
+                ns.project_site = load_site(ns.project, ns.site_name)
+            except ProjectError as exc:
+                self.error(str(exc))
+            if hasattr(ns, "base_url") and ns.base_url == self.get_default("base_url"):
+                ns.base_url = ns.project_site.url(self.cfg)
+        return ns
+
+
 def add_common_args(ap: argparse.ArgumentParser, name: str, cfg: Settings) -> argparse.ArgumentParser:
-    """The arguments every stream process takes (BOARD interface: ``--status-file``, ``--metrics-port``)."""
+    """The arguments every stream process takes (BOARD interface: ``--status-file``, ``--metrics-port``,
+    ``--project FILE --site NAME`` for the processes that fetch)."""
     g = ap.add_argument_group("stream process")
     g.add_argument("--bootstrap", default=cfg.kafka_bootstrap, help="Kafka bootstrap servers")
     g.add_argument("--status-file", type=Path, default=cfg.var_dir / "status" / f"{name}.json",
@@ -76,28 +98,25 @@ def add_common_args(ap: argparse.ArgumentParser, name: str, cfg: Settings) -> ar
                    help="serve Prometheus metrics on 127.0.0.1:PORT/metrics (0: off)")
     g.add_argument("--log-level", default="INFO", type=str.upper,
                    choices=("DEBUG", "INFO", "WARNING", "ERROR"))
+    g.add_argument("--project", help="crawl project file: the site's User-Agent, politeness, robots, OAuth apply")
+    g.add_argument("--site", dest="site_name", help="with --project: the site's name (default: the first)")
     return ap
 
 
 def parser(name: str, doc: str | None, cfg: Settings) -> argparse.ArgumentParser:
     """An argument parser titled by the first line of ``doc``, with :func:`add_common_args`."""
-    ap = argparse.ArgumentParser(prog=name, description=(doc or name).strip().splitlines()[0])
+    ap = StreamArgumentParser(prog=name, description=(doc or name).strip().splitlines()[0])
+    ap.cfg = cfg
     return add_common_args(ap, name, cfg)
 
 
 def setup_logging(level: str = "INFO") -> None:
-    """One log format for every process, with secrets redacted before any handler sees them."""
-    logging.basicConfig(level=getattr(logging, level, logging.INFO), format=LOG_FORMAT, force=True)
-    install_redaction()
+    """One log format for every process, with secrets redacted before any handler sees them
+    (issue 16, point 1: no secret in a log; :mod:`focuscrawl.redact`)."""
+    from focuscrawl import redact
 
-
-def install_redaction() -> None:
-    """Put the project's secret-redacting filter on the root handlers (issue 16, point 1: no secret in a log)."""
-    try:
-        from focuscrawl.project import install_log_redaction
-    except ImportError:  # the project module lands with the project file (issue 16, point 1)
-        return
-    install_log_redaction()
+    logging.basicConfig(level=getattr(logging, level, logging.INFO), format=LOG_FORMAT)
+    redact.install()
 
 
 class StreamProcess:
@@ -292,22 +311,37 @@ class StreamProcess:
         self.on_exit(stop)
         return follower
 
-    def fetcher(self, **kwargs):
-        """``Fetcher.from_settings`` with this process's metrics observer; closed at exit."""
-        from focuscrawl.fetch import Fetcher
+    def fetcher(self, politeness_delay: float | None = None, **kwargs):
+        """The process's fetcher, counted in its metrics and closed at exit. With ``--project``, the project
+        site's (:func:`focuscrawl.fetch.site.fetcher_for_site`: User-Agent, robots, rate-limit headers,
+        OAuth), its politeness delay a floor under ``politeness_delay``; else ``Fetcher.from_settings``."""
+        from focuscrawl.fetch import Fetcher, HostPoliteness
 
         kwargs.setdefault("observer", self.metrics.fetch_observer)
-        fetcher = Fetcher.from_settings(self.cfg, **kwargs)
+        site = getattr(self.args, "project_site", None)
+        if site is not None:
+            from focuscrawl.fetch.site import fetcher_for_site
+
+            if politeness_delay is not None:
+                kwargs.setdefault("politeness", HostPoliteness(min_delay=max(politeness_delay, site.politeness_delay),
+                                                               max_in_flight=site.max_in_flight))
+            fetcher = fetcher_for_site(site, self.cfg, **kwargs)
+        else:
+            if politeness_delay is not None:
+                kwargs.setdefault("politeness", HostPoliteness(min_delay=politeness_delay))
+            fetcher = Fetcher.from_settings(self.cfg, **kwargs)
         self.on_exit(fetcher.close)
         return fetcher
 
     def consumer(self, topics: list[str], group: str | None, **kwargs):
-        """A kafka-python consumer (auto-commit off, 10 s session: DEVELOPERS.md), lag-watched, closed at exit."""
+        """A kafka-python consumer (auto-commit off, read_committed, 10 s session: DEVELOPERS.md), lag-watched."""
         from kafka import KafkaConsumer
 
+        # read_committed: records of an aborted producer transaction (a stage or sampler killed mid-round)
+        # are never seen; harmless on topics written without transactions.
         opts = dict(bootstrap_servers=self.bootstrap, group_id=group, enable_auto_commit=False,
                     auto_offset_reset="earliest", session_timeout_ms=10000, heartbeat_interval_ms=3000,
-                    client_id=f"focuscrawl-{self.name}")
+                    isolation_level="read_committed", client_id=f"focuscrawl-{self.name}")
         opts.update(kwargs)
         consumer = self.until_kafka(lambda: KafkaConsumer(*topics, **opts), f"joining {group}")
         if group is not None:

@@ -4,7 +4,7 @@
 
 Reads ``/r/{sub}/new.json`` and ``/r/{sub}/comments.json`` of communities picked by the chooser
 (``focuscrawl.fue.pipeline.COMMUNITY_CHOOSERS``) through the project's Fetcher (robots.txt,
-politeness, SSRF guard). Run several with different ``--seed`` to explore faster. Status and
+politeness, SSRF guard; with ``--project FILE [--site NAME]`` the site's). Run several with different ``--seed`` to explore faster. Status and
 metrics as every stream process (``focuscrawl.streamproc``).
 """
 

@@ -4,7 +4,8 @@
 
 A member of group ``fue-extractor-<method>`` on ``focuscrawl.fue.extract.<method>``: every
 chosen user reaches exactly one extractor. Histories are read up to the site's cap through the
-project's Fetcher, which obeys robots.txt, per-host politeness and 429 ``Retry-After``. The input
+project's Fetcher (``--project FILE [--site NAME]``), which obeys robots.txt, per-host politeness and
+429 ``Retry-After``. The input
 offsets are committed after the history was flushed (``focuscrawl.streamproc.StreamProcess.run_stage``).
 """
 

@@ -114,3 +114,22 @@ def test_a_taken_metrics_port_is_a_clear_error(tmp_path):
     out = (tmp_path / "probe.log").read_text()
     assert proc.returncode == 1
     assert f"cannot serve metrics on 127.0.0.1:{port}" in out and "--metrics-port" in out
+
+
+def test_project_site_gives_the_fetcher_and_the_base_url(cfg, shared_data, tmp_path):
+    """``--project FILE --site NAME``: the site's User-Agent and politeness floor, counted in the metrics."""
+    from focuscrawl.streamproc import StreamProcess, parser
+
+    ap = parser("probe", "probe", cfg)
+    ap.add_argument("--base-url", default="http://default.invalid")
+    args = ap.parse_args(["--project", str(ROOT / "projects" / "world.toml"), "--site", "world",
+                          "--status-file", str(tmp_path / "s.json")])
+    site = args.project_site
+    assert (site.name, args.base_url) == ("world", cfg.world_url)
+    with StreamProcess("probe", args, cfg, install_signals=False) as proc:
+        fetcher = proc.fetcher(politeness_delay=0.0)
+        assert fetcher.user_agent == site.user_agent
+        assert fetcher.politeness.min_delay == site.politeness_delay  # the site's delay is a floor
+        assert fetcher.observer is proc.metrics.fetch_observer
+    explicit = ap.parse_args(["--project", str(ROOT / "projects" / "world.toml"), "--base-url", "http://x.test"])
+    assert explicit.base_url == "http://x.test"
