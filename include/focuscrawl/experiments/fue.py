@@ -16,11 +16,22 @@ the reference classifier's verdicts go to the stats topic and from there, exactl
 in-memory log with the same offsets. Pseudo-trained HCP variants retrain every
 ``--pseudo-every`` simulated seconds (the DAG ``fue_pseudo_training`` does it for deployments).
 
-Writes under ``--output`` (:mod:`focuscrawl.fue.report`): ``harvest_ratio.png`` (HR, ratio to
-RND and users/hour over time), ``fue_table.md``, ``fue_table.csv`` (one row per method, with the
-paper's verdict), ``fue_curve.csv`` (per hour) and ``fue_days.csv`` (per simulated day), after
-every simulated day and at the end. ``focuscrawl report fue --run-id ID`` rebuilds them from the
-Delta table.
+No leakage (issue 17): the corpus donors are split into ``--folds K`` class-stratified folds
+(:func:`focuscrawl.world.corpus.donor_folds`); fold ``f`` trains every classifier on the donors
+of the other folds and builds its world only from fold ``f``'s donors, minus any writing whose
+text a training donor also wrote. The folds run one after the other, each on its own world
+(seed ``--seed + f``) and with its own run id; the ground truth (the world's hidden labels) is
+joined in by the evaluation side only, after the run.
+
+Writes under ``--output`` (:mod:`focuscrawl.fue.report`): ``run.json`` (parameters, seeds, data
+versions, git commit, per fold the run id and the donor ids used for training and for the world),
+``fue_intervals.{md,csv}`` (every method's harvest ratio and ratio to RND per fold and pooled,
+by reference verdict and by hidden label, with 95% bootstrap intervals and whether the
+difference from RND is significant), and per fold under ``fold-F/``: ``harvest_ratio.png``,
+``fue_table.{md,csv}``, ``fue_curve.csv`` and ``fue_days.csv`` (after every simulated day and at
+the end). ``focuscrawl report fue --run DIR`` rebuilds all of them from ``run.json`` and the
+Delta rows. ``--sweep score_effect=0,0.5,1`` repeats the experiment for each value of a world
+sensitivity parameter and writes ``sensitivity.{md,csv,png}``.
 """
 
 from __future__ import annotations
@@ -44,9 +55,14 @@ from focuscrawl.fue.pipeline import (
 )
 from focuscrawl.fue.pseudo import PseudoLabelling, PseudoTrainer
 
+EXPERIMENT = "fue"
+
 log = logging.getLogger(__name__)
 
 DEFAULT_METHODS = "RND,HAS,LAS,HAC,LAC,N00,N06,N12,N18,HCP,LCP"
+# Every section V variant (with and without ties that matter), HCP-SNIP and ours with and without pseudo-training.
+ALL_METHODS = (DEFAULT_METHODS + ",HCP-SNIP,HCP-0.9-0.1,HCP-0.5-0.5,HCP-POS,FUSION-HCP-HAC,FUSION-HCP-N06,"
+               "HIERARCHICAL,HIERARCHICAL-R2,HCP-CB,HCP-CB-0.9-0.1")
 
 
 def parse_duration(text: str) -> float:
@@ -161,6 +177,7 @@ class MethodPipeline:
     credit: float = 0.0
     requests_used: int = 0
     events: list[StatsEvent] = field(default_factory=list)
+    found_communities: list[str] = field(default_factory=list)  # from histories, for the explorer
 
     def update(self, records: list[StreamRecord]) -> None:
         self.chooser.add_posts(post_from_json(r.value) for r in records)
@@ -176,6 +193,7 @@ class MethodPipeline:
                 self.credit = min(self.credit, allowance)  # idle budget does not pile up
                 break
             history = self.extractor.extract(user)
+            self.found_communities.extend(getattr(history, "communities", ()))
             self.credit -= history.pages
             self.requests_used += history.pages
             event = judge.judge(history, run_id=run_id, method=self.name, sim_time=sim_time, sim_epoch=sim_epoch)
@@ -218,35 +236,50 @@ class Settings:
     seed: int = 0
     run_id: str = ""
 
+    def __post_init__(self) -> None:
+        if self.pseudo_every < self.step or abs(self.pseudo_every / self.step - round(self.pseudo_every / self.step)) > 1e-9:
+            raise ValueError(f"--pseudo-every {self.pseudo_every:g}s must be a multiple of --step {self.step:g}s "
+                             "(the seed retrains every 5 simulated minutes: use --step 5m or less)")
+
 
 @dataclass
 class Classifiers:
+    """A fold's models: the reference (whole users; HCP's scorer too) and HCP-SNIP's snippet model,
+    with the original whole-user training set pseudo-training starts from."""
+
     reference: object
-    candidate: object
+    snippets: object
     train_documents: list[str]
     train_labels: list[int]
+    reference_params: dict
 
 
-def train_classifiers(corpus, max_donors: dict[bool, int] | None, seed: int = 0) -> Classifiers:
-    """Reference (whole histories, the paper's hyper-parameters) and candidate (snippets) classifiers."""
+def train_classifiers(corpus, max_donors: dict[bool, int] | None = None, seed: int = 0) -> Classifiers:
+    """Reference (whole histories, the paper's hyper-parameters) and snippet (HCP-SNIP) classifiers
+    trained on ``corpus``'s donors (a fold's training side: never the world's donors)."""
     from focuscrawl.fue.classifier import (
-        corpus_histories, short_evidence_corpus, train_candidate_classifier, train_reference_classifier,
+        corpus_histories, reference_params, train_candidate_classifier, train_reference_classifier, whole_user_documents,
     )
 
     histories, labels = corpus_histories(corpus, max_donors)
-    # The paper's min_df=20 assumes its 486 users; a smaller training set keeps words seen by 5% of users.
-    reference = train_reference_classifier(histories, labels, min_df=min(20, max(2, len(histories) // 20)))
-    candidate = train_candidate_classifier(histories, labels, seed=seed)
-    docs, ys = short_evidence_corpus(histories, labels, seed=seed)
-    return Classifiers(reference, candidate, docs, ys)
+    params = reference_params(len(histories))
+    reference = train_reference_classifier(histories, labels, **params)
+    snippets = train_candidate_classifier(histories, labels, seed=seed)
+    return Classifiers(reference, snippets, whole_user_documents(histories), labels, params)
 
 
 def build_pipelines(opts: Settings, clf: Classifiers, make_client) -> list[MethodPipeline]:
     pipelines = []
+    from focuscrawl.fue.classifier import SharedScores
+
+    shared = {"reference": SharedScores(clf.reference), "snippets": SharedScores(clf.snippets)}
     for name in opts.methods:
-        method = RANKING_METHODS.create(name, classifier=clf.candidate, seed=opts.seed)
+        scorer = getattr(RANKING_METHODS.get(name), "scorer", "reference")
+        method = RANKING_METHODS.create(name, classifier=shared[scorer], seed=opts.seed)
         labelling = getattr(method, "pseudo_labelling", None)
-        pseudo = (PseudoTrainer(clf.train_documents, clf.train_labels, PseudoLabelling(*labelling), {"min_df": 5})
+        # Section V: "a new prediction classifier is built from the original training set plus the new
+        # pseudo-examples": the whole-user set and the reference's hyper-parameters.
+        pseudo = (PseudoTrainer(clf.train_documents, clf.train_labels, PseudoLabelling(*labelling), clf.reference_params)
                   if labelling is not None else None)
         pipelines.append(MethodPipeline(name, UserChooser(method), UserExtractor(make_client(name), cap=opts.cap), pseudo))
     return pipelines
@@ -287,7 +320,12 @@ def run(opts: Settings, clf: Classifiers, world_url: str, eval_url: str, make_cl
             for events in pool.map(one, pipelines):
                 for e in events:
                     topics.produce(STATS_TOPIC, e.user, e.to_json())
-            if k * opts.step >= next_pseudo:
+            # Algorithm 1: communities seen in extracted histories join the explorer's frontier. One
+            # explorer serves every method (so all see the same evidence): its frontier is the union.
+            for p in pipelines:
+                explorer.add_communities(p.found_communities)
+                p.found_communities.clear()
+            if k * opts.step >= next_pseudo - 1e-6:
                 next_pseudo += opts.pseudo_every
                 list(pool.map(lambda p: p.pseudo_train(opts.pseudo_top), pipelines))
             records = topics.consume(STATS_TOPIC, "fue-stats-sink")
@@ -309,22 +347,177 @@ def _hr(events: list[StatsEvent]) -> float:
 # -- the command -------------------------------------------------------------------------------
 
 
+def parse_world(items: list[str]) -> dict[str, float]:
+    """``--world score_effect=0.5`` settings of the world's sensitivity parameters."""
+    from focuscrawl.world.population import SENSITIVITY_PARAMETERS
+
+    out = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or key not in SENSITIVITY_PARAMETERS:
+            raise SystemExit(f"--world {item!r}: use NAME=VALUE with NAME one of {', '.join(SENSITIVITY_PARAMETERS)}")
+        out[key] = float(value)
+    return out
+
+
+def parse_sweep(text: str | None) -> tuple[str, list[float]] | None:
+    """``score_effect=0,0.5,1`` -> ("score_effect", [0, 0.5, 1])."""
+    if not text:
+        return None
+    from focuscrawl.world.population import SENSITIVITY_PARAMETERS
+
+    key, sep, values = text.partition("=")
+    if not sep or key not in SENSITIVITY_PARAMETERS or not values:
+        raise SystemExit(f"--sweep {text!r}: use NAME=V1,V2,... with NAME one of {', '.join(SENSITIVITY_PARAMETERS)}")
+    return key, [float(v) for v in values.split(",")]
+
+
+@dataclass
+class FoldWorld:
+    """One fold: its donors, its world (built from the world donors only) and its classifiers."""
+
+    fold: object            # focuscrawl.world.corpus.DonorFold
+    world: object           # focuscrawl.world.world.World
+    classifiers: Classifiers
+    world_seed: int
+    world_donor_ids: dict[bool, list[int]]
+    dropped_writings: int
+
+
+def fold_worlds(corpus, folds: int, seed: int, population: dict, max_train: dict[bool, int] | None = None,
+                only: list[int] | None = None):
+    """Yield every fold's world and classifiers, donor-disjoint (see the module docstring)."""
+    from focuscrawl.world.clock import SimClock
+    from focuscrawl.world.corpus import SubsetCorpus, donor_folds, training_bodies
+    from focuscrawl.world.population import Population, PopulationConfig
+    from focuscrawl.world.ratelimit import RateLimiter
+    from focuscrawl.world.world import World
+
+    for fold in donor_folds(corpus, folds, seed):
+        if only is not None and fold.fold not in only:
+            continue
+        train_donors = {lb: fold.train[lb][: max_train[lb]] if max_train else fold.train[lb] for lb in (True, False)}
+        train = SubsetCorpus(corpus, train_donors)
+        world_corpus = SubsetCorpus(corpus, fold.world, exclude=training_bodies(corpus, train_donors))
+        dropped = sum(corpus.size(lb, d) for lb in (True, False) for d in fold.world[lb]) - sum(
+            world_corpus.size(lb, d) for lb in (True, False) for d in range(world_corpus.donors(lb)))
+        world_seed = seed + fold.fold
+        config = PopulationConfig(seed=world_seed, **population)
+        world = World(Population(config, world_corpus), SimClock(config.start_epoch, 60.0, paused=True),
+                      RateLimiter(0, 60.0), None, None)
+        clf = train_classifiers(train, None, seed=seed)
+        fold = type(fold)(fold.fold, fold.folds, train_donors, fold.world)
+        yield FoldWorld(fold, world, clf, world_seed, world_corpus.donor_ids, dropped)
+
+
+def run_folds(args, opts_base: dict, population: dict, out: Path, corpus, cfg, data_dir) -> dict:
+    """Every fold of one experiment: run, per-fold report, pooled intervals, ``run.json``. The run record."""
+    from focuscrawl.experiments.run_record import write_run_json
+    from focuscrawl.fetch import AddressGuard, Fetcher, HostPoliteness
+    from focuscrawl.world.server import WorldServer
+
+    base_id = f"fue-{uuid.uuid4().hex[:8]}"
+    max_train = None
+    if args.train_donors:
+        pos, neg = (int(x) for x in args.train_donors.split(","))
+        max_train = {True: pos, False: neg}
+    record_folds: list[dict] = []
+    parameters = {**vars(args), "population": population, "resolved_methods": opts_base["methods"]}
+    seeds = {"seed": args.seed, "world_seeds": [], "bootstrap_seed": args.seed}
+
+    def record(done: bool) -> Path:
+        return write_run_json(out, EXPERIMENT, parameters, seeds, {"corpus": data_dir} if data_dir else None,
+                              run_id=base_id, table=args.table, duration=opts_base["duration"], folds=record_folds,
+                              complete=done, bootstrap=args.bootstrap)
+
+    pooled_inputs = []
+    for fw in fold_worlds(corpus, args.folds, args.seed, population, max_train, args.only_fold):
+        opts = Settings(**opts_base, run_id=f"{base_id}-f{fw.fold.fold}")
+        seeds["world_seeds"].append(fw.world_seed)
+        entry = {"run_id": opts.run_id, **fw.fold.as_json(), "world_seed": fw.world_seed,
+                 "world_donor_ids": {"positive": fw.world_donor_ids[True], "negative": fw.world_donor_ids[False]},
+                 "world_writings_dropped_as_training_text": fw.dropped_writings,
+                 "population": {"seed": fw.world_seed, "users": fw.world.population.config.users,
+                                "base_rate": fw.world.population.config.base_rate}, "finished": False}
+        record_folds.append(entry)
+        record(False)
+        fold_out = out / f"fold-{fw.fold.fold}"
+        labels = fw.world.population.labels
+        print(f"fold {fw.fold.fold}/{args.folds}: training on {len(fw.fold.train[True])}+{len(fw.fold.train[False])} donors, "
+              f"world from {len(fw.world_donor_ids[True])}+{len(fw.world_donor_ids[False])} others "
+              f"({fw.dropped_writings} writings dropped: their text is also a training donor's)", flush=True)
+        topics = KafkaLog(args.kafka, opts.run_id) if args.kafka else MemoryLog()
+        sink = DeltaSink(args.table, STATS_TABLE, f"fue-stats-{opts.run_id}",
+                         dead_letter_uri=STREAM_DEAD_LETTER_TABLE.path(cfg))
+        fetchers = []
+
+        def fold_report(events: list[StatsEvent], elapsed: float, fold_out=fold_out, labels=labels):
+            built = report.build(report.with_hidden_labels(events_of(asdict(e) for e in events), labels), elapsed)
+            report.write(built, fold_out)
+            return built
+
+        def partial_report(events, elapsed, fold=fw.fold.fold, fold_report=fold_report, entry=entry):
+            entry["elapsed"] = elapsed  # the rows up to here are in Delta: a stopped run is reported to this point
+            record(False)
+            fold_report(events, elapsed)
+            print(f"\nfold {fold}: {elapsed / 86400:g} simulated days done: partial report in {fold_out}", flush=True)
+
+        with WorldServer(fw.world) as server:
+            guard = AddressGuard((*cfg.allow_private_hosts, f"127.0.0.1:{server.crawl.server_address[1]}"))
+
+            def make_client(name: str) -> RedditClient:
+                # Lock-step: the budget paces requests in simulated time, so no wall-clock delay.
+                fetcher = Fetcher.from_settings(cfg, guard=guard, politeness=HostPoliteness(min_delay=0.0, max_in_flight=4))
+                fetchers.append(fetcher)
+                return RedditClient(fetcher, server.url)
+
+            try:
+                events = run(opts, fw.classifiers, server.url, server.eval_url, make_client, topics, sink,
+                             progress=not args.no_progress, checkpoint=partial_report)
+            finally:
+                topics.close()
+                for f in fetchers:
+                    f.close()
+        built = fold_report(events, opts.duration)
+        print(built.markdown())
+        pooled_inputs.append((fw.fold.fold, report.with_hidden_labels(events_of(asdict(e) for e in events), labels)))
+        entry["finished"] = True
+        entry["elapsed"] = opts.duration
+        record(False)
+    intervals = report.intervals(pooled_inputs, n_boot=args.bootstrap, seed=args.seed)
+    report.write_intervals(intervals, out, note=report.protocol_note(parameters, record_folds))
+    path = record(True)
+    print(report.intervals_markdown(intervals))
+    print(f"run {base_id}: {len(record_folds)} folds, report in {out}, record {path}; stats in Delta table {args.table} "
+          f"(focuscrawl report fue --run {out} rebuilds it)")
+    return {"out": out, "intervals": intervals}
+
+
 def main(argv: list[str] | None = None) -> int:
     cfg = settings()
     ap = argparse.ArgumentParser(prog="focuscrawl experiment fue", description=__doc__.splitlines()[0])
-    ap.add_argument("--methods", default=DEFAULT_METHODS, help=f"comma-separated (default {DEFAULT_METHODS})")
+    ap.add_argument("--methods", default=DEFAULT_METHODS,
+                    help=f"comma-separated, or 'all' (default {DEFAULT_METHODS}; all = {ALL_METHODS})")
     ap.add_argument("--duration", default="1d", help="simulated time: 90m, 6h, 7d ...")
     ap.add_argument("--budget", type=float, default=120.0, help="user-page requests per simulated hour, per method")
-    ap.add_argument("--step", default="5m", help="simulated time per lock-step")
+    ap.add_argument("--step", default="5m", help="simulated time per lock-step (at most --pseudo-every, dividing it)")
+    ap.add_argument("--pseudo-every", default="5m", help="pseudo-training period (seed V: 5 minutes)")
     ap.add_argument("--visits-per-step", type=int, default=2)
     ap.add_argument("--cap", type=int, default=1000, help="items per user listing (the site's cap)")
     ap.add_argument("--community-chooser", default="RANDOM", type=str.upper, choices=COMMUNITY_CHOOSERS.names())
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--folds", type=int, default=2, help="donor-disjoint folds K (>= 2); each runs its own world")
+    ap.add_argument("--only-fold", type=int, action="append", help="run only this fold (repeatable)")
+    ap.add_argument("--bootstrap", type=int, default=2000, help="bootstrap resamples for the 95%% intervals")
     ap.add_argument("--data", default="auto", help="world data folder, 'none' (generated) or 'auto' (settings)")
     ap.add_argument("--users", type=int, default=100_000)
     ap.add_argument("--base-rate", type=float, default=0.02)
     ap.add_argument("--events-per-minute", type=float, default=60.0)
-    ap.add_argument("--train-donors", default="83,403", help="positive,negative donors in the original training set")
+    ap.add_argument("--world", action="append", default=[], metavar="NAME=VALUE",
+                    help="a world sensitivity parameter (score_effect, comments_effect, hour_effect, ...)")
+    ap.add_argument("--sweep", help="NAME=V1,V2,...: run the experiment once per value of a sensitivity parameter")
+    ap.add_argument("--train-donors", default=None,
+                    help="at most P,N of a fold's training donors (default: all of them)")
     ap.add_argument("--kafka", nargs="?", const=cfg.kafka_bootstrap, default=None,
                     help="run the topics on Kafka (default bootstrap from settings)")
     ap.add_argument("--table", default=STATS_TABLE.path(cfg), help="Delta table of the stats events")
@@ -333,53 +526,33 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     logging.basicConfig(level=logging.WARNING)
 
-    from focuscrawl.fetch import AddressGuard, Fetcher, HostPoliteness
-    from focuscrawl.world import build_world
-    from focuscrawl.world.server import WorldServer
+    from focuscrawl.world import load_corpus
 
-    opts = Settings(methods=RANKING_METHODS.parse(args.methods), duration=parse_duration(args.duration),
-                    budget=args.budget, step=parse_duration(args.step), visits_per_step=args.visits_per_step,
-                    cap=args.cap, community_chooser=args.community_chooser, seed=args.seed,
-                    run_id=f"fue-{uuid.uuid4().hex[:8]}")
+    methods = RANKING_METHODS.parse(ALL_METHODS if args.methods.strip().lower() == "all" else args.methods)
+    try:
+        opts_base = dict(methods=methods, duration=parse_duration(args.duration), budget=args.budget,
+                         step=parse_duration(args.step), visits_per_step=args.visits_per_step, cap=args.cap,
+                         pseudo_every=parse_duration(args.pseudo_every), community_chooser=args.community_chooser,
+                         seed=args.seed)
+        Settings(**opts_base)
+    except ValueError as e:
+        raise SystemExit(str(e)) from None
     data_dir = cfg.data_dir if args.data == "auto" else (None if args.data == "none" else Path(args.data))
-    world = build_world(args.seed, data_dir=data_dir, cache_dir=Path(cfg.var_dir), users=args.users,
-                        base_rate=args.base_rate, paused=True, rate_limit=0, web=False,
-                        events_per_minute=args.events_per_minute)
-    pos, neg = (int(x) for x in args.train_donors.split(","))
-    print(f"training the reference and candidate classifiers on {pos}+{neg} {type(world.population.corpus).__name__} donors")
-    clf = train_classifiers(world.population.corpus, {True: pos, False: neg}, seed=args.seed)
-    topics = KafkaLog(args.kafka, opts.run_id) if args.kafka else MemoryLog()
-    sink = DeltaSink(args.table, STATS_TABLE, f"fue-stats-{opts.run_id}",
-                     dead_letter_uri=STREAM_DEAD_LETTER_TABLE.path(cfg))
-    fetchers = []
-
-    def write_report(events: list[StatsEvent], elapsed: float) -> report.FueReport:
-        built = report.build(events_of(asdict(e) for e in events), elapsed)
-        report.write(built, args.output)
-        return built
-
-    def partial_report(events: list[StatsEvent], elapsed: float) -> None:
-        write_report(events, elapsed)
-        print(f"\n{elapsed / 86400:g} simulated days done: partial report in {args.output}", flush=True)
-
-    with WorldServer(world) as server:
-        guard = AddressGuard((*cfg.allow_private_hosts, f"127.0.0.1:{server.crawl.server_address[1]}"))
-
-        def make_client(name: str) -> RedditClient:
-            # Lock-step: the budget paces requests in simulated time, so no wall-clock delay.
-            fetcher = Fetcher.from_settings(cfg, guard=guard, politeness=HostPoliteness(min_delay=0.0, max_in_flight=4))
-            fetchers.append(fetcher)
-            return RedditClient(fetcher, server.url)
-
-        try:
-            events = run(opts, clf, server.url, server.eval_url, make_client, topics, sink,
-                         progress=not args.no_progress, checkpoint=partial_report)
-        finally:
-            topics.close()
-            for f in fetchers:
-                f.close()
-    print(write_report(events, opts.duration).markdown())
-    print(f"run {opts.run_id}: report in {args.output}; stats in Delta table {args.table} "
-          f"(focuscrawl sql \"SELECT method, avg(CAST(relevant AS INT)) FROM focuscrawl.{STATS_TABLE.name} "
-          f"WHERE run_id = '{opts.run_id}' GROUP BY method\")")
+    corpus = load_corpus(args.seed, data_dir, Path(cfg.var_dir))
+    population = dict(users=args.users, base_rate=args.base_rate, events_per_minute=args.events_per_minute,
+                      **parse_world(args.world))
+    sweep = parse_sweep(args.sweep)
+    if sweep is None:
+        run_folds(args, opts_base, population, args.output, corpus, cfg, data_dir)
+        return 0
+    key, values = sweep
+    points = []
+    for v in values:
+        out = args.output / f"{key}={v:g}"
+        print(f"sweep {key} = {v:g}", flush=True)
+        done = run_folds(args, opts_base, {**population, key: v}, out, corpus, cfg, data_dir)
+        points.append((v, done["intervals"]))
+    table = report.sensitivity_table(key, points)
+    report.write_sensitivity(table, key, args.output)
+    print(table.to_markdown(index=False))
     return 0

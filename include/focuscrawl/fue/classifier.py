@@ -8,11 +8,13 @@ default to those of the paper's published trainer (blind-sniper/heuristics
 ``model_trainer.py``): word counts with ``min_df=20`` and English stop words, TF-IDF, liblinear
 L1 with ``C=16`` and class weights ``w/(1+w)`` for positives with ``w=4``.
 
-Two instances play two roles (section V, "HCP with pseudo-training"):
+Two roles (section V, "HCP with pseudo-training"):
 - the *reference* (evaluation) classifier judges an extracted user's full history;
-- the *candidate* (prediction) classifier scores the little text seen in listings for HCP/LCP.
-In the paper both are the same model; ``short_evidence_corpus`` builds the training set for a
-candidate classifier fitted on short snippets instead, closer to what it will see.
+- the *prediction* classifier scores the little text seen in listings for HCP/LCP.
+In the paper "these two classifiers are the same": HCP, LCP, fusion, hierarchical and the
+pseudo-trained variants start from the reference model (and pseudo-training refits on the
+original whole-user set plus pseudo-examples). ``train_candidate_classifier`` (on snippets
+built by ``short_evidence_corpus``) is ours, used only by HCP-SNIP.
 """
 
 from __future__ import annotations
@@ -134,6 +136,37 @@ class UserClassifier:
         return model
 
 
+class SharedScores:
+    """One classifier shared by several methods, scoring each distinct text once.
+
+    In the experiment every method sees the same listings, so HCP, LCP, fusion, hierarchical and
+    the not-yet-retrained pseudo variants ask the reference model for the same evidence texts in
+    the same step; the memo answers all but the first. It holds at most ``max_texts`` texts and
+    is emptied when full. Thread-safe enough: a race only computes a probability twice.
+    """
+
+    def __init__(self, classifier: UserClassifier, max_texts: int = 20_000) -> None:
+        self.classifier = classifier
+        self.max_texts = max_texts
+        self._memo: dict[str, float] = {}
+
+    def __getattr__(self, name: str):
+        return getattr(self.classifier, name)
+
+    def predict_proba(self, texts: Iterable[str]) -> np.ndarray:
+        texts = list(texts)
+        memo = self._memo
+        todo = list(dict.fromkeys(t for t in texts if t not in memo))
+        if todo:
+            if len(memo) + len(todo) > self.max_texts:
+                memo = self._memo = {}
+            memo.update(zip(todo, self.classifier.predict_proba(todo).tolist()))
+        return np.fromiter((memo[t] for t in texts), dtype=float, count=len(texts))
+
+    def proba(self, text: str) -> float:
+        return float(self.predict_proba([text])[0])
+
+
 def short_evidence_corpus(
     histories: Sequence[Sequence[str]],
     labels: Sequence[int],
@@ -166,6 +199,8 @@ def corpus_histories(corpus, max_donors: dict[bool, int] | None = None) -> tuple
 
     ``max_donors`` caps donors per class (e.g. the paper's 83 positive / 403 negative users).
     """
+    from focuscrawl.world.corpus import writing_body
+
     histories, labels = [], []
     for label in (True, False):
         n = corpus.donors(label)
@@ -173,7 +208,7 @@ def corpus_histories(corpus, max_donors: dict[bool, int] | None = None) -> tuple
             n = min(n, max_donors[label])
         for donor in range(n):
             writings = (corpus.writing(label, donor, j) for j in range(corpus.size(label, donor)))
-            histories.append([f"{title}\n{text}" if title else text for title, text, _ in writings])
+            histories.append([writing_body(title, text) for title, text, _ in writings])
             labels.append(int(label))
     return histories, labels
 
@@ -188,15 +223,28 @@ def erisk_histories(source: str | Path, cache_dir: str | Path) -> tuple[list[lis
     return corpus_histories(EriskCorpus.load(Path(source), Path(cache_dir)))
 
 
+def reference_params(users: int) -> dict:
+    """The reference classifier's hyper-parameters for a training set of ``users`` documents.
+
+    The paper's ``min_df=20`` assumes its 486 users; a smaller set keeps words seen by 5% of users.
+    """
+    return {"min_df": min(20, max(2, users // 20))}
+
+
+def whole_user_documents(histories: Sequence[Sequence[str]]) -> list[str]:
+    """One document per user, the concatenation of all its writings (section IV-F)."""
+    return ["\n".join(h) for h in histories]
+
+
 def train_reference_classifier(histories: Sequence[Sequence[str]], labels: Sequence[int], **params) -> UserClassifier:
     """The seed's reference classifier: one document per user, the paper's hyper-parameters."""
-    return UserClassifier(**params).fit(["\n".join(h) for h in histories], labels)
+    return UserClassifier(**params).fit(whole_user_documents(histories), labels)
 
 
 def train_candidate_classifier(
     histories: Sequence[Sequence[str]], labels: Sequence[int], *, seed: int = 0, **params
 ) -> UserClassifier:
-    """A candidate classifier for HCP/LCP fitted on short snippets (``short_evidence_corpus``).
+    """HCP-SNIP's prediction classifier (ours), fitted on short snippets (``short_evidence_corpus``).
 
     Snippets are many and short, so words are kept from 5 snippets up (``min_df``) by default.
     """

@@ -17,7 +17,10 @@ Protocol (``RankingMethod``):
   user; only adaptive methods (``dynamic = True``) use it.
 
 Every method takes the same keyword-only constructor arguments, so a registry name is all a
-caller needs: ``RANKING_METHODS.create("HCP", classifier=clf)``.
+caller needs: ``RANKING_METHODS.create("HCP", classifier=clf)``. ``scorer`` says which model a
+classifier-based method must be given: ``"reference"`` (the seed's HCP, section IV-E and V: "these
+two classifiers are the same", the whole-user model scores the partial evidence) or
+``"snippets"`` (HCP-SNIP, ours: a model fitted on short snippets, closer to what it scores).
 """
 
 from __future__ import annotations
@@ -46,6 +49,7 @@ class RankingMethod:
     depth: ClassVar[int] = 1
     dynamic: ClassVar[bool] = False
     needs_classifier: ClassVar[bool] = False
+    scorer: ClassVar[str] = "reference"   # which classifier a caller passes: "reference" or "snippets"
 
     def __init__(self, *, classifier=None, seed: int = 0, hour_mean: str = "arithmetic") -> None:
         if self.needs_classifier and classifier is None:
@@ -195,7 +199,8 @@ class Near18(_NearHour):
 
 @RANKING_METHODS.register("HCP")
 class HighestClassificationProbability(RankingMethod):
-    """HCP (IV-E, eq. 6): highest candidate-classifier probability of the text seen so far.
+    """HCP (IV-E, eq. 6): highest probability of the text seen so far, scored by the reference
+    (whole-user) classifier itself, as in the paper ("these two classifiers are the same", V).
 
     ``set_classifier`` swaps the model in place, which is how pseudo-training (section V)
     reaches a running chooser.
@@ -229,14 +234,24 @@ class LowestClassificationProbability(HighestClassificationProbability):
         return 1.0 - super().score_many(evidences)
 
 
+@RANKING_METHODS.register("HCP-SNIP")
+class HCPSnippets(HighestClassificationProbability):
+    """HCP-SNIP (ours, not the paper's): HCP scored by a classifier trained on snippets of a few
+    writings of the training users (``focuscrawl.fue.classifier.train_candidate_classifier``)."""
+
+    name, scorer = "HCP-SNIP", "snippets"
+
+
 # -- V: HCP with pseudo-training ----------------------------------------------------------------
 
 
 class _PseudoTrainedHCP(HighestClassificationProbability):
-    """HCP whose candidate classifier is periodically retrained with pseudo-labelled users.
+    """HCP whose prediction classifier is periodically retrained with pseudo-labelled users.
 
-    Scoring is HCP's; ``pseudo_labelling`` (positive_at, negative_at or None) tells
-    ``focuscrawl.fue.pseudo`` which extracted users join the training set.
+    Scoring is HCP's, starting from the reference model; every five simulated minutes a new
+    model is fitted on the original whole-user training set plus the pseudo-examples (section V).
+    ``pseudo_labelling`` (positive_at, negative_at or None) tells ``focuscrawl.fue.pseudo`` which
+    extracted users join the training set.
     """
 
     pseudo_labelling: ClassVar[tuple[float, float | None]] = (0.9, 0.1)
@@ -364,6 +379,25 @@ class Hierarchical(HighestClassificationProbability):
         return [evidences[i].user for i in order]
 
 
+@RANKING_METHODS.register("HIERARCHICAL-R2")
+class HierarchicalRounded(Hierarchical):
+    """Hierarchical with ties that matter (ours): HCP probabilities rounded to 2 decimals, so users
+    within the same hundredth of probability are ordered by N06, then HAC.
+
+    With exact ties only, HIERARCHICAL is HCP (continuous probabilities almost never tie); the
+    truncated section V does not say how close two probabilities must be to count as tied.
+    """
+
+    name = "HIERARCHICAL-R2"
+    decimals: ClassVar[int] = 2
+
+    def score_many(self, evidences: Sequence[UserEvidence]) -> np.ndarray:
+        return np.round(super().score_many(evidences), self.decimals)
+
+    def score(self, evidence: UserEvidence) -> float:
+        return float(self.score_many([evidence])[0])
+
+
 # -- our own: HCP with a community bandit -------------------------------------------------------
 
 
@@ -432,3 +466,12 @@ class HCPCommunityBandit(HighestClassificationProbability):
 def _logit(x: float) -> float:
     x = min(max(x, 1e-9), 1.0 - 1e-9)
     return math.log(x / (1.0 - x))
+
+
+@RANKING_METHODS.register("HCP-CB-0.9-0.1")
+class HCPCommunityBanditPseudo(HCPCommunityBandit):
+    """HCP-CB with pseudo-training (ours + section V): HCP-CB whose classifier is retrained as
+    HCP-0.9-0.1's is (users judged >= 0.9 join as positives, <= 0.1 as negatives)."""
+
+    name = "HCP-CB-0.9-0.1"
+    pseudo_labelling: ClassVar[tuple[float, float | None]] = (0.9, 0.1)

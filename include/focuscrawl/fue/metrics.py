@@ -25,6 +25,7 @@ class Extraction:
     user: str
     at: float
     relevant: bool
+    on_target: bool | None = None  # the world's hidden label (evaluation side only); None when unknown
 
 
 @dataclass(frozen=True, slots=True)

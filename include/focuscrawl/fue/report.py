@@ -7,15 +7,22 @@ its rows in the ``fue_extractions`` Delta table (:func:`events_from_table`).
 
 Ratios to RND are given raw (empty while RND has found no relevant user) and add-one smoothed
 (:func:`smoothed_ratio`), which is defined from the first hour on.
+
+Intervals (issue 17): :func:`intervals` gives every method's harvest ratio, its ratio to RND and
+the difference from RND per fold and pooled over folds, by reference verdict (the paper's
+measure) and by the world's hidden label (the truth), with 95% percentile-bootstrap intervals
+over extracted users (resampled within each fold and method). A difference is called
+significant only when its interval excludes zero.
 """
 
 from __future__ import annotations
 
 import textwrap
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Sequence
 
+import numpy as np
 import pandas as pd
 
 from focuscrawl.fue.metrics import HOUR, Extraction, by_method, curve, rates_per_hour
@@ -129,6 +136,10 @@ def build(events: Sequence[Extraction], duration: float, bin_seconds: float = HO
         f"ratio_to_{BASELINE}": last[f"ratio_to_{BASELINE}"],
         f"ratio_to_{BASELINE}_smoothed": last[f"ratio_to_{BASELINE}_smoothed"]})
     summary[f"ratio_to_{BASELINE}_day1"] = summary.method.map(first_day)
+    if events and all(e.on_target is not None for e in events):
+        hidden = {m: sum(e.on_target for e in es) for m, es in groups.items()}
+        summary["on_target"] = summary.method.map(hidden)
+        summary["harvest_ratio_hidden"] = (summary.on_target / summary.extracted.where(summary.extracted > 0)).round(4)
     summary = summary.sort_values("harvest_ratio", ascending=False, ignore_index=True)
     agreement = paper_agreement(dict(zip(summary.method, summary.harvest_ratio)))
     return FueReport(summary, curve_frame, day_frame, agreement)
@@ -180,6 +191,196 @@ def write(report: FueReport, out: Path) -> Path:
     report.days.to_csv(out / "fue_days.csv", index=False)
     (out / "fue_table.md").write_text(report.markdown())
     return plot(report.curve, out / "harvest_ratio.png")
+
+
+# -- ground truth, intervals, sensitivity ---------------------------------------------------------
+
+MEASURES = {"reference verdict": "relevant", "hidden label": "on_target"}
+
+
+def user_number(name: str) -> int | None:
+    """A world user's index from its name (``adj_noun_<i>``), None for a foreign name."""
+    try:
+        return int(name.rsplit("_", 1)[1])
+    except (IndexError, ValueError):
+        return None
+
+
+def with_hidden_labels(events: Sequence[Extraction], labels) -> list[Extraction]:
+    """Events with the world's hidden label of each extracted user joined in (evaluation side)."""
+    out = []
+    for e in events:
+        i = user_number(e.user)
+        out.append(replace(e, on_target=bool(labels[i]) if i is not None and 0 <= i < len(labels) else None))
+    return out
+
+
+def _counts(events: Sequence[Extraction], attr: str) -> dict[str, tuple[int, int]]:
+    out: dict[str, list[int]] = {}
+    for e in events:
+        c = out.setdefault(e.method, [0, 0])
+        c[0] += 1
+        c[1] += int(bool(getattr(e, attr)))
+    return {m: (n, r) for m, (n, r) in out.items()}
+
+
+def intervals(folds: Sequence[tuple[int, Sequence[Extraction]]], n_boot: int = 2000, seed: int = 0,
+              level: float = 0.95) -> pd.DataFrame:
+    """Per fold and pooled: extracted, relevant, harvest ratio, ratio to RND and HR - HR(RND), each with a
+    ``level`` percentile-bootstrap interval, for both measures (see the module docstring).
+
+    Resampling the extracted users of one (fold, method) with replacement draws the relevant count
+    from Binomial(n, r/n); pooled figures sum the same draws over folds. ``significant`` is
+    ``higher``/``lower`` when the interval of the difference from RND excludes zero, else ``no``.
+    """
+    rng = np.random.default_rng(seed)
+    lo_q, hi_q = 50 * (1 - level), 100 - 50 * (1 - level)
+    rows = []
+    folds = sorted(folds, key=lambda f: f[0])
+    for measure, attr in MEASURES.items():
+        counts = {f: _counts(es, attr) for f, es in folds}
+        if attr == "on_target" and any(getattr(e, attr) is None for _, es in folds for e in es):
+            continue
+        methods = sorted({m for c in counts.values() for m in c})
+        draws = {(f, m): rng.binomial(n, r / n if n else 0.0, size=n_boot)
+                 for f in sorted(counts) for m in methods for n, r in [counts[f].get(m, (0, 0))]}
+        scopes = [(f"fold {f}", [f]) for f in sorted(counts)] + ([("pooled", sorted(counts))] if len(counts) > 1 else [])
+        for scope, fs in scopes:
+            base_n = sum(counts[f].get(BASELINE, (0, 0))[0] for f in fs)
+            base_d = sum(draws[(f, BASELINE)] for f in fs) if BASELINE in methods else None
+            for m in methods:
+                n = sum(counts[f].get(m, (0, 0))[0] for f in fs)
+                r = sum(counts[f].get(m, (0, 0))[1] for f in fs)
+                d = sum(draws[(f, m)] for f in fs)
+                hr = d / n if n else np.zeros(n_boot)
+                row = {"scope": scope, "measure": measure, "method": m, "extracted": n, "relevant": r,
+                       "harvest_ratio": r / n if n else 0.0,
+                       "hr_lo": float(np.percentile(hr, lo_q, method="inverted_cdf")), "hr_hi": float(np.percentile(hr, hi_q, method="inverted_cdf"))}
+                if base_d is not None and base_n:
+                    base_r = sum(counts[f].get(BASELINE, (0, 0))[1] for f in fs)
+                    base_hr = base_d / base_n
+                    diff = hr - base_hr
+                    with np.errstate(divide="ignore", invalid="ignore"):
+                        ratio = np.where(base_hr > 0, hr / np.where(base_hr > 0, base_hr, 1), np.inf)
+                    point = (r / n) / (base_r / base_n) if base_r and n else (np.inf if r else np.nan)
+                    dlo, dhi = float(np.percentile(diff, lo_q, method="inverted_cdf")), float(np.percentile(diff, hi_q, method="inverted_cdf"))
+                    row.update({f"ratio_to_{BASELINE}": point,
+                                "ratio_lo": float(np.percentile(ratio, lo_q, method="inverted_cdf")), "ratio_hi": float(np.percentile(ratio, hi_q, method="inverted_cdf")),
+                                "diff": r / n - base_r / base_n if n else np.nan, "diff_lo": dlo, "diff_hi": dhi,
+                                "significant": "" if m == BASELINE else "higher" if dlo > 0 else "lower" if dhi < 0 else "no"})
+                rows.append(row)
+    frame = pd.DataFrame(rows)
+    num = frame.select_dtypes("number").columns.difference(["extracted", "relevant"])
+    frame[num] = frame[num].round(4)
+    return frame
+
+
+def intervals_markdown(frame: pd.DataFrame) -> str:
+    """The intervals as one table per measure and scope: ``ratio [lo, hi]`` and the verdict on RND."""
+    parts = []
+    for (measure, scope), g in frame.groupby(["measure", "scope"], sort=False):
+        g = g.sort_values("harvest_ratio", ascending=False)
+        t = pd.DataFrame({
+            "method": g.method, "extracted": g.extracted, "relevant": g.relevant,
+            "harvest ratio [95% CI]": [f"{h:.4f} [{a:.4f}, {b:.4f}]" for h, a, b in zip(g.harvest_ratio, g.hr_lo, g.hr_hi)],
+        })
+        if f"ratio_to_{BASELINE}" in g:
+            t[f"ratio to {BASELINE} [95% CI]"] = [f"{r:.2f} [{a:.2f}, {b:.2f}]"
+                                                   for r, a, b in zip(g[f"ratio_to_{BASELINE}"], g.ratio_lo, g.ratio_hi)]
+            t[f"differs from {BASELINE}"] = g.significant.values
+        parts.append(f"### {scope}, by {measure}\n\n" + t.to_markdown(index=False))
+    return "\n\n".join(parts) + "\n"
+
+
+def significant_summary(frame: pd.DataFrame, scope: str = "pooled") -> str:
+    """One sentence per measure: which methods differ significantly from RND."""
+    if scope not in set(frame.scope):
+        scope = frame.scope.iloc[0]
+    lines = []
+    for measure, g in frame[frame.scope == scope].groupby("measure", sort=False):
+        hi = ", ".join(g[g.significant == "higher"].sort_values("harvest_ratio", ascending=False).method) or "none"
+        lo = ", ".join(g[g.significant == "lower"].method) or "none"
+        ns = ", ".join(g[g.significant == "no"].method) or "none"
+        lines.append(f"- {scope}, by {measure}: significantly above {BASELINE}: {hi}; significantly below: {lo}; "
+                     f"not distinguishable from {BASELINE} (95% interval of the difference contains 0): {ns}.")
+    return "\n".join(lines)
+
+
+def protocol_note(parameters: dict, folds: Sequence[dict]) -> str:
+    """What was run, for the head of ``fue_intervals.md`` (from the run record, so a rebuild writes the same)."""
+    p = parameters
+    pop = p.get("population", {})
+    world = ", ".join(f"{k}={v}" for k, v in sorted(pop.items()))
+    donors = "; ".join(
+        f"fold {f['fold']}: trained on {len(f['train_donors']['positive'])}+{len(f['train_donors']['negative'])} donors, "
+        f"world from {len(f['world_donor_ids']['positive'])}+{len(f['world_donor_ids']['negative'])}"
+        for f in folds)
+    return (f"Run of `focuscrawl experiment fue`: {len(folds)} donor-disjoint fold(s) of {p.get('folds')} ({donors}); "
+            f"{p.get('duration')} simulated, budget {p.get('budget')} user-page requests per simulated hour per method, "
+            f"step {p.get('step')}, pseudo-training every {p.get('pseudo_every')}, world: {world}. Intervals: 95% "
+            f"percentile bootstrap over extracted users ({p.get('bootstrap')} resamples, seed {p.get('seed')}).")
+
+
+def write_intervals(frame: pd.DataFrame, out: Path, note: str = "") -> Path:
+    """``fue_intervals.csv`` and ``fue_intervals.md`` (with which differences from RND are significant)."""
+    out.mkdir(parents=True, exist_ok=True)
+    frame.to_csv(out / "fue_intervals.csv", index=False)
+    text = (note + "\n\n" if note else "") + significant_summary(frame) + "\n\n" + intervals_markdown(frame)
+    (out / "fue_intervals.md").write_text(text)
+    return out / "fue_intervals.md"
+
+
+def sensitivity_table(parameter: str, points: Sequence[tuple[float, pd.DataFrame]]) -> pd.DataFrame:
+    """The pooled ratio to RND (with its interval) of every method at every value of ``parameter``."""
+    rows = []
+    for value, frame in points:
+        scope = "pooled" if "pooled" in set(frame.scope) else frame.scope.iloc[0]
+        for _, r in frame[frame.scope == scope].iterrows():
+            rows.append({"parameter": parameter, "value": value, "measure": r.measure, "method": r.method,
+                         "extracted": r.extracted, "relevant": r.relevant, f"ratio_to_{BASELINE}": r.get(f"ratio_to_{BASELINE}"),
+                         "ratio_lo": r.get("ratio_lo"), "ratio_hi": r.get("ratio_hi"), "significant": r.get("significant")})
+    return pd.DataFrame(rows)
+
+
+def write_sensitivity(table: pd.DataFrame, parameter: str, out: Path) -> Path:
+    """``sensitivity.{csv,md,png}``: ratio to RND against the parameter's value, one line per method."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    out.mkdir(parents=True, exist_ok=True)
+    table.to_csv(out / "sensitivity.csv", index=False)
+    wide = table.assign(cell=[f"{r:.2f} [{a:.2f}, {b:.2f}]{'*' if s in ('higher', 'lower') else ''}"
+                              for r, a, b, s in zip(table[f"ratio_to_{BASELINE}"], table.ratio_lo, table.ratio_hi,
+                                                    table.significant)])
+    parts = []
+    for measure, g in wide.groupby("measure", sort=False):
+        pivot = g.pivot(index="method", columns="value", values="cell")
+        pivot.columns = [f"{parameter}={v:g}" for v in pivot.columns]
+        parts.append(f"### ratio to {BASELINE} by {measure} [95% CI] (* = the difference from {BASELINE} is significant)"
+                     f"\n\n" + pivot.to_markdown())
+    (out / "sensitivity.md").write_text("\n\n".join(parts) + "\n")
+    measures = list(dict.fromkeys(table.measure))
+    fig, axes = plt.subplots(1, len(measures), figsize=(7 * len(measures), 5), squeeze=False)
+    for ax, measure in zip(axes[0], measures):
+        g = table[(table.measure == measure) & (table.method != BASELINE)]
+        for i, (m, gm) in enumerate(g.groupby("method")):
+            gm = gm.sort_values("value")
+            off = (i - len(g.method.unique()) / 2) * 0.004 * (table.value.max() - table.value.min() or 1)
+            ax.errorbar(gm.value + off, gm[f"ratio_to_{BASELINE}"],
+                        yerr=[gm[f"ratio_to_{BASELINE}"] - gm.ratio_lo, gm.ratio_hi - gm[f"ratio_to_{BASELINE}"]],
+                        label=m, marker="o", capsize=3, lw=1.2)
+        ax.axhline(1.0, color="grey", ls=":")
+        ax.set_xlabel(parameter)
+        ax.set_ylabel(f"harvest ratio / {BASELINE} (95% CI)")
+        ax.set_title(f"by {measure}")
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=8, ncol=2)
+    fig.tight_layout()
+    fig.savefig(out / "sensitivity.png", dpi=110)
+    plt.close(fig)
+    return out / "sensitivity.md"
 
 
 def events_from_table(uri: str, run_id: str, storage_options: dict[str, str] | None = None) -> list[Extraction]:

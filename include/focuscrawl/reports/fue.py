@@ -1,6 +1,12 @@
-"""``focuscrawl report fue --run-id ID``: a FUE run's report rebuilt from the ``fue_extractions`` Delta table.
+"""``focuscrawl report fue --run DIR | --run-id ID``: a FUE run's report rebuilt from the Delta rows.
 
-    focuscrawl report fue --run-id fue-1a2b3c4d [--duration 7d] [--table URI] [--out DIR]
+    focuscrawl report fue --run var/reports/fue [--table URI] [--out DIR]
+    focuscrawl report fue --run-id fue-1a2b3c4d-f0 [--duration 7d] [--table URI] [--out DIR]
+
+``--run`` reads the run's ``run.json`` (its folds, run ids, duration, world seeds and sizes,
+bootstrap settings), reads every fold's rows back from the ``fue_extractions`` table, joins the
+world's hidden labels (recomputed from the recorded seed, size and base rate) and writes the
+per-fold tables and ``fue_intervals.{md,csv}`` as the run did.
 
 The same files as ``focuscrawl experiment fue`` writes (seed 000, section IV-F, Figures 2-4:
 harvest ratio, ratio to RND and users per hour over time, per simulated day, the paper's
@@ -25,11 +31,19 @@ from focuscrawl.storage import storage_options
 def main(argv: list[str] | None = None) -> int:
     cfg = settings()
     ap = argparse.ArgumentParser(prog="focuscrawl report fue", description=__doc__.splitlines()[0])
-    ap.add_argument("--run-id", required=True, help="the run id `focuscrawl experiment fue` printed")
+    ap.add_argument("--run", type=Path, action="append",
+                    help="output folder (or run.json) of a `focuscrawl experiment fue` run; repeat it to pool the "
+                         "folds of runs made with --only-fold (same seed, folds and data)")
+    ap.add_argument("--run-id", help="one fold's run id (as `focuscrawl experiment fue` printed)")
     ap.add_argument("--duration", help="simulated length of the run (default: its last verdict, to the hour)")
-    ap.add_argument("--table", default=STATS_TABLE.path(cfg), help="Delta table of the stats events")
+    ap.add_argument("--table", default=None, help="Delta table of the stats events (default: the run's, or settings')")
     ap.add_argument("--out", type=Path, help="output folder (default $FOCUSCRAWL_VAR/reports/fue-RUN_ID)")
     args = ap.parse_args(argv)
+    if args.run is not None:
+        return rebuild_run(args.run, args.table, args.out, cfg)
+    if not args.run_id:
+        ap.error("pass --run DIR (a run's output folder) or --run-id ID")
+    args.table = args.table or STATS_TABLE.path(cfg)
     events = report.events_from_table(args.table, args.run_id, storage_options(cfg))
     duration = parse_duration(args.duration) if args.duration else \
         max(HOUR, math.ceil(max(e.at for e in events) / HOUR) * HOUR)
@@ -38,4 +52,52 @@ def main(argv: list[str] | None = None) -> int:
     report.write(built, out)
     print(built.markdown())
     print(f"{len(events)} extractions of run {args.run_id} over {duration / HOUR:g} simulated hours: report in {out}")
+    return 0
+
+
+SAME_ACROSS_FOLDS = ("folds", "seed", "data", "duration", "budget", "step", "pseudo_every", "visits_per_step", "cap",
+                     "users", "base_rate", "events_per_minute", "world", "train_donors", "resolved_methods", "population")
+
+
+def rebuild_run(runs: list[Path], table: str | None, out: Path | None, cfg) -> int:
+    """Every table of recorded runs, from their ``run.json`` and the Delta rows (see the module docstring).
+
+    Several runs (each made with ``--only-fold``) are pooled when their parameters agree. A fold
+    that did not finish is reported up to the last simulated day it completed (``elapsed``); the
+    pooled figures then cover the shortest elapsed time of all folds, and the tables say so.
+    """
+    from focuscrawl.experiments.run_record import read_run_json
+    from focuscrawl.world.population import hidden_labels
+
+    records = [read_run_json(r, expect="fue") for r in runs]
+    first = records[0]
+    for r, path in zip(records[1:], runs[1:]):
+        differ = [k for k in SAME_ACROSS_FOLDS if r["parameters"].get(k) != first["parameters"].get(k)]
+        if differ:
+            raise SystemExit(f"{path} differs from {runs[0]} in {', '.join(differ)}: only folds of one design pool")
+    run_dir = Path(runs[0]) if Path(runs[0]).is_dir() else Path(runs[0]).parent
+    out = out or run_dir
+    entries = [(f, table or r["table"]) for r in records for f in r["folds"] if f.get("elapsed")]
+    if not entries:
+        raise SystemExit("no fold of these runs completed a simulated day yet: nothing to report")
+    duration = min(float(f["elapsed"]) for f, _ in entries)
+    folds, used = [], []
+    for f, uri in entries:
+        pop = f["population"]
+        labels = hidden_labels(pop["seed"], pop["users"], pop["base_rate"])
+        events = [e for e in report.events_from_table(uri, f["run_id"], storage_options(cfg)) if e.at <= duration]
+        events = report.with_hidden_labels(events, labels)
+        report.write(report.build(events, duration), out / f"fold-{f['fold']}")
+        folds.append((f["fold"], events))
+        used.append(f)
+    frame = report.intervals(folds, n_boot=first["bootstrap"], seed=first["seeds"]["bootstrap_seed"])
+    parameters = {**first["parameters"], "duration": f"{duration / 86400:g}d" if duration < float(first["duration"])
+                  else first["parameters"]["duration"]}
+    note = report.protocol_note(parameters, used)
+    if duration < float(first["duration"]):
+        note += (f" The run was planned for {float(first['duration']) / 86400:g} simulated days; these tables cover the "
+                 f"first {duration / 86400:g}, which every fold completed.")
+    report.write_intervals(frame, out, note=note)
+    print(report.intervals_markdown(frame))
+    print(f"{len(folds)} folds of {', '.join(r['run_id'] for r in records)} rebuilt from the Delta rows: report in {out}")
     return 0

@@ -3,6 +3,12 @@
 A corpus holds *donors* per class (a real eRisk subject, or a generated one); the population
 composes each world user from a few donors of the user's own class (seed 000, section IV: the
 reference classifier was trained on the eRisk 2017 users, 83 positive / 403 negative).
+
+Leakage (issue 17): a classifier trained on the donors whose writings the world re-posts judges
+text it has seen. :func:`donor_folds` splits the donors of each class into ``k`` folds;
+:class:`SubsetCorpus` is one side of a split (the training donors, or the world's donors), and
+the world side drops every writing whose text also occurs among the training donors' writings,
+so no text used for training reaches a world user's history.
 """
 
 from __future__ import annotations
@@ -12,7 +18,10 @@ import random
 import re
 import tarfile
 from pathlib import Path
-from typing import Protocol
+from dataclasses import dataclass
+from typing import Protocol, Sequence
+
+import numpy as np
 
 # A writing: (title, text, second of day it was posted or -1 when the corpus has no time).
 Writing = tuple[str, str, int]
@@ -24,6 +33,24 @@ class Corpus(Protocol):
     def size(self, label: bool, donor: int) -> int: ...
 
     def writing(self, label: bool, donor: int, j: int) -> Writing: ...
+
+    def hour_profile(self, label: bool, donor: int) -> np.ndarray | None:
+        """24 weights (mean 1) of the donor's real posting hours, or None when the corpus has no times."""
+        ...
+
+
+def writing_body(title: str, text: str) -> str:
+    """A writing as the world serves it and a classifier reads it (``title\\ntext``)."""
+    return f"{title}\n{text}" if title and text else (title or text)
+
+
+def hour_weights(seconds_of_day) -> np.ndarray | None:
+    """24 hourly weights with mean 1 from real posting times (add-one smoothed); None without times."""
+    hours = [s // 3600 for s in seconds_of_day if s >= 0]
+    if not hours:
+        return None
+    counts = np.bincount(np.asarray(hours, dtype=np.int64) % 24, minlength=24) + 1.0
+    return counts * 24.0 / counts.sum()
 
 
 _WRITING = re.compile(
@@ -72,6 +99,10 @@ class EriskCorpus:
 
     def writing(self, label: bool, donor: int, j: int) -> Writing:
         return self._pools[label][donor][j]
+
+    def hour_profile(self, label: bool, donor: int) -> np.ndarray | None:
+        """The subject's real posting hours (the ``<DATE>`` of every writing), as 24 weights of mean 1."""
+        return hour_weights(sod for _, _, sod in self._pools[label][donor])
 
     def subject_documents(self) -> tuple[list[str], list[int]]:
         """One document per real subject (all writings concatenated) and its label: the reference training set."""
@@ -148,3 +179,95 @@ class GeneratedCorpus:
         bank = self._bank[label]
         title = bank[rng.randrange(len(bank))].capitalize() if rng.random() < 0.3 else ""
         return title, ". ".join(rng.choices(bank, k=rng.randint(1, 4))) + ".", -1
+
+    def hour_profile(self, label: bool, donor: int) -> np.ndarray | None:
+        """Generated text has no posting times."""
+        return None
+
+
+# -- donor-disjoint folds ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class DonorFold:
+    """One fold of a donor split: the donor ids (per class) that train classifiers and those the world uses."""
+
+    fold: int
+    folds: int
+    train: dict[bool, tuple[int, ...]]
+    world: dict[bool, tuple[int, ...]]
+
+    def as_json(self) -> dict:
+        return {"fold": self.fold, "folds": self.folds,
+                "train_donors": {"positive": list(self.train[True]), "negative": list(self.train[False])},
+                "world_donors": {"positive": list(self.world[True]), "negative": list(self.world[False])}}
+
+
+def donor_folds(corpus: Corpus, k: int, seed: int = 0) -> list[DonorFold]:
+    """``k`` class-stratified donor folds: fold ``f``'s world uses the donors of part ``f``, its
+    classifiers train on the other ``k - 1`` parts (k-fold cross-validation over donors).
+
+    The donors of each class are shuffled with ``seed`` and dealt round-robin into ``k`` parts.
+    """
+    if k < 2:
+        raise ValueError(f"--folds {k}: donor-disjoint folds need k >= 2 (k parts: one builds the world, "
+                         "the others train the classifiers)")
+    rng = np.random.default_rng(seed)
+    parts: dict[bool, list[list[int]]] = {}
+    for label in (True, False):
+        n = corpus.donors(label)
+        if n < k:
+            raise ValueError(f"{n} {'positive' if label else 'negative'} donors cannot fill {k} folds; lower --folds")
+        order = rng.permutation(n).tolist()
+        parts[label] = [sorted(order[f::k]) for f in range(k)]
+    return [DonorFold(f, k,
+                      {lb: tuple(sorted(d for g in range(k) if g != f for d in parts[lb][g])) for lb in (True, False)},
+                      {lb: tuple(parts[lb][f]) for lb in (True, False)})
+            for f in range(k)]
+
+
+class SubsetCorpus:
+    """Some donors of a corpus, renumbered from 0; ``exclude`` texts (writing bodies) are dropped.
+
+    The world side of a :class:`DonorFold` is ``SubsetCorpus(corpus, fold.world,
+    exclude=training_bodies(corpus, fold.train))``: writings whose body equals one of a training
+    donor's (short replies such as "thanks", cross-posts) never reach the world, and donors left
+    with no writing are dropped. ``donor_ids[label][i]`` is the original id of local donor ``i``.
+    """
+
+    def __init__(self, corpus: Corpus, donors: dict[bool, Sequence[int]], exclude: frozenset[str] | set[str] = frozenset()) -> None:
+        self.corpus = corpus
+        self._kept: dict[bool, list[list[int]]] = {}
+        self.donor_ids: dict[bool, list[int]] = {}
+        for label in (True, False):
+            self._kept[label], self.donor_ids[label] = [], []
+            for d in donors[label]:
+                keep = [j for j in range(corpus.size(label, d))
+                        if not exclude or writing_body(*corpus.writing(label, d, j)[:2]) not in exclude]
+                if keep:
+                    self._kept[label].append(keep)
+                    self.donor_ids[label].append(d)
+            if not self._kept[label]:
+                raise ValueError(f"no {'positive' if label else 'negative'} donor with writings left in this subset")
+
+    def donors(self, label: bool) -> int:
+        return len(self._kept[label])
+
+    def size(self, label: bool, donor: int) -> int:
+        return len(self._kept[label][donor])
+
+    def writing(self, label: bool, donor: int, j: int) -> Writing:
+        return self.corpus.writing(label, self.donor_ids[label][donor], self._kept[label][donor][j])
+
+    def hour_profile(self, label: bool, donor: int) -> np.ndarray | None:
+        kept = self._kept[label][donor]
+        d = self.donor_ids[label][donor]
+        if all(self.corpus.writing(label, d, j)[2] < 0 for j in kept[:1]):
+            return None
+        return hour_weights(self.corpus.writing(label, d, j)[2] for j in kept)
+
+
+def training_bodies(corpus: Corpus, donors: dict[bool, Sequence[int]]) -> frozenset[str]:
+    """Every writing body of these donors (what the classifiers of a fold are trained on)."""
+    return frozenset(writing_body(*corpus.writing(label, d, j)[:2])
+                     for label in (True, False) for d in donors[label] for j in range(corpus.size(label, d)))

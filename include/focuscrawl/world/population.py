@@ -1,11 +1,16 @@
 """The social site's population: users with a hidden label, communities, histories and a live stream.
 
 Seed 000 (``000_c12b299f5bad9cdf.txt``), sections II-IV: candidate users surface in community
-listings; a user is on-target per a reference classifier over the whole history; score, comment
-count and posting hour are weak signals (HAC and N06 beat random, HAS does not), the text the
-strongest. Everything is a pure function of the seed: user ``i``'s label, activity and history
-come from ``(seed, i)`` and are built only when asked for, so 100k users cost milliseconds; the
-live stream is built one simulated bucket at a time from ``(seed, bucket)``.
+listings; a user is on-target per a reference classifier over the whole history. The world's
+signals come from data or are neutral, never from the paper's verdicts (issue 17): the words are
+real eRisk writings (or generated text), posting hours are the donors' real ones (the ``<DATE>``
+of their writings), and score and comment counts, for which no per-class data exists, are drawn
+from one class-independent distribution. ``score_effect``, ``comments_effect`` and
+``hour_effect`` stay as explicit sensitivity parameters (0 by default) for sweeps.
+
+Everything is a pure function of the seed: user ``i``'s label, activity and history come from
+``(seed, i)`` and are built only when asked for, so 100k users cost milliseconds; the live stream
+is built one simulated bucket at a time from ``(seed, bucket)``.
 """
 
 from __future__ import annotations
@@ -37,7 +42,29 @@ MAX_HISTORY = 4096          # generated history items per user (listings serve t
 
 @dataclass(frozen=True)
 class PopulationConfig:
-    """Knobs of the social world; effects are in log-space and only weakly informative by default."""
+    """Knobs of the social world. Where each default comes from (none from a paper's verdict):
+
+    - ``users``, ``base_rate``: the world's size and share of on-target users; a choice (the
+      seed does not report Reddit's base rate). 2% gives RND a few relevant users per hundred.
+    - ``start_epoch``: an arbitrary fixed date (2023-11-14), so runs are repeatable.
+    - ``history_days``, ``mean_history``: pre-start histories over one year, 30 items on average
+      (exponential x activity, heavy-tailed: some exceed the 1000-item cap), so a history costs a
+      few listing pages. A cost choice; eRisk subjects average 607 writings, but they were
+      selected for long histories, so their counts say little about a random Reddit user.
+    - ``donors_per_user``: each world user re-posts the writings of 2 same-class donors, so 100k
+      users can be composed from a few hundred real subjects without being exact copies.
+    - ``community_signal``, ``community_noise``: the chance that a positive (negative) user's item
+      lands in a target-rich community. An assumption of this world, not from data (eRisk has no
+      community names): positives 0.25, negatives 0.004.
+    - ``score_effect``, ``comments_effect``: shifts of the positives' log-score and log-comment
+      count. 0 by default: no real per-class data exists (eRisk has neither), so both classes
+      share one distribution; nonzero values are sensitivity settings (``--world score_effect=...``).
+    - ``hour_effect``: extra activity of positives near 06:00 UTC on top of the donors' real hour
+      profiles. 0 by default (the hours come from the real timestamps); a sensitivity setting. With
+      a generated corpus (no timestamps) both classes share one evening-peaked profile.
+    - ``events_per_minute``, ``bucket_seconds``, ``warmup_seconds``: stream volume and its
+      generation granularity; chosen for a laptop, not from Reddit's volume.
+    """
 
     seed: int = 0
     users: int = 100_000
@@ -46,15 +73,29 @@ class PopulationConfig:
     history_days: float = 365.0        # pre-start histories spread over this many days
     mean_history: float = 30.0         # mean items per user history (heavy-tailed; some exceed 1000)
     donors_per_user: int = 2           # same-class real (or generated) donors composing one world user
-    community_signal: float = 0.25     # chance a positive user posts in a target-rich community
-    community_noise: float = 0.004     # chance a negative user does
+    community_signal: float = 0.25     # chance a positive user posts in a target-rich community (assumed)
+    community_noise: float = 0.004     # chance a negative user does (assumed)
     extra_communities: int = 70        # generated communities beyond the real names
-    score_effect: float = -0.1         # log-score shift for positives (HAS weak or worse than random)
-    comments_effect: float = 0.3       # log-comments shift for positives (HAC weakly good)
-    hour_effect: float = 0.5           # extra activity of positives near 06:00 UTC (N06 weakly good)
+    score_effect: float = 0.0          # log-score shift for positives (sensitivity; 0 = class-independent)
+    comments_effect: float = 0.0       # log-comments shift for positives (sensitivity; 0 = class-independent)
+    hour_effect: float = 0.0           # extra activity of positives near 06:00 UTC (sensitivity; 0 = none)
     events_per_minute: float = 60.0    # new posts + comments per simulated minute
     bucket_seconds: int = 60           # the live stream is generated per bucket of simulated time
     warmup_seconds: float = 3600.0     # the stream starts this long before start_epoch (listings not empty)
+
+
+SENSITIVITY_PARAMETERS = ("score_effect", "comments_effect", "hour_effect", "community_signal", "community_noise")
+
+
+def hidden_labels(seed: int, users: int, base_rate: float) -> np.ndarray:
+    """The world's ground truth: which of ``users`` users are on-target (a pure function of the three).
+
+    The evaluation side recomputes it from a run's parameters (``focuscrawl report fue``).
+    """
+    rng = np.random.default_rng(seed)
+    labels = np.zeros(users, dtype=bool)
+    labels[rng.permutation(users)[: round(users * base_rate)]] = True
+    return labels
 
 
 @dataclass(frozen=True)
@@ -91,8 +132,8 @@ class Population:
         self.corpus = corpus
         rng = np.random.default_rng(c.seed)
         n = c.users
-        self.labels = np.zeros(n, dtype=bool)
-        self.labels[rng.permutation(n)[: round(n * c.base_rate)]] = True
+        self.labels = hidden_labels(c.seed, n, c.base_rate)
+        rng.permutation(n)  # hidden_labels drew this permutation from the same generator
         self.activity = rng.lognormal(0.0, 1.0, n)
         # Plain lists: per-item lookups from Python are several times faster than numpy scalars.
         self._label = self.labels.tolist()
@@ -100,6 +141,14 @@ class Population:
         draws = rng.random((n, c.donors_per_user))
         sizes = np.where(self.labels, corpus.donors(True), corpus.donors(False))[:, None]
         self._donors = (draws * sizes).astype(np.int64).tolist()
+        # The donors' real hour profiles (24 weights of mean 1), None for a corpus without times.
+        profile = getattr(corpus, "hour_profile", lambda label, donor: None)
+        self._donor_hours: dict[bool, list[list[float]] | None] = {}
+        for label in (True, False):
+            rows = [profile(label, d) for d in range(corpus.donors(label))]
+            self._donor_hours[label] = None if any(r is None for r in rows) else [r.tolist() for r in rows]
+        peaks = [max(max(r) for r in rows) for rows in self._donor_hours.values() if rows]
+        self._max_hour_weight = (max(peaks) if peaks else 1.0) * (1 + c.hour_effect)
         self.communities = list(TARGET_RICH) + list(GENERAL) + [f"sub{k:03d}" for k in range(c.extra_communities)]
         self._community_index = {s.lower(): k for k, s in enumerate(self.communities)}
         # Zipf popularity over the general communities.
@@ -181,15 +230,26 @@ class Population:
         return tuple(items)
 
     def _history_second_of_day(self, label: bool, rng: random.Random) -> int:
-        # Generated corpus: positives lean towards 06:00 (hour_effect); the rest peak in the evening.
-        hours = rng.gauss(6.0, 3.0) if label and rng.random() < self.config.hour_effect / (1 + self.config.hour_effect) else rng.gauss(17.0, 5.0)
+        # Generated corpus (no real times): one evening-peaked profile for both classes; with the
+        # hour_effect sensitivity setting, positives lean towards 06:00.
+        c = self.config
+        hours = rng.gauss(6.0, 3.0) if label and rng.random() < c.hour_effect / (1 + c.hour_effect) else rng.gauss(17.0, 5.0)
         return int(hours * 3600) % 86400
 
     # live stream ----------------------------------------------------------------------------------
-    def _hour_weight(self, label: bool, t: float) -> float:
+    def _hour_weight(self, i: int, t: float) -> float:
+        """Relative activity of user ``i`` at time ``t``: its donors' real hour profile (1 without
+        times), times ``1 + hour_effect`` near 06:00 for positives (sensitivity setting)."""
+        label = self._label[i]
         h = (t % 86400) / 3600
-        near6 = math.exp(-(min(abs(h - 6), 24 - abs(h - 6)) ** 2) / 8)
-        return (1 + self.config.hour_effect * near6) if label else 1.0
+        rows = self._donor_hours[label]
+        w = 1.0
+        if rows is not None:
+            donors = self._donors[i]
+            w = sum(rows[d][int(h)] for d in donors) / len(donors)
+        if label and self.config.hour_effect:
+            w *= 1 + self.config.hour_effect * math.exp(-(min(abs(h - 6), 24 - abs(h - 6)) ** 2) / 8)
+        return w
 
     def advance(self, now: float) -> None:
         """Materialise every stream bucket that ends at or before ``now`` (idempotent, thread-safe)."""
@@ -215,11 +275,11 @@ class Population:
             cdf += p
         times = sorted(int(b * c.bucket_seconds + rng.random() * c.bucket_seconds) for _ in range(n))
         total = self._cum_activity[-1]
-        max_w = 1 + c.hour_effect
+        max_w = self._max_hour_weight
         for t in times:
-            while True:  # choose an author by activity, thinned by the class's hour profile
+            while True:  # choose an author by activity, thinned by the author's hour profile
                 i = min(bisect.bisect_left(self._cum_activity, rng.random() * total), c.users - 1)
-                if rng.random() * max_w <= self._hour_weight(self._label[i], t):
+                if rng.random() * max_w <= self._hour_weight(i, t):
                     break
             num = len(self._stream)
             item = self._writing_item(i, rng, num, None, t, self._last_post)
