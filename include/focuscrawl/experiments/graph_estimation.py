@@ -1,15 +1,22 @@
-"""``focuscrawl experiment graph-estimation``: NRMSE of every estimator x sampler over sampling fractions.
+"""``focuscrawl experiment graph-estimation``: NRMSE and bias of every estimator x sampler, over sampling
+fractions and over how strongly labels depend on exposure.
 
 Seed ``003_3ce707ea6f24f484.txt`` (abstract, experiments): crawl a fraction of the vertices with
 UNI, RW, MHRW and FS, estimate the copy-count distribution (omega) and the label distribution with
-NAIVE, MLE (UNI only, appendix 1.1), SCE and WCE, and compare with the ground truth over repeated
-runs. Graphs: ``generated`` (power-law graph with Zipf content, :mod:`focuscrawl.graph.synthetic`)
-and ``wikispeedia`` (real hyperlinks, :mod:`focuscrawl.graph.wikispeedia`).
+NAIVE, MLE (UNI only, appendix 1.1, |V| estimated from the same sample), SCE and WCE, and compare
+with the ground truth over repeated runs. Graphs: ``generated`` (power-law graph with Zipf content,
+:mod:`focuscrawl.graph.synthetic`) and ``wikispeedia`` (real hyperlinks, :mod:`focuscrawl.graph.wikispeedia`).
 
-Writes under ``--output``: ``nrmse_by_value.csv`` (NRMSE and relative bias of every value), ``nrmse.csv`` (one
-number per cell: NRMSE averaged over values weighted by their true share, so a value held by one
-content does not dominate), ``table_<f>.md``/``.csv`` at the reporting fraction, and one PNG per
-graph and target.
+The *sweep* (issue 17, Deliver 6) regenerates the generated graph at each ``--label-correlations``
+strength (same graph and copies, only the labels change) and measures, at ``--sweep-fraction``, the
+relative bias of every estimator on the most exposed label: the seed's claim is that naive's bias
+grows with the dependence while SCE and WCE stay (asymptotically) unbiased.
+
+Every figure comes with a 95% bootstrap interval over the independent crawls of its cell. Writes
+under ``--output``: ``estimates.csv.gz`` (every crawl's estimate: the raw rows), ``truth.csv``,
+``run.json`` (parameters, seeds, data versions, git commit) and the tables rebuilt from those three by
+:func:`build_outputs`, which ``focuscrawl report graph-estimation --run DIR`` calls again:
+``nrmse_by_value.csv``, ``nrmse.csv``, ``table_<f>pct.md``/``.csv``, ``sweep.csv``, ``sweep.md``, PNGs.
 """
 
 from __future__ import annotations
@@ -23,16 +30,20 @@ import pandas as pd
 
 from focuscrawl.config import settings
 from focuscrawl.graph.access import InMemoryGraph
-from focuscrawl.graph.estimators import ESTIMATORS, TARGETS
-from focuscrawl.graph.evaluation import binned, nrmse, relative_bias
+from focuscrawl.graph.estimators import ESTIMATORS, TARGETS, NotEstimable
+from focuscrawl.graph.evaluation import binned, difference_interval, estimate_matrix, run_bootstrap
 from focuscrawl.graph.samplers import SAMPLERS
 
+NAME = "graph-estimation"
+LEVEL = 0.95
+ESTIMATE_COLUMNS = ["graph", "label_correlation", "sampler", "estimator", "target", "fraction", "run", "value", "share"]
 
-def load_graph(name: str, data_dir: Path | None, seed: int) -> InMemoryGraph:
+
+def load_graph(name: str, data_dir: Path | None, seed: int, label_correlation: float | None = None) -> InMemoryGraph:
     if name == "generated":
         from focuscrawl.graph.synthetic import synthetic_graph
 
-        return synthetic_graph(seed=seed)
+        return synthetic_graph(seed=seed) if label_correlation is None else synthetic_graph(seed=seed, label_correlation=label_correlation)
     if name == "wikispeedia":
         from focuscrawl.graph.wikispeedia import load_wikispeedia
 
@@ -42,7 +53,11 @@ def load_graph(name: str, data_dir: Path | None, seed: int) -> InMemoryGraph:
     raise SystemExit(f"unknown graph {name!r}; known: generated, wikispeedia")
 
 
-def run_grid(
+def _sampler(name: str, walkers: int, burn_in: int):
+    return SAMPLERS.create(name, walkers=walkers, burn_in=burn_in) if name == "FS" else SAMPLERS.create(name, burn_in=burn_in)
+
+
+def crawl_estimates(
     graph: InMemoryGraph,
     samplers: list[str],
     estimators: list[str],
@@ -53,14 +68,14 @@ def run_grid(
     burn_in: int = 0,
     progress=None,
 ) -> pd.DataFrame:
-    """NRMSE per (target, sampler, estimator, fraction, value) over ``runs`` crawls of each budget."""
+    """One row per (crawl, estimator, target, value): the raw estimates. A crawl on which an estimator
+    cannot estimate (MLE when no vertex was drawn twice, so |V| is unknown) gets one row with value
+    NaN, so the tables can say how many crawls each cell rests on."""
     rows = []
-    truth = {t: binned(graph.truth(t), t) for t in TARGETS}
     for s_name in samplers:
-        sampler = SAMPLERS.create(s_name, walkers=walkers, burn_in=burn_in) if s_name == "FS" else SAMPLERS.create(s_name, burn_in=burn_in)
+        sampler = _sampler(s_name, walkers, burn_in)
         for fraction in fractions:
             budget = max(2, round(fraction * graph.num_vertices))
-            found: dict[tuple[str, str], list[dict]] = {}
             for run in range(runs):
                 rng = np.random.default_rng([seed, run, int(fraction * 1e6), SAMPLERS.names().index(s_name)])
                 sample = sampler.sample(graph.access(budget, rng), rng)
@@ -69,30 +84,185 @@ def run_grid(
                         est = ESTIMATORS.create(e_name, target=target)
                         if est.requires_uniform and not sample.uniform:
                             continue
-                        found.setdefault((e_name, target), []).append(binned(est.estimate(sample), target))
+                        try:
+                            found = binned(est.estimate(sample), target)
+                        except NotEstimable:
+                            rows.append((s_name, e_name, target, fraction, run, None, np.nan))
+                            continue
+                        rows.extend((s_name, e_name, target, fraction, run, str(v), float(x)) for v, x in found.items())
                 if progress is not None:
                     progress.update(1)
-            for (e_name, target), estimates in found.items():
-                bias = relative_bias(estimates, truth[target])
-                for value, err in nrmse(estimates, truth[target]).items():
-                    rows.append(dict(target=target, sampler=s_name, estimator=e_name, fraction=fraction, value=str(value),
-                                     truth=truth[target][value], nrmse=err, rel_bias=bias[value]))
+    return pd.DataFrame(rows, columns=["sampler", "estimator", "target", "fraction", "run", "value", "share"])
+
+
+def truth_frame(graph: InMemoryGraph) -> pd.DataFrame:
+    return pd.DataFrame(
+        [(t, str(v), float(x)) for t in TARGETS for v, x in binned(graph.truth(t), t).items()], columns=["target", "value", "truth"]
+    )
+
+
+CELL = ["graph", "label_correlation", "sampler", "estimator", "target", "fraction"]
+
+
+def _cell_matrix(cell: pd.DataFrame, keys: list[str]) -> np.ndarray:
+    ok = cell[cell.value.notna()]
+    shares = ok.pivot_table(index="run", columns="value", values="share", aggfunc="sum", fill_value=0.0)
+    return estimate_matrix(shares.to_dict("records"), keys)
+
+
+def by_value(estimates: pd.DataFrame, truth: pd.DataFrame, replicates: int = 500, seed: int = 0) -> pd.DataFrame:
+    """NRMSE and relative bias per (cell, value), each with its 95% bootstrap interval over crawls (the crawls
+    resampled with replacement), and the number of crawls the cell rests on (``runs``) and of those an
+    estimator could not use (``failed``)."""
+    rows = []
+    tail = (1.0 - LEVEL) / 2 * 100
+    for key, cell in estimates.groupby(CELL, dropna=False, sort=True):
+        info = dict(zip(CELL, key))
+        rho = -1.0 if pd.isna(info["label_correlation"]) else info["label_correlation"]
+        t = truth[(truth.graph == info["graph"]) & np.isclose(truth.label_correlation.fillna(-1.0), rho) & (truth.target == info["target"])]
+        keys, true = t.value.tolist(), t.truth.to_numpy()
+        failed = int(cell[cell.value.isna()].run.nunique())
+        err = _cell_matrix(cell, keys) - true
+        if len(err) == 0:
+            continue
+        boot = err[np.random.default_rng(seed).integers(0, len(err), (replicates, len(err)))]
+        nr_b = np.sqrt((boot**2).mean(axis=1)) / true
+        rb_b = boot.mean(axis=1) / true
+        nr_lo, nr_hi = np.percentile(nr_b, [tail, 100 - tail], axis=0)
+        rb_lo, rb_hi = np.percentile(rb_b, [tail, 100 - tail], axis=0)
+        nr, rb = np.sqrt((err**2).mean(axis=0)) / true, err.mean(axis=0) / true
+        # The cell's one number (NRMSE weighted by the true shares) and its interval from the same replicates.
+        share = true / true.sum()
+        cell_lo, cell_hi = np.percentile(nr_b @ share, [tail, 100 - tail])
+        for j, value in enumerate(keys):
+            rows.append(dict(info, value=value, truth=true[j], runs=len(err), failed=failed, nrmse=nr[j], nrmse_low=nr_lo[j],
+                             nrmse_high=nr_hi[j], rel_bias=rb[j], bias_low=rb_lo[j], bias_high=rb_hi[j],
+                             cell_nrmse=float(nr @ share), cell_low=float(cell_lo), cell_high=float(cell_hi)))
     return pd.DataFrame(rows)
 
 
+def nrmse_difference(estimates: pd.DataFrame, truth: pd.DataFrame, a: str, b: str, target: str, replicates: int = 1000,
+                     seed: int = 0, **where) -> tuple[float, float, float]:
+    """Cell NRMSE of estimator ``a`` minus ``b`` on the same crawls (``where`` picks sampler, fraction...),
+    with the 95% interval of the difference, the crawls resampled jointly (paired): claim an ordering
+    only when it excludes 0."""
+    part = estimates[estimates.target == target]
+    for k, v in where.items():
+        part = part[np.isclose(part[k], v)] if isinstance(v, float) else part[part[k] == v]
+    t = truth[truth.target == target]
+    keys, true = t.value.tolist(), t.truth.to_numpy()
+    share = true / true.sum()
+    ea = _cell_matrix(part[part.estimator == a], keys) - true
+    eb = _cell_matrix(part[part.estimator == b], keys) - true
+    if ea.shape != eb.shape:
+        raise ValueError(f"{a} and {b} were not estimated on the same crawls ({len(ea)} vs {len(eb)})")
+    idx = np.random.default_rng(seed).integers(0, len(ea), (replicates, len(ea)))
+
+    def cell(e):
+        return (np.sqrt((e**2).mean(axis=-2)) / true) @ share
+
+    diffs = cell(ea[idx]) - cell(eb[idx])
+    tail = (1.0 - LEVEL) / 2 * 100
+    low, high = np.percentile(diffs, [tail, 100 - tail])
+    return float(cell(ea) - cell(eb)), float(low), float(high)
+
+
 def summarise(by_value: pd.DataFrame) -> pd.DataFrame:
-    """One NRMSE per cell: the mean over values weighted by their true share."""
-    w = by_value.assign(weighted=by_value.nrmse * by_value.truth)
-    keys = ["graph", "target", "sampler", "estimator", "fraction"]
-    out = w.groupby(keys, as_index=False)[["weighted", "truth"]].sum()
-    return out.assign(nrmse=out.weighted / out.truth)[keys + ["nrmse"]]
+    """One NRMSE per cell: the mean over values weighted by their true share, with the interval of that
+    mean over the same bootstrap replicates (when :func:`by_value` computed it)."""
+    frame = by_value.copy()
+    if "label_correlation" not in frame:
+        frame["label_correlation"] = np.nan
+    keys = ["graph", "label_correlation", "target", "sampler", "estimator", "fraction"]
+    w = frame.assign(weighted=frame.nrmse * frame.truth)
+    out = w.groupby(keys, as_index=False, dropna=False)[["weighted", "truth"]].sum()
+    out["nrmse"] = out.weighted / out.truth
+    if "cell_low" in frame:
+        ends = frame.groupby(keys, as_index=False, dropna=False)[["cell_low", "cell_high"]].first()
+        out = out.merge(ends.rename(columns={"cell_low": "nrmse_low", "cell_high": "nrmse_high"}), on=keys, how="left")
+        return out[keys + ["nrmse", "nrmse_low", "nrmse_high"]]
+    return out[keys + ["nrmse"]]
 
 
 def table_at(summary: pd.DataFrame, fraction: float) -> pd.DataFrame:
-    at = summary[np.isclose(summary.fraction, fraction)]
-    table = at.pivot_table(index=["sampler", "estimator"], columns=["graph", "target"], values="nrmse")
+    at = summary[np.isclose(summary.fraction, fraction)].copy()
+    if "nrmse_low" in at:
+        at["cell"] = [f"{m:.3f} [{lo:.3f}, {hi:.3f}]" for m, lo, hi in zip(at.nrmse, at.nrmse_low, at.nrmse_high)]
+        table = at.pivot_table(index=["sampler", "estimator"], columns=["graph", "target"], values="cell", aggfunc="first")
+    else:
+        table = at.pivot_table(index=["sampler", "estimator"], columns=["graph", "target"], values="nrmse")
     table.columns = [f"{g} {t}" for g, t in table.columns]
     return table.reset_index()
+
+
+def top_label(truth: pd.DataFrame) -> str:
+    labels = sorted(truth[truth.target == "label"].value.unique(), key=lambda v: (len(v), v))
+    return labels[-1]
+
+
+def sweep_table(estimates: pd.DataFrame, truth: pd.DataFrame, replicates: int = 1000, seed: int = 0) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Per (strength, sampler, estimator): relative bias of the most exposed label with its interval over
+    crawls; and the claims: per sampler and estimator, bias at the strongest minus the weakest dependence
+    (interval of the difference), and whether the bias interval at each strength holds 0."""
+    sweep = estimates[(estimates.graph == "generated") & estimates.label_correlation.notna() & (estimates.target == "label")]
+    rows = []
+    if sweep.empty:
+        return pd.DataFrame(), pd.DataFrame()
+    label = top_label(truth[truth.label_correlation.notna()])
+    per = {}
+    for (rho, s_name, e_name, fraction), cell in sweep.groupby(["label_correlation", "sampler", "estimator", "fraction"]):
+        t = truth[np.isclose(truth.label_correlation.fillna(-1), rho) & (truth.target == "label")]
+        keys, true = t.value.tolist(), t.truth.to_numpy()
+        est = _cell_matrix(cell, keys)
+        j = keys.index(label)
+        rel = (est[:, j] - true[j]) / true[j]
+        per[(rho, s_name, e_name)] = rel
+        b = run_bootstrap(rel, lambda r: float(r.mean()), replicates, LEVEL, seed)
+        tv = run_bootstrap(est - true, lambda e: float(0.5 * np.abs(e.mean(axis=0)).sum()), replicates, LEVEL, seed)
+        spearman = float(t.spearman.iloc[0]) if "spearman" in t else np.nan
+        rows.append(dict(label_correlation=rho, spearman=spearman, sampler=s_name, estimator=e_name, fraction=fraction,
+                         label=label, runs=len(est), failed=int(cell[cell.value.isna()].run.nunique()),
+                         rel_bias=b[0], bias_low=b[1], bias_high=b[2], tv_of_mean=tv[0], tv_low=tv[1], tv_high=tv[2]))
+    table = pd.DataFrame(rows)
+    claims = []
+    lo_rho, hi_rho = table.label_correlation.min(), table.label_correlation.max()
+    for (s_name, e_name), part in table.groupby(["sampler", "estimator"]):
+        if (hi_rho, s_name, e_name) not in per or (lo_rho, s_name, e_name) not in per:
+            continue
+        d = difference_interval(per[(hi_rho, s_name, e_name)], per[(lo_rho, s_name, e_name)], lambda r: float(r.mean()), replicates, LEVEL, seed)
+        holds_zero = ((part.bias_low <= 0) & (part.bias_high >= 0))
+        claims.append(dict(sampler=s_name, estimator=e_name, bias_growth=d[0], growth_low=d[1], growth_high=d[2],
+                           growth_excludes_zero=bool(d[1] > 0 or d[2] < 0),
+                           strengths_with_zero_in_interval=int(holds_zero.sum()), strengths=len(part)))
+    return table, pd.DataFrame(claims)
+
+
+def plot_sweep(table: pd.DataFrame, path: Path) -> Path:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    samplers = sorted(table.sampler.unique())
+    colours = {e: f"C{i}" for i, e in enumerate(sorted(table.estimator.unique()))}
+    fig, axes = plt.subplots(1, len(samplers), figsize=(4 * len(samplers), 3.4), sharey=True, squeeze=False)
+    for ax, s_name in zip(axes[0], samplers):
+        for e_name, line in table[table.sampler == s_name].groupby("estimator"):
+            line = line.sort_values("spearman")
+            ax.errorbar(line.spearman, line.rel_bias, yerr=[line.rel_bias - line.bias_low, line.bias_high - line.rel_bias],
+                        marker="o", capsize=3, color=colours[e_name], label=e_name)
+        ax.axhline(0, color="k", lw=0.8)
+        ax.set_title(s_name)
+        ax.set_xlabel("label-exposure correlation (Spearman)")
+        ax.grid(True, alpha=0.3)
+    axes[0][0].set_ylabel(f"relative bias of {table.label.iloc[0]} (95% CI)")
+    handles = [plt.Line2D([], [], color=c, marker="o", label=e) for e, c in colours.items()]
+    fig.legend(handles=handles, loc="upper right", ncol=len(handles))
+    fig.suptitle(f"generated graph, {table.fraction.iloc[0]:.0%} of the vertices: label bias vs dependence on exposure")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
 
 
 def plot(summary: pd.DataFrame, out: Path) -> list[Path]:
@@ -111,6 +281,8 @@ def plot(summary: pd.DataFrame, out: Path) -> list[Path]:
             for e_name, line in part[part.sampler == s_name].groupby("estimator"):
                 line = line.sort_values("fraction")
                 ax.plot(line.fraction * 100, line.nrmse, marker="o", color=colours[e_name], label=e_name)
+                if "nrmse_low" in line:
+                    ax.fill_between(line.fraction * 100, line.nrmse_low, line.nrmse_high, color=colours[e_name], alpha=0.15)
             ax.set_title(s_name)
             ax.set_xscale("log")
             ax.set_yscale("log")
@@ -128,9 +300,71 @@ def plot(summary: pd.DataFrame, out: Path) -> list[Path]:
     return paths
 
 
+def run_grid(graph: InMemoryGraph, samplers: list[str], estimators: list[str], fractions: list[float], runs: int, seed: int,
+             walkers: int = 5, burn_in: int = 0, progress=None, replicates: int = 200) -> pd.DataFrame:
+    """NRMSE and relative bias (with intervals) per (target, sampler, estimator, fraction, value) over ``runs`` crawls."""
+    est = crawl_estimates(graph, samplers, estimators, fractions, runs, seed, walkers, burn_in, progress)
+    est = est.assign(graph="g", label_correlation=np.nan)
+    truth = truth_frame(graph).assign(graph="g", label_correlation=np.nan)
+    return by_value(est, truth, replicates, seed).drop(columns=["graph", "label_correlation"])
+
+
+def _fmt(m: float, lo: float, hi: float) -> str:
+    return f"{m:+.3f} [{lo:+.3f}, {hi:+.3f}]"
+
+
+def build_outputs(out: Path, estimates: pd.DataFrame, truth: pd.DataFrame, params: dict) -> str:
+    """Every table and plot from the raw rows (the experiment and ``focuscrawl report graph-estimation``
+    both call this); returns the markdown printed."""
+    replicates, seed, report_fraction = params["bootstrap"], params["seed"], params["report_fraction"]
+    printed = []
+    main = estimates[estimates.label_correlation.isna()]
+    if not main.empty:
+        values = by_value(main, truth, replicates, seed)
+        values.to_csv(out / "nrmse_by_value.csv", index=False)
+        summary = summarise(values)
+        summary.to_csv(out / "nrmse.csv", index=False)
+        table = table_at(summary, report_fraction)
+        stem = f"table_{round(report_fraction * 100)}pct"
+        table.to_csv(out / f"{stem}.csv", index=False)
+        markdown = table.to_markdown(index=False)
+        (out / f"{stem}.md").write_text(
+            f"NRMSE at {report_fraction:.0%} of the vertices, {params['runs']} crawls per cell, 95% bootstrap interval over "
+            "crawls (mean over values weighted by their true share; MLE needs UNI, |V| estimated by collisions)\n\n" + markdown + "\n"
+        )
+        plot(summary, out)
+        printed.append(markdown)
+    table, claims = sweep_table(estimates, truth, replicates, seed)
+    if not table.empty:
+        table.to_csv(out / "sweep.csv", index=False)
+        claims.to_csv(out / "sweep_claims.csv", index=False)
+        table = table.assign(cell=[_fmt(m, lo, hi) for m, lo, hi in zip(table.rel_bias, table.bias_low, table.bias_high)])
+        wide = table.pivot_table(index=["sampler", "estimator"], columns="label_correlation", values="cell", aggfunc="first")
+        rho = table.drop_duplicates("label_correlation").set_index("label_correlation").spearman
+        wide.columns = [f"rho={c:g} (Spearman {rho[c]:.2f})" for c in wide.columns]
+        failed = table.groupby(["sampler", "estimator"]).failed.sum()
+        md = wide.reset_index().to_markdown(index=False)
+        cl = claims.assign(growth=[_fmt(m, lo, hi) for m, lo, hi in zip(claims.bias_growth, claims.growth_low, claims.growth_high)])
+        cl = cl[["sampler", "estimator", "growth", "growth_excludes_zero", "strengths_with_zero_in_interval", "strengths"]]
+        text = (
+            f"Relative bias of {table.label.iloc[0]} (the most exposed label) at {table.fraction.iloc[0]:.0%} of the vertices, "
+            f"{int(table.runs.max())} crawls per cell, 95% bootstrap interval over crawls; columns: label_correlation "
+            "(and the measured Spearman correlation between label and exposure)\n\n" + md + "\n\n"
+            "Bias at the strongest dependence minus at the weakest (interval of the difference), and at how many "
+            "strengths the bias interval holds 0:\n\n" + cl.to_markdown(index=False) + "\n"
+        )
+        if failed.sum():
+            text += "\nCrawls on which MLE could not estimate |V| (no vertex drawn twice): " + ", ".join(
+                f"{s} {e}: {n}" for (s, e), n in failed.items() if n) + "\n"
+        (out / "sweep.md").write_text(text)
+        plot_sweep(table, out / "sweep_label_correlation.png")
+        printed.append(text)
+    return "\n\n".join(printed)
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="focuscrawl experiment graph-estimation", description=__doc__.split("\n\n")[0])
-    p.add_argument("--graphs", default="generated,wikispeedia", help="comma-separated: generated, wikispeedia")
+    p.add_argument("--graphs", default="generated,wikispeedia", help="comma-separated: generated, wikispeedia ('' for the sweep only)")
     p.add_argument("--samplers", default="UNI,RW,MHRW,FS", help=f"comma-separated of {', '.join(SAMPLERS.names())}")
     p.add_argument("--estimators", default="NAIVE,MLE,SCE,WCE", help=f"comma-separated of {', '.join(ESTIMATORS.names())}")
     p.add_argument("--fractions", default="0.01,0.02,0.05,0.1,0.2", help="vertex-query budgets as fractions of |V|")
@@ -138,6 +372,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--walkers", type=int, default=5, help="FS walkers")
     p.add_argument("--burn-in", type=int, default=0, help="draws dropped from the start of each crawl")
     p.add_argument("--report-fraction", type=float, default=0.1, help="fraction of the summary table")
+    p.add_argument("--label-correlations", default="0,0.25,0.5,0.75,1",
+                   help="sweep: label dependence on exposure of the generated graph ('' for no sweep)")
+    p.add_argument("--sweep-fraction", type=float, default=0.1, help="vertex budget of the sweep")
+    p.add_argument("--sweep-runs", type=int, default=100,
+                   help="crawls per sweep cell (UNI and MHRW see hubs rarely: their estimates are skewed and need many crawls)")
+    p.add_argument("--bootstrap", type=int, default=1000, help="bootstrap replicates of every interval (over crawls)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--data-dir", type=Path, help="real data folder (default: settings().data_dir)")
     p.add_argument("--output", type=Path, help="output folder (default: $FOCUSCRAWL_VAR/experiments/graph-estimation)")
@@ -147,38 +387,48 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     from tqdm import tqdm
 
+    from focuscrawl.experiments.run_record import write_run_json
+    from focuscrawl.graph.synthetic import label_exposure_correlation
+
     args = build_parser().parse_args(argv)
     cfg = settings()
-    out = args.output or cfg.var_dir / "experiments" / "graph-estimation"
+    out = args.output or cfg.var_dir / "experiments" / NAME
     out.mkdir(parents=True, exist_ok=True)
     samplers = SAMPLERS.parse(args.samplers)
     estimators = ESTIMATORS.parse(args.estimators)
-    fractions = [float(f) for f in args.fractions.split(",")]
+    fractions = [float(f) for f in args.fractions.split(",") if f.strip()]
     if not any(np.isclose(f, args.report_fraction) for f in fractions):
         fractions.append(args.report_fraction)
     graphs = [g.strip() for g in args.graphs.split(",") if g.strip()]
-    frames = []
-    with tqdm(total=len(graphs) * len(samplers) * len(fractions) * args.runs, desc="crawls", file=sys.stderr) as bar:
+    strengths = [float(r) for r in args.label_correlations.split(",") if r.strip()]
+    data_dir = args.data_dir or cfg.data_dir
+    frames, truths = [], []
+    total = (len(graphs) * len(fractions) * args.runs + len(strengths) * args.sweep_runs) * len(samplers)
+    with tqdm(total=total, desc="crawls", file=sys.stderr) as bar:
         for name in graphs:
-            graph = load_graph(name, args.data_dir or cfg.data_dir, args.seed)
+            graph = load_graph(name, data_dir, args.seed)
             bar.set_postfix_str(f"{name}: |V|={graph.num_vertices}")
-            frame = run_grid(graph, samplers, estimators, fractions, args.runs, args.seed, args.walkers, args.burn_in, bar)
-            frames.append(frame.assign(graph=name))
-    by_value = pd.concat(frames, ignore_index=True)
-    by_value.to_csv(out / "nrmse_by_value.csv", index=False)
-    summary = summarise(by_value)
-    summary.to_csv(out / "nrmse.csv", index=False)
-    table = table_at(summary, args.report_fraction)
-    stem = f"table_{round(args.report_fraction * 100)}pct"
-    table.to_csv(out / f"{stem}.csv", index=False)
-    markdown = table.to_markdown(index=False, floatfmt=".3f")
-    (out / f"{stem}.md").write_text(
-        f"NRMSE at {args.report_fraction:.0%} of the vertices, {args.runs} runs "
-        "(mean over values weighted by their true share; MLE needs UNI)\n\n" + markdown + "\n"
-    )
-    plots = plot(summary, out)
-    print(markdown)
-    print(f"wrote {out}: nrmse.csv, nrmse_by_value.csv, {stem}.md, {len(plots)} plots")
+            frame = crawl_estimates(graph, samplers, estimators, fractions, args.runs, args.seed, args.walkers, args.burn_in, bar)
+            frames.append(frame.assign(graph=name, label_correlation=np.nan))
+            truths.append(truth_frame(graph).assign(graph=name, label_correlation=np.nan, spearman=np.nan))
+        for rho in strengths:
+            graph = load_graph("generated", data_dir, args.seed, label_correlation=rho)
+            bar.set_postfix_str(f"sweep label_correlation={rho:g}")
+            frame = crawl_estimates(graph, samplers, estimators, [args.sweep_fraction], args.sweep_runs, args.seed, args.walkers, args.burn_in, bar)
+            frames.append(frame.assign(graph="generated", label_correlation=rho))
+            truths.append(truth_frame(graph).assign(graph="generated", label_correlation=rho, spearman=label_exposure_correlation(graph)))
+    estimates = pd.concat(frames, ignore_index=True)[ESTIMATE_COLUMNS]
+    truth = pd.concat(truths, ignore_index=True)
+    estimates.to_csv(out / "estimates.csv.gz", index=False)
+    truth.to_csv(out / "truth.csv", index=False)
+    params = {k: v for k, v in vars(args).items() if k not in ("output",)}
+    params.update(samplers=samplers, estimators=estimators, fractions=fractions, graphs=graphs, label_correlations=strengths)
+    data = {"wikispeedia": Path(data_dir) / "wikispeedia"} if "wikispeedia" in graphs and data_dir else {}
+    write_run_json(out, NAME, params, {"seed": args.seed, "crawl_rng": "default_rng([seed, run, int(fraction*1e6), sampler index])",
+                                       "graph_seed": args.seed}, data, outputs=["estimates.csv.gz", "truth.csv"])
+    printed = build_outputs(out, estimates, truth, params)
+    print(printed)
+    print(f"wrote {out}: run.json, estimates.csv, truth.csv and the tables")
     return 0
 
 

@@ -151,6 +151,35 @@ def em_copy_distribution(sampled_copies: np.ndarray, p: float, max_copies: int, 
     return omega, float(1.0 - omega @ unseen)
 
 
+class NotEstimable(ValueError):
+    """The sample holds no information for this estimate (e.g. |V| by collisions with no vertex drawn
+    twice): not bad input, a crawl too small; callers skip the estimate and count it."""
+
+
+def estimate_num_vertices(sample: Sample) -> float:
+    """|V| from a uniform sample with replacement, by collisions (the seed's appendix 1.1 points to
+    its [22] for this step; Katzir, Liberty & Somekh, "Estimating sizes of social networks via biased
+    sampling", WWW 2011, uniform case): among the n(n-1)/2 pairs of draws, each pair hits the same
+    vertex with probability 1/|V|, so with C such pairs |V|^ = n(n-1) / (2C).
+
+    Ratio-unbiased as n grows (C is a sum of pair indicators); it needs a collision, about n^2/(2|V|)
+    are expected, so it fails below n ~ sqrt(2|V|) draws. On a bootstrap replicate, a pair that is one
+    crawl draw repeated by the resample is no collision (``Sample.origin``), and n(n-1)/2 counts the
+    pairs of distinct crawl draws only, so the replicate's estimate is centred where the crawl's is."""
+    if not sample.uniform:
+        raise ValueError("|V| by collisions needs a uniform (UNI) sample")
+    n = len(sample)
+    _, counts = np.unique(sample.vertices, return_counts=True)
+    _, repeats = np.unique(sample.draw_origin, return_counts=True)
+    # Pairs of draws on one vertex, less the pairs that are one crawl draw repeated by a bootstrap.
+    collisions = float((counts * (counts - 1) / 2).sum() - (repeats * (repeats - 1) / 2).sum())
+    if collisions == 0:
+        raise NotEstimable(f"no vertex drawn twice in {n} uniform draws: |V| cannot be estimated from this sample "
+                         "(draw more vertices, or give MLE the known size with num_vertices='known')")
+    pairs = n * (n - 1) / 2.0 - float((repeats * (repeats - 1) / 2).sum())
+    return pairs / collisions
+
+
 @ESTIMATORS.register("MLE")
 class MaximumLikelihoodEstimator(_Estimator):
     """MLE of the seed's appendix 1.1, for UNI samples only (copies sampled independently with p = n/|V|).
@@ -164,31 +193,46 @@ class MaximumLikelihoodEstimator(_Estimator):
     ``max_copies`` (the seed's M) defaults to min(|V|, ceil(max_i / p)), per label for ``label``.
     EM converges slowly where p is small (the likelihood is flat: the seed finds MLE needs most
     vertices sampled), so ``iterations`` bounds the work.
+
+    |V|: the appendix assumes it known ("this can be estimated by sampling methods proposed in
+    [22]"). ``num_vertices="sample"`` (the default) estimates it from the same sample by
+    :func:`estimate_num_vertices`, so the estimate uses nothing a crawler would not have;
+    ``"known"`` takes ``sample.num_vertices`` (the simulation's truth), for comparison.
     """
 
     requires_uniform = True
 
-    def __init__(self, target: str = "copies", max_copies: int | None = None, iterations: int = 300) -> None:
+    def __init__(self, target: str = "copies", max_copies: int | None = None, iterations: int = 300,
+                 num_vertices: str = "sample") -> None:
         super().__init__(target)
+        if num_vertices not in ("sample", "known"):
+            raise ValueError(f"num_vertices must be 'sample' (estimate |V| by collisions) or 'known' (got {num_vertices!r})")
         self.max_copies = max_copies
         self.iterations = iterations
+        self.num_vertices = num_vertices
+
+    def graph_size(self, sample: Sample) -> float:
+        if self.num_vertices == "sample":
+            return estimate_num_vertices(sample)
+        if sample.num_vertices is None:
+            raise ValueError("MLE with num_vertices='known' needs the graph size (sample.num_vertices); use num_vertices='sample'")
+        return float(sample.num_vertices)
 
     def estimate(self, sample: Sample) -> dict:
         if not sample.uniform:
             raise ValueError("MLE needs a uniform (UNI) sample: copies must be sampled independently with p = n/|V|")
-        if sample.num_vertices is None:
-            raise ValueError("MLE needs the graph size |V| (sample.num_vertices); estimate it first, e.g. by collisions")
         if len(sample.copies) == 0:
             return {}
+        size = self.graph_size(sample)
         _, vertex = np.unique(sample.vertices, return_inverse=True)
         contents, content = np.unique(sample.copies.content_id, return_inverse=True)
-        p = (vertex.max() + 1) / sample.num_vertices
+        p = min(1.0, (vertex.max() + 1) / size)
         # i_c: distinct sampled vertices holding content c (a vertex drawn twice is sampled once).
         pairs = np.unique(vertex[sample.copy_draw] * len(contents) + content)
         i_c = np.bincount(pairs % len(contents), minlength=len(contents))
 
         def m(i: np.ndarray) -> int:
-            return self.max_copies or int(min(sample.num_vertices, np.ceil(i.max() / p)))
+            return self.max_copies or int(max(i.max(), min(size, np.ceil(i.max() / p))))
 
         if self.target == "copies":
             max_copies = m(i_c)

@@ -73,3 +73,39 @@ def percentile_interval(replicate_estimates: list[dict], level: float = 0.95) ->
     tail = (1.0 - level) / 2 * 100
     low, high = np.percentile(values, [tail, 100 - tail], axis=0)
     return {k: (float(lo), float(hi)) for k, lo, hi in zip(keys, low, high)}
+
+
+def run_bootstrap(values: np.ndarray, statistic, replicates: int = 1000, level: float = 0.95, seed: int = 0) -> tuple[float, float, float]:
+    """``(statistic on all runs, low, high)``: percentile interval of ``statistic`` over runs resampled with
+    replacement. ``values`` has one row per independent run (crawl), so the runs are the units
+    resampled; ``statistic`` maps a (runs x ...) array to a number."""
+    values = np.asarray(values, dtype=float)
+    n = len(values)
+    if n == 0:
+        return (float("nan"),) * 3
+    rng = np.random.default_rng(seed)
+    boot = np.array([statistic(values[rng.integers(0, n, n)]) for _ in range(replicates)])
+    tail = (1.0 - level) / 2 * 100
+    low, high = np.percentile(boot, [tail, 100 - tail])
+    return float(statistic(values)), float(low), float(high)
+
+
+def difference_interval(a: np.ndarray, b: np.ndarray, statistic, replicates: int = 1000, level: float = 0.95,
+                        seed: int = 0, paired: bool = False) -> tuple[float, float, float]:
+    """Interval of ``statistic(a) - statistic(b)`` over runs, resampled independently (or jointly when
+    ``paired``: the same crawls seen by two estimators). An ordering is claimed only when it excludes 0."""
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    rng = np.random.default_rng(seed)
+    diffs = []
+    for _ in range(replicates):
+        ia = rng.integers(0, len(a), len(a))
+        ib = ia if paired else rng.integers(0, len(b), len(b))
+        diffs.append(statistic(a[ia]) - statistic(b[ib]))
+    tail = (1.0 - level) / 2 * 100
+    low, high = np.percentile(diffs, [tail, 100 - tail])
+    return float(statistic(a) - statistic(b)), float(low), float(high)
+
+
+def estimate_matrix(estimates: Iterable[dict], keys: list) -> np.ndarray:
+    """Runs x values array of shares (a value an estimate lacks is 0)."""
+    return np.array([[e.get(k, 0.0) for k in keys] for e in estimates], dtype=float).reshape(-1, len(keys))

@@ -42,6 +42,14 @@ class Sample:
     copies: ContentCopies
     uniform: bool
     num_vertices: int | None = None
+    # Index of the crawl draw each draw copies (None: draw i is crawl draw i). A bootstrap replicate
+    # repeats draws; estimators that count repeats of a vertex (|V| by collisions) must tell a vertex
+    # the crawl met twice from one draw the resample repeated.
+    origin: np.ndarray | None = None
+
+    @property
+    def draw_origin(self) -> np.ndarray:
+        return np.arange(len(self)) if self.origin is None else self.origin
 
     @classmethod
     def from_records(cls, records: list[VertexRecord], weights: list[float], uniform: bool, num_vertices: int | None) -> "Sample":
@@ -68,7 +76,8 @@ class Sample:
         lengths = self.copy_ptr[draws + 1] - self.copy_ptr[draws]
         ptr = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
         idx = np.repeat(self.copy_ptr[draws] - ptr[:-1], lengths) + np.arange(ptr[-1])
-        return Sample(self.vertices[draws], self.weights[draws], ptr, self.copies.take(idx), self.uniform, self.num_vertices)
+        return Sample(self.vertices[draws], self.weights[draws], ptr, self.copies.take(idx), self.uniform, self.num_vertices,
+                      self.draw_origin[draws])
 
 
 class GraphSampler(Protocol):

@@ -13,7 +13,7 @@ import pandas as pd
 import pyarrow as pa
 
 from focuscrawl.graph.access import ContentCopies
-from focuscrawl.graph.estimators import ESTIMATORS
+from focuscrawl.graph.estimators import ESTIMATORS, NotEstimable
 from focuscrawl.graph.evaluation import block_bootstrap_draws
 from focuscrawl.graph.samplers import Sample
 from focuscrawl.tables import Column, table
@@ -134,7 +134,11 @@ def replicate_estimates(
                 est = ESTIMATORS.create(name, target=target)
                 if est.requires_uniform and not sample.uniform:
                     continue
-                for value, share in est.estimate(part).items():
+                try:
+                    found = est.estimate(part)
+                except NotEstimable:  # e.g. MLE's |V| on a resample without a collision: no row, counted as missing
+                    continue
+                for value, share in found.items():
                     rows.append((crawl_id, r, name, target, str(value), float(share)))
     return pd.DataFrame(rows, columns=REPLICATE_COLUMNS)
 
