@@ -85,7 +85,8 @@ def test_sitemap_entries_without_valid_loc_are_rejected_one_by_one():
     parsed = parse_sitemap(body, BASE)
     assert [u.loc for u in parsed.urls] == ["http://a.example/ok"]
     assert [r.reason for r in parsed.rejections] == [
-        "<url> without a valid <loc> (got 'javascript:alert(1)')", "<url> without a valid <loc> (got None)"]
+        "<url> without a valid <loc> (got 'javascript:alert(1)': scheme 'javascript' is not http or https)",
+        "<url> without a valid <loc> (got None: empty URL)"]
     assert b"<lastmod>2020</lastmod>" in parsed.rejections[1].payload
 
 
@@ -192,3 +193,47 @@ def test_feed_never_crashes(body):
 def test_html_never_crashes(body):
     parsed = parse_links(body, BASE)
     assert all(l.url.startswith(("http://", "https://")) for l in parsed.links)
+
+
+@pytest.mark.parametrize("url,reason", [
+    ("http://exa mple.com/", "white space"),
+    ("http://exa<mple.com/", "no host name may hold"),
+    ("http://exa%41mple.com/", "no host name may hold"),
+    ("http://-bad-.example/", "no host name may hold"),
+    ("http://" + "a" * 64 + ".example/", "no host name may hold"),
+    ("http://example.com:0/", "port 0"),
+    ("http://example.com:99999/", "cannot be parsed"),
+    ("http://evil.example\\@good.example/", "backslash"),
+    ("http://evil.example\\.good.example/", "backslash"),
+    ("http://user:pw@good.example/", "user info"),
+    ("http://good.example@evil.example/", "user info"),
+    ("http://[::1x]/", "cannot be parsed"),
+    ("ftp://example.com/", "scheme"),
+    ("http:///path", "no host"),
+])
+def test_urls_no_reader_agrees_on_are_refused_with_a_reason(url, reason):
+    from focuscrawl.parse.sitemap import url_problem, valid_url
+
+    assert valid_url(url) is None
+    assert reason in url_problem(url)
+    parsed = parse_sitemap(url.encode() + b"\nhttp://ok.example/a\n", BASE)
+    assert [u.loc for u in parsed.urls] == ["http://ok.example/a"]
+    assert reason in parsed.rejections[0].reason
+
+
+@pytest.mark.parametrize("url", ["http://example.com/a", "https://xn--bcher-kva.example/", "http://bücher.example/",
+                                 "http://my_blog.example/", "http://[2606:4700::1111]:8080/x", "http://93.184.216.34/",
+                                 "http://example.com.:8080/"])
+def test_real_urls_still_pass(url):
+    from focuscrawl.parse.sitemap import valid_url
+
+    assert valid_url(url) == url
+
+
+def test_mojibake_is_flagged_not_silent():
+    text = parse_sitemap(b"http://ok.example/caf\xe9\nhttp://ok.example/b\n", BASE)
+    assert len(text.urls) == 2 and any("not valid UTF-8" in r.reason for r in text.rejections)
+    feed = parse_feed(b'<?xml version="1.0" encoding="utf-8"?><rss version="2.0"><channel><title>t</title>'
+                      b"<item><title>caf\xe9</title><link>http://ok.example/1</link></item></channel></rss>", BASE)
+    assert [e.url for e in feed.entries] == ["http://ok.example/1"]
+    assert any("encoding recovered" in r.reason for r in feed.rejections)

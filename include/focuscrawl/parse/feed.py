@@ -63,6 +63,10 @@ def parse_feed(body: bytes | str, url: str, content_type: str = "application/xml
             continue
         fields = dict(entry)  # a plain dict: feedparser's updated->published alias warns on every read
         out.entries.append(FeedEntry(link, fields.get("title"), fields.get("published") or fields.get("updated"), fields.get("id")))
-    if problem is not None and not isinstance(problem, feedparser.CharacterEncodingOverride):
+    if isinstance(problem, (feedparser.CharacterEncodingOverride, feedparser.CharacterEncodingUnknown)):
+        # Recovered with another encoding than declared: the entries are kept, the input is flagged
+        # so mojibake does not pass silently.
+        reject(f"feed encoding recovered ({problem}); {len(out.entries)} entries kept, check their text", raw)
+    elif problem is not None:
         reject(f"feed is not well-formed ({problem}); {len(out.entries)} entries recovered", raw)
     return out

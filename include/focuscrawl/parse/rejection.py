@@ -34,6 +34,18 @@ def rejection_counts() -> dict[str, int]:
         return dict(_counts)
 
 
+def decode_recovering(raw: bytes, codec: str = "utf-8") -> tuple[str, str | None]:
+    """``raw`` decoded; undecodable bytes become U+FFFD, and then the second item says so, so the
+    caller flags the recovered input in the dead letter instead of letting mojibake pass silently."""
+    try:
+        return raw.decode(codec), None
+    except UnicodeDecodeError as exc:
+        text = raw.decode(codec, errors="replace")
+        bad = text.count("\ufffd") - raw.decode(codec, errors="ignore").count("\ufffd")
+        return text, (f"not valid {codec.upper()} (first bad byte at offset {exc.start}); {bad} undecodable "
+                      f"sequence(s) read as U+FFFD, the rest recovered")
+
+
 @dataclass(frozen=True)
 class Rejection:
     """One malformed input: why it was refused, the raw bytes or text as received, and where it came from.

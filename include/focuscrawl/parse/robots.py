@@ -21,7 +21,7 @@ import re
 import urllib.parse
 from dataclasses import dataclass, field
 
-from focuscrawl.parse.rejection import Rejection
+from focuscrawl.parse.rejection import Rejection, decode_recovering
 
 PARSER = "robots"
 
@@ -62,6 +62,22 @@ def normalize_path(path: str) -> str:
 
     path = _PERCENT.sub(unescape, path)
     return urllib.parse.quote(path, safe="/?&=;:@!$'()*+,%#[]~-._")
+
+
+# RFC 9309 2.2.3: "*" and a final "$" are the only operators; the same characters written
+# percent-encoded in a rule ("%2A", "%24") mean themselves, and so do "*" and "$" in a URL.
+# Both sides are therefore compared with literal "*"/"$" encoded.
+def rule_pattern(value: str) -> str:
+    """A rule's path pattern, normalised as the URLs it is matched against (see :func:`url_target`)."""
+    anchored = value.endswith("$")
+    body = value[:-1] if anchored else value
+    literal = [normalize_path(part).replace("$", "%24") for part in body.split("*")]
+    return "*".join(literal) + ("$" if anchored else "")
+
+
+def url_target(path_and_query: str) -> str:
+    """A URL's path (and query) as rules are matched against it: normalised, literal ``*``/``$`` encoded."""
+    return normalize_path(path_and_query).replace("*", "%2A").replace("$", "%24")
 
 
 def _matches(pattern: str, path: str) -> bool:
@@ -118,7 +134,7 @@ class AgentRules:
             return True
         if self.disallow_all:
             return False
-        target = normalize_path(path + ("?" + parts.query if parts.query else ""))
+        target = url_target(path + ("?" + parts.query if parts.query else ""))
         best: Rule | None = None
         for rule in self.rules:
             if rule.matches(target) and (
@@ -134,18 +150,26 @@ ALLOW_ALL = AgentRules()
 DISALLOW_ALL = AgentRules(disallow_all=True)
 
 
+# RFC 9309 2.2.1: product-token = 1*(ALPHA / "-" / "_"). Digits are tolerated too, as crawler-commons
+# does: names such as "bot1" are common in real files and would otherwise all collapse to "bot".
+_TOKEN = re.compile(r"[A-Za-z0-9_-]+")
+
+
 def product_token(user_agent: str) -> str:
-    """``"focuscrawl/0.1 (+https://...)"`` -> ``"focuscrawl"``: the name robots.txt groups address."""
-    return re.split(r"[/\s]", user_agent.strip(), maxsplit=1)[0]
+    """``"focuscrawl/0.1 (+https://...)"`` -> ``"focuscrawl"``: the leading product token (RFC 9309
+    2.2.1), the only part of a user agent that robots.txt groups address."""
+    found = _TOKEN.match(user_agent.strip(" \t"))
+    return found.group(0) if found else ""
 
 
 def _names(value: str) -> list[str]:
-    """Agent names of one ``user-agent`` value; ``One, Two`` and ``Bot/1.0`` are tolerated."""
-    value = value.strip().lower()
+    """Product tokens of one ``user-agent`` value, lower-case: the leading token of the value
+    (``Bot/1.0`` and ``Bot extra words`` name ``bot``), and of each item of a comma list
+    (``One, Two``: crawler-commons' tolerance). ``*`` names every crawler."""
+    value = value.strip(" \t")
     if value == "*":
         return ["*"]
-    names = [value] + [n for n in re.split(r"[\s,]+", value) if n]
-    return [n.split("/", 1)[0] for n in names]
+    return [t.lower() for t in (product_token(item) for item in value.split(",")) if t]
 
 
 @dataclass
@@ -156,7 +180,7 @@ class RobotsTxt:
     def for_agent(self, user_agent: str) -> AgentRules:
         """Merge every group naming the product token of ``user_agent``, else the ``*`` groups."""
         token = product_token(user_agent).lower()
-        matched = [g for g in self.groups if any(token == n for a in g.agents for n in _names(a))]
+        matched = [g for g in self.groups if token and any(token == n for a in g.agents for n in _names(a))]
         if not matched:
             matched = [g for g in self.groups if any(a.strip() == "*" for a in g.agents)]
         delays = [g.crawl_delay for g in matched if g.crawl_delay is not None]
@@ -169,24 +193,25 @@ class ParsedRobots:
     rejections: list[Rejection] = field(default_factory=list)
 
 
-def _decode(body: bytes) -> str:
+def _decode(body: bytes) -> tuple[str, str | None]:
+    """The text after any byte order mark, and the decoding problem when bytes had to be replaced."""
     for bom, codec in ((codecs.BOM_UTF8, "utf-8"), (codecs.BOM_UTF16_LE, "utf-16-le"), (codecs.BOM_UTF16_BE, "utf-16-be")):
         if body.startswith(bom):
-            return body[len(bom):].decode(codec, errors="replace")
-    return body.decode("utf-8", errors="replace")
+            return decode_recovering(body[len(bom):], codec)
+    return decode_recovering(body)
 
 
 def _split(line: str) -> tuple[str, str] | None:
     """``key: value`` (also ``key : value`` and ``key value`` for known keys) or None."""
     key, sep, value = line.partition(":")
     if sep and key.strip().lower() in _KEYS.keys() | _KNOWN_OTHER:
-        return key.strip().lower(), value.strip()
+        return key.strip().lower(), value.strip(" \t")
     words = line.split(None, 2)
     for n in (2, 1):  # "user agent bot", then "useragent bot"
         if len(words) > n and " ".join(words[:n]).lower() in _KEYS:
-            return " ".join(words[:n]).lower(), line.split(None, n)[n].strip()
+            return " ".join(words[:n]).lower(), line.split(None, n)[n].strip(" \t")
     if sep:
-        return key.strip().lower(), value.strip()
+        return key.strip().lower(), value.strip(" \t")
     return None
 
 
@@ -200,15 +225,26 @@ def parse_robots(body: bytes | str, url: str) -> ParsedRobots:
     raw = body.encode("utf-8") if isinstance(body, str) else body
     if len(raw) > MAX_ROBOTS_BYTES:
         reject(f"robots.txt is {len(raw)} bytes; only the first {MAX_ROBOTS_BYTES} are read (RFC 9309 2.5)", raw[MAX_ROBOTS_BYTES:])
-        raw = raw[:MAX_ROBOTS_BYTES]
-    text = _decode(raw)
+        head = raw[:MAX_ROBOTS_BYTES]
+        if raw[MAX_ROBOTS_BYTES:MAX_ROBOTS_BYTES + 1] not in (b"\r", b"\n"):
+            # The limit fell inside a line: read as complete, "Disallow: /private-area" cut to
+            # "Disallow: /" would close the whole site. The partial line is dropped.
+            end = max(head.rfind(b"\n"), head.rfind(b"\r")) + 1
+            reject("the last line is cut by the 500 KiB limit and is not read", head[end:])
+            head = head[:end]
+        raw = head
+    text, problem = _decode(raw)
+    if problem:
+        reject(f"robots.txt {problem}", raw)
     if "<" in text and re.search(r"<\s*(html|body|br|head)\b", text, re.IGNORECASE):
         text = _HTML_TAG.sub("", text)  # some servers wrap the file in HTML; the records are still there
 
     group: Group | None = None
     seen_sitemaps: set[str] = set()
-    for line in re.split(r"\r\n|\r|\n|\u0085", text):
-        line = line.split("#", 1)[0].strip()
+    # RFC 9309 2.2: only CR, LF and CRLF end a line (EOL = %x0D / %x0A / %x0D.0A); other Unicode
+    # line breaks (str.splitlines would split on them) are part of the line.
+    for line in re.split(r"\r\n|\r|\n", text):
+        line = line.split("#", 1)[0].strip(" \t")
         if not line:
             continue
         if re.match(r"(?i)https?://", line):
@@ -230,7 +266,7 @@ def parse_robots(body: bytes | str, url: str) -> ParsedRobots:
             if group is None:
                 reject(f"{key} rule before any user-agent line applies to no group", line)
                 continue
-            pattern = normalize_path(value) if value else ""
+            pattern = rule_pattern(value) if value else ""
             group.rules.append(Rule(directive == "allow", pattern))
             if directive == "allow" and _INDEX_PAGE.search(pattern):
                 # As Google and crawler-commons do: allowing a directory's index page allows the directory.

@@ -9,13 +9,15 @@ and every body that is not a sitemap at all, is a :class:`Rejection` (issue 8, p
 
 from __future__ import annotations
 
+import ipaddress
+import re
 import urllib.parse
 from dataclasses import dataclass, field
 
 from lxml import etree
 
 from focuscrawl.parse._xml import InputError, gunzip_if_needed, local, safe_parser, strip_bom
-from focuscrawl.parse.rejection import Rejection
+from focuscrawl.parse.rejection import Rejection, decode_recovering
 
 PARSER = "sitemap"
 MAX_URLS = 50_000  # sitemaps.org: at most 50,000 URLs per sitemap
@@ -37,15 +39,64 @@ class ParsedSitemap:
     rejections: list[Rejection] = field(default_factory=list)
 
 
-def valid_url(value: str | None) -> str | None:
-    """``value`` stripped if it is an absolute http(s) URL with a host, else None."""
+# RFC 1123 2.1 host names: letters, digits and hyphens in labels of 1-63 octets, no hyphen at an
+# edge, 253 octets in all. Underscores are tolerated, as browsers and DNS do (``my_blog.example``).
+_LABEL = re.compile(r"(?!-)[A-Za-z0-9_-]{1,63}(?<!-)\Z")
+
+
+def _host_problem(host: str) -> str | None:
+    if host.startswith("["):
+        try:
+            ipaddress.IPv6Address(host[1:-1].split("%", 1)[0])
+        except ValueError:
+            return f"host {host!r} is not an IPv6 literal"
+        return None
+    try:
+        ascii_host = host.encode("idna").decode("ascii")  # internationalised names, as a resolver sees them
+    except UnicodeError:
+        return f"host {host!r} holds characters no host name may hold"
+    name = ascii_host[:-1] if ascii_host.endswith(".") else ascii_host
+    if not name or len(name) > 253:
+        return f"host {host!r} is empty or longer than 253 octets"
+    bad = next((label for label in name.split(".") if not _LABEL.match(label)), None)
+    if bad is not None:
+        return f"host {host!r} holds characters no host name may hold (label {bad!r})"
+    return None
+
+
+def url_problem(value: str | None) -> str | None:
+    """Why ``value`` is not a URL to crawl (absolute http(s), a real host name or IP, a usable
+    port, no user info, no backslash), or None when it is one."""
     value = (value or "").strip()
+    if not value:
+        return "empty URL"
+    if any(c.isspace() or ord(c) < 0x20 or c == "\x7f" for c in value):
+        return "URL holds white space or control characters"
+    if "\\" in value:
+        # Browsers read "\" as "/" in http(s) URLs while urlsplit does not, so "http://evil\@good/"
+        # names two different hosts to two readers.
+        return "URL holds a backslash (read as '/' by browsers, not by parsers: a host-confusion trick)"
     try:
         parts = urllib.parse.urlsplit(value)
-        ok = parts.scheme in ("http", "https") and bool(parts.hostname) and (parts.port or 1) > 0
-    except ValueError:
-        return None
-    return value if ok and not any(c.isspace() for c in value) else None
+        port = parts.port
+    except ValueError as exc:
+        return f"URL cannot be parsed ({exc})"
+    if parts.scheme.lower() not in ("http", "https"):
+        return f"scheme {parts.scheme or '(none)'!r} is not http or https"
+    authority = parts.netloc
+    if "@" in authority:
+        return "URL carries user info (user@host): the host one reader sees is not the one another sees"
+    host = authority.rsplit(":", 1)[0] if not authority.endswith("]") else authority
+    if not host:
+        return "URL has no host"
+    if port == 0:
+        return "port 0 is not a port a server listens on"
+    return _host_problem(host)
+
+
+def valid_url(value: str | None) -> str | None:
+    """``value`` stripped if it is a URL to crawl (see :func:`url_problem`), else None."""
+    return (value or "").strip() if url_problem(value) is None else None
 
 
 def _text(element, name: str) -> str | None:
@@ -80,17 +131,20 @@ def parse_sitemap(body: bytes | str, url: str) -> ParsedSitemap:
 
 
 def _parse_text(data: bytes, raw: bytes, out: ParsedSitemap, reject) -> None:
-    lines = [line.strip() for line in data.decode("utf-8", errors="replace").splitlines() if line.strip()]
-    good = [valid_url(line) for line in lines]
-    if lines and not any(good):
+    text, decoding = decode_recovering(data)
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    problems = [url_problem(line) for line in lines]
+    if lines and all(problems):
         reject("not a sitemap: neither XML nor lines of http(s) URLs", raw)
         return
     out.kind = "text"
-    for line, loc in zip(lines, good):
-        if loc:
-            out.urls.append(SitemapEntry(loc))
+    if decoding:
+        reject(f"text sitemap {decoding}", raw)
+    for line, problem in zip(lines, problems):
+        if problem is None:
+            out.urls.append(SitemapEntry(line))
         else:
-            reject("text sitemap line is not an absolute http(s) URL", line)
+            reject(f"text sitemap line is not a URL to crawl: {problem}", line)
 
 
 def _parse_xml(data: bytes, raw: bytes, out: ParsedSitemap, reject) -> None:
@@ -111,7 +165,8 @@ def _parse_xml(data: bytes, raw: bytes, out: ParsedSitemap, reject) -> None:
                 continue
             loc = valid_url(_text(node, "loc"))
             if loc is None:
-                reject(f"<url> without a valid <loc> (got {_text(node, 'loc')!r})", etree.tostring(node))
+                reject(f"<url> without a valid <loc> (got {_text(node, 'loc')!r}: {url_problem(_text(node, 'loc'))})",
+                       etree.tostring(node))
                 continue
             priority = _text(node, "priority")
             try:
