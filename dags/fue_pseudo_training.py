@@ -1,12 +1,13 @@
 """# fue_pseudo_training: HCP with pseudo-training, pushed to the running user choosers
 
-Seed `000_c12b299f5bad9cdf.txt` section V (issue 4): every five minutes, for each
-pseudo-trained HCP variant (`HCP-0.9-0.1`, `HCP-0.5-0.5`, `HCP-POS`):
+Seed `000_c12b299f5bad9cdf.txt` section V (issue 4): every five minutes (the active project's
+`[schedules] fue_pseudo_training`), for each pseudo-trained HCP variant the project's FUE loop
+runs (`HCP-0.9-0.1`, `HCP-0.5-0.5`, `HCP-POS`; all three without a project):
 
 1. **retrain**: a new candidate classifier from the original training set (snippets of the
    world corpus' users, eRisk when present) plus the users the variant extracted, labelled by
-   the reference classifier's verdicts in `fue_extractions`; the waiting candidates (authors in
-   `reddit_posts` not extracted yet) are re-scored, the best `top_n` by the previous model first,
+   the reference classifier's verdicts in `fue_extractions`; the waiting candidates (authors of
+   the FUE loop's own landed posts in `reddit_posts`, not extracted yet) are re-scored, the best `top_n` by the previous model first,
    into `fue_candidate_scores` (`focuscrawl.fue.batch`, plain delta-rs: one run's data is small).
 2. **publish**: the variant's new scores go to its compacted topic `focuscrawl.fue.scores.<method>`;
    the running choosers (`streaming/fue/chooser.py`) follow it and re-rank without a restart.
@@ -48,8 +49,10 @@ SCORES_PUSHED = [fue_scores_pushed(m) for m in PSEUDO_METHODS]
     catchup=False,
     max_active_runs=1,
     tags=["focuscrawl", "fue", "pseudo-training", "priorities"],
-    default_args={**DEFAULT_ARGS, "execution_timeout": timedelta(minutes=4)},  # a run fits its 5-minute slot
-    dagrun_timeout=timedelta(minutes=5),
+    # Not the period: a run outlasting its slot only delays the next one (max_active_runs=1). On two
+    # loaded cores one retrain took 2 min 11 s and the run as a whole more than 5 (load average 46).
+    default_args={**DEFAULT_ARGS, "execution_timeout": timedelta(minutes=15)},
+    dagrun_timeout=timedelta(minutes=30),
     params={
         "methods": Param(PSEUDO_METHODS, type="array", description="pseudo-trained HCP variants to refresh"),
         "top_n": Param(50_000, type="integer", minimum=1, description="best candidates re-scored per variant"),
