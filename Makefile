@@ -37,8 +37,9 @@ $(JARS)/spark/.stamp: jvm/spark/pom.xml
 # (root, as on CI; skipped when present).
 sysdeps:
 	@command -v chromium >/dev/null && command -v chromedriver >/dev/null && command -v docker-compose >/dev/null && \
-	  ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || \
-	  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver docker-compose postgresql >/dev/null; }
+	  command -v prometheus >/dev/null && ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || \
+	  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver docker-compose postgresql >/dev/null && \
+	    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends prometheus >/dev/null; }
 
 # The live platform on the world for DEMO_FOR (default 10m), then its report: make demo DEMO_FOR=20m
 DEMO_FOR ?= 10m

@@ -35,7 +35,11 @@ metric                                                      what
 
 from __future__ import annotations
 
+import json
+import os
 from collections import defaultdict
+from pathlib import Path
+from typing import Iterable
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, Info
 
@@ -176,3 +180,29 @@ class FetchMetrics(FetchObserver):
 
     def robots_denied(self, host: str) -> None:
         self.m.robots_denied.labels(host).inc()
+
+
+def file_sd_targets(processes: Iterable[tuple[str, str]]) -> list[dict]:
+    """Prometheus ``file_sd`` groups for ``(process name, "host:port")`` pairs, labelled ``process``."""
+    return [{"targets": [address], "labels": {"process": name}} for name, address in processes]
+
+
+def write_targets(path: Path, processes: Iterable[tuple[str, str]]) -> None:
+    """Replace the file_sd targets file atomically (Prometheus re-reads it; never half a document).
+    The supervisor writes ``$FOCUSCRAWL_VAR/platform/prometheus-targets.json`` this way."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(file_sd_targets(processes), indent=1))
+    os.replace(tmp, path)
+
+
+def prometheus_config(targets_file: Path, scrape_interval: str = "5s") -> str:
+    """A Prometheus configuration scraping every process listed in ``targets_file`` (JSON is YAML)."""
+    return json.dumps({
+        "global": {"scrape_interval": scrape_interval, "evaluation_interval": scrape_interval},
+        "scrape_configs": [{
+            "job_name": "focuscrawl",
+            "file_sd_configs": [{"files": [str(targets_file)], "refresh_interval": scrape_interval}],
+        }],
+    }, indent=1)

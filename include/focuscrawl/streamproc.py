@@ -30,7 +30,8 @@ What it guarantees:
 - ``--status-file`` (JSON, :func:`focuscrawl.status.write_status`, atomic): the process's own figures,
   plus ``process``, ``pid``, ``started_at_ms``, ``updated_at_ms`` and ``metrics`` (the same numbers as
   the endpoint, :meth:`focuscrawl.metrics.Metrics.snapshot`).
-- ``--metrics-port N`` (0: off): Prometheus text on ``127.0.0.1:N/metrics`` (:mod:`focuscrawl.metrics`);
+- ``--metrics-port N`` (0: off): Prometheus text on ``<FOCUSCRAWL_BIND_HOST>:N/metrics`` (127.0.0.1 by
+  default; 0.0.0.0 in docker-compose, where Prometheus scrapes across containers; :mod:`focuscrawl.metrics`);
   the consumer lag of every assigned partition is refreshed with each status write.
 
 Kafka is imported only when a process uses it (the domain package imports no engine at module level).
@@ -95,7 +96,7 @@ def add_common_args(ap: argparse.ArgumentParser, name: str, cfg: Settings) -> ar
                    help="JSON status, rewritten atomically every --status-every seconds")
     g.add_argument("--status-every", type=float, default=1.0, help="seconds between status writes")
     g.add_argument("--metrics-port", type=int, default=0,
-                   help="serve Prometheus metrics on 127.0.0.1:PORT/metrics (0: off)")
+                   help="serve Prometheus metrics on FOCUSCRAWL_BIND_HOST (127.0.0.1):PORT/metrics (0: off)")
     g.add_argument("--log-level", default="INFO", type=str.upper,
                    choices=("DEBUG", "INFO", "WARNING", "ERROR"))
     g.add_argument("--project", help="crawl project file: the site's User-Agent, politeness, robots, OAuth apply")
@@ -150,7 +151,8 @@ class StreamProcess:
         if self.metrics_port:
             self._http = self._serve_metrics(self.metrics_port)
         log.info("%s (pid %d): status %s, metrics %s, Kafka %s", self.name, os.getpid(), self.status_file,
-                 f"http://127.0.0.1:{self.metrics_port}/metrics" if self.metrics_port else "off", self.bootstrap)
+                 f"http://{self.cfg.bind_host}:{self.metrics_port}/metrics" if self.metrics_port else "off",
+                 self.bootstrap)
         return self
 
     def __exit__(self, exc_type, exc, tb) -> bool:
@@ -178,9 +180,9 @@ class StreamProcess:
         from prometheus_client import start_http_server
 
         try:
-            return start_http_server(port, addr="127.0.0.1", registry=self.metrics.registry)
+            return start_http_server(port, addr=self.cfg.bind_host, registry=self.metrics.registry)
         except OSError as exc:
-            raise SystemExit(f"{self.name}: cannot serve metrics on 127.0.0.1:{port} ({exc}); "
+            raise SystemExit(f"{self.name}: cannot serve metrics on {self.cfg.bind_host}:{port} ({exc}); "
                              "give another --metrics-port, or 0 to turn the endpoint off") from None
 
     def on_exit(self, fn: Callable[[], Any]) -> None:

@@ -47,8 +47,31 @@ def test_compose_file_is_valid(compose):
     assert sorted(services) == sorted([
         "kafka", "spark-master", "spark-worker-1", "spark-worker-2", "postgres", "airflow-init",
         "airflow-api-server", "airflow-scheduler", "airflow-dag-processor", "airflow-triggerer",
-        "world", "crawler", "consumer",
+        "world", "crawler", "consumer", "prometheus",
     ])
+
+
+def test_prometheus_scrapes_every_service_that_serves_metrics(compose):
+    """Each service started with --metrics-port is a DNS name Prometheus resolves, on that port; the
+    configuration passes Prometheus's own check when promtool is installed (`make sysdeps`)."""
+    import os
+
+    import yaml
+
+    config = yaml.safe_load(_config(compose, {**os.environ, **SECRETS}).stdout)
+    serving = {name: svc["command"] for name, svc in config["services"].items()
+               if "--metrics-port" in str(svc.get("command", ""))}
+    prom = yaml.safe_load((ROOT / "prometheus" / "prometheus.yml").read_text())
+    sd = prom["scrape_configs"][0]["dns_sd_configs"][0]
+    assert sorted(sd["names"]) == sorted(serving)
+    for command in serving.values():
+        words = command.split() if isinstance(command, str) else command
+        assert words[words.index("--metrics-port") + 1] == str(sd["port"])
+    assert any("prometheus/prometheus.yml" in str(v) for v in config["services"]["prometheus"]["volumes"])
+    if shutil.which("promtool"):
+        out = subprocess.run(["promtool", "check", "config", str(ROOT / "prometheus" / "prometheus.yml")],
+                             capture_output=True, text=True, timeout=60)
+        assert out.returncode == 0, out.stdout + out.stderr
 
 
 def test_secrets_must_come_from_the_environment(compose):
