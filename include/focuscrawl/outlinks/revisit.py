@@ -243,8 +243,10 @@ class SnapshotWriter:
     def history(self) -> list[tuple[str, int, list[str]]]:
         """``(url, period, outlinks)`` of every landed snapshot, in fetch order (what :meth:`PageRevisitor.restore` reads).
 
-        Fetch order = ``fetched_at``, ties (a site clock ticks in whole seconds) broken by the commit
-        time of the row's file and its place in the file: the order the rows were appended in.
+        Fetch order = append order: the commit time of the row's file, then its place in the file.
+        Not ``fetched_at``: a site clock ticks in whole seconds and a restarted process's clock may
+        start behind its predecessor's. (A compaction rewrites files: its rows then come first, in
+        the compaction's order; only the order of equal-priority pages can change by it.)
         """
         import pyarrow as pa
         from deltalake import DeltaTable
@@ -260,5 +262,5 @@ class SnapshotWriter:
             columns=["url", "period", "fetched_at", "internal_outlinks", "external_outlinks", "__filename"]).to_pydict()
         rows = sorted(zip(cols["fetched_at"], (committed_at.get(f, 0) for f in cols["__filename"]), range(len(cols["url"])),
                           cols["url"], cols["period"], cols["internal_outlinks"], cols["external_outlinks"]),
-                      key=lambda r: (r[0] is None, r[0].timestamp() if r[0] else 0.0, r[1], r[2]))
+                      key=lambda r: (r[1], r[2]))
         return [(url, period, list(internal or []) + list(external or [])) for _, _, _, url, period, internal, external in rows]
