@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 import time
 import urllib.parse
+from pathlib import Path
 from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
@@ -31,7 +32,7 @@ from focuscrawl.fetch.errors import (
 )
 from focuscrawl.fetch.guard import AddressGuard, GuardedAdapter
 from focuscrawl.fetch.observer import FetchObserver
-from focuscrawl.fetch.politeness import HostPoliteness
+from focuscrawl.fetch.politeness import HostPoliteness, SharedHostLedger
 from focuscrawl.fetch.retry import RetryPolicy, parse_retry_after
 from focuscrawl.fetch.robots import RobotsCache, RobotsResponse, host_key
 from focuscrawl.parse import Rejection
@@ -63,6 +64,12 @@ def _accepted(media: str, accept: Sequence[str]) -> bool:
         if media == wanted or (wanted.endswith("/*") and media.startswith(wanted[:-1])):
             return True
     return False
+
+
+def shared_politeness(cfg, politeness: HostPoliteness | None = None) -> HostPoliteness:
+    """``politeness`` (default: a new one) sharing its hosts' pauses with every instance on the same
+    var folder (:class:`~focuscrawl.fetch.politeness.SharedHostLedger` under ``$FOCUSCRAWL_VAR/politeness``)."""
+    return (politeness or HostPoliteness()).share(SharedHostLedger(Path(cfg.var_dir) / "politeness"))
 
 
 class Fetcher:
@@ -119,11 +126,13 @@ class Fetcher:
 
     @classmethod
     def from_settings(cls, cfg=None, **kwargs) -> "Fetcher":
-        """A fetcher with the user agent and SSRF allow-list of ``settings()``; ``kwargs`` override."""
+        """A fetcher with the user agent and SSRF allow-list of ``settings()``, its politeness shared
+        with every other instance on the settings' var folder; ``kwargs`` override."""
         from focuscrawl.config import settings
 
         cfg = cfg or settings()
         kwargs.setdefault("guard", AddressGuard(cfg.allow_private_hosts))
+        kwargs["politeness"] = shared_politeness(cfg, kwargs.get("politeness"))
         return cls(user_agent=cfg.user_agent, **kwargs)
 
     def close(self) -> None:

@@ -9,7 +9,7 @@ guard of the settings.
 from __future__ import annotations
 
 import logging
-from focuscrawl.fetch.fetcher import Fetcher
+from focuscrawl.fetch.fetcher import Fetcher, shared_politeness
 from focuscrawl.fetch.guard import AddressGuard
 from focuscrawl.fetch.oauth import ClientCredentialsAuth, RateLimitHeaders
 from focuscrawl.fetch.politeness import HostPoliteness
@@ -23,7 +23,8 @@ def fetcher_for_site(site, cfg=None, **kwargs) -> Fetcher:
 
     cfg = cfg or settings()
     kwargs.setdefault("guard", AddressGuard(cfg.allow_private_hosts))
-    kwargs.setdefault("politeness", HostPoliteness(min_delay=site.politeness_delay, max_in_flight=site.max_in_flight))
+    kwargs["politeness"] = shared_politeness(cfg, kwargs.get("politeness") or HostPoliteness(
+        min_delay=site.politeness_delay, max_in_flight=site.max_in_flight))
     kwargs.setdefault("obey_robots", site.obey_robots)
     fetcher = Fetcher(user_agent=site.user_agent, **kwargs)
     on = []
