@@ -352,15 +352,17 @@ class StreamProcess:
 
     def run_stage(self, topics: list[str], group: str, handle: Callable[[Any], Iterable[Output]],
                   idle: Callable[[], Iterable[Output]] = lambda: (), poll_ms: int = 500,
-                  max_records: int = 100) -> None:
+                  max_records: int = 100, **consumer_options) -> None:
         """Consume ``topics`` as ``group``; publish what ``handle(record)`` and ``idle()`` return; commit the
         inputs after the outputs were flushed. Returns when stopping. A record whose handling raises is
-        logged, counted (``focuscrawl_record_errors_total``) and skipped; a Kafka error rejoins the group."""
+        logged, counted (``focuscrawl_record_errors_total``) and skipped; a Kafka error rejoins the group;
+        ``handle`` may raise :class:`Stopped` to leave its record uncommitted. ``consumer_options`` go to
+        :meth:`consumer`."""
         from kafka.errors import KafkaError
 
         self.ensure_topics([TopicSpec(t, "the producer's key") for t in topics])
         while not self.stopping.is_set():
-            consumer = self.consumer(topics, group)
+            consumer = self.consumer(topics, group, **consumer_options)
             try:
                 self._stage_loop(consumer, handle, idle, poll_ms, max_records)
             except KafkaError as exc:
@@ -379,6 +381,8 @@ class StreamProcess:
                     self.metrics.consumed.labels(record.topic).inc()
                     try:
                         outputs = list(handle(record))
+                    except Stopped:  # a stop while the record waited: left uncommitted, read again on restart
+                        raise
                     except Exception:  # noqa: BLE001 - one bad record or fetch must not stop the stage
                         self.metrics.record_errors.labels(record.topic).inc()
                         log.exception("record %s@%d:%d failed; skipped", record.topic, record.partition, record.offset)

@@ -5,7 +5,7 @@
 A member of group ``fue-extractor-<method>`` on ``focuscrawl.fue.extract.<method>``: every
 chosen user reaches exactly one extractor. Histories are read up to the site's cap through the
 project's Fetcher (``--project FILE [--site NAME]``), which obeys robots.txt, per-host politeness and
-429 ``Retry-After``. The input
+429 ``Retry-After``, at most ``--users-per-hour`` users an hour. The input
 offsets are committed after the history was flushed (``focuscrawl.streamproc.StreamProcess.run_stage``).
 """
 
@@ -14,10 +14,11 @@ from __future__ import annotations
 import dataclasses
 import json
 import sys
+import time
 
 from focuscrawl.config import settings
 from focuscrawl.fue.pipeline import EXTRACT_TOPIC, HISTORIES_TOPIC, SITE_CAP, RedditClient, UserExtractor
-from focuscrawl.streamproc import StreamProcess, parser
+from focuscrawl.streamproc import StreamProcess, Stopped, parser
 from focuscrawl.topics import TopicSpec
 
 
@@ -27,21 +28,33 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--method", required=True)
     ap.add_argument("--base-url", default=cfg.world_url)
     ap.add_argument("--cap", type=int, default=SITE_CAP)
+    ap.add_argument("--users-per-hour", type=float, default=0.0,
+                    help="extraction budget of this instance (the project's loops.fue.users_per_hour; 0: no limit)")
     args = ap.parse_args(argv)
+    if args.users_per_hour < 0:
+        ap.error("--users-per-hour must be >= 0 (0: no limit)")
 
     with StreamProcess(f"fue-extractor-{args.method}", args, cfg) as proc:
         proc.ensure_topics([TopicSpec(HISTORIES_TOPIC, "user")])
         extractor = UserExtractor(RedditClient(proc.fetcher(), args.base_url), cap=args.cap)
         counts = {"extracted": 0}
-        proc.status(lambda: {"method": args.method, **counts})
+        proc.status(lambda: {"method": args.method, "users_per_hour": args.users_per_hour, **counts})
+        gap = 3600.0 / args.users_per_hour if args.users_per_hour else 0.0
+        next_slot = [time.monotonic()]
 
         def handle(record):
             user = json.loads(record.value)["user"]
+            # The budget is a rate: one user per slot; a slot missed while a history was slow is not banked.
+            if proc.wait(next_slot[0] - time.monotonic()):
+                raise Stopped()
+            next_slot[0] = max(next_slot[0] + gap, time.monotonic())
             history = extractor.extract(user)
             counts["extracted"] += 1
             yield HISTORIES_TOPIC, user, dataclasses.replace(history, method=args.method).to_json()
 
-        proc.run_stage([f"{EXTRACT_TOPIC}.{args.method}"], f"fue-extractor-{args.method}", handle, max_records=1)
+        # A paced wait sits inside the poll loop: the group must not think the member died meanwhile.
+        proc.run_stage([f"{EXTRACT_TOPIC}.{args.method}"], f"fue-extractor-{args.method}", handle, max_records=1,
+                       max_poll_interval_ms=int(max(300.0, 3 * gap) * 1000))
     return 0
 
 

@@ -42,18 +42,12 @@ def free_port() -> int:
 
 
 @pytest.fixture
-def limited_world(cfg):
-    """The world on the configured ports, one request per 2 s per client (429 with Retry-After beyond),
-    robots.txt disallowing every listing page after the first."""
-    from focuscrawl.world import build_world
+def limited_world(serve_world):
+    """One request per 2 s per client (429 with Retry-After beyond), robots.txt disallowing every listing
+    page after the first."""
     from focuscrawl.world.faults import Faults
-    from focuscrawl.world.server import WorldServer
 
-    world = build_world(11, data_dir=None, cache_dir=cfg.var_dir, web=False, rate_limit=1, rate_window=2.0,
-                        faults=Faults(robots_disallow=["/r/all/new.json?limit=100&after="]))
-    server = WorldServer(world, cfg.bind_host, cfg.world_port, cfg.world_eval_port).start()
-    yield cfg.world_url
-    server.stop()
+    return serve_world(rate_limit=1, rate_window=2.0, faults=Faults(robots_disallow=["/r/all/new.json?limit=100&after="]))
 
 
 def spawn(args: list[str], log: Path, **env: str) -> subprocess.Popen:

@@ -1,0 +1,88 @@
+"""The FUE explorer and extractor processes on the scaffold, against the world and the real broker:
+posts keyed by author, histories for the chosen users at the paced rate, their fetches in the metrics."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+
+from focuscrawl.fue.pipeline import EXTRACT_TOPIC, HISTORIES_TOPIC
+
+pytestmark = pytest.mark.integration
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def spawn(args: list[str], log: Path) -> subprocess.Popen:
+    with open(log, "wb") as out:
+        return subprocess.Popen([sys.executable, *args], cwd=ROOT, env=os.environ.copy(), stdout=out,
+                                stderr=subprocess.STDOUT, start_new_session=True)
+
+
+def read(bootstrap: str, topic: str, until, timeout: float = 120.0) -> list:
+    from kafka import KafkaConsumer
+
+    consumer = KafkaConsumer(topic, bootstrap_servers=bootstrap, group_id=None, auto_offset_reset="earliest",
+                             isolation_level="read_committed")
+    got, deadline = [], time.monotonic() + timeout
+    try:
+        while time.monotonic() < deadline and not until(got):
+            for records in consumer.poll(timeout_ms=500).values():
+                got += records
+    finally:
+        consumer.close()
+    return got
+
+
+def stop(proc: subprocess.Popen, log: Path) -> None:
+    os.killpg(proc.pid, signal.SIGTERM)
+    assert proc.wait(40) == 0, log.read_text()[-3000:]
+
+
+def test_explorer_then_extractor_at_the_paced_rate(kafka_broker, serve_world, tmp_path):
+    from kafka import KafkaProducer
+
+    world = serve_world()
+    posts_topic, method = f"fp-{uuid.uuid4().hex[:8]}", f"T{uuid.uuid4().hex[:6]}"
+    explorer_log = tmp_path / "explorer.log"
+    explorer = spawn(["streaming/fue/explorer.py", "--base-url", world, "--topic", posts_topic, "--interval", "0.5",
+                      "--status-file", str(tmp_path / "explorer.json")], explorer_log)
+    try:
+        posts = read(kafka_broker.url, posts_topic, lambda got: len(got) >= 20)
+    finally:
+        stop(explorer, explorer_log)
+    assert len(posts) >= 20, explorer_log.read_text()[-3000:]
+    assert all(r.key.decode() == json.loads(r.value)["author"] for r in posts)
+    status = json.loads((tmp_path / "explorer.json").read_text())
+    assert status["process"] == "fue-explorer" and status["communities"] > 0
+    assert status["metrics"]["fetches_total"] >= status["visits"] > 0
+
+    users = sorted({r.key.decode() for r in posts})[:3]
+    producer = KafkaProducer(bootstrap_servers=kafka_broker.url, acks="all")
+    for user in users:
+        producer.send(f"{EXTRACT_TOPIC}.{method}", key=user.encode(), value=json.dumps({"user": user}).encode())
+    producer.flush(30)
+    producer.close()
+    extractor_log = tmp_path / "extractor.log"
+    extractor = spawn(["streaming/fue/extractor.py", "--method", method, "--base-url", world,
+                       "--users-per-hour", "1800", "--status-file", str(tmp_path / "extractor.json")], extractor_log)
+    try:
+        ours = lambda got: [r for r in got if json.loads(r.value)["method"] == method]  # noqa: E731
+        histories = ours(read(kafka_broker.url, HISTORIES_TOPIC, lambda got: len(ours(got)) >= 3))
+    finally:
+        stop(extractor, extractor_log)
+    assert sorted(r.key.decode() for r in histories) == users, extractor_log.read_text()[-3000:]
+    # 1800 users an hour: one every 2 s, so the third history comes at least 4 s after the first.
+    stamps = sorted(r.timestamp for r in histories)
+    assert stamps[2] - stamps[0] >= 4000
+    status = json.loads((tmp_path / "extractor.json").read_text())
+    assert (status["process"], status["extracted"]) == (f"fue-extractor-{method}", 3)
+    assert status["metrics"]["fetches_total"] >= 3 and status["metrics"]["records_produced_total"] == 3
