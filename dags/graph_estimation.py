@@ -10,7 +10,8 @@ crawl to the `graph_sample` Delta table. This DAG runs when that table changes:
    (omega) and the label distribution; writes `graph_estimates` with percentile intervals,
    replacing the rows of the crawls it processed.
 
-Params: `estimators`, `targets`, `replicates`, `block_length`, `level`, `crawl_ids` (empty: all).
+Params: `estimators`, `targets`, `replicates`, `block_length`, `level`, `crawl_ids` (empty: the crawls
+not estimated yet, so a run on the sampler's newest crawl estimates that one; `all`: every crawl).
 Spark master and jars come from `focuscrawl.spark.session_conf`; the `spark_default` connection
 names the master for spark-submit.
 """
@@ -40,7 +41,8 @@ from common import DEFAULT_ARGS, schedule, spark_job
         "replicates": Param(200, type="integer", minimum=1, description="bootstrap replicates per crawl"),
         "block_length": Param(20, type="integer", minimum=1, description="moving-block length in draws"),
         "level": Param(0.95, type="number", exclusiveMinimum=0, exclusiveMaximum=1, description="confidence level"),
-        "crawl_ids": Param("", type="string", description="comma-separated crawls to estimate; empty: all"),
+        "crawl_ids": Param("", type="string", description="comma-separated crawls to estimate, 'all', or empty: "
+                                                          "the crawls without estimates yet"),
     },
 )
 def graph_estimation():

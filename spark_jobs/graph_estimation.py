@@ -1,6 +1,6 @@
 """Spark job: graph crawls (``graph_sample``) -> content estimates with bootstrap intervals (``graph_estimates``).
 
-    spark-submit spark_jobs/graph_estimation.py [--crawl-ids a,b] [--estimators NAIVE,MLE,SCE,WCE]
+    spark-submit spark_jobs/graph_estimation.py [--crawl-ids a,b|all] [--estimators NAIVE,MLE,SCE,WCE]
         [--targets copies,label] [--replicates 200] [--block-length 20] [--level 0.95] [--seed 0]
 
 Seed ``003_3ce707ea6f24f484.txt``. A crawl is small by design (a query budget), so each one is
@@ -8,6 +8,9 @@ collected to the driver as a :class:`focuscrawl.graph.samplers.Sample`; the boot
 spread over the executors (``mapInPandas`` over replicate ids, each seeded by its id) and summarised
 per crawl, estimator and target (``applyInPandas``). The estimators are the pure functions of
 ``focuscrawl.graph``; this file only wires extract, transform and load.
+
+Without ``--crawl-ids`` it estimates the crawls that have no estimate yet: the DAG runs on every new
+crawl the live sampler lands, and a crawl, once landed, does not change (``all`` re-estimates all).
 """
 
 from __future__ import annotations
@@ -38,6 +41,17 @@ ESTIMATE_SCHEMA = (
 def extract(spark, cfg: Settings, crawl_ids: list[str] | None = None):
     samples = spark.read.format("delta").load(GRAPH_SAMPLE.path(cfg))
     return samples if not crawl_ids else samples.where(samples.crawl_id.isin(crawl_ids))
+
+
+def pending_crawls(spark, cfg: Settings) -> list[str]:
+    """Crawls in ``graph_sample`` without a row in ``graph_estimates`` yet."""
+    from deltalake import DeltaTable
+
+    crawls = {r.crawl_id for r in extract(spark, cfg).select("crawl_id").distinct().collect()}
+    path = GRAPH_ESTIMATES.path(cfg)
+    if DeltaTable.is_deltatable(path):
+        crawls -= {r.crawl_id for r in spark.read.format("delta").load(path).select("crawl_id").distinct().collect()}
+    return sorted(crawls)
 
 
 def transform(samples, estimators: list[str], targets: list[str], replicates: int, block_length: int, level: float, seed: int):
@@ -97,7 +111,8 @@ def main(argv: list[str] | None = None) -> int:
     from focuscrawl.spark import get_session, register_tables
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--crawl-ids", default="", help="comma-separated crawls to estimate (default: all)")
+    ap.add_argument("--crawl-ids", default="", help="comma-separated crawls to estimate, or 'all' "
+                                                    "(default: those without estimates yet)")
     ap.add_argument("--estimators", default="NAIVE,MLE,SCE,WCE", help="MLE is skipped on non-UNI crawls")
     ap.add_argument("--targets", default=",".join(TARGETS), help="copies (omega) and/or label")
     ap.add_argument("--replicates", type=int, default=200, help="bootstrap replicates per crawl")
@@ -107,9 +122,15 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     cfg = settings()
     spark = get_session("graph_estimation", cfg=cfg)
+    chosen = [c for c in args.crawl_ids.split(",") if c.strip()]
+    crawl_ids = None if chosen == ["all"] else chosen or pending_crawls(spark, cfg)
+    if crawl_ids == []:
+        print("graph_estimation: every crawl is estimated already")
+        spark.stop()
+        return 0
     n = run(
         spark, cfg,
-        crawl_ids=[c for c in args.crawl_ids.split(",") if c] or None,
+        crawl_ids=crawl_ids,
         estimators=ESTIMATORS.parse(args.estimators),
         targets=[t.strip() for t in args.targets.split(",") if t.strip()],
         replicates=args.replicates, block_length=args.block_length, level=args.level, seed=args.seed,

@@ -58,9 +58,14 @@ def test_job_writes_hand_worked_estimates_with_bootstrap_intervals(spark, cfg, t
     pairs = 20
     append_sample(GRAPH_SAMPLE.path(lake), _alternating_crawl(pairs), hand, "RW")
 
+    job = _job(cfg)
+    assert job.pending_crawls(spark, lake) == [hand]  # what the DAG's default run estimates
     # The DAG's defaults but the replicates and block length of the hand computation below.
-    _job(cfg).run(spark, lake, crawl_ids=[hand], estimators=["NAIVE", "MLE", "SCE", "WCE"],
-                  replicates=REPLICATES, block_length=1)
+    job.run(spark, lake, crawl_ids=[hand], estimators=["NAIVE", "MLE", "SCE", "WCE"],
+            replicates=REPLICATES, block_length=1)
+    assert job.pending_crawls(spark, lake) == []  # the next asset-triggered run has nothing to redo
+    append_sample(GRAPH_SAMPLE.path(lake), _alternating_crawl(2), "newer", "RW")
+    assert job.pending_crawls(spark, lake) == ["newer"]
 
     rows = DeltaTable(GRAPH_ESTIMATES.path(lake)).to_pandas()
     rows = rows[rows.crawl_id == hand]
