@@ -26,6 +26,7 @@ from urllib.parse import quote, urlencode
 import pyarrow as pa
 
 from focuscrawl.delta_sink import LINEAGE_COLUMNS, RecordRejected
+from focuscrawl.fetch.clock import parse_http_date
 from focuscrawl.fue.classifier import REFERENCE_THRESHOLD, UserClassifier
 from focuscrawl.fue.evidence import Post
 from focuscrawl.parse.listing import parse_listing
@@ -75,13 +76,16 @@ class RedditClient:
         self.fetcher = fetcher
         self.base_url = base_url.rstrip("/")
         self.requests = 0
+        self.site_time: float | None = None  # the site's Date on the last listing (its clock, not ours)
 
     def listing(self, path: str, **params) -> tuple[list[dict], str | None]:
         """Records and the ``after`` cursor of one listing page (malformed children are dropped)."""
         query = urlencode({k: v for k, v in params.items() if v is not None})
         url = f"{self.base_url}{path}" + (f"?{query}" if query else "")
         self.requests += 1
-        parsed = parse_listing(self.fetcher.get(url, accept=["application/json"]), url)
+        result = self.fetcher.fetch(url, accept=["application/json"])
+        self.site_time = parse_http_date(result.headers.get("Date")) or self.site_time
+        parsed = parse_listing(result.body, url)
         return parsed.records, parsed.after
 
 
@@ -221,6 +225,7 @@ class History:
     seconds: float
     method: str = ""  # the method that chose the user (set by a stream extractor)
     communities: tuple[str, ...] = ()  # communities the history's items were posted in (for the explorer)
+    fetched_at: float | None = None  # site time the history was read at: the last response's Date, else its newest item
 
     @property
     def text(self) -> str:
@@ -233,7 +238,7 @@ class History:
     def from_json(cls, value: bytes) -> "History":
         d = json.loads(value)
         return cls(d["user"], tuple(d["texts"]), int(d["pages"]), float(d["seconds"]), d.get("method", ""),
-                   tuple(d.get("communities", ())))
+                   tuple(d.get("communities", ())), d.get("fetched_at"))
 
 
 class UserExtractor:
@@ -252,6 +257,7 @@ class UserExtractor:
         started = time.monotonic()
         texts: list[str] = []
         communities: dict[str, None] = {}
+        newest: float | None = None
         pages = 0
         for kind in ("submitted", "comments"):
             after, seen = None, 0
@@ -266,9 +272,15 @@ class UserExtractor:
                         texts.append(post.body)
                     if post is not None and post.community:
                         communities[post.community] = None
+                    if post is not None:
+                        newest = post.created_utc if newest is None else max(newest, post.created_utc)
                 if not after or not records:
                     break
-        return History(user, tuple(texts), pages, time.monotonic() - started, communities=tuple(communities))
+        # Timed by the site (seed 000, section III: a verdict is made when the history has been read):
+        # the last response's Date, else the newest item read (the site's now is no earlier).
+        fetched_at = getattr(self.client, "site_time", None) or newest
+        return History(user, tuple(texts), pages, time.monotonic() - started, communities=tuple(communities),
+                       fetched_at=fetched_at)
 
 
 # -- User Classifier and stats ----------------------------------------------------------------
@@ -313,6 +325,28 @@ class ReferenceJudge:
                           extraction_seconds=history.seconds, items=len(history.texts), pages=history.pages,
                           probability=p, relevant=p > self.threshold,
                           history_text=history.text[-self.keep_text_chars:])
+
+
+class VerdictTimes:
+    """When each verdict was made, on the site's clock, from the records alone (no evaluation port).
+
+    A history carries ``fetched_at``, the site time it was read at (the last response's ``Date``,
+    else its newest item's ``created_utc``). ``sim_epoch`` is that time, ``sim_time`` the seconds
+    since ``run_start`` (given, or the first history's time). Seed 000, section III: the harvest
+    curve is users judged relevant against time spent crawling.
+    """
+
+    def __init__(self, run_start: float | None = None) -> None:
+        self.run_start = run_start
+
+    def __call__(self, history: History) -> tuple[float, float]:
+        """``(sim_time, sim_epoch)`` of the verdict on ``history``."""
+        if history.fetched_at is None:
+            raise ValueError(f"the history of {history.user} carries no fetched_at (site time); "
+                             "it was extracted by an older extractor: extract the user again")
+        if self.run_start is None:
+            self.run_start = float(history.fetched_at)
+        return float(history.fetched_at) - self.run_start, float(history.fetched_at)
 
 
 def candidate_texts(chooser, top_n: int) -> list[tuple[str, str, float]]:

@@ -266,7 +266,13 @@ class InMemoryAccess(BudgetedAccess):
 
 
 class HttpGraphAccess(BudgetedAccess):
-    """A site's graph over HTTP (the contract is in this module's docstring)."""
+    """A site's graph over HTTP (the contract is in this module's docstring).
+
+    With ``fetcher`` (a :class:`~focuscrawl.fetch.Fetcher`) every vertex query goes through the
+    fetch layer: robots.txt, per-host politeness, retries on 429/503 with ``Retry-After``, the SSRF
+    guard. That is how the live graph sampler reaches a site; a bare ``session`` is for experiments
+    on the world.
+    """
 
     def __init__(
         self,
@@ -277,25 +283,47 @@ class HttpGraphAccess(BudgetedAccess):
         num_vertices: int | None = None,
         session: Any = None,
         user_agent: str | None = None,
+        fetcher: Any = None,
     ) -> None:
-        import requests
-
         super().__init__(budget)
         self.base_url = base_url.rstrip("/")
         self.timeout = timeout
         self.supports_uniform = uniform
         self._num_vertices = num_vertices
-        self.session = session or requests.Session()
-        if user_agent:
-            self.session.headers["User-Agent"] = user_agent
+        self.fetcher = fetcher
+        if fetcher is None:
+            import requests
+
+            self.session = session or requests.Session()
+            if user_agent:
+                self.session.headers["User-Agent"] = user_agent
+
+    def _document(self, url: str, path: str) -> dict:
+        no_uniform = f"{url} answered 404: the site offers no uniform sampling; use RW, MHRW or FS with a start vertex"
+        if self.fetcher is not None:
+            from focuscrawl.fetch import HTTPStatusError
+
+            try:
+                body = self.fetcher.fetch(url, accept=["application/json"]).body
+            except HTTPStatusError as exc:
+                if exc.status == 404 and path == "/graph/random.json":
+                    raise NotImplementedError(no_uniform) from None
+                raise
+            import json
+
+            return json.loads(body)
+        resp = self.session.get(url, timeout=self.timeout)
+        if resp.status_code == 404 and path == "/graph/random.json":
+            raise NotImplementedError(no_uniform)
+        resp.raise_for_status()
+        return resp.json()
 
     def _get(self, path: str) -> VertexRecord:
         url = f"{self.base_url}{path}"
-        resp = self.session.get(url, timeout=self.timeout)
-        if resp.status_code == 404 and path == "/graph/random.json":
-            raise NotImplementedError(f"{url} answered 404: the site offers no uniform sampling; use RW, MHRW or FS")
-        resp.raise_for_status()
-        doc = resp.json()
+        try:
+            doc = self._document(url, path)
+        except ValueError as exc:  # a body that is not JSON
+            raise ValueError(f"{url} is not a graph vertex document (not JSON): {exc}") from exc
         try:
             return VertexRecord(
                 id=str(doc["id"]),

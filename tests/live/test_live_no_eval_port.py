@@ -1,0 +1,122 @@
+"""Static check: nothing on the live path (``streaming/`` and every focuscrawl module it imports,
+transitively, at module level or inside functions) reads the world's evaluation interface or imports
+the world's ground truth (issue 16, point 4). The runtime twin is ``test_live_eval_port_untouched.py``.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+PACKAGE = ROOT / "include" / "focuscrawl"
+# What reading the evaluation interface looks like in code: its URL/port settings and its paths.
+FORBIDDEN_NAMES = {"world_eval_url", "world_eval_port", "eval_url", "eval_port", "EvalHandler"}
+FORBIDDEN_STRINGS = ("/truth/", "/feedback/", "/time", "/clock", "/access_log", "--eval-url", "--eval-port",
+                     "FOCUSCRAWL_WORLD_EVAL_PORT")
+# The evaluation side and the world itself: the live path may not import them at all.
+FORBIDDEN_MODULES = ("focuscrawl.world", "focuscrawl.experiments", "focuscrawl.reports")
+# Reads the eRisk example files (a project's training examples, the same files a user gives), not
+# the world's hidden labels or state: the training helpers of fue/classifier.py import it.
+EXAMPLE_READERS = {"focuscrawl.world.corpus"}
+# Defines the settings (the property exists for the evaluation side), or starts the services (the
+# world among them) and hands them their ports: defining and passing on is not reading.
+PLUMBING = ("focuscrawl.config", "focuscrawl.services.", "focuscrawl.platform.")
+
+
+def _module_file(name: str) -> Path | None:
+    rel = Path(*name.split(".")[1:])
+    if not rel.parts:
+        return PACKAGE / "__init__.py"
+    for candidate in (PACKAGE / rel.with_suffix(".py"), PACKAGE / rel / "__init__.py"):
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def _imports(tree: ast.AST, module: str) -> set[str]:
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found |= {a.name for a in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:  # relative import inside the package
+                parts = module.split(".")[: -node.level] if node.level else []
+                base = ".".join(parts + ([base] if base else []))
+            found.add(base)
+            found |= {f"{base}.{a.name}" for a in node.names}
+    return {n for n in found if n == "focuscrawl" or n.startswith("focuscrawl.")}
+
+
+def _docstrings(tree: ast.AST) -> set[int]:
+    ids = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node.body:
+            first = node.body[0]
+            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant):
+                ids.add(id(first.value))
+    return ids
+
+
+def _violations(path: Path, tree: ast.AST) -> list[str]:
+    docs = _docstrings(tree)
+    out = []
+    path = path.relative_to(ROOT) if path.is_relative_to(ROOT) else path
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and node.id in FORBIDDEN_NAMES:
+            out.append(f"{path}:{node.lineno} name {node.id}")
+        elif isinstance(node, ast.Attribute) and node.attr in FORBIDDEN_NAMES:
+            out.append(f"{path}:{node.lineno} attribute .{node.attr}")
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docs:
+            hit = [s for s in FORBIDDEN_STRINGS if s in node.value]
+            if hit:
+                out.append(f"{path}:{node.lineno} string {node.value!r}")
+    return out
+
+
+def live_path() -> dict[str, Path]:
+    """Every streaming/ script and every focuscrawl module reachable from them by import."""
+    files = {f"streaming/{p.relative_to(ROOT / 'streaming')}": p for p in sorted((ROOT / "streaming").rglob("*.py"))}
+    todo = [(name, p, None) for name, p in files.items()]
+    seen = dict(files)
+    while todo:
+        name, path, module = todo.pop()
+        tree = ast.parse(path.read_text(), str(path))
+        for imported in _imports(tree, module or ""):
+            target = _module_file(imported)
+            if target is None or imported in seen:
+                continue
+            seen[imported] = target
+            todo.append((imported, target, imported))
+    return seen
+
+
+def test_the_live_path_is_big_enough_to_mean_something():
+    modules = live_path()
+    # the crawlers' own machinery is on it (a scan that found nothing would pass whatever the code does)
+    assert {"focuscrawl.fetch.fetcher", "focuscrawl.fetch.clock", "focuscrawl.ephemeral.crawler",
+            "focuscrawl.outlinks.revisit", "focuscrawl.fue.pipeline"} <= set(modules)
+
+
+def test_no_live_module_imports_the_world_or_the_evaluation_side():
+    bad = sorted(m for m in live_path() if m.startswith(FORBIDDEN_MODULES) and m not in EXAMPLE_READERS)
+    assert not bad, f"the live path imports the world / evaluation side: {bad}"
+
+
+def test_no_live_module_reads_the_evaluation_interface():
+    bad = []
+    for name, path in live_path().items():
+        if name == "focuscrawl.config" or name.startswith(PLUMBING[1:]):
+            continue
+        bad += _violations(path, ast.parse(path.read_text(), str(path)))
+    assert not bad, "the live path reads the world's evaluation interface:\n" + "\n".join(bad)
+
+
+def test_the_scan_finds_what_it_looks_for(tmp_path):
+    probe = tmp_path / "probe.py"
+    probe.write_text('import requests\nrequests.get(cfg.world_eval_url + "/time")\nx = "/truth/users"\n')
+    tree = ast.parse(probe.read_text())
+    found = [v.split(" ", 1)[1] for v in _violations(probe, tree)]
+    assert sorted(found) == ["attribute .world_eval_url", "string '/time'", "string '/truth/users'"]
+
