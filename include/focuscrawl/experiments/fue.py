@@ -304,6 +304,7 @@ def run(opts: Settings, clf: Classifiers, world_url: str, eval_url: str, make_cl
     steps = max(1, int(round(opts.duration / opts.step)))
     allowance = opts.budget * opts.step / HOUR
     next_pseudo = opts.pseudo_every
+    produced: set[str] = set()
     bar = tqdm(total=steps, desc="fue experiment", unit="step", disable=not progress)
     with ThreadPoolExecutor(max_workers=max(1, len(pipelines))) as pool:
         for k in range(1, steps + 1):
@@ -311,6 +312,11 @@ def run(opts: Settings, clf: Classifiers, world_url: str, eval_url: str, make_cl
             requests.post(f"{eval_url}/clock", json={"set": now}, timeout=10)
             for _ in range(opts.visits_per_step):
                 for post in explorer.visit():
+                    # Listings overlap; every User Updater drops a post it has counted (same id), so
+                    # a post already on the topic is not sent again (the same evidence, far less decoding).
+                    if post.post_id and post.post_id in produced:
+                        continue
+                    produced.add(post.post_id)
                     topics.produce(POSTS_TOPIC, post.author, post_to_json(post))
 
             def one(p: MethodPipeline) -> list[StatsEvent]:
@@ -388,7 +394,7 @@ def fold_worlds(corpus, folds: int, seed: int, population: dict, max_train: dict
                 only: list[int] | None = None):
     """Yield every fold's world and classifiers, donor-disjoint (see the module docstring)."""
     from focuscrawl.world.clock import SimClock
-    from focuscrawl.world.corpus import SubsetCorpus, donor_folds, training_bodies
+    from focuscrawl.world.corpus import donor_folds, fold_corpora
     from focuscrawl.world.population import Population, PopulationConfig
     from focuscrawl.world.ratelimit import RateLimiter
     from focuscrawl.world.world import World
@@ -397,8 +403,7 @@ def fold_worlds(corpus, folds: int, seed: int, population: dict, max_train: dict
         if only is not None and fold.fold not in only:
             continue
         train_donors = {lb: fold.train[lb][: max_train[lb]] if max_train else fold.train[lb] for lb in (True, False)}
-        train = SubsetCorpus(corpus, train_donors)
-        world_corpus = SubsetCorpus(corpus, fold.world, exclude=training_bodies(corpus, train_donors))
+        train, world_corpus = fold_corpora(corpus, train_donors, fold.world)
         dropped = sum(corpus.size(lb, d) for lb in (True, False) for d in fold.world[lb]) - sum(
             world_corpus.size(lb, d) for lb in (True, False) for d in range(world_corpus.donors(lb)))
         world_seed = seed + fold.fold
@@ -460,7 +465,7 @@ def run_folds(args, opts_base: dict, population: dict, out: Path, corpus, cfg, d
             entry["elapsed"] = elapsed  # the rows up to here are in Delta: a stopped run is reported to this point
             record(False)
             fold_report(events, elapsed)
-            print(f"\nfold {fold}: {elapsed / 86400:g} simulated days done: partial report in {fold_out}", flush=True)
+            print(f"\nfold {fold}: {elapsed / 3600:g} simulated hours done: partial report in {fold_out}", flush=True)
 
         with WorldServer(fw.world) as server:
             guard = AddressGuard((*cfg.allow_private_hosts, f"127.0.0.1:{server.crawl.server_address[1]}"))
@@ -473,7 +478,8 @@ def run_folds(args, opts_base: dict, population: dict, out: Path, corpus, cfg, d
 
             try:
                 events = run(opts, fw.classifiers, server.url, server.eval_url, make_client, topics, sink,
-                             progress=not args.no_progress, checkpoint=partial_report)
+                             progress=not args.no_progress, checkpoint=partial_report,
+                             checkpoint_every=parse_duration(args.checkpoint_every))
             finally:
                 topics.close()
                 for f in fetchers:
@@ -508,6 +514,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--folds", type=int, default=2, help="donor-disjoint folds K (>= 2); each runs its own world")
     ap.add_argument("--only-fold", type=int, action="append", help="run only this fold (repeatable)")
+    ap.add_argument("--checkpoint-every", default="1d",
+                    help="simulated time between partial reports (a stopped run is reported to the last one)")
     ap.add_argument("--bootstrap", type=int, default=2000, help="bootstrap resamples for the 95%% intervals")
     ap.add_argument("--data", default="auto", help="world data folder, 'none' (generated) or 'auto' (settings)")
     ap.add_argument("--users", type=int, default=100_000)

@@ -21,7 +21,7 @@ from typing import Sequence
 
 import pyarrow as pa
 
-from focuscrawl.fue.classifier import UserClassifier, corpus_histories, short_evidence_corpus
+from focuscrawl.fue.classifier import UserClassifier, corpus_histories, reference_params, whole_user_documents
 from focuscrawl.fue.evidence import EvidenceAggregator, Post
 from focuscrawl.fue.pipeline import STATS_TABLE
 from focuscrawl.fue.pseudo import PseudoLabelling, retrain_and_rescore
@@ -70,7 +70,9 @@ def candidate_evidence(posts_uri: str, exclude: set[str]) -> list[tuple[str, str
 
 def original_training_set(seed: int, data_dir: Path | None, cache_dir: Path,
                           max_donors: dict[bool, int] | None = None) -> tuple[list[str], list[int]]:
-    """The candidate classifier's original set: snippets of the world corpus' users (eRisk when present).
+    """The original training set pseudo-training starts from: one whole-user document per donor of the
+    world corpus (eRisk when present), as the reference classifier was trained (seed 000, section V:
+    "the original training set plus the new pseudo-examples").
 
     Cached under ``cache_dir/fue`` (parsing the eRisk archive takes a while; every run needs it).
     """
@@ -79,11 +81,11 @@ def original_training_set(seed: int, data_dir: Path | None, cache_dir: Path,
     from focuscrawl.world import load_corpus
 
     donors = "all" if max_donors is None else f"{max_donors[True]}-{max_donors[False]}"
-    cache = Path(cache_dir) / "fue" / f"original-{seed}-{'erisk' if data_dir else 'generated'}-{donors}.joblib"
+    cache = Path(cache_dir) / "fue" / f"whole-users-{seed}-{'erisk' if data_dir else 'generated'}-{donors}.joblib"
     if cache.exists():
         return joblib.load(cache)
     histories, labels = corpus_histories(load_corpus(seed, data_dir, cache_dir), max_donors)
-    train = short_evidence_corpus(histories, labels, seed=seed)
+    train = (whole_user_documents(histories), labels)
     cache.parent.mkdir(parents=True, exist_ok=True)
     joblib.dump(train, cache)
     return train
@@ -92,12 +94,13 @@ def original_training_set(seed: int, data_dir: Path | None, cache_dir: Path,
 def pseudo_training_run(method: str, train: tuple[Sequence[str], Sequence[int]], extracted: list[tuple[str, float]],
                         candidates: list[tuple[str, str]], current: UserClassifier | None,
                         top_n: int = 50_000) -> tuple[UserClassifier, list[tuple[str, float]]]:
-    """Retrain ``method``'s candidate classifier and re-score the ``top_n`` best candidates by ``current``."""
+    """Retrain ``method``'s prediction classifier (the reference's hyper-parameters on the original
+    whole-user set plus the pseudo-examples) and re-score the ``top_n`` best candidates by ``current``."""
     texts = [text for _, text in candidates]
     now = current.predict_proba(texts) if current is not None and texts else [0.0] * len(texts)
     return retrain_and_rescore(train[0], train[1], extracted, PseudoLabelling.for_method(method),
                                [(u, t, float(s)) for (u, t), s in zip(candidates, now)],
-                               top_n=top_n, classifier_params={"min_df": 5})
+                               top_n=top_n, classifier_params=reference_params(len(train[0])))
 
 
 def write_scores(uri: str, method: str, scores: list[tuple[str, float]], extracted_users: int) -> int:

@@ -271,3 +271,11 @@ def training_bodies(corpus: Corpus, donors: dict[bool, Sequence[int]]) -> frozen
     """Every writing body of these donors (what the classifiers of a fold are trained on)."""
     return frozenset(writing_body(*corpus.writing(label, d, j)[:2])
                      for label in (True, False) for d in donors[label] for j in range(corpus.size(label, d)))
+
+
+
+def fold_corpora(corpus: Corpus, train: dict[bool, Sequence[int]], world: dict[bool, Sequence[int]]
+                 ) -> tuple[SubsetCorpus, SubsetCorpus]:
+    """The two sides of a donor split: the training donors, and the world's donors without any writing
+    whose body a training donor also wrote (so no training text reaches a world user)."""
+    return SubsetCorpus(corpus, train), SubsetCorpus(corpus, world, exclude=training_bodies(corpus, train))

@@ -62,7 +62,8 @@ class PopulationConfig:
     - ``hour_effect``: extra activity of positives near 06:00 UTC on top of the donors' real hour
       profiles. 0 by default (the hours come from the real timestamps); a sensitivity setting. With
       a generated corpus (no timestamps) both classes share one evening-peaked profile.
-    - ``events_per_minute``, ``bucket_seconds``, ``warmup_seconds``: stream volume and its
+    - ``events_per_minute``, ``bucket_seconds``, ``warmup_seconds``: stream volume (a day's average:
+      the volume of each hour follows the users' hour profiles) and its
       generation granularity; chosen for a laptop, not from Reddit's volume.
     """
 
@@ -149,6 +150,7 @@ class Population:
             self._donor_hours[label] = None if any(r is None for r in rows) else [r.tolist() for r in rows]
         peaks = [max(max(r) for r in rows) for rows in self._donor_hours.values() if rows]
         self._max_hour_weight = (max(peaks) if peaks else 1.0) * (1 + c.hour_effect)
+        self._hourly_volume = self._volume_by_hour()
         self.communities = list(TARGET_RICH) + list(GENERAL) + [f"sub{k:03d}" for k in range(c.extra_communities)]
         self._community_index = {s.lower(): k for k, s in enumerate(self.communities)}
         # Zipf popularity over the general communities.
@@ -251,6 +253,29 @@ class Population:
             w *= 1 + self.config.hour_effect * math.exp(-(min(abs(h - 6), 24 - abs(h - 6)) ** 2) / 8)
         return w
 
+    def _volume_by_hour(self) -> list[float]:
+        """The stream's relative volume in each hour of the day (mean 1): the activity-weighted sum of every
+        user's hour profile, so that each user posts at rate ``activity x weight(hour)`` and its posting
+        hours follow its donors' real ones (thinning alone would only say who posts, not how much)."""
+        c = self.config
+        total = np.zeros(24)
+        activity = self.activity
+        for label in (True, False):
+            users = np.flatnonzero(self.labels == label)
+            rows = self._donor_hours[label]
+            if rows is None:
+                profile = np.ones((len(users), 24))
+            else:
+                table = np.asarray(rows)
+                donors = np.asarray([self._donors[i] for i in users], dtype=np.int64).reshape(len(users), -1)
+                profile = table[donors].mean(axis=1)
+            if label and c.hour_effect:
+                h = np.arange(24) + 0.5
+                d = np.minimum(np.abs(h - 6), 24 - np.abs(h - 6))
+                profile = profile * (1 + c.hour_effect * np.exp(-(d ** 2) / 8))
+            total += (activity[users, None] * profile).sum(axis=0)
+        return (total / total.mean()).tolist() if total.mean() > 0 else [1.0] * 24
+
     def advance(self, now: float) -> None:
         """Materialise every stream bucket that ends at or before ``now`` (idempotent, thread-safe)."""
         c = self.config
@@ -265,7 +290,8 @@ class Population:
     def _build_bucket(self, b: int) -> None:
         c = self.config
         rng = random.Random((c.seed * 10_000_019 + 3) * 1_000_000_007 + b)
-        lam = c.events_per_minute * c.bucket_seconds / 60
+        hour = int((b * c.bucket_seconds) % 86400 // 3600)
+        lam = c.events_per_minute * c.bucket_seconds / 60 * self._hourly_volume[hour]  # a day-average rate
         # Poisson count by inversion (lam is moderate): exact and seedable.
         n, p, u = 0, math.exp(-lam), rng.random()
         cdf = p

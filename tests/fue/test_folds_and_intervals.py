@@ -1,0 +1,159 @@
+"""Issue 17 for seed 000: donor-disjoint folds (no training text in the world), signals from data,
+intervals that decide which differences from RND are significant."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from focuscrawl.fue.classifier import SharedScores, corpus_histories
+from focuscrawl.fue.metrics import Extraction
+from focuscrawl.fue.report import intervals, sensitivity_table, with_hidden_labels
+from focuscrawl.world.corpus import GeneratedCorpus, donor_folds, fold_corpora, writing_body
+from focuscrawl.world.population import MAX_HISTORY, Population, PopulationConfig, hidden_labels
+
+
+def _training_texts(train) -> set[str]:
+    """Every writing a fold's classifiers learn from: the reference and HCP-SNIP are fitted on these
+    donors' histories (whole or in snippets), pseudo-training starts from the same whole users."""
+    histories, _ = corpus_histories(train)
+    return {w for h in histories for w in h}
+
+
+def _world_texts(population: Population, until: float) -> set[str]:
+    population.advance(until)
+    items = [it for i in range(population.config.users) for it in population.history(i)] + list(population._stream)
+    return {writing_body(it.title, it.text) for it in items}
+
+
+def _assert_disjoint(corpus, users: int) -> None:
+    for fold in donor_folds(corpus, 2, seed=0):
+        assert not set(fold.train[True]) & set(fold.world[True]) and not set(fold.train[False]) & set(fold.world[False])
+        train, world = fold_corpora(corpus, fold.train, fold.world)
+        config = PopulationConfig(seed=fold.fold, users=users, base_rate=0.05, events_per_minute=30.0, warmup_seconds=0.0)
+        population = Population(config, world)
+        seen = _world_texts(population, config.start_epoch + 6 * 3600)
+        trained = _training_texts(train)
+        assert len(seen) > 1000 and len(trained) > 1000
+        assert not seen & trained, f"fold {fold.fold}: {len(seen & trained)} training writings in world histories"
+
+
+def test_no_training_text_in_any_world_history_generated_corpus():
+    # Generated writings reuse a bank of sentences, so many texts recur across donors: the world side
+    # must drop them, not just use other donors.
+    corpus = GeneratedCorpus(0, donors_per_class=60, writings_per_donor=40)
+    train, world = fold_corpora(corpus, *(lambda f: (f.train, f.world))(donor_folds(corpus, 2, 0)[0]))
+    assert sum(world.size(True, d) for d in range(world.donors(True))) < 30 * 40  # some were dropped
+    _assert_disjoint(corpus, users=1500)
+
+
+@pytest.mark.slow
+def test_no_training_text_in_any_world_history_erisk(shared_data, cfg):
+    from focuscrawl.world import load_corpus
+
+    corpus = load_corpus(0, shared_data, cfg.var_dir)
+    assert (corpus.donors(True), corpus.donors(False)) == (83, 403)
+    _assert_disjoint(corpus, users=1500)
+
+
+def test_donor_folds_partition_each_class_and_need_two_folds():
+    corpus = GeneratedCorpus(0, donors_per_class=10, writings_per_donor=5)
+    folds = donor_folds(corpus, 3, seed=1)
+    for label in (True, False):
+        worlds = [set(f.world[label]) for f in folds]
+        assert set().union(*worlds) == set(range(10)) and sum(map(len, worlds)) == 10
+        for f in folds:
+            assert set(f.train[label]) == set(range(10)) - set(f.world[label])
+    assert donor_folds(corpus, 3, seed=1) == folds
+    with pytest.raises(ValueError, match="k >= 2"):
+        donor_folds(corpus, 1)
+
+
+class _TimedCorpus:
+    """Positive donors write at 03:xx only, negative donors at 15:xx."""
+
+    def donors(self, label):
+        return 4
+
+    def size(self, label, donor):
+        return 50
+
+    def writing(self, label, donor, j):
+        return "", f"{'pos' if label else 'neg'} {donor} {j}", (3 if label else 15) * 3600 + j * 60
+
+    def hour_profile(self, label, donor):
+        from focuscrawl.world.corpus import hour_weights
+
+        return hour_weights(self.writing(label, donor, j)[2] for j in range(50))
+
+
+def test_live_posting_hours_follow_the_donors_real_timestamps():
+    config = PopulationConfig(seed=1, users=4000, base_rate=0.5, events_per_minute=20.0, warmup_seconds=0.0)
+    pop = Population(config, _TimedCorpus())
+    pop.advance(config.start_epoch + 86400)
+    hours = {True: [], False: []}
+    for it in pop._stream:
+        hours[bool(pop.labels[it.user])].append(int(it.created % 86400 // 3600))
+    share = {lb: np.mean(np.asarray(h) == (3 if lb else 15)) for lb, h in hours.items()}
+    # Add-one smoothing leaves 50/74 of a donor's weight at its hour: about 2/3 of its posts fall there (1/24 uniform).
+    assert share[True] > 0.5 and share[False] > 0.5, share
+    # History items keep the real time of day too.
+    assert {it.created % 86400 // 3600 for i in range(20) for it in pop.history(i)} <= {3, 15}
+
+
+def test_hidden_labels_are_the_populations_own():
+    config = PopulationConfig(seed=4, users=3000, base_rate=0.03)
+    pop = Population(config, GeneratedCorpus(4, donors_per_class=5, writings_per_donor=5))
+    assert (hidden_labels(4, 3000, 0.03) == pop.labels).all() and pop.labels.sum() == 90
+    events = with_hidden_labels([Extraction("RND", pop.name(7), 1.0, False), Extraction("RND", "stranger", 1.0, False)],
+                                pop.labels)
+    assert events[0].on_target == bool(pop.labels[7]) and events[1].on_target is None
+    assert MAX_HISTORY > 1000
+
+
+def _events(method: str, n: int, relevant: int, on_target: int | None = None) -> list[Extraction]:
+    on = relevant if on_target is None else on_target
+    return [Extraction(method, f"{method}_{i}", float(i), i < relevant, i < on) for i in range(n)]
+
+
+def test_intervals_call_a_difference_significant_only_when_its_interval_excludes_zero():
+    fold0 = _events("RND", 200, 6) + _events("HCP", 200, 40, 30) + _events("N06", 200, 8)
+    fold1 = _events("RND", 180, 5) + _events("HCP", 190, 35, 28) + _events("N06", 210, 7)
+    frame = intervals([(0, fold0), (1, fold1)], n_boot=2000, seed=3)
+    pooled = frame[(frame.scope == "pooled") & (frame.measure == "reference verdict")].set_index("method")
+    assert pooled.loc["HCP", "extracted"] == 390 and pooled.loc["HCP", "relevant"] == 75
+    assert pooled.loc["HCP", "ratio_to_RND"] == pytest.approx((75 / 390) / (11 / 380), abs=1e-3)
+    assert pooled.loc["HCP", "significant"] == "higher" and pooled.loc["HCP", "diff_lo"] > 0
+    assert pooled.loc["N06", "significant"] == "no" and pooled.loc["N06", "diff_lo"] < 0 < pooled.loc["N06", "diff_hi"]
+    for _, r in frame.iterrows():
+        assert r.hr_lo <= r.harvest_ratio <= r.hr_hi
+    hidden = frame[(frame.scope == "pooled") & (frame.measure == "hidden label")].set_index("method")
+    assert hidden.loc["HCP", "relevant"] == 58
+    assert set(frame.scope) == {"fold 0", "fold 1", "pooled"}
+    # Deterministic for a seed (a rebuilt report equals the run's own).
+    assert frame.equals(intervals([(0, fold0), (1, fold1)], n_boot=2000, seed=3))
+    table = sensitivity_table("score_effect", [(0.0, frame), (1.0, frame)])
+    assert set(table.value) == {0.0, 1.0} and set(table.method) == {"RND", "HCP", "N06"}
+
+
+def test_intervals_without_hidden_labels_report_the_verdict_only():
+    events = [Extraction("RND", "a", 1.0, True), Extraction("HCP", "b", 1.0, True)]
+    frame = intervals([(0, events)], n_boot=100)
+    assert set(frame.measure) == {"reference verdict"} and set(frame.scope) == {"fold 0"}
+
+
+class _CountingModel:
+    def __init__(self):
+        self.calls = 0
+
+    def predict_proba(self, texts):
+        self.calls += len(texts)
+        return np.array([len(t) / 100 for t in texts])
+
+
+def test_shared_scores_score_each_text_once_and_agree_with_the_model():
+    model = _CountingModel()
+    shared = SharedScores(model, max_texts=3)
+    assert shared.predict_proba(["ab", "abc", "ab"]).tolist() == [0.02, 0.03, 0.02] and model.calls == 2
+    assert shared.predict_proba(["abc"]).tolist() == [0.03] and model.calls == 2
+    assert shared.predict_proba(["x", "yy"]).tolist() == [0.01, 0.02] and model.calls == 4  # full: emptied
