@@ -81,7 +81,10 @@ def test_up_refuses_a_project_its_processes_cannot_run(tmp_path, var, capsys):
     folder.mkdir()
     (folder / "pos.jsonl").write_text('{"user": "a", "text": "so tired"}\n')
     (folder / "neg.csv").write_text("author,title\nc,game night\n")
-    path = CASES.write(folder, CASES.VALID)
+    path = folder / "focuscrawl.toml"
+    path.write_text('name = "t"\ntarget = "sites"\n[profile]\npositives = "pos.jsonl"\nnegatives = "neg.csv"\n'
+                    '[[sites]]\nname = "shop"\nbase_url = "https://shop.example.org"\n'
+                    'user_agent = "t/1 (+mailto:ops@example.org)"\n[loops.revisits]\nenabled = true\n')
     assert cli_main(["up", str(path)]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "loops.revisits.seeds" in err[0], err

@@ -68,14 +68,20 @@ class _Draft:
 
 
 def _accepts(home: Path, script: str, flag: str) -> bool:
-    """Does ``script`` take ``flag``? True for every script on the stream scaffold
-    (``focuscrawl.streamproc``: --status-file, --metrics-port); scripts not converted yet are
-    read for the flag itself, so the plan never passes an argument a script would refuse."""
+    """Does ``script`` take ``flag``: its own argument, or one of the stream scaffold's common
+    arguments (``focuscrawl.streamproc.add_common_args``) when it is built on the scaffold? Scripts
+    move to the scaffold one by one; the plan never passes an argument a script would refuse."""
     try:
         text = (home / script).read_text()
     except OSError:
         return False
-    return f'"{flag}"' in text or ("focuscrawl.streamproc" in text and flag in ("--status-file", "--metrics-port"))
+    if f'"{flag}"' in text:
+        return True
+    if "focuscrawl.streamproc" not in text:
+        return False
+    import focuscrawl.streamproc as scaffold
+
+    return f'"{flag}"' in Path(scaffold.__file__).read_text()
 
 
 def _fue(project, cfg, models: Models | None) -> list[_Draft]:
@@ -117,12 +123,13 @@ def _revisits(project, cfg, models=None) -> list[_Draft]:
         raise PlanError(f"loops.revisits.seeds: empty; list pages of {site.name} to revisit, "
                         "e.g. seeds = [\"https://example.org/some/page\"]")
     seeds = list(loop.seeds) or [site.url(cfg) + "/"]
-    args = ["--interval-days", f"{loop.revisit_seconds / 86400:g}", "--politeness-delay", f"{site.politeness_delay:g}"]
+    # fetches_per_second bounds the requests to each host (the revisitor's politeness is per host).
+    delay = max(site.politeness_delay, 1.0 / loop.fetches_per_second)
+    args = ["--interval-days", f"{loop.revisit_seconds / 86400:g}", "--politeness-delay", f"{delay:g}"]
     for seed in seeds:
         args += ["--seed", seed]
-    discover = getattr(loop, "discover", None)
-    if discover:
-        args += ["--discover", discover]
+    if loop.discover:
+        args += ["--discover", loop.discover]
     return [_Draft("revisitor", "revisits.revisitor", "revisits", FETCHERS, "streaming/revisitor.py", args,
                    fetches=True)]
 
@@ -132,7 +139,10 @@ def _graph(project, cfg, models=None) -> list[_Draft]:
     if not (Path(cfg.home) / "streaming" / "graph_sampler.py").exists():
         raise Skipped("loops.graph: streaming/graph_sampler.py is not in this checkout yet; the graph loop "
                       "runs without its sampler (set [loops.graph] enabled = false to silence this)")
-    args = ["--base-url", site.url(cfg), "--sampler", loop.sampler, "--query-budget", str(loop.query_budget)]
+    # The loop's budget is queries per second; a host's own politeness delay is the floor.
+    delay = max(site.politeness_delay, 1.0 / loop.fetches_per_second)
+    args = ["--base-url", site.url(cfg), "--sampler", loop.sampler, "--query-budget", str(loop.query_budget),
+            "--politeness-delay", f"{delay:g}"]
     return [_Draft("graph-sampler", "graph.sampler", "graph", FETCHERS, "streaming/graph_sampler.py", args,
                    fetches=True)]
 
