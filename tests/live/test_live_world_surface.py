@@ -95,3 +95,6 @@ def test_the_evaluation_port_records_every_request(served):
     requests.post(served.eval_url + "/clock", json={"advance": 1}, timeout=10)
     paths = [e["path"] for e in served.world.eval_access_log.since(before)["entries"]]
     assert paths == ["/time", "POST /clock"]
+    # a test driving a world in another process reads the same log over the port (its own reads listed too)
+    got = requests.get(served.eval_url + "/eval_access_log", params={"since": before}, timeout=10).json()
+    assert [e["path"] for e in got["entries"]] == ["/time", "POST /clock", f"/eval_access_log?since={before}"]

@@ -107,6 +107,8 @@ class World:
             return 200, self.oauth.state()
         if path == "/access_log":
             return 200, self.access_log.since(int(q.get("since", "0")), int(q.get("limit", "10000")))
+        if path == "/eval_access_log":  # requests to this port, this one included (the live path must make none)
+            return 200, self.eval_access_log.since(int(q.get("since", "0")), int(q.get("limit", "10000")))
         if path == "/truth/population":
             return 200, {"users": pop.config.users, "positives": int(pop.labels.sum()),
                          "base_rate": pop.config.base_rate, "target_rich": list(TARGET_RICH),
