@@ -17,6 +17,11 @@ compacted schedule topic from its beginning; between pushes the crawler keeps it
 (``focuscrawl.fetch.clock``; the world sends its simulated time there, so budget and intervals
 are in simulated seconds), ``--clock wall`` on this machine's. The status (counts,
 each source's interval now followed and its latest observed gap) goes to ``--status-file``.
+Restart-safe: each slot's rows and the crawler's changed state (``focuscrawl.ephemeral.crawler``:
+sources' known links, last reads, waiting pages; crawled pages; the click log's position) commit
+in one Kafka transaction with the changelog topic ``focuscrawl.changelog.<--name>``, which the
+crawler reads back on start: after a SIGKILL each source's chain of recrawls continues where the
+landed rows end (land with ``isolation_level="read_committed"``).
 
 ``land`` is the project's exactly-once stream consumer (``streaming/consumer.py``) for one of the
 two history tables. SIGTERM/SIGINT stop both cleanly.
@@ -45,8 +50,7 @@ log = logging.getLogger("focuscrawl.source_crawler")
 
 
 def crawl(args, cfg) -> int:
-    from kafka import KafkaProducer
-
+    from focuscrawl.changelog import ChangelogProducer, changelog_topic
     from focuscrawl.status import write_status
     from focuscrawl.crawl import dead_letters
     from focuscrawl.ephemeral.crawler import CLICKS_PATH, ClickLog, SourceCrawler
@@ -61,8 +65,9 @@ def crawl(args, cfg) -> int:
         signal.signal(sig, lambda *_: stopping.set())
     ensure_topics(args.bootstrap, [TopicSpec(t, "host") for t in (*HISTORY_TOPICS.values(), args.dead_letter_topic)],
                   cfg.kafka_partitions, cfg.kafka_replication)
-    producer = KafkaProducer(bootstrap_servers=args.bootstrap, enable_idempotence=True, acks="all", linger_ms=50,
-                             client_id="focuscrawl-source-crawler")
+    # Restart-safe (issue 16, point 5): rows and the crawler's state records commit in one transaction.
+    producer = ChangelogProducer(args.bootstrap, changelog_topic(args.name), args.name, partitions=cfg.kafka_partitions,
+                                 replication=cfg.kafka_replication)
     fetcher = Fetcher.from_settings(cfg, politeness=HostPoliteness(min_delay=args.politeness_delay))
 
     def fetch(url: str):
@@ -70,19 +75,20 @@ def crawl(args, cfg) -> int:
         return result.body, result.content_type, result.url
 
     def emit(table: str, key: str, row: dict) -> None:
-        producer.send(HISTORY_TOPICS[table], key=key.encode(), value=json.dumps(row).encode())
+        producer.send(HISTORY_TOPICS[table], key.encode(), json.dumps(row).encode())
 
     def dead_letter(rejection) -> None:
-        producer.send(args.dead_letter_topic, key=host_key(rejection.url),
-                      value=dead_letters.encode(rejection.dead_letter("source-crawler")))
+        producer.send(args.dead_letter_topic, host_key(rejection.url),
+                      dead_letters.encode(rejection.dead_letter("source-crawler")))
 
     clock = time.time if args.clock == "wall" else SiteClock(
         lambda: fetcher.fetch(robots_url(args.site[0])), refresh_s=args.clock_refresh).attach(fetcher)
     sources = []
     for site in args.site:
         found, rejections = discover_sources(fetch, site, args.max_sources)
-        for rejection in rejections:
-            dead_letter(rejection)
+        with producer.transaction():
+            for rejection in rejections:
+                dead_letter(rejection)
         sources.extend(found)
         log.info("%s: %d content sources (%s)", site, len(found), ", ".join(sorted({s.kind for s in found})))
     source_crawler = SourceCrawler(sources, fetch, emit, clock, args.budget, args.default_interval, args.min_interval,
@@ -91,6 +97,11 @@ def crawl(args, cfg) -> int:
     clicks_url = args.clicks_url or f"{site.scheme}://{site.netloc}{CLICKS_PATH}"
     clicks = ClickLog(lambda since: json.loads(fetcher.get(f"{clicks_url}?since={since!r}", accept=["application/json"])),
                       f"{site.scheme}://{site.netloc}")
+    state = producer.restore()
+    source_crawler.restore(state)
+    clicks.restore(state)
+    log.info("restored %d sources and %d crawled pages from %s", source_crawler.counts["restored_sources"],
+             source_crawler.counts["restored_pages"], producer.changelog)
     follower = ScheduleFollower(args.bootstrap, args.schedule_topic, source_crawler.apply)
     follower.start()
     log.info("crawling %d sources with %.4g fetches/s; following %s; status in %s",
@@ -101,25 +112,25 @@ def crawl(args, cfg) -> int:
     while not stopping.is_set():
         now = clock()
         if now >= next_slot:
-            source_crawler.step()
+            with producer.transaction(source_crawler.changes):
+                source_crawler.step()
             # A slot missed while a fetch was slow is lost, not banked: the budget is a rate.
             next_slot = max(next_slot + 1.0 / args.budget, now)
         if time.monotonic() >= next_feedback:
             next_feedback = time.monotonic() + args.feedback_every
-            try:
-                for row in source_crawler.click_rows(clicks.poll()):
-                    emit("page_clicks", host_key(row["source_url"]).decode(), row)
-            except (FetchError, ValueError) as exc:
-                log.warning("click log not readable (%s); next try in %.0f s", exc, args.feedback_every)
+            with producer.transaction(clicks.changes):
+                try:
+                    for row in source_crawler.click_rows(clicks.poll()):
+                        emit("page_clicks", host_key(row["source_url"]).decode(), row)
+                except (FetchError, ValueError) as exc:
+                    log.warning("click log not readable (%s); next try in %.0f s", exc, args.feedback_every)
         if time.monotonic() >= next_status:
             next_status = time.monotonic() + 1.0
-            producer.flush(timeout=30)
-            write_status(args.status_file, source_crawler.status())
+            write_status(args.status_file, {**source_crawler.status(), "transactions": producer.transactions})
         stopping.wait(0.01)
 
     follower.stop()
     follower.join(timeout=10)
-    producer.flush(timeout=30)
     producer.close()
     fetcher.close()
     write_status(args.status_file, source_crawler.status())
@@ -163,6 +174,8 @@ def main(argv: list[str] | None = None) -> int:
     c.add_argument("--clicks-url", help="the search engine's click log (default: the first site's origin + /search/clicks.json)")
     c.add_argument("--feedback-every", type=float, default=10.0, help="wall seconds between click-log reads")
     c.add_argument("--schedule-topic", default=SOURCE_SCHEDULE_TOPIC)
+    c.add_argument("--name", default="source-crawler",
+                   help="this crawler's name: its changelog topic and transactional id (one process per name)")
     c.add_argument("--dead-letter-topic", default=DEAD_LETTER_TOPIC)
     c.add_argument("--status-file", type=Path, default=cfg.var_dir / "crawler" / "sources.json")
     land_ = sub.add_parser("land", help="land one history topic in its Delta table, exactly once")

@@ -28,6 +28,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from contextlib import contextmanager
 from typing import Callable, Iterable, Iterator, Protocol
 
 from focuscrawl.topics import TopicSpec, ensure_topics
@@ -190,3 +191,58 @@ class TransactionalStage:
             if high is None or consumer.position(tp) < high:
                 return False
         return True
+
+
+class ChangelogProducer:
+    """A producer process's transactional producer and its own changelog (no consumer group).
+
+    For a stream process that produces but does not consume (a crawler): each unit of work runs in
+    ``with log.transaction(changes):``: what it sends and the changelog records ``changes()``
+    returns at its end commit together, or (SIGKILL, error) not at all. :meth:`restore` reads the
+    whole changelog (every partition, read_committed), latest record per key. One writer per
+    changelog: ``transactional_id`` fences a killed predecessor.
+    """
+
+    def __init__(self, bootstrap: str, changelog: str, transactional_id: str, *, partitions: int | None = None,
+                 replication: int | None = None, client_id: str | None = None) -> None:
+        from kafka import KafkaProducer
+
+        self.bootstrap, self.changelog = bootstrap, changelog
+        ensure_topics(bootstrap, [TopicSpec(changelog, "the state record's key", compacted=True)], partitions,
+                      replication)
+        self.producer = KafkaProducer(bootstrap_servers=bootstrap, transactional_id=transactional_id,
+                                      enable_idempotence=True, acks="all", linger_ms=5,
+                                      client_id=client_id or transactional_id)
+        self.producer.init_transactions()
+        self.transactions = 0
+
+    def restore(self) -> list[tuple[str, bytes]]:
+        """``(key, value)`` of the latest committed record per key, in the order they were last written."""
+        from kafka import KafkaConsumer
+
+        probe = KafkaConsumer(bootstrap_servers=self.bootstrap)
+        try:
+            parts = probe.partitions_for_topic(self.changelog) or set()
+        finally:
+            probe.close()
+        state = latest_per_key(read_to_end(self.bootstrap, self.changelog, parts))
+        return [(key.decode(), value) for key, (_, value) in state.items()]
+
+    def send(self, topic: str, key: bytes, value: bytes | None) -> None:
+        self.producer.send(topic, key=key, value=value)
+
+    @contextmanager
+    def transaction(self, changes: Callable[[], Iterable[Change]] = lambda: ()):
+        self.producer.begin_transaction()
+        try:
+            yield self
+            for key, value in changes():
+                self.producer.send(self.changelog, key=key.encode(), value=value)
+        except BaseException:
+            self.producer.abort_transaction()
+            raise
+        self.producer.commit_transaction()
+        self.transactions += 1
+
+    def close(self) -> None:
+        self.producer.close(timeout=10)

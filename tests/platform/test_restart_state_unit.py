@@ -268,3 +268,64 @@ def test_revisitor_rebuilt_from_its_table_revisits_as_its_twin_without_a_duplica
     # The order the pages were revisited in is the twin's, apart from the one refetched after the kill.
     refetched = site.log[:cut + 1] + site.log[cut + 2:]
     assert refetched == twin_site.log
+
+
+# -- the source crawler's frontier, rebuilt from its changelog -----------------------------------
+
+
+class _Feeds:
+    """Three RSS feeds on a clock; feed j publishes a page every 400·(j+1) s and lists its newest 15."""
+
+    def __init__(self, now: list[float]) -> None:
+        self.now, self.log = now, []
+
+    def fetch(self, url: str):
+        import email.utils
+
+        self.log.append(url)
+        if "/feed" not in url:
+            return b"<html><body>page</body></html>", "text/html", url
+        j = int(url.rsplit("/feed", 1)[1])
+        every = 400.0 * (j + 1)
+        last = int(self.now[0] // every)
+        items = "".join(f"<item><link>http://s{j}.example/p{k}</link>"
+                        f"<pubDate>{email.utils.formatdate(k * every, usegmt=True)}</pubDate></item>"
+                        for k in range(max(0, last - 14), last + 1))
+        body = f'<?xml version="1.0"?><rss version="2.0"><channel><title>x</title>{items}</channel></rss>'
+        return body.encode(), "application/rss+xml", url
+
+
+@pytest.mark.parametrize("cut", [2, 17, 40])
+def test_source_crawler_restored_from_its_changelog_continues_as_its_twin(cut):
+    from focuscrawl.ephemeral.crawler import SourceCrawler
+    from focuscrawl.ephemeral.sources import ContentSource
+
+    sources = [ContentSource(f"http://s{j}.example/feed{j}", "feed") for j in range(3)]
+    budget, steps, start = 0.01, 80, 100_000.0
+
+    def crawler(site, rows, now):
+        return SourceCrawler(sources, site.fetch, lambda table, key, row: rows.append(row), lambda: now[0],
+                             budget, default_interval_s=1200.0, min_interval_s=300.0)
+
+    now = [start]
+    twin_site, twin_rows = _Feeds(now), []
+    twin = crawler(twin_site, twin_rows, now)
+    for _ in range(steps):
+        twin.step()
+        now[0] += 1 / budget
+
+    now[0] = start
+    site, rows, changelog = _Feeds(now), [], []
+    first = crawler(site, rows, now)
+    for _ in range(cut):
+        first.step()
+        changelog += [(0, k.encode(), v) for k, v in first.changes()]
+        now[0] += 1 / budget
+    restored = crawler(site, rows, now)  # a new process, later: it knows only the changelog
+    restored.restore((k.decode(), v) for k, (_, v) in latest_per_key(changelog).items())
+    for _ in range(steps - cut):
+        restored.step()
+        now[0] += 1 / budget
+    assert rows == twin_rows  # every recrawl row once, with the gap and new links the twin saw
+    assert site.log == twin_site.log  # the same recrawls and page fetches, in the same order
+    assert sum(r["new_links"] for r in rows) > 0 and restored.counts["pages"] > 0

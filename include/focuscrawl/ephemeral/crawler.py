@@ -16,14 +16,25 @@ recrawled every ``default_interval_s`` with the prior's P and μ.
 No I/O here: ``fetch(url) -> (body, media_type, final_url)``, ``emit(table, key, row)`` and
 ``clock() -> seconds`` are given; ``streaming/source_crawler.py`` wires HTTP and Kafka in.
 Rows follow the ``source_recrawls`` and ``page_clicks`` table specs (timestamps in epoch µs).
+
+Restart-safe (issue 16, point 5): what the crawler knows of each source (links listed so far, last
+read, last recrawl slot, the discovered pages waiting in its frontier batches) is a
+:class:`SourceState`, each crawled page a :class:`CrawledPage`, and the click log's position and
+running totals likewise; :meth:`SourceCrawler.changes` / :meth:`ClickLog.changes` hand out the
+changed records (the stream process writes them to its compacted changelog topic in the same Kafka
+transaction as the rows they go with) and ``restore`` rebuilds the crawler from them, so after a
+SIGKILL the next recrawl of a source continues its chain (``elapsed_s`` since the last landed
+recrawl, new links against the links known then) and the waiting pages are still waiting.
 """
 
 from __future__ import annotations
 
+import json
 import logging
 import threading
 import time
-from typing import Callable
+from dataclasses import dataclass, field
+from typing import Callable, Iterable
 
 import numpy as np
 import pandas as pd
@@ -41,6 +52,50 @@ Emit = Callable[[str, str, dict], None]
 
 def micros(seconds: float) -> int:
     return int(round(seconds * 1e6))
+
+
+@dataclass(frozen=True)
+class SourceState:
+    """One content source as the crawler knows it (changelog key ``source:<url>``).
+
+    ``batches``: the frontier's batches of discovered pages not fetched yet, oldest first, each
+    ``(found_at, window_s, [(page url, published or None), ...])`` in pop order reversed.
+    """
+
+    url: str
+    last_read: float | None
+    last_recrawl: float
+    last_gap: float | None = None
+    known: tuple[str, ...] = ()
+    batches: tuple[tuple[float, float, tuple[tuple[str, float | None], ...]], ...] = field(default=())
+
+    def to_json(self) -> bytes:
+        return json.dumps({"url": self.url, "last_read": self.last_read, "last_recrawl": self.last_recrawl,
+                           "last_gap": self.last_gap, "known": list(self.known),
+                           "batches": [[t, g, [list(p) for p in pages]] for t, g, pages in self.batches]}).encode()
+
+    @classmethod
+    def from_json(cls, value: bytes) -> "SourceState":
+        d = json.loads(value)
+        return cls(d["url"], d["last_read"], float(d["last_recrawl"]), d["last_gap"], tuple(d["known"]),
+                   tuple((float(t), float(g), tuple((u, pub) for u, pub in pages)) for t, g, pages in d["batches"]))
+
+
+@dataclass(frozen=True)
+class CrawledPage:
+    """A fetched new page (changelog key ``page:<url>``): its source and publication time, for click rows."""
+
+    url: str
+    source_url: str
+    published: float | None
+
+    def to_json(self) -> bytes:
+        return json.dumps({"url": self.url, "source_url": self.source_url, "published": self.published}).encode()
+
+    @classmethod
+    def from_json(cls, value: bytes) -> "CrawledPage":
+        d = json.loads(value)
+        return cls(d["url"], d["source_url"], d["published"])
 
 
 class PushedPlan(PlannedPolicy):
@@ -78,7 +133,10 @@ class SourceCrawler:
         self.pages_: list[tuple[str, int, float | None]] = []  # page id -> (url, source, published)
         self.seen_pages_: set[str] = set()
         self.crawled_: dict[str, tuple[str, float | None]] = {}  # page url -> (source url, published)
-        self.counts = {"recrawls": 0, "pages": 0, "idle": 0, "errors": 0, "schedule_rows": 0, "schedules_applied": 0}
+        self.counts = {"recrawls": 0, "pages": 0, "idle": 0, "errors": 0, "schedule_rows": 0, "schedules_applied": 0,
+                       "restored_sources": 0, "restored_pages": 0}
+        self._touched: dict[int, None] = dict.fromkeys(range(n))  # sources changed since changes(): all, at first
+        self._fetched: dict[str, None] = {}   # pages crawled since changes()
 
     # -- the pushed schedule ------------------------------------------------------------------
     def apply(self, source_url: str, row: dict | None) -> None:
@@ -125,6 +183,7 @@ class SourceCrawler:
         if action is None:
             self.counts["idle"] += 1
             return "idle"
+        self._touched[action.source] = None  # its recrawl slot or its frontier moved, whatever the fetch does
         try:
             if action.kind == "recrawl":
                 self._recrawl(action.source, now)
@@ -173,7 +232,59 @@ class SourceCrawler:
         url, i, published = self.pages_[page]
         self.fetch(url)
         self.crawled_[url] = (self.sources[i].url, published)
+        self._fetched[url] = None
         self.counts["pages"] += 1
+
+    # -- restart-safe state ---------------------------------------------------------------------
+    def source_state(self, i: int) -> SourceState:
+        url = self.sources[i].url
+        batches = tuple((t, g, tuple((self.pages_[p][0], self.pages_[p][2]) for p in ids))
+                        for t, g, ids in self.policy.frontier.batches[i])
+        return SourceState(url, self.last_read_[i], float(self.policy.last_recrawl_[i]), self.last_gap_.get(url),
+                           tuple(sorted(self.known_[i])), batches)
+
+    def changes(self) -> list[tuple[str, bytes]]:
+        """Changelog records ``(key, value)`` of the sources and pages changed since the last call."""
+        out = [(f"source:{self.sources[i].url}", self.source_state(i).to_json()) for i in self._touched]
+        for url in self._fetched:
+            source_url, published = self.crawled_[url]
+            out.append((f"page:{url}", CrawledPage(url, source_url, published).to_json()))
+        self._touched.clear()
+        self._fetched.clear()
+        return out
+
+    def restore(self, records: Iterable[tuple[str, bytes]]) -> int:
+        """Rebuild from changelog records (latest per key); records of sources the site no longer
+        lists are ignored. Returns how many records were applied."""
+        applied = 0
+        for key, value in records:
+            if key.startswith("source:"):
+                st = SourceState.from_json(value)
+                i = self.index.get(st.url)
+                if i is None:
+                    continue
+                self.known_[i] = set(st.known)
+                self.seen_pages_.update(st.known)
+                self.last_read_[i] = st.last_read
+                self.policy.last_recrawl_[i] = st.last_recrawl
+                if st.last_gap is not None:
+                    self.last_gap_[st.url] = st.last_gap
+                self.policy.frontier.batches[i] = []
+                for t, g, pages in st.batches:
+                    ids = []
+                    for page_url, published in pages:
+                        self.pages_.append((page_url, i, published))
+                        ids.append(len(self.pages_) - 1)
+                    self.policy.frontier.batches[i].append((t, g, ids))
+                self.counts["restored_sources"] += 1
+            elif key.startswith("page:"):
+                page = CrawledPage.from_json(value)
+                self.crawled_[page.url] = (page.source_url, page.published)
+                self.counts["restored_pages"] += 1
+            else:
+                continue
+            applied += 1
+        return applied
 
     # -- click feedback -----------------------------------------------------------------------
     def click_rows(self, feedback: dict) -> list[dict]:
@@ -218,6 +329,7 @@ class ClickLog:
         self.get_json, self.base_url = get_json, base_url.rstrip("/")
         self.since_ = 0.0
         self.totals_: dict[str, float] = {}
+        self._changed: dict[str, None] = {}
 
     def poll(self) -> dict:
         answer = self.get_json(self.since_)
@@ -227,4 +339,19 @@ class ClickLog:
             self.totals_[url] = self.totals_.get(url, 0.0) + float(item["clicks"])
             items.append({"url": url, "crawled_at": item["crawled_at"], "clicks": self.totals_[url]})
         self.since_ = float(answer.get("until", self.since_))
+        self._changed.update(dict.fromkeys(item["url"] for item in items))
         return {"until": self.since_, "clicks": items}
+
+    def changes(self) -> list[tuple[str, bytes]]:
+        """Changelog records: the position (``clicks``) and each changed page total (``clicks:<url>``)."""
+        out = [("clicks", json.dumps({"since": self.since_}).encode())]
+        out += [(f"clicks:{url}", json.dumps({"total": self.totals_[url]}).encode()) for url in self._changed]
+        self._changed.clear()
+        return out
+
+    def restore(self, records: Iterable[tuple[str, bytes]]) -> None:
+        for key, value in records:
+            if key == "clicks":
+                self.since_ = float(json.loads(value)["since"])
+            elif key.startswith("clicks:"):
+                self.totals_[key.removeprefix("clicks:")] = float(json.loads(value)["total"])
