@@ -43,5 +43,8 @@ def safe_parser() -> etree.XMLParser:
 
 
 def local(tag: object) -> str:
-    """Tag name without namespace (comments and PIs have non-string tags)."""
-    return etree.QName(tag).localname if isinstance(tag, str) else ""
+    """Tag name without namespace (comments and PIs have non-string tags). The recovering parser can
+    hand back names QName refuses (``sihttp:``, found by fuzzing): the text after the last ``}`` or ``:``."""
+    if not isinstance(tag, str):
+        return ""
+    return tag.rsplit("}", 1)[-1].rsplit(":", 1)[-1]

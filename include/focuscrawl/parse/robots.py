@@ -283,7 +283,10 @@ def parse_robots(body: bytes | str, url: str) -> ParsedRobots:
             elif group.crawl_delay is None:
                 group.crawl_delay = delay
         elif directive == "sitemap":
-            sitemap = urllib.parse.urljoin(url, value) if value else ""
+            try:
+                sitemap = urllib.parse.urljoin(url, value) if value else ""
+            except ValueError:  # e.g. "http://[broken": urlsplit refuses it (found by fuzzing)
+                sitemap = ""
             if not re.match(r"(?i)https?://[^/\s]", sitemap):
                 reject(f"sitemap {value!r} is not an http(s) URL", line)
             elif sitemap not in seen_sitemaps:
