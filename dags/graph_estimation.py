@@ -23,7 +23,8 @@ from datetime import timedelta
 from airflow.sdk import Param, dag
 
 from assets import GRAPH_ESTIMATES_ASSET as ESTIMATES, GRAPH_SAMPLES as SAMPLES
-from common import DEFAULT_ARGS, schedule, spark_job
+from common import DEFAULT_ARGS, cfg, schedule, spark_job
+from focuscrawl.dag_schedules import loop_setting
 
 
 @dag(
@@ -36,7 +37,9 @@ from common import DEFAULT_ARGS, schedule, spark_job
     default_args=DEFAULT_ARGS,
     dagrun_timeout=timedelta(hours=2),
     params={
-        "estimators": Param("NAIVE,MLE,SCE,WCE", type="string", description="comma-separated; MLE only on UNI crawls"),
+        "estimators": Param(",".join(loop_setting(cfg, "graph", "estimators", ["NAIVE", "MLE", "SCE", "WCE"])),
+                            type="string", description="comma-separated (the project's [loops.graph] estimators); "
+                                                       "MLE only on UNI crawls"),
         "targets": Param("copies,label", type="string", description="copies (omega) and/or label"),
         "replicates": Param(200, type="integer", minimum=1, description="bootstrap replicates per crawl"),
         "block_length": Param(20, type="integer", minimum=1, description="moving-block length in draws"),

@@ -25,6 +25,7 @@ from assets import SOURCE_RECRAWLS_ASSET as RECRAWLS
 from assets import SOURCE_SCHEDULE_ASSET as SCHEDULE
 from assets import SOURCE_SCHEDULE_PUSHED as SCHEDULE_PUSHED
 from common import DEFAULT_ARGS, cfg, schedule, spark_job
+from focuscrawl.dag_schedules import loop_setting
 
 
 @dag(
@@ -36,7 +37,9 @@ from common import DEFAULT_ARGS, cfg, schedule, spark_job
     tags=["focuscrawl", "ephemeral", "schedule", "seed-001"],
     default_args=DEFAULT_ARGS,
     params={
-        "budget": Param(0.025, type="number", exclusiveMinimum=0, description="crawl budget, fetches per second"),
+        "budget": Param(float(loop_setting(cfg, "sources", "fetches_per_second", 0.025)), type="number",
+                        exclusiveMinimum=0, description="crawl budget, fetches per second (the project's "
+                                                        "[loops.sources] fetches_per_second)"),
         "host_min_interval_s": Param(60.0, type="number", exclusiveMinimum=0,
                                      description="politeness: seconds between two fetches of one host"),
         "optimism": Param(0.0, type="number", minimum=0, description="posterior sds added to λ and P"),

@@ -80,3 +80,10 @@ def pseudo_methods(cfg: Settings) -> list[str]:
     chosen = fue.get("methods") or ([fue["method"]] if fue.get("method") else [])
     known = set(RANKING_METHODS.names())
     return [m for m in chosen if m in known and getattr(RANKING_METHODS.get(m), "pseudo_labelling", None) is not None]
+
+
+def loop_setting(cfg: Settings, loop: str, key: str, default):
+    """A DAG param's default from the active project's ``[loops.<loop>] <key>`` (``default`` without one),
+    so the batch side plans with the budgets and names the running processes were given."""
+    value = ((active_project(cfg).get("loops") or {}).get(loop) or {}).get(key)
+    return default if value is None else value

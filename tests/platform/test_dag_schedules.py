@@ -50,7 +50,9 @@ def test_dag_files_take_their_schedule_from_the_project(tmp_path, monkeypatch):
     from airflow.sdk import AssetOrTimeSchedule
 
     _with_project(tmp_path, monkeypatch, {"schedules": {"fue_pseudo_training": "1m", "outlinks_features": "2m",
-                                                        "delta_maintenance": "none"}})
+                                                        "delta_maintenance": "none"},
+                                          "loops": {"sources": {"enabled": True, "fetches_per_second": 0.05},
+                                                    "graph": {"enabled": True, "estimators": ["SCE", "WCE"]}}})
     saved = {m: sys.modules.pop(m) for m in ("common", "assets") if m in sys.modules}  # re-read the settings
     try:
         bag = BundleDagBag(dag_folder=str(ROOT / "dags"), bundle_path=ROOT / "dags")
@@ -66,3 +68,6 @@ def test_dag_files_take_their_schedule_from_the_project(tmp_path, monkeypatch):
     assert [a.name for a in feats.asset_condition.objects] == ["delta.page_snapshots"]
     assert [a.name for a in bag.dags["outlinks_train"].timetable.asset_condition.objects] == ["delta.outlink_features"]
     assert not isinstance(bag.dags["outlinks_train"].schedule, AssetOrTimeSchedule)  # "assets": the Asset alone
+    # the batch side plans with the running processes' budgets and names
+    assert bag.dags["source_schedule"].params["budget"] == 0.05
+    assert bag.dags["graph_estimation"].params["estimators"] == "SCE,WCE"
