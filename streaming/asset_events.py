@@ -38,8 +38,10 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
 
     stopping = threading.Event()
+    # Set from a helper thread: Event.set inside the handler deadlocks when the signal lands while
+    # the main thread holds the event's lock in stopping.wait() (seen by stream in a crawler).
     for sig in (signal.SIGTERM, signal.SIGINT):
-        signal.signal(sig, lambda *_: stopping.set())
+        signal.signal(sig, lambda *_: threading.Thread(target=stopping.set, daemon=True).start())
     if args.metrics_port:
         from prometheus_client import start_http_server
 

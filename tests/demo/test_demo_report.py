@@ -72,7 +72,8 @@ def test_every_section_says_the_command_that_runs_it(tmp_path, cfg):
         assert section.cli().startswith(("focuscrawl experiment ", "focuscrawl report "))
         assert f"Run it: <code>{section.cli()}</code>" in page
     fue = next(s for s in SECTIONS if s.name == "fue")
-    assert fue.cli() == "focuscrawl experiment fue --methods RND,HCP,LCP,HAC,N06 --duration 1d --step 10m"
+    assert fue.cli() == ("focuscrawl experiment fue --methods RND,HCP,LCP,HAC,N06 --duration 1d --step 10m "
+                         "--pseudo-every 10m")
 
 
 def test_live_run_becomes_tables(tmp_path, cfg):
@@ -136,7 +137,7 @@ def test_demo_duration_and_self_started_runs():
 # -- slow: the report from short real runs -----------------------------------------------------
 
 TINY = {  # each experiment's smallest run that still draws every series of its figure
-    "fue": ["--methods", "RND,HCP,HAC", "--duration", "2h", "--step", "20m", "--no-progress"],
+    "fue": ["--methods", "RND,HCP,HAC", "--duration", "2h", "--step", "20m", "--pseudo-every", "20m", "--no-progress"],
     "outlinks": ["--pages", "150", "--periods", "7", "--history-size", "3", "--n-estimators", "10"],
     "ephemeral": ["--days", "1", "--warmup-days", "0.25", "--window-hours", "2"],
     "graph-estimation": ["--graphs", "generated", "--runs", "2", "--fractions", "0.05,0.1"],

@@ -64,7 +64,7 @@ class Section:
 SECTIONS = (
     Section("fue", "Focused user extraction: harvest ratio per method over time",
             "000_c12b299f5bad9cdf.txt, sections IV-V, Figures 2-4", "focuscrawl.experiments.fue", "--output",
-            ("--methods", "RND,HCP,LCP,HAC,N06", "--duration", "1d", "--step", "10m"),
+            ("--methods", "RND,HCP,LCP,HAC,N06", "--duration", "1d", "--step", "10m", "--pseudo-every", "10m"),
             ("harvest_ratio.png",), ("fue_table.csv",),
             "Every method extracts users in full from the same world with the same request budget; harvest "
             "ratio = relevant users / users extracted (reference classifier on the whole history). A day at "
