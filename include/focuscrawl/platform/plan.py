@@ -130,6 +130,9 @@ def _revisits(project, cfg, models=None) -> list[_Draft]:
         args += ["--seed", seed]
     if loop.discover:
         args += ["--discover", loop.discover]
+    max_pages = getattr(loop, "max_pages", None)  # RevisitsLoop.max_pages (asked of project on the BOARD)
+    if max_pages:
+        args += ["--max-pages", str(max_pages)]
     return [_Draft("revisitor", "revisits.revisitor", "revisits", FETCHERS, "streaming/revisitor.py", args,
                    fetches=True)]
 

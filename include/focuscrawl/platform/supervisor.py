@@ -324,8 +324,7 @@ class Supervisor:
         self.stopping.set()
 
     def handle_signals(self) -> None:
-        for sig in (signal.SIGTERM, signal.SIGINT):
-            signal.signal(sig, lambda *_: self.request_stop())
+        set_on_signals(self.stopping)
 
     def stop(self) -> None:
         """Ordered shutdown: highest tier first; within a tier in parallel, each with its grace
@@ -379,6 +378,13 @@ class Supervisor:
                 raise RuntimeError(f"{name} is in a crash loop; last lines:\n" + "\n".join(s.last_error))
             time.sleep(0.1)
         raise TimeoutError(f"{name} not up after {timeout:.0f}s (state {self.procs[name].state.state})")
+
+
+def set_on_signals(event: threading.Event, signals=(signal.SIGTERM, signal.SIGINT)) -> None:
+    """SIGTERM/SIGINT set ``event``, from a helper thread: ``Event.set`` inside the handler itself
+    can deadlock on the Condition lock the interrupted ``event.wait()`` of the main thread holds."""
+    for sig in signals:
+        signal.signal(sig, lambda *_: threading.Thread(target=event.set, daemon=True).start())
 
 
 def _kill_leftovers(m: _Managed) -> None:

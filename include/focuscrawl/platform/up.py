@@ -27,7 +27,7 @@ import time
 from pathlib import Path
 
 from focuscrawl.platform.plan import Models, plan
-from focuscrawl.platform.supervisor import Supervisor, read_state, stop_orphans, supervisor_pid
+from focuscrawl.platform.supervisor import Supervisor, read_state, set_on_signals, stop_orphans, supervisor_pid
 from focuscrawl.status import write_status
 
 # The DAGs each loop closes through (Airflow DAG ids); delta_maintenance keeps every table healthy.
@@ -180,8 +180,7 @@ class Platform:
         ``focuscrawl down``; then ``stop``. Progress every ``progress_every`` seconds."""
         stop = threading.Event()
         if threading.current_thread() is threading.main_thread():
-            for sig in (signal.SIGTERM, signal.SIGINT):
-                signal.signal(sig, lambda *_: stop.set())
+            set_on_signals(stop)
         started = time.monotonic()
         try:
             self.start()
