@@ -73,6 +73,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--thinning", type=int, default=1, help="keep every k-th draw")
     ap.add_argument("--politeness-delay", type=float, default=0.05, help="wall seconds between requests to the host")
     args = ap.parse_args(argv)
+    if args.no_uniform and (args.sampler.upper() == "UNI" or args.start is None):
+        ap.error("--no-uniform: the site draws no uniform vertex, so UNI cannot run and the walks need "
+                 "--start VERTEX; give --start with RW, MHRW or FS")
     name = args.name or f"live-{args.sampler.upper()}"
     params = {"burn_in": args.burn_in, "thinning": args.thinning}
     if args.start is not None:

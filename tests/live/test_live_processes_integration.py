@@ -2,13 +2,15 @@
 
 One world (crawl surface and evaluation port both up, the evaluation port's every request
 recorded), one Kafka broker, Delta on disk. Running at once: the graph sampler (``graph_sample``
-through ``consumer.py --sink graph_sample``), the source crawler and the revisitor. Asserted:
+through ``consumer.py --sink graph_sample``), the source crawler, the revisitor and the FUE stages
+(explorer, RND chooser, extractor, reference classifier, ``fue_extractions`` landing). Asserted:
 
 * the graph sampler lands whole crawls, one per round; SIGKILLed mid-round and restarted, it
   leaves no partial or doubled crawl (its round was one Kafka transaction) and goes on from the
   round it was in;
 * the source crawler reads its clicks from the crawl surface's click log, the revisitor and the
-  source crawler keep time by the ``Date`` header;
+  source crawler keep time by the ``Date`` header, the FUE verdicts carry the site time their
+  history was read at;
 * the evaluation port received not one request while they ran.
 """
 
@@ -28,7 +30,7 @@ from focuscrawl.status import read_status
 
 ROOT = Path(__file__).resolve().parents[2]
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(900)]
-BUDGET, ROUNDS = 120, 3
+BUDGET, ROUNDS = 80, 2
 
 
 def _spawn(args: list[str], log: Path, env: dict) -> subprocess.Popen:
@@ -85,8 +87,19 @@ def test_live_processes_use_the_crawl_surface_only_and_the_sampler_survives_sigk
                     "--table", str(tmp_path / "snapshots"), "--priority-topic", f"focuscrawl.test.prio.{run}",
                     "--status-file", str(tmp_path / "revisitor.json")], logs / f"revisitor-{run}.log", env),
         ]
+        reference = tmp_path / "reference.joblib"
+        _tiny_reference(world).save(reference)
+        fue = [_spawn(args, logs / f"{args[0].rsplit('/', 1)[1][:-3]}-{run}.log", env) for args in (
+            ["streaming/fue/explorer.py", "--base-url", server.url, "--interval", "1"],
+            ["streaming/fue/chooser.py", "--method", "RND", "--lead", "2", "--group", f"chooser{run}",
+             "--status-file", str(tmp_path / "chooser.json")],
+            ["streaming/fue/extractor.py", "--method", "RND", "--base-url", server.url, "--cap", "50"],
+            ["streaming/fue/classifier.py", "--reference", str(reference), "--run-id", f"r{run}"],
+            ["streaming/consumer.py", "--sink", "fue_extractions", "--group", f"x{run}",
+             "--table-uri", str(tmp_path / "fue_extractions"), "--batch-seconds", "1"],
+        )]
         sampler = _spawn(sampler_args, logs / f"sampler-{run}.log", env)
-        procs = [consumer, *others, sampler]
+        procs = [consumer, *others, *fue, sampler]
         try:
             # 1. Round 0 committed; SIGKILL in the middle of round 1.
             wait_until(lambda: (read_status(tmp_path / "sampler.json").get("rounds_done") or 0) >= 1, 300,
@@ -131,10 +144,39 @@ def test_live_processes_use_the_crawl_surface_only_and_the_sampler_survives_sigk
                        f"source crawler or revisitor made no progress; see {logs}")
             paths = [e["path"] for e in world.access_log.since(0, 100_000)["entries"]]
             assert any(p.startswith("/search/clicks.json?since=") for p in paths)
+
+            # 4. FUE verdicts of this run, timed by the site: within the world's simulated time.
+            def verdicts():
+                try:
+                    frame = DeltaTable(str(tmp_path / "fue_extractions")).to_pandas()
+                except Exception:  # noqa: BLE001 - not created yet
+                    return None
+                return frame[frame.run_id == f"r{run}"]
+
+            wait_until(lambda: (v := verdicts()) is not None and len(v) >= 2, 300,
+                       f"no FUE verdict landed; see {logs}")
+            v = verdicts()
+            assert v.sim_epoch.between(world.clock.start_epoch + 12 * 3600, world.clock.now()).all()
+            assert (v.sim_time == v.sim_epoch - v.sim_epoch.min()).all()  # counted from the run's first verdict
         finally:
             _stop(procs)
-        # 4. Not one request reached the evaluation port.
+        # 5. Not one request reached the evaluation port.
         assert world.eval_access_log.since(0)["entries"] == []
+
+
+def _tiny_reference(world):
+    """A reference classifier good enough to judge with (the verdicts' timing is what is tested)."""
+    from focuscrawl.fue import UserClassifier
+
+    pop = world.population
+    texts, labels = [], []
+    for i in range(200):
+        _, _, body = world.crawl(f"/user/{pop.name(i)}/submitted.json", {"limit": "20"})
+        texts.append(body.decode())
+        labels.append(int(pop.labels[i]))
+    if sum(labels) == 0:
+        labels[0] = 1
+    return UserClassifier(min_df=2).fit(texts, labels)
 
 
 def _open_round(cfg, name: str, crawl: str) -> None:
