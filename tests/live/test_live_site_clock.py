@@ -58,6 +58,24 @@ def test_a_jump_of_the_site_clock_restarts_the_fit_and_time_never_goes_back():
     assert clock() >= before
 
 
+def test_a_jump_before_the_rate_is_measured_is_not_taken_for_a_rate():
+    wall = Wall()
+    clock = SiteClock(wall=wall, min_span_s=3.0)
+    clock.observe(1_700_000_000.0)
+    wall.t += 1.0
+    clock.observe(1_700_000_000.0 + 7 * 86400)  # a paused world moved on a week 1 s after the first response
+    assert clock.jumps == 1
+    for _ in range(10):  # paused again
+        wall.t += 0.5
+        clock.observe(1_700_000_000.0 + 7 * 86400)
+    assert clock.rate() == 0.0 and clock() == pytest.approx(1_700_000_000.0 + 7 * 86400, abs=2)
+    fast = SiteClock(wall=wall)
+    for _ in range(3):  # a world sped up 60x, before the fit is trusted: a rate, not a jump
+        fast.observe(1_700_000_000.0 + 60 * (wall.t - 100.0))
+        wall.t += 0.5
+    assert fast.jumps == 0
+
+
 def test_record_timestamps_raise_the_clock_and_a_stale_clock_probes():
     wall = Wall()
     probes = []

@@ -49,13 +49,15 @@ class SiteClock:
     one-second resolution of ``Date`` averages out); ``min_span_s``: the span needed before the
     fit is trusted (rate 1, a real site's, until then); ``jump_s``: an observation further than
     this from the extrapolation is a jump of the site's clock (a paused world moved on): the fit
-    restarts from it. The value returned never goes backwards.
+    restarts from it (before the fit, anything faster than ``max_rate`` site seconds per wall second
+    is a jump). The value returned never goes backwards.
     """
 
     def __init__(self, probe: Callable[[], object] | None = None, refresh_s: float = 30.0, window_s: float = 300.0,
-                 min_span_s: float = 3.0, jump_s: float = 120.0, wall: Callable[[], float] = time.monotonic) -> None:
+                 min_span_s: float = 3.0, jump_s: float = 120.0, max_rate: float = 3600.0,
+                 wall: Callable[[], float] = time.monotonic) -> None:
         self.probe, self.refresh_s = probe, refresh_s
-        self.window_s, self.min_span_s, self.jump_s = window_s, min_span_s, jump_s
+        self.window_s, self.min_span_s, self.jump_s, self.max_rate = window_s, min_span_s, jump_s, max_rate
         self._wall = wall
         self._lock = threading.Lock()
         self._obs: deque[tuple[float, float]] = deque(maxlen=512)  # (wall, site)
@@ -82,11 +84,13 @@ class SiteClock:
             return
         wall = self._wall()
         with self._lock:
-            if self._obs and self._fitted_locked():
-                # Only a trusted fit can tell a jump from a rate not measured yet; the tolerance
-                # grows with the distance extrapolated.
+            if self._obs:
+                # With a trusted fit the tolerance grows with the distance extrapolated; before it, any
+                # rate up to max_rate is believable (a world sped up 60x must not look like a jump).
                 predicted = self._extrapolate_locked(wall)
-                if abs(site - predicted) > self.jump_s + 0.2 * abs(predicted - self._obs[-1][1]):
+                since = max(0.0, wall - self._obs[-1][0])
+                slack = 0.2 * abs(predicted - self._obs[-1][1]) if self._fitted_locked() else self.max_rate * since
+                if abs(site - predicted) > self.jump_s + slack:
                     self._obs.clear()
                     self.jumps += 1
             self._obs.append((wall, site))
