@@ -1,28 +1,50 @@
 """A discrete-event world of content sources, to compare crawl policies on the same ground.
 
-Seed ``001_c276720796c36144.txt``, sections 2–3: sources produce new pages at Poisson rates λ_i
-(here modulated by a daily cycle, the seed's daily trends), each page's future clicks decay as
-``p·e^(−μ_i·Δt)`` from its creation, and a crawler with a budget of N fetches per second spends
-each slot on a source recrawl or on a discovered page. Deterministic for a seed: the world is
-drawn once and every policy runs on the same pages; click feedback noise comes from a generator
-seeded the same for every policy.
+Seed ``001_c276720796c36144.txt``, sections 2–3: sources produce new pages (the seed's daily trends
+as a daily cycle), each page gathers clicks over its life, and a crawler with a budget of N
+fetches per second spends each slot on a source recrawl or on a discovered page. The profit of
+crawling a page Δt after its creation is the clicks it still gets after that (section 2,
+``P_i(Δt)``). Deterministic for a seed: the world is drawn once and every policy runs on the same
+pages; click feedback noise comes from a generator seeded the same for every policy.
+
+Two kinds of world (:class:`WorldSpec`):
+
+- ``decay="exponential"``, ``arrivals="poisson"``, ``rate_drift=0``: the optimiser's own model
+  (section 4): Poisson pages at rates λ_i with a daily cycle, clicks decaying as ``P·e^(−μ_i·Δt)``.
+- :meth:`WorldSpec.second`: a world the optimiser does not assume (issue 17, Deliver 5): click
+  times log-normal (heavier tail than exponential, same median), arrivals bursty (a two-state
+  Markov-modulated Poisson process per source) and source rates drifting (a random walk of log λ).
 
 The policies only learn what a crawler could: the new links each recrawl reveals (→ λ) and the
-cumulative clicks of pages they crawled (→ P, μ), refitted every ``refit_every_s`` with
-:func:`focuscrawl.ephemeral.estimate.estimate_sources`. The oracle is given the true parameters.
+clicks of pages *it crawled, counted from its crawl* (a search engine sees clicks on its result
+pages only once it has indexed the page), refitted every ``refit_every_s`` with
+:func:`focuscrawl.ephemeral.estimate.estimate_sources`. The oracle is told every page at its
+creation and the true P and μ (on the log-normal world: the μ of the exponential with the same
+median, the oracle's frontier ranking by the model's form).
+
+Where the defaults come from (none from a paper's verdict): rates, profits and half-lives are
+log-normal with a log-sd of 1 around medians of one page per 30 min, 5 clicks and 6 hours, a
+neutral spread of about an order of magnitude between sources; politeness one recrawl per minute;
+the second world's log-sd of click times 1.0, bursts 5x the base rate for 20% of the time in
+bursts of an hour on average, and a log-rate drift of 0.5 per sqrt(day) are stated neutral choices
+(moderate departures, not fitted to data), each its own ``WorldSpec`` field.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
+from scipy.special import ndtr
 
 from focuscrawl.ephemeral.estimate import estimate_sources
 from focuscrawl.ephemeral.schedulers import CrawlPolicy
 
 DAY = 86400.0
+DECAYS = ("exponential", "lognormal")
+ARRIVALS = ("poisson", "bursty")
 
 
 @dataclass(frozen=True)
@@ -40,7 +62,37 @@ class WorldSpec:
     page_profit_shape: float = 2.0  # pages of one source vary around P (Gamma, mean P)
     diurnal: float = 0.5  # amplitude of the daily cycle of new pages
     min_recrawl_interval_s: float = 60.0  # politeness: one recrawl per minute per source at most
+    decay: str = "exponential"  # or "lognormal": click times log-normal, median = the half-life
+    decay_log_sd: float = 1.0  # sd of log click time (lognormal decay)
+    arrivals: str = "poisson"  # or "bursty": two-state Markov-modulated Poisson process
+    burst_factor: float = 5.0  # rate in a burst / rate outside it (bursty)
+    burst_share: float = 0.2  # share of the time a source is in a burst (bursty)
+    burst_mean_s: float = 3600.0  # mean length of a burst (bursty)
+    rate_drift: float = 0.0  # sd of log λ per sqrt(day): a random walk of each source's rate
     seed: int = 0
+
+    def __post_init__(self) -> None:
+        if self.decay not in DECAYS:
+            raise ValueError(f"decay must be one of {DECAYS} (got {self.decay!r})")
+        if self.arrivals not in ARRIVALS:
+            raise ValueError(f"arrivals must be one of {ARRIVALS} (got {self.arrivals!r})")
+        if not 0 < self.burst_share < 1 or self.burst_factor < 1:
+            raise ValueError("burst_share must be in (0, 1) and burst_factor >= 1")
+
+    @classmethod
+    def second(cls, **changes) -> "WorldSpec":
+        """The world the optimiser does not assume: log-normal decay, bursty arrivals, drifting rates."""
+        return cls(**{"decay": "lognormal", "arrivals": "bursty", "rate_drift": 0.5, **changes})
+
+    @property
+    def is_model_world(self) -> bool:
+        return self.decay == "exponential" and self.arrivals == "poisson" and self.rate_drift == 0
+
+    def with_seed(self, seed: int) -> "WorldSpec":
+        return dataclasses.replace(self, seed=seed)
+
+
+WORLDS = {"model": WorldSpec, "second": WorldSpec.second}
 
 
 @dataclass(frozen=True)
@@ -48,9 +100,9 @@ class World:
     """Ground truth: per-source parameters and every page (source, creation time, total profit)."""
 
     spec: WorldSpec
-    lam: np.ndarray
+    lam: np.ndarray  # mean rate over the horizon
     P: np.ndarray
-    mu: np.ndarray
+    mu: np.ndarray  # exponential rate with the source's half-life (= the log-normal median)
     max_rate: np.ndarray
     page_source: np.ndarray
     page_created: np.ndarray  # sorted ascending
@@ -64,11 +116,52 @@ class World:
     def source_urls(self) -> list[str]:
         return [f"http://source-{i}.world/" for i in range(self.spec.n_sources)]
 
-    def truth(self) -> pd.DataFrame:
-        """The true parameters in the estimates' layout (what the oracle is told)."""
-        zeros = np.zeros(len(self.lam))
-        return pd.DataFrame({"source_url": self.source_urls, "lam": self.lam, "lam_sd": zeros, "P": self.P,
-                             "P_sd": zeros, "mu": self.mu, "mu_sd": zeros})
+    def survival(self, sources: np.ndarray, ages: np.ndarray) -> np.ndarray:
+        """Share of a page's total clicks that come after ``ages`` seconds of life."""
+        ages = np.maximum(np.asarray(ages, dtype=float), 0.0)
+        mu = self.mu[np.asarray(sources, dtype=np.int64)]
+        if self.spec.decay == "exponential":
+            return np.exp(-mu * ages)
+        median = np.log(2) / mu
+        with np.errstate(divide="ignore"):
+            z = (np.log(ages) - np.log(median)) / self.spec.decay_log_sd
+        return 1.0 - ndtr(z)
+
+    def truth(self, sources: np.ndarray | None = None) -> pd.DataFrame:
+        """The true parameters in the estimates' layout (what the oracle is told), for ``sources``."""
+        idx = np.arange(len(self.lam)) if sources is None else np.asarray(sources)
+        zeros = np.zeros(len(idx))
+        return pd.DataFrame({"source_url": np.array(self.source_urls)[idx], "lam": self.lam[idx], "lam_sd": zeros,
+                             "P": self.P[idx], "P_sd": zeros, "mu": self.mu[idx], "mu_sd": zeros})
+
+
+def _modulated_arrivals(spec: WorldSpec, lam: np.ndarray, horizon: float, rng: np.random.Generator) -> list[np.ndarray]:
+    """Page times per source from a rate piecewise constant on 10-minute cells: daily cycle x burst
+    state x drift, each source's mean rate kept at ``lam`` (bursts and drift move rate around it)."""
+    dt = 600.0
+    cells = int(np.ceil(horizon / dt))
+    t0 = np.arange(cells) * dt
+    cycle = 1 + spec.diurnal * np.sin(2 * np.pi * (t0 + dt / 2) / DAY)
+    out = []
+    for i in range(len(lam)):
+        shape = np.ones(cells)
+        if spec.arrivals == "bursty":
+            leave = dt / spec.burst_mean_s  # P(burst ends in a cell); enter so that the share is burst_share
+            enter = leave * spec.burst_share / (1 - spec.burst_share)
+            state = np.empty(cells, dtype=bool)
+            state[0] = rng.random() < spec.burst_share
+            u = rng.random(cells)
+            for c in range(1, cells):
+                state[c] = (u[c] >= leave) if state[c - 1] else (u[c] < enter)
+            shape *= np.where(state, spec.burst_factor, 1.0)
+        if spec.rate_drift > 0:
+            steps = rng.standard_normal(cells) * spec.rate_drift * np.sqrt(dt / DAY)
+            shape *= np.exp(np.cumsum(steps))
+        shape /= shape.mean()
+        counts = rng.poisson(lam[i] * cycle * shape * dt)
+        times = np.repeat(t0, counts) + rng.uniform(0, dt, counts.sum())
+        out.append(np.sort(times[times < horizon]))
+    return out
 
 
 def make_world(spec: WorldSpec = WorldSpec()) -> World:
@@ -78,13 +171,16 @@ def make_world(spec: WorldSpec = WorldSpec()) -> World:
     P = spec.P_median * np.exp(spec.P_log_sd * rng.standard_normal(k))
     mu = np.log(2) / (spec.half_life_median_s * np.exp(spec.half_life_log_sd * rng.standard_normal(k)))
     horizon = spec.days * DAY
-    peak = lam * (1 + spec.diurnal)
-    sources, created = [], []
-    for i in range(k):  # thinning: draw at the peak rate, keep with the daily cycle's share
-        times = np.sort(rng.uniform(0, horizon, rng.poisson(peak[i] * horizon)))
-        keep = rng.uniform(size=len(times)) * (1 + spec.diurnal) < 1 + spec.diurnal * np.sin(2 * np.pi * times / DAY)
-        created.append(times[keep])
-        sources.append(np.full(int(keep.sum()), i))
+    if spec.arrivals == "poisson" and spec.rate_drift == 0:
+        peak = lam * (1 + spec.diurnal)
+        created = []
+        for i in range(k):  # thinning: draw at the peak rate, keep with the daily cycle's share
+            times = np.sort(rng.uniform(0, horizon, rng.poisson(peak[i] * horizon)))
+            keep = rng.uniform(size=len(times)) * (1 + spec.diurnal) < 1 + spec.diurnal * np.sin(2 * np.pi * times / DAY)
+            created.append(times[keep])
+    else:
+        created = _modulated_arrivals(spec, lam, horizon, rng)
+    sources = [np.full(len(c), i) for i, c in enumerate(created)]
     page_created = np.concatenate(created)
     page_source = np.concatenate(sources)
     order = np.argsort(page_created, kind="stable")
@@ -95,55 +191,75 @@ def make_world(spec: WorldSpec = WorldSpec()) -> World:
 
 @dataclass(frozen=True)
 class Run:
-    """What one policy did: each page crawl (time, profit gained) and the fetch counts."""
+    """What one policy did: each page crawl (time, profit gained, page) and the fetch counts;
+    ``discoveries`` (world source, page, time) of every link a recrawl revealed."""
 
     crawl_times: np.ndarray
     profits: np.ndarray
     recrawls: int
     page_fetches: int
     idle: int
+    pages: np.ndarray
+    discoveries: np.ndarray
+
+
+def click_feedback(world: World, pages: np.ndarray, crawled_at: np.ndarray, now: float, rng: np.random.Generator) -> pd.DataFrame:
+    """What a search engine's click log says at ``now`` of the pages it crawled: clicks counted from
+    each page's crawl (``start_age_s``) to ``now`` (``age_s``), Poisson around the page's true share."""
+    pages = np.asarray(pages, dtype=np.int64)
+    src = world.page_source[pages]
+    start = np.asarray(crawled_at, dtype=float) - world.page_created[pages]
+    ages = now - world.page_created[pages]
+    share = np.maximum(world.survival(src, start) - world.survival(src, ages), 0.0)
+    return pd.DataFrame({"source": src, "age_s": ages, "start_age_s": start, "clicks": rng.poisson(world.page_profit[pages] * share)})
 
 
 def simulate(world: World, policy: CrawlPolicy, budget: float, refit_every_s: float = 6 * 3600.0,
-             seed: int = 0, progress=None) -> Run:
-    """Run ``policy`` with ``budget`` fetches per second over the world's horizon."""
+             seed: int = 0, progress=None, sources=None, start_s: float = 0.0, end_s: float | None = None) -> Run:
+    """Run ``policy`` with ``budget`` fetches per second from ``start_s`` to ``end_s`` (default: the
+    world's horizon), watching ``sources`` only (world source indices; default all): the policy's
+    source i is ``sources[i]``, and pages of other sources are never found."""
     rng = np.random.default_rng(seed)
-    k = world.spec.n_sources
-    urls = np.array(world.source_urls)
-    per_source = [np.flatnonzero(world.page_source == i) for i in range(k)]
-    seen = np.zeros(k, dtype=np.int64)  # pages of each source revealed by recrawls so far
-    last_seen_at = np.zeros(k)
+    chosen = np.arange(world.spec.n_sources) if sources is None else np.asarray(sources, dtype=np.int64)
+    k = len(chosen)
+    end_s = world.horizon_s if end_s is None else end_s
+    urls = np.array(world.source_urls)[chosen]
+    local = {int(s): i for i, s in enumerate(chosen)}
+    per_source = [np.flatnonzero(world.page_source == s) for s in chosen]
+    seen = np.array([int(np.searchsorted(world.page_created[ids], start_s, side="right")) for ids in per_source], dtype=np.int64)
+    last_seen_at = np.full(k, start_s)
     recrawl_log: list[tuple[int, int, float]] = []
+    discoveries: list[tuple[int, int, float]] = []
     crawled: list[int] = []
     crawl_times: list[float] = []
     profits: list[float] = []
+    mask = np.isin(world.page_source, chosen) & (world.page_created > start_s)
+    created_pages = np.flatnonzero(mask)
     created_ptr = 0
     counts = {"recrawl": 0, "page": 0, "idle": 0}
 
     def refit(now: float) -> None:
         if policy.knows_creation:
-            policy.fit(world.truth())
+            policy.fit(world.truth(chosen))
             return
         recrawls = pd.DataFrame(recrawl_log, columns=["source", "new_links", "elapsed_s"])
         recrawls["source_url"] = urls[recrawls["source"].to_numpy(dtype=int)]
-        pages = np.asarray(crawled, dtype=np.int64)
-        ages = now - world.page_created[pages]
-        share = -np.expm1(-world.mu[world.page_source[pages]] * ages)
-        feedback = pd.DataFrame({"source_url": urls[world.page_source[pages]], "age_s": ages,
-                                 "clicks": rng.poisson(world.page_profit[pages] * share)})
+        feedback = click_feedback(world, np.asarray(crawled, dtype=np.int64), np.asarray(crawl_times), now, rng)
+        feedback["source_url"] = np.array(world.source_urls)[feedback["source"].to_numpy(dtype=int)]
         policy.fit(estimate_sources(urls, recrawls, feedback))
 
-    refit(0.0)
-    next_refit = refit_every_s
-    slots = int(world.horizon_s * budget)
-    for slot in range(1, slots + 1):
+    refit(start_s)
+    next_refit = start_s + refit_every_s
+    first, last = int(np.floor(start_s * budget)) + 1, int(end_s * budget)
+    for slot in range(first, last + 1):
         now = slot / budget
         if now >= next_refit:
             refit(now)
             next_refit += refit_every_s
         if policy.knows_creation:
-            while created_ptr < len(world.page_created) and world.page_created[created_ptr] <= now:
-                policy.created(int(world.page_source[created_ptr]), created_ptr, float(world.page_created[created_ptr]))
+            while created_ptr < len(created_pages) and world.page_created[created_pages[created_ptr]] <= now:
+                page = int(created_pages[created_ptr])
+                policy.created(local[int(world.page_source[page])], page, float(world.page_created[page]))
                 created_ptr += 1
         action = policy.next_action(now)
         if action is None:
@@ -154,6 +270,7 @@ def simulate(world: World, policy: CrawlPolicy, budget: float, refit_every_s: fl
             upto = int(np.searchsorted(world.page_created[ids], now, side="right"))
             found = ids[seen[i]:upto].tolist()
             recrawl_log.append((i, len(found), now - last_seen_at[i]))
+            discoveries.extend((int(chosen[i]), p, now) for p in found)
             policy.discovered(i, found, now, now - last_seen_at[i])
             seen[i], last_seen_at[i] = upto, now
             counts["recrawl"] += 1
@@ -161,8 +278,35 @@ def simulate(world: World, policy: CrawlPolicy, budget: float, refit_every_s: fl
             page = action.page
             crawled.append(page)
             crawl_times.append(now)
-            profits.append(world.page_profit[page] * np.exp(-world.mu[world.page_source[page]] * (now - world.page_created[page])))
+            src = world.page_source[page]
+            profits.append(float(world.page_profit[page] * world.survival(np.array([src]), np.array([now - world.page_created[page]]))[0]))
             counts["page"] += 1
         if progress is not None:
             progress.update(1)
-    return Run(np.asarray(crawl_times), np.asarray(profits), counts["recrawl"], counts["page"], counts["idle"])
+    return Run(np.asarray(crawl_times), np.asarray(profits), counts["recrawl"], counts["page"], counts["idle"],
+               np.asarray(crawled, dtype=np.int64), np.asarray(discoveries, dtype=float).reshape(-1, 3))
+
+
+def discover_sources(world: World, budget: float, history_end_s: float, coverage: float = 0.9, seed: int = 0) -> pd.DataFrame:
+    """Section 3 in the simulation: a breadth-first crawl of every candidate source up to
+    ``history_end_s`` is the crawl history; its new links and the clicks its pages got after their
+    crawl (the click log at ``history_end_s``) give each page's profit, and greedy maximum coverage
+    (:func:`focuscrawl.ephemeral.discovery.choose_sources`) picks the sources covering ``coverage``
+    of it. Returns the chosen sources (``source``: world index) in the order chosen."""
+    from focuscrawl.ephemeral.discovery import choose_sources, new_page_links
+    from focuscrawl.ephemeral.schedulers import SCHEDULERS
+
+    bfs = SCHEDULERS.create("BFS", budget=budget, max_rate=world.max_rate)
+    run = simulate(world, bfs, budget, refit_every_s=history_end_s + 1, seed=seed, end_s=history_end_s)
+    urls = np.array(world.source_urls)
+    d = run.discoveries
+    history = pd.DataFrame({"source_url": urls[d[:, 0].astype(int)], "discovered_page_url": d[:, 1].astype(int).astype(str),
+                            "discovered_at": d[:, 2]})
+    # Each source's first crawl, even if it found nothing, marks where its archive ends.
+    firsts = pd.DataFrame({"source_url": urls, "discovered_page_url": "", "discovered_at": 0.0})
+    links = new_page_links(pd.concat([firsts, history], ignore_index=True))
+    links = links[links.discovered_page_url != ""]
+    clicks = click_feedback(world, run.pages, run.crawl_times, history_end_s, np.random.default_rng([seed, 7]))
+    profit = pd.DataFrame({"page_url": run.pages.astype(str), "profit": clicks["clicks"].to_numpy(dtype=float)})
+    chosen = choose_sources(links, profit, coverage=coverage)
+    return chosen.assign(source=chosen.source_url.map({u: i for i, u in enumerate(urls)}).astype(int))
