@@ -112,6 +112,7 @@ class TransactionalStage:
         self.poll_ms, self.max_records, self.session_timeout_ms = poll_ms, max_records, session_timeout_ms
         self.transactions = 0
         self.restored = 0
+        self.skipped = 0
 
     def _partition_count(self, admin_consumer, topic: str) -> int:
         parts = admin_consumer.partitions_for_topic(topic)
@@ -162,7 +163,14 @@ class TransactionalStage:
                 for records in consumer.poll(timeout_ms=self.poll_ms, max_records=self.max_records).values():
                     for record in records:
                         consumed += 1
-                        outputs.extend(self.handler.handle(record))
+                        try:
+                            outputs.extend(self.handler.handle(record))
+                        except (ValueError, KeyError, TypeError, AttributeError) as exc:
+                            # A malformed record is skipped for good (its offset commits with the batch);
+                            # raising would replay it after every restart: a crash loop.
+                            self.skipped += 1
+                            log.warning("%s: record %s[%d]@%d skipped: %s", self.group, record.topic,
+                                        record.partition, record.offset, exc)
                 outputs.extend(self.handler.idle(self._caught_up(consumer)))
                 changes = list(self.handler.changes())
                 if consumed or outputs or changes:

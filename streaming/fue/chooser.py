@@ -18,36 +18,31 @@ after a SIGKILL it ranks as if it had never stopped and never extracts a process
 Extract requests are transactional: read them with ``isolation_level="read_committed"``.
 Any Kafka error in a transaction ends the process (exit 1) for the supervisor to restart it from the log.
 ``--status-file`` (JSON: candidates, chosen, pushed scores applied, the current top five) lets
-operators and tests watch the order change.
+operators and tests watch the order change; the candidate count goes to ``--metrics-port`` too
+(``focuscrawl.streamproc``).
 """
 
 from __future__ import annotations
 
-import argparse
 import logging
 import sys
-import threading
-from pathlib import Path
 
 from focuscrawl.changelog import TransactionalStage
 from focuscrawl.config import settings
 from focuscrawl.fue import RANKING_METHODS, UserChooser, UserClassifier
 from focuscrawl.fue.chooser import ChooserStage
 from focuscrawl.fue.pipeline import EXTRACT_TOPIC, POSTS_TOPIC, SCORES_TOPIC, STATS_TOPIC
-from focuscrawl.status import write_status
-from focuscrawl.topics import TopicSpec, ensure_topics
-
-from stage import stop_on_signals
+from focuscrawl.streamproc import StreamProcess, parser
+from focuscrawl.topics import TopicSpec
 
 log = logging.getLogger("focuscrawl.fue.chooser")
 
 
 def main(argv: list[str] | None = None) -> int:
     cfg = settings()
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = parser("fue-chooser", __doc__, cfg)
     ap.add_argument("--method", required=True, choices=RANKING_METHODS.names())
     ap.add_argument("--classifier", help="candidate classifier (joblib, UserClassifier.save) for HCP-like methods")
-    ap.add_argument("--bootstrap", default=cfg.kafka_bootstrap)
     ap.add_argument("--lead", type=int, default=8, help="chosen users in flight (about one per extractor)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--group", help="consumer group, and so the changelog (default fue-chooser-<method>)")
@@ -58,10 +53,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--scores-topic", help=f"compacted pushed scores (default {SCORES_TOPIC}.<method>)")
     ap.add_argument("--catch-up-wait", type=float, default=5.0,
                     help="seconds a chooser behind its input waits to catch up before it chooses anyway")
-    ap.add_argument("--status-file", type=Path, help="where to keep a JSON snapshot of the chooser's state")
     ap.add_argument("--status-top", type=int, default=5, help="best candidates shown in the status file")
     args = ap.parse_args(argv)
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
 
     classifier = UserClassifier.load(args.classifier) if args.classifier else None
     chooser = UserChooser(RANKING_METHODS.create(args.method, classifier=classifier, seed=args.seed))
@@ -70,29 +63,28 @@ def main(argv: list[str] | None = None) -> int:
                          scores_topic=args.scores_topic or f"{SCORES_TOPIC}.{args.method}",
                          extract_topic=args.extract_topic or f"{EXTRACT_TOPIC}.{args.method}",
                          lead=args.lead, catch_up_wait=args.catch_up_wait)
-    ensure_topics(args.bootstrap, [TopicSpec(args.posts_topic, "author"), TopicSpec(args.stats_topic, "user"),
-                                   TopicSpec(stage.extract_topic, "user"),
-                                   TopicSpec(stage.scores_topic, "user", compacted=True)],
-                  cfg.kafka_partitions, cfg.kafka_replication)
-    runner = TransactionalStage(args.bootstrap, [args.posts_topic, args.stats_topic, stage.scores_topic], group,
-                                stage, transactional_id=f"{group}-{args.instance}", replication=cfg.kafka_replication)
-    last_status: dict = {}
+    with StreamProcess(f"fue-chooser-{args.method}", args, cfg) as proc:
+        proc.ensure_topics([TopicSpec(args.posts_topic, "author"), TopicSpec(args.stats_topic, "user"),
+                            TopicSpec(stage.extract_topic, "user"),
+                            TopicSpec(stage.scores_topic, "user", compacted=True)])
+        runner = TransactionalStage(args.bootstrap, [args.posts_topic, args.stats_topic, stage.scores_topic], group,
+                                    stage, transactional_id=f"{group}-{args.instance}",
+                                    replication=cfg.kafka_replication)
 
-    def report() -> None:
-        nonlocal last_status
-        status = {**stage.status(top=args.status_top), "transactions": runner.transactions}
-        if args.status_file is not None and status != last_status:
-            write_status(args.status_file, status)
-            last_status = status
+        def status() -> dict:
+            current = {**stage.status(top=args.status_top), "transactions": runner.transactions,
+                       "skipped": runner.skipped}
+            proc.metrics.candidates.set(current["candidates"])
+            return current
 
-    stopping: threading.Event = stop_on_signals()
-    log.info("choosing users by %s into %s (group %s, changelog %s)", args.method, stage.extract_topic, group,
-             runner.changelog)
-    try:
-        runner.run(stopping, on_batch=report)
-    except Exception:  # noqa: BLE001 - state may be ahead of the changelog now: restart from the log
-        log.exception("transaction failed; exiting so the supervisor restarts the chooser from its changelog")
-        return 1
+        proc.status(status)
+        log.info("choosing users by %s into %s (group %s, changelog %s)", args.method, stage.extract_topic, group,
+                 runner.changelog)
+        try:
+            runner.run(proc.stopping, on_batch=proc.tick)
+        except Exception:  # noqa: BLE001 - state may be ahead of the changelog now: restart from the log
+            log.exception("transaction failed; exiting so the supervisor restarts the chooser from its changelog")
+            return 1
     return 0
 
 

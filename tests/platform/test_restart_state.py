@@ -169,7 +169,7 @@ def test_a_sigkilled_chooser_ranks_as_its_uninterrupted_twin_and_extracts_no_use
 
     try:
         # Phase 1: a backlog both choosers start on.
-        bus.send(posts_t, post_records(make_posts(1500, 400, seed=1)))
+        bus.send(posts_t, post_records(make_posts(1500, 400, seed=1)) + [("user0001", b"{not json")])  # one malformed
         sup = supervisor_factory([spec("a"), spec("b")], topic)
         quiet(LEAD)
         verdicts(2 * LEAD)
@@ -184,6 +184,7 @@ def test_a_sigkilled_chooser_ranks_as_its_uninterrupted_twin_and_extracts_no_use
         quiet(2 * LEAD)
         assert sup.state_of("chooser-a").restarts >= 1
         assert read_status(status["a"])["restored"] > 0  # the new process began from the changelog
+        assert read_status(status["b"])["skipped"] == 1  # the malformed post was skipped, not a crash loop
 
         # Phase 3: pushed scores and verdicts; then A is killed again at rest and restarts idle.
         bus.send(scores_t, [(f"user{u:04d}", json.dumps({"score": 10.0 + u / 1000}).encode()) for u in range(0, 400, 37)])
