@@ -16,6 +16,7 @@ from airflow.providers.apache.spark.operators.spark_submit import SparkSubmitOpe
 
 from focuscrawl.config import settings
 from focuscrawl.dag_schedules import dag_schedule
+from focuscrawl.services.airflow import SPARK_POOL
 from focuscrawl.spark import session_conf, submit_env
 
 cfg = settings()
@@ -45,7 +46,8 @@ def schedule(dag_id: str, assets=None):
 
 
 def spark_job(task_id: str, application: str, application_args: list[str] | None = None, **kwargs) -> SparkSubmitOperator:
-    """A task running ``spark_jobs/<application>`` with spark-submit on the configured master."""
+    """A task running ``spark_jobs/<application>`` with spark-submit on the configured master, in the
+    ``spark`` pool (``focuscrawl.services.airflow.SPARK_POOL``: one job at a time on the embedded default)."""
     return SparkSubmitOperator(
         task_id=task_id,
         conn_id="spark_default",
@@ -54,5 +56,6 @@ def spark_job(task_id: str, application: str, application_args: list[str] | None
         conf=session_conf(cfg),
         env_vars=submit_env(),
         name=f"focuscrawl-{task_id.replace('_', '-')}",
+        pool=SPARK_POOL,
         **kwargs,
     )

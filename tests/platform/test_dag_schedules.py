@@ -71,3 +71,15 @@ def test_dag_files_take_their_schedule_from_the_project(tmp_path, monkeypatch):
     # the batch side plans with the running processes' budgets and names
     assert bag.dags["source_schedule"].params["budget"] == 0.05
     assert bag.dags["graph_estimation"].params["estimators"] == "SCE,WCE"
+
+
+def test_every_spark_task_runs_in_the_spark_pool():
+    from airflow.dag_processing.dagbag import BundleDagBag
+    from airflow.providers.apache.spark.operators.spark_submit import SparkSubmitOperator
+
+    from focuscrawl.services.airflow import SPARK_POOL
+
+    bag = BundleDagBag(dag_folder=str(ROOT / "dags"), bundle_path=ROOT / "dags")
+    spark_tasks = [t for dag in bag.dags.values() for t in dag.tasks if isinstance(t, SparkSubmitOperator)]
+    assert len(spark_tasks) >= 6  # source_schedule, graph_estimation, embed, related, features, train, score
+    assert {t.pool for t in spark_tasks} == {SPARK_POOL}

@@ -31,6 +31,11 @@ from focuscrawl.services.process import (
 
 COMPONENTS = ("api-server", "scheduler", "dag-processor", "triggerer")
 TERMINAL_STATES = {"success", "failed"}
+# The pool every Spark task runs in (dags/common.spark_job), with its slots when first created: one
+# job at a time on the embedded default's two cores (three concurrent spark-submits each took over
+# 30 minutes to start at load 60-90, the platform test's four Spark DAGs never finished). Raise it
+# in the UI (Admin -> Pools) on a cluster: an existing pool is left as it is.
+SPARK_POOL, SPARK_POOL_SLOTS = "spark", 1
 
 
 def _write_private(path: Path, text: str) -> None:
@@ -171,9 +176,11 @@ class AirflowService:
 
     def start(self, timeout: float = 240.0) -> None:
         if self.healthy():
+            self.client().ensure_pool(SPARK_POOL, SPARK_POOL_SLOTS, "Spark jobs (spark-submit tasks)")
             return
         try:
             self._start(timeout)
+            self.client().ensure_pool(SPARK_POOL, SPARK_POOL_SLOTS, "Spark jobs (spark-submit tasks)")
         except BaseException:
             self.stop()  # a half-started Airflow must not hold its ports for the next try
             raise
@@ -322,6 +329,16 @@ class AirflowClient:
             if time.monotonic() > deadline:
                 raise TimeoutError(f"run {run_id} of {dag_id} still {state} after {timeout:.0f}s")
             time.sleep(interval)
+
+    def ensure_pool(self, name: str, slots: int, description: str = "") -> dict:
+        """Create the pool ``name`` with ``slots`` unless it exists (an operator's change of its slots stays)."""
+        try:
+            return self._call("GET", f"/api/v2/pools/{name}").json()
+        except AirflowError as exc:
+            if "-> 404" not in str(exc):
+                raise
+        return self._call("POST", "/api/v2/pools", json={"name": name, "slots": slots, "description": description,
+                                                          "include_deferred": False}).json()
 
     def assets(self) -> list[dict]:
         """Every Asset Airflow knows, with the DAGs scheduled on it and the tasks producing it."""
