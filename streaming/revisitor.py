@@ -12,28 +12,28 @@ site's own time, read from the ``Date`` header of its responses (``focuscrawl.fe
 world sends its simulated time there), ``--clock wall`` the machine's. Snapshots are appended to Delta every
 ``--flush-every`` rows and whenever no page is due. A background thread follows the compacted
 page-priority topic from its beginning, so the pushed scores reorder the revisits without a
-restart. The head of the order and the counters go to ``--status-file`` (JSON).
-SIGTERM/SIGINT flush and stop.
+restart. The head of the order and the counters go to ``--status-file``, fetch counts and the
+frontier to ``--metrics-port`` (``focuscrawl.streamproc``); ``--project FILE [--site NAME]`` fetches as
+the project's site. SIGTERM/SIGINT flush and stop.
 """
 
 from __future__ import annotations
 
-import argparse
 import logging
-import signal
 import sys
-import threading
 import time
-from pathlib import Path
 
 from focuscrawl.config import settings
+from focuscrawl.streamproc import StreamProcess, parser
 
 log = logging.getLogger("focuscrawl.revisitor")
+
+NAME = "revisitor"
 
 
 def main(argv: list[str] | None = None) -> int:
     cfg = settings()
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = parser(NAME, __doc__, cfg)
     ap.add_argument("--seed", action="append", default=[], help="a page to revisit (repeatable)")
     ap.add_argument("--discover", help="regex: outlinks matching it become known pages")
     ap.add_argument("--max-pages", type=int, default=100_000, help="known pages at most")
@@ -48,71 +48,60 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--interval-days", type=float, default=7.0, help="revisit period on the clock")
     ap.add_argument("--table", default=None, help="snapshot table location (default: page_snapshots in the lake)")
     ap.add_argument("--priority-topic", default=None, help="compacted page-priority topic")
-    ap.add_argument("--bootstrap", default=cfg.kafka_bootstrap)
     ap.add_argument("--politeness-delay", type=float, default=1.0, help="seconds between requests to a host")
     ap.add_argument("--flush-every", type=int, default=200, help="snapshot rows per Delta commit")
     ap.add_argument("--idle", type=float, default=1.0, help="seconds to wait when no page is due")
-    ap.add_argument("--status-file", type=Path, default=cfg.var_dir / "crawler" / "revisitor.json")
     args = ap.parse_args(argv)
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
 
-    from focuscrawl.fetch import Fetcher, HostPoliteness
     from focuscrawl.fetch.clock import SiteClock, robots_url
     from focuscrawl.outlinks.revisit import PageRevisitor, SnapshotWriter
     from focuscrawl.outlinks.tables import PAGE_PRIORITIES_TOPIC, SNAPSHOTS
     from focuscrawl.outlinks.urls import registered_domain, virtual_host_domain
-    from focuscrawl.priority_topic import PriorityFollower
     from focuscrawl.storage import storage_options
 
-    from focuscrawl.status import write_status
-
-    stopping = threading.Event()
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        signal.signal(sig, lambda *_: stopping.set())
-
     writer = SnapshotWriter(args.table or SNAPSHOTS.path(cfg), storage_options(cfg) or None)
-    fetcher = Fetcher.from_settings(cfg, politeness=HostPoliteness(min_delay=args.politeness_delay))
-    clock = SiteClock(refresh_s=args.clock_refresh).attach(fetcher) if args.clock == "site" else time.time
-    revisitor = PageRevisitor(fetcher, writer, clock, origin=args.origin, interval=args.interval_days * 86400,
-                              domain_of=virtual_host_domain(args.virtual_hosts) if args.virtual_hosts
-                              else registered_domain, discover=args.discover, max_pages=args.max_pages)
     seen = writer.history()  # the frontier is rebuilt from the table it lands (restart-safe)
     if not args.seed and not seen:
         ap.error("no page to revisit: give --seed (the snapshot table has none yet)")
-    if args.clock == "site":  # before any page, and idle between periods: the time is read from robots.txt
-        probe = robots_url(args.seed[0] if args.seed else seen[0][0])
-        clock.probe = lambda: fetcher.fetch(probe)
-    revisitor.restore(seen, seeds=args.seed)
-    follower = PriorityFollower(args.bootstrap, args.priority_topic or PAGE_PRIORITIES_TOPIC, revisitor.apply_priority)
-    follower.start()
-    log.info("revisiting %d known pages every %.1f days (%s clock) into %s; following %s",
-             len(revisitor.ranking), args.interval_days, args.clock, writer.table_path, follower.topic)
+    with StreamProcess(NAME, args, cfg) as proc:
+        fetcher = proc.fetcher(politeness_delay=args.politeness_delay)
+        clock = SiteClock(refresh_s=args.clock_refresh).attach(fetcher) if args.clock == "site" else time.time
+        revisitor = PageRevisitor(fetcher, writer, clock, origin=args.origin, interval=args.interval_days * 86400,
+                                  domain_of=virtual_host_domain(args.virtual_hosts) if args.virtual_hosts
+                                  else registered_domain, discover=args.discover, max_pages=args.max_pages)
+        if args.clock == "site":  # before any page, and idle between periods: the time is read from robots.txt
+            probe = robots_url(args.seed[0] if args.seed else seen[0][0])
+            clock.probe = lambda: fetcher.fetch(probe)
+        revisitor.restore(seen, seeds=args.seed)
+        topic = args.priority_topic or PAGE_PRIORITIES_TOPIC
+        proc.follow(topic, revisitor.apply_priority)
 
-    while not stopping.is_set():
-        try:
-            revisitor.revisit_next()
-        except Exception:  # noqa: BLE001 - the site did not answer (its clock probe neither): log, wait, go on
-            log.exception("revisit failed; retrying in %.1f s", args.idle)
-        idle = revisitor.due() == 0
-        if idle or len(writer.rows) >= args.flush_every:
+        def status() -> dict:
+            proc.metrics.candidates.set(len(revisitor.ranking))
+            proc.metrics.frontier.set(revisitor.due())
+            return {**revisitor.status(), "written": writer.written}
+
+        proc.status(status)
+        log.info("revisiting %d known pages every %.1f days (%s clock) into %s; following %s",
+                 len(revisitor.ranking), args.interval_days, args.clock, writer.table_path, topic)
+
+        while proc.running():
             try:
-                if writer.flush():
-                    log.info("period %s: %d snapshots in Delta, %d known pages",
-                             revisitor.current_period, writer.written, len(revisitor.ranking))
-            except Exception:  # noqa: BLE001 - rows stay buffered and go with the next flush
-                log.exception("writing %d snapshots failed; keeping them for the next flush", len(writer.rows))
-        write_status(args.status_file, {**revisitor.status(), "written": writer.written,
-                                        "updated_at_ms": int(time.time() * 1000)})
-        if idle:
-            stopping.wait(args.idle)
-
-    follower.stop()
-    follower.join(timeout=10)
-    writer.flush()
-    fetcher.close()
-    write_status(args.status_file, {**revisitor.status(), "written": writer.written,
-                                    "updated_at_ms": int(time.time() * 1000)})
-    log.info("stopped after %d revisits (%d failed)", revisitor.revisits, revisitor.failures)
+                revisitor.revisit_next()
+            except Exception:  # noqa: BLE001 - the site did not answer (its clock probe neither): log, wait, go on
+                log.exception("revisit failed; retrying in %.1f s", args.idle)
+            idle = revisitor.due() == 0
+            if idle or len(writer.rows) >= args.flush_every:
+                try:
+                    if writer.flush():
+                        log.info("period %s: %d snapshots in Delta, %d known pages",
+                                 revisitor.current_period, writer.written, len(revisitor.ranking))
+                except Exception:  # noqa: BLE001 - rows stay buffered and go with the next flush
+                    log.exception("writing %d snapshots failed; keeping them for the next flush", len(writer.rows))
+            if idle:
+                proc.wait(args.idle)
+        writer.flush()
+        log.info("stopping after %d revisits (%d failed)", revisitor.revisits, revisitor.failures)
     return 0
 
 

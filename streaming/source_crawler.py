@@ -23,8 +23,8 @@ in one Kafka transaction with the changelog topic ``focuscrawl.changelog.<--name
 crawler reads back on start: after a SIGKILL each source's chain of recrawls continues where the
 landed rows end (land with ``isolation_level="read_committed"``).
 
-``land`` is the project's exactly-once stream consumer (``streaming/consumer.py``) for one of the
-two history tables. SIGTERM/SIGINT stop both cleanly.
+``land --table NAME`` runs the one exactly-once consumer, ``streaming/consumer.py --sink NAME``, for one of
+the two history tables. SIGTERM/SIGINT stop both cleanly.
 """
 
 from __future__ import annotations
@@ -62,7 +62,8 @@ def crawl(args, cfg) -> int:
 
     stopping = threading.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):
-        signal.signal(sig, lambda *_: stopping.set())
+        # Not stopping.set() in the handler: it deadlocks when the signal lands inside stopping.wait().
+        signal.signal(sig, lambda *_: threading.Thread(target=stopping.set, daemon=True).start())
     ensure_topics(args.bootstrap, [TopicSpec(t, "host") for t in (*HISTORY_TOPICS.values(), args.dead_letter_topic)],
                   cfg.kafka_partitions, cfg.kafka_replication)
     # Restart-safe (issue 16, point 5): rows and the crawler's state records commit in one transaction.
@@ -139,20 +140,11 @@ def crawl(args, cfg) -> int:
 
 
 def land(args, cfg) -> int:
-    from consumer import StreamConsumer
+    """The one consumer entry point (``streaming/consumer.py --sink NAME``), kept under this name."""
+    from consumer import main as consumer_main
 
-    from focuscrawl.delta_sink import STREAM_DEAD_LETTER_TABLE, DeltaSink
-
-    spec = HISTORY_TABLES[args.table]
-    sink = DeltaSink(spec.path(cfg), spec, args.group or f"{args.table}-to-delta",
-                     dead_letter_uri=STREAM_DEAD_LETTER_TABLE.path(cfg))
-    consumer = StreamConsumer(args.bootstrap, HISTORY_TOPICS[args.table], sink.group, sink,
-                              batch_seconds=args.batch_seconds, topic_partitions=cfg.kafka_partitions,
-                              topic_replication=cfg.kafka_replication)
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        signal.signal(sig, lambda *_: consumer.stopping.set())
-    consumer.run()
-    return 0
+    return consumer_main(["--sink", args.table, "--bootstrap", args.bootstrap, "--batch-seconds", str(args.batch_seconds),
+                          *(["--group", args.group] if args.group else [])])
 
 
 def main(argv: list[str] | None = None) -> int:

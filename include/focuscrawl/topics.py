@@ -44,12 +44,12 @@ def host_key(url: str) -> bytes:
 
 
 def ensure_topics(bootstrap: str, specs: list[TopicSpec], partitions: int | None = None,
-                  replication: int | None = None, cfg: "Settings | None" = None) -> list[str]:
+                  replication: int | None = None, cfg: "Settings | None" = None, wait_ms: int = 120_000) -> list[str]:
     """Create the topics that do not exist yet (an existing topic keeps its counts); returns those created.
 
     ``partitions``/``replication`` default to the settings' ``kafka_partitions``/``kafka_replication``
     (``cfg``, else :func:`focuscrawl.config.settings`); a :class:`TopicSpec` with ``compacted`` gets
-    :data:`COMPACTED_CONFIGS`.
+    :data:`COMPACTED_CONFIGS`. Waits up to ``wait_ms`` for every partition of ``specs`` to have a leader.
     """
     if partitions is None or replication is None:
         from focuscrawl.config import settings
@@ -73,13 +73,14 @@ def ensure_topics(bootstrap: str, specs: list[TopicSpec], partitions: int | None
                 continue
             configs = dict(COMPACTED_CONFIGS) if spec.compacted else {}
             try:
-                # Returns once the broker's metadata lists the partitions: a consumer subscribing right
-                # after would otherwise get an empty assignment and a second rebalance.
-                admin.create_topics([NewTopic(spec.name, partitions, replication, topic_configs=configs)],
-                                    wait_for_metadata=True)
+                admin.create_topics([NewTopic(spec.name, partitions, replication, topic_configs=configs)])
                 created.append(spec.name)
             except TopicAlreadyExistsError:  # another instance created it first
                 pass
+        # Return once every partition has a leader: a consumer subscribing right after would otherwise
+        # get an empty assignment and a second rebalance. kafka-python waits 10 s by default, which a
+        # loaded machine exceeds (seen at load ~55); the broker's own answer is what we wait for.
+        admin.wait_for_topics([spec.name for spec in specs], timeout_ms=wait_ms)
     finally:
         admin.close()
     if created:

@@ -7,43 +7,50 @@ verdict is timed by the records (``focuscrawl.fue.pipeline.VerdictTimes``): the 
 history was read at, which the extractor took from the ``Date`` of the site's last response (else
 the newest item's ``created_utc``); ``--run-start`` is the site time the run's clock counts from
 (default: the first history judged). Nothing here reads the world's evaluation interface.
-``streaming/fue/stats_sink.py`` writes the events to Delta.
+``streaming/consumer.py --sink fue_extractions`` writes the events to Delta and counts them as they land
+(``focuscrawl_extracted_users_total``, ``focuscrawl_harvest_ratio`` by method); status and metrics
+as every stream process (``focuscrawl.streamproc``).
 """
 
 from __future__ import annotations
 
-import argparse
-import logging
 import sys
 
 from focuscrawl.config import settings
 from focuscrawl.fue import UserClassifier
 from focuscrawl.fue.pipeline import HISTORIES_TOPIC, STATS_TOPIC, History, ReferenceJudge, VerdictTimes
+from focuscrawl.streamproc import StreamProcess, parser
+from focuscrawl.topics import TopicSpec
 
-from stage import run_stage, stop_on_signals
+NAME = "fue-classifier"
 
 
 def main(argv: list[str] | None = None) -> int:
     cfg = settings()
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = parser(NAME, __doc__, cfg)
     ap.add_argument("--reference", required=True, help="reference classifier (joblib, UserClassifier.save)")
     ap.add_argument("--run-id", default="live")
     ap.add_argument("--run-start", type=float, default=None,
                     help="site time (Unix seconds) the run's sim_time counts from (default: the first history judged)")
-    ap.add_argument("--bootstrap", default=cfg.kafka_bootstrap)
     args = ap.parse_args(argv)
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
 
     judge = ReferenceJudge(UserClassifier.load(args.reference))
     times = VerdictTimes(args.run_start)
 
-    def handle(record):
-        history = History.from_json(record.value)
-        sim_time, sim_epoch = times(history)
-        event = judge.judge(history, run_id=args.run_id, method=history.method, sim_time=sim_time, sim_epoch=sim_epoch)
-        yield STATS_TOPIC, history.user, event.to_json()
+    with StreamProcess(NAME, args, cfg) as proc:
+        proc.ensure_topics([TopicSpec(STATS_TOPIC, "user")])
+        counts = {"judged": 0}
+        proc.status(lambda: {"run_id": args.run_id, **counts})
 
-    run_stage(args.bootstrap, [HISTORIES_TOPIC], "fue-classifier", handle, stop_on_signals())
+        def handle(record):
+            history = History.from_json(record.value)
+            sim_time, sim_epoch = times(history)
+            event = judge.judge(history, run_id=args.run_id, method=history.method, sim_time=sim_time,
+                                sim_epoch=sim_epoch)
+            counts["judged"] += 1
+            yield STATS_TOPIC, history.user, event.to_json()
+
+        proc.run_stage([HISTORIES_TOPIC], "fue-classifier", handle)
     return 0
 
 

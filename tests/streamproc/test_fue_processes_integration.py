@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from focuscrawl.fue.pipeline import EXTRACT_TOPIC, HISTORIES_TOPIC
+from focuscrawl.topics import TopicSpec, ensure_topics
 
 pytestmark = pytest.mark.integration
 
@@ -86,3 +87,38 @@ def test_explorer_then_extractor_at_the_paced_rate(kafka_broker, serve_world, tm
     status = json.loads((tmp_path / "extractor.json").read_text())
     assert (status["process"], status["extracted"]) == (f"fue-extractor-{method}", 3)
     assert status["metrics"]["fetches_total"] >= 3 and status["metrics"]["records_produced_total"] == 3
+
+
+def test_classifier_judges_every_history_on_the_scaffold(kafka_broker, tmp_path):
+    from kafka import KafkaProducer
+
+    from focuscrawl.fue.classifier import train_reference_classifier
+    from focuscrawl.fue.pipeline import STATS_TOPIC, History
+
+    sad, glad = "sad hopeless tired alone crying", "football pizza weekend friends match"
+    model = tmp_path / "reference.joblib"
+    train_reference_classifier([[sad, sad]] * 12 + [[glad, glad]] * 12, [1] * 12 + [0] * 12, min_df=2).save(model)
+    method, run = f"T{uuid.uuid4().hex[:6]}", f"r{uuid.uuid4().hex[:6]}"
+    users = [f"{method}-u{i}" for i in range(4)]
+    # A reader subscribing to a topic that does not exist yet waits for a metadata refresh (minutes).
+    ensure_topics(kafka_broker.url, [TopicSpec(STATS_TOPIC, "user"), TopicSpec(HISTORIES_TOPIC, "user")])
+    producer = KafkaProducer(bootstrap_servers=kafka_broker.url, acks="all")
+    for i, user in enumerate(users):
+        history = History(user, (sad if i % 2 else glad,) * 3, 1, 0.1, method, (), 1.7e9 + i)
+        producer.send(HISTORIES_TOPIC, key=user.encode(), value=history.to_json())
+    producer.flush(30)
+    producer.close()
+    log = tmp_path / "classifier.log"
+    proc = spawn(["streaming/fue/classifier.py", "--reference", str(model), "--run-id", run,
+                  "--status-file", str(tmp_path / "classifier.json")], log)
+    try:
+        ours = lambda got: [json.loads(r.value) for r in got if json.loads(r.value)["run_id"] == run]  # noqa: E731
+        events = ours(read(kafka_broker.url, STATS_TOPIC, lambda got: len(ours(got)) >= 4))
+    finally:
+        stop(proc, log)
+    assert sorted(e["user"] for e in events) == users, log.read_text()[-3000:]
+    assert {e["method"] for e in events} == {method}
+    # Timed by the records (the history's site time), not by any clock of the world.
+    assert sorted(e["sim_epoch"] for e in events) == [1.7e9 + i for i in range(4)]
+    status = json.loads((tmp_path / "classifier.json").read_text())
+    assert status["process"] == "fue-classifier" and status["judged"] >= 4
