@@ -84,6 +84,54 @@ def test_feature_sets_follow_the_seed():
     assert not set(feature_columns("LCR", "int", "all", 3)) & set(groups["DP"])  # DP defines LCR
     nnl = feature_columns("NNL", "int", "lbla", 3)
     assert "nnl_int_lag3" in nnl and "around_mean_nnl_int_av" in nnl and "ccr" not in nnl
+    # The related pages' LCR, which Section 6 finds among the most informative features, is in every LBLA set.
+    for target in ("NNL", "NL", "LCR"):
+        assert {"around_mean_nl_int_rate", "around_max_nl_int_rate"} <= set(feature_columns(target, "int", "lbla", 3))
+    assert not any(c.startswith("n_links") or c == "url_depth" for c in nnl)  # nothing but look back and look around
+
+
+def _weekly_new_links(snapshots):
+    t = targets(snapshots)
+    return t.assign(nnl=t.nnl_int + t.nnl_ext)
+
+
+def test_synthetic_pages_change_in_the_documented_ways():
+    from focuscrawl.outlinks.synthetic import generate_snapshots
+
+    kw = dict(n_pages=300, n_periods=8, n_topics=6, n_sites=5, words_per_page=30, seed=4)
+    # Content change drives link change: weeks with a content update have more new links (coupling 1),
+    # and do not when the coupling is 0. Claimed by the difference's 95% interval over weeks x pages.
+    def update_effect(coupling):
+        t = _weekly_new_links(generate_snapshots(content_link_coupling=coupling, **kw))
+        a, b = t[t.content_changed].nnl, t[~t.content_changed].nnl
+        d, se = a.mean() - b.mean(), np.hypot(a.std() / np.sqrt(len(a)), b.std() / np.sqrt(len(b)))
+        return d / b.mean(), d - 2 * se, d + 2 * se
+
+    ratio, low, _ = update_effect(1.0)
+    assert low > 0 and ratio > 0.3
+    _, low0, high0 = update_effect(0.0)
+    assert low0 <= 0 <= high0  # no coupling: updates say nothing about links
+    # Related pages change together: with co_change 1 a page's weekly counts follow its topic's more
+    # closely than with co_change 0 (correlation of week-to-week changes within a topic).
+    def within_topic_corr(c):
+        snaps = generate_snapshots(co_change=c, content_link_coupling=0.0, rate_drift=0.0, **kw)
+        t = _weekly_new_links(snaps)
+        wide = t.pivot(index="url", columns="period", values="nnl")
+        logs = np.log1p(wide.to_numpy(float))
+        change = np.diff(logs, axis=1)
+        topic = snaps.drop_duplicates("url").set_index("url").loc[wide.index, "text"].str.extract(r"t(\d+)w")[0].to_numpy()
+        corr = []
+        for k in np.unique(topic):
+            x = change[topic == k]
+            x = x[x.std(axis=1) > 0]
+            if len(x) > 2:
+                c_ = np.corrcoef(x)
+                corr.append(c_[np.triu_indices(len(x), 1)].mean())
+        return float(np.mean(corr))
+
+    assert within_topic_corr(1.0) > within_topic_corr(0.0) + 0.1
+    with pytest.raises(ValueError, match="co_change"):
+        generate_snapshots(co_change=1.5, **kw)
 
 
 def clustered(n=3000, d=32, centres=60, seed=0):

@@ -58,6 +58,9 @@ class ExperimentResult:
     importances: dict[tuple[str, str], dict[str, float]] = field(default_factory=dict)
     n_train: int = 0
     n_test: int = 0
+    # Held-out rows: url, scope, model, predicted, and the true nnl/nl/lcr of the scope (raw rows for
+    # intervals and for rebuilding tables without retraining).
+    predictions: pd.DataFrame | None = None
 
 
 def run_experiment(features: pd.DataFrame, history_size: int, eval_period: int | None = None,
@@ -72,11 +75,13 @@ def run_experiment(features: pd.DataFrame, history_size: int, eval_period: int |
     if train_rows.empty or test_rows.empty:
         raise ValueError(f"need feature rows before and at the held-out period {eval_period}; "
                          f"have periods {sorted(features['period'].unique())}")
-    rho_rows, area_rows, curves, importances = [], [], {}, {}
+    rho_rows, area_rows, curves, importances, kept = [], [], {}, {}, []
     for scope in scopes:
         for name, spec in specs.items():
             model = train(spec, train_rows, scope, history_size, seed, **options)
             predicted = model.predict(test_rows[spec.columns(scope, history_size)])
+            kept.append(pd.DataFrame({"url": test_rows["url"].to_numpy(), "scope": scope, "model": name, "predicted": predicted,
+                                      **{t: test_rows[target_column(t, scope)].to_numpy(float) for t in TARGETS}}))
             rho_rows.append({"scope": scope, "model": name,
                              **{t: spearman(test_rows[target_column(t, scope)], predicted) for t in TARGETS}})
             curve = precision_at_k_curve(test_rows[target_column("NNL", scope)].to_numpy(), predicted, seed=seed)
@@ -91,4 +96,5 @@ def run_experiment(features: pd.DataFrame, history_size: int, eval_period: int |
         importances=importances,
         n_train=len(train_rows),
         n_test=len(test_rows),
+        predictions=pd.concat(kept, ignore_index=True),
     )

@@ -67,4 +67,6 @@ def feature_columns(target: str, scope: str, feature_set: str, history_size: int
                   around_name(f"nnl_{scope}_lag1", "mean")]
     if target == "NL":
         return [f"nl_{scope}_rate", f"nl_{scope}_lag1"] + back + around
-    return back + around_nnl
+    # NNL: its own history, the related pages' NNL history and their LCR (Section 6 names the related
+    # pages' LCR among the most informative features; Section 7's LBLA keeps them).
+    return back + around_nnl + around

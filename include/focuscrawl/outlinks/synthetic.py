@@ -1,11 +1,31 @@
-"""Synthetic weekly snapshots for fast tests and the report (the revisitor takes real ones from the world).
+"""Synthetic weekly snapshots for fast tests, the report and the co-change sweep (the revisitor takes
+real ones from the world).
 
-Built so the seed's findings (002, Section 6) can show: pages belong to topics; a topic fixes the
-page's vocabulary (so content embedding finds its related pages) and its rate of new outlinks,
-which drifts week to week as a persistent topic-level activity (so the related pages' recent
-history carries information that one page's own short, noisy history does not). Many pages never
-gain links (targets are mostly zero). Content changes (ads, dates) happen at a rate independent of
-link change, which is why the CCR baseline should be weak.
+Seed 002 (Sections 5-6) asks which signals predict new outlinks: the page's own history (look back),
+its related pages' (look around), its content change. The generator makes each mechanism explicit,
+with a parameter, so that a sweep can show when each pays; nothing in it is set to reproduce the
+paper's verdicts:
+
+- **Topics.** Pages belong to topics; a topic fixes the page's vocabulary (so the content embedding
+  finds its related pages) and a base rate of new outlinks (a third of the topics static, the rest
+  log-normal over about two orders of magnitude), each page's base rate log-normal around it and 5%
+  of the pages never gaining links.
+- **Related pages that change together** (``co_change`` c in [0, 1]): each week a page's activity is
+  ``exp(c·A_topic(t) + sqrt(1 - c²)·B_page(t))``, A and B independent AR(1) processes in logs
+  (coefficient 0.8, innovation sd ``activity_noise``). At c = 0 a page's fluctuations are its own and
+  its related pages tell nothing its own history does not; at c = 1 a topic's pages move together,
+  so their recent weeks say where the page is going.
+- **Content change that drives link change** (``content_link_coupling`` κ): each week a page updates its
+  text with its own probability u_p (uniform 0-0.6); an update multiplies that week's expected new
+  links by (1 + κ), renormalised by (1 + κ u_p) so the page's mean rate does not depend on κ. At κ = 0
+  content change says nothing about links (the CCR baseline is then uninformative by construction).
+- **Rates that drift** (``rate_drift``): each page's base rate follows a random walk in logs with that
+  sd per week, so old history goes stale.
+
+Defaults (stated neutral choices, not fitted to data and not to the paper's results): ``co_change =
+0.5``, the middle of the swept range; ``content_link_coupling = 1.0``, an update doubling the
+week's expected new links; ``rate_drift = 0.1``, a slow drift (a base rate moves by about 30% in ten
+weeks); ``activity_noise = 1.0``. ``focuscrawl experiment outlinks-cochange`` sweeps ``co_change``.
 """
 
 from __future__ import annotations
@@ -20,10 +40,22 @@ SNAPSHOT_COLUMNS = ["url", "period", "fetched_at", "status", "content_digest", "
                     "external_outlinks"]
 
 
+def _ar1(n_periods: int, n: int, noise: float, rng: np.random.Generator) -> np.ndarray:
+    out = np.zeros((n_periods, n))
+    for t in range(1, n_periods):
+        out[t] = 0.8 * out[t - 1] + rng.normal(0, noise, n)
+    return out
+
+
 def generate_snapshots(n_pages: int = 2000, n_periods: int = 10, n_topics: int = 40, n_sites: int = 50,
                        words_per_page: int = 80, activity_noise: float = 1.0, seed: int = 0,
-                       start: datetime = datetime(2026, 1, 5, tzinfo=timezone.utc)) -> pd.DataFrame:
+                       start: datetime = datetime(2026, 1, 5, tzinfo=timezone.utc), co_change: float = 0.5,
+                       content_link_coupling: float = 1.0, rate_drift: float = 0.1) -> pd.DataFrame:
     """One row per (page, period) in the snapshot table's columns (see tables.py)."""
+    if not 0.0 <= co_change <= 1.0:
+        raise ValueError(f"co_change must be in [0, 1] (got {co_change})")
+    if content_link_coupling < 0 or rate_drift < 0:
+        raise ValueError("content_link_coupling and rate_drift must be >= 0")
     rng = np.random.default_rng(seed)
     topic = rng.integers(0, n_topics, n_pages)
     site = rng.integers(0, n_sites, n_pages)
@@ -32,11 +64,13 @@ def generate_snapshots(n_pages: int = 2000, n_periods: int = 10, n_topics: int =
     topic_ext_share = rng.uniform(0.3, 0.7, n_topics)
     page_rate = topic_rate[topic] * np.exp(rng.normal(0, 0.5, n_pages)) * (rng.random(n_pages) > 0.05)
     content_change = rng.uniform(0, 0.6, n_pages)
-    # Persistent topic activity (AR(1) in logs): this week's activity tells about next week's.
-    log_activity = np.zeros((n_periods, n_topics))
-    for t in range(1, n_periods):
-        log_activity[t] = 0.8 * log_activity[t - 1] + rng.normal(0, activity_noise, n_topics)
-    activity = np.exp(log_activity - 0.5 * activity_noise ** 2)
+    # Weekly activity: the topic's shared part and the page's own, mixed by co_change (variance kept).
+    mixed = co_change * _ar1(n_periods, n_topics, activity_noise, rng)[:, topic] \
+        + np.sqrt(1 - co_change**2) * _ar1(n_periods, n_pages, activity_noise, rng)
+    activity = np.exp(mixed - 0.5 * activity_noise**2)
+    drift = np.exp(np.cumsum(rng.normal(0, rate_drift, (n_periods, n_pages)), axis=0))
+    updated = rng.random((n_periods, n_pages)) < content_change[None, :]
+    boost = (1 + content_link_coupling * updated) / (1 + content_link_coupling * content_change[None, :])
 
     topic_words = [[f"t{k}w{j}" for j in range(40)] for k in range(n_topics)]
     common = [f"c{j}" for j in range(300)]
@@ -56,9 +90,9 @@ def generate_snapshots(n_pages: int = 2000, n_periods: int = 10, n_topics: int =
     for t in range(n_periods):
         for i in range(n_pages):
             if t > 0:
-                if rng.random() < content_change[i]:
+                if updated[t, i]:
                     texts[i][rng.integers(len(texts[i]))] = f"n{rng.integers(10 ** 6)}"
-                mu = page_rate[i] * activity[t, topic[i]]
+                mu = page_rate[i] * drift[t, i] * activity[t, i] * boost[t, i]
                 new_int = rng.poisson(mu * (1 - topic_ext_share[topic[i]]))
                 new_ext = rng.poisson(mu * topic_ext_share[topic[i]])
                 # Old links drop off the page as new ones push them out (listing pages).

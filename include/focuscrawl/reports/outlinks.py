@@ -1,6 +1,7 @@
 """``focuscrawl report outlinks``: the seed-002 evaluation in the paper's form (Section 7).
 
-    focuscrawl report outlinks [--pages 2000] [--periods 10] [--history-size 4] [--world | --lake] [--models ...]
+    focuscrawl report outlinks [--pages 2000] [--periods 12] [--history-size 8] [--world | --lake] [--models ...]
+    focuscrawl report outlinks --run DIR   # rebuild the tables of a `focuscrawl experiment outlinks` run
 
 - a Spearman table (Figure 14): every ranking (models, LBLA variants, baselines NNL-Av, NNL-Pr, CCR)
   against the ground-truth rankings LCR, NL and NNL, for internal and external outlinks;
@@ -132,12 +133,26 @@ def markdown(frame: pd.DataFrame) -> str:
     return "\n".join(lines)
 
 
+def _rebuild(run, out, record) -> str:
+    from focuscrawl.experiments.outlinks import build_outputs
+
+    return build_outputs(out, pd.read_csv(run / "predictions.csv.gz"), record["parameters"])
+
+
 def main(argv: list[str] | None = None) -> int:
+    import sys
+
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if "--run" in argv:
+        from focuscrawl.experiments.run_record import report_main
+
+        return report_main(argv, "outlinks", "Rebuild the tables of a `focuscrawl experiment outlinks` run from its "
+                           "run.json and held-out predictions.", ["predictions.csv.gz"], _rebuild)
     ap = argparse.ArgumentParser(prog="focuscrawl report outlinks", description=__doc__.splitlines()[0])
     ap.add_argument("--pages", type=int, help="synthetic pages (default 2000); with --world, the world's first N pages "
                                               "(default all)")
-    ap.add_argument("--periods", type=int, default=10, help="synthetic weekly snapshots")
-    ap.add_argument("--history-size", type=int, default=4, help="look-back intervals")
+    ap.add_argument("--periods", type=int, default=12, help="synthetic weekly snapshots (history + 2 training weeks + 1 held out)")
+    ap.add_argument("--history-size", type=int, default=8, help="look-back intervals (8, as in the paper, Section 7)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--n-estimators", type=int, default=100, help="trees / boosting rounds")
     source = ap.add_mutually_exclusive_group()
