@@ -157,3 +157,35 @@ def test_shared_scores_score_each_text_once_and_agree_with_the_model():
     assert shared.predict_proba(["ab", "abc", "ab"]).tolist() == [0.02, 0.03, 0.02] and model.calls == 2
     assert shared.predict_proba(["abc"]).tolist() == [0.03] and model.calls == 2
     assert shared.predict_proba(["x", "yy"]).tolist() == [0.01, 0.02] and model.calls == 4  # full: emptied
+
+
+def test_hcp_is_scored_by_the_reference_model_and_hcp_snip_by_the_snippet_model():
+    from focuscrawl.fue.methods import RANKING_METHODS
+
+    snippet_scored = {n for n in RANKING_METHODS.names() if getattr(RANKING_METHODS.get(n), "scorer", "") == "snippets"}
+    assert snippet_scored == {"HCP-SNIP"}
+    assert RANKING_METHODS.get("HCP-CB-0.9-0.1").pseudo_labelling == (0.9, 0.1)
+    assert RANKING_METHODS.get("HCP-CB-0.9-0.1").dynamic
+
+
+def test_hierarchical_r2_breaks_near_ties_by_the_hour_exact_hierarchical_does_not():
+    from focuscrawl.fue.evidence import UserEvidence
+    from focuscrawl.fue.methods import RANKING_METHODS
+
+    class Fixed:
+        def predict_proba(self, texts):
+            return np.array([{"a": 0.804, "b": 0.801}[t] for t in texts])
+
+    evidences = [UserEvidence("far", count=1, mean_hour=18.0, circular_hour=18.0, text="a"),
+                 UserEvidence("near", count=1, mean_hour=6.0, circular_hour=6.0, text="b")]
+    assert RANKING_METHODS.create("HIERARCHICAL", classifier=Fixed()).rank(evidences) == ["far", "near"]
+    assert RANKING_METHODS.create("HIERARCHICAL-R2", classifier=Fixed()).rank(evidences) == ["near", "far"]
+
+
+def test_communities_found_in_histories_join_the_explorers_frontier():
+    from focuscrawl.fue.pipeline import CommunityExplorer, RandomCommunityChooser
+
+    explorer = CommunityExplorer(client=None, chooser=RandomCommunityChooser(seed=0))
+    explorer.communities = ["pics"]
+    assert explorer.add_communities(["depression", "pics", "", "depression", "lonely"]) == 2
+    assert explorer.communities == ["pics", "depression", "lonely"]

@@ -10,9 +10,11 @@ Ratios to RND are given raw (empty while RND has found no relevant user) and add
 
 Intervals (issue 17): :func:`intervals` gives every method's harvest ratio, its ratio to RND and
 the difference from RND per fold and pooled over folds, by reference verdict (the paper's
-measure) and by the world's hidden label (the truth), with 95% percentile-bootstrap intervals
-over extracted users (resampled within each fold and method). A difference is called
-significant only when its interval excludes zero.
+measure) and by the world's hidden label (the truth), with 95% intervals from a smoothed
+bootstrap over extracted users: each (fold, method)'s rate is drawn from its Jeffreys posterior
+Beta(r + 1/2, n - r + 1/2), i.e. the binomial bootstrap of the extracted users with half a hit and
+half a miss added, so that a method with 0 relevant users still has an interval wider than [0, 0].
+A difference is called significant only when its interval excludes zero.
 """
 
 from __future__ import annotations
@@ -229,8 +231,9 @@ def intervals(folds: Sequence[tuple[int, Sequence[Extraction]]], n_boot: int = 2
     """Per fold and pooled: extracted, relevant, harvest ratio, ratio to RND and HR - HR(RND), each with a
     ``level`` percentile-bootstrap interval, for both measures (see the module docstring).
 
-    Resampling the extracted users of one (fold, method) with replacement draws the relevant count
-    from Binomial(n, r/n); pooled figures sum the same draws over folds. ``significant`` is
+    Each (fold, method)'s relevant count is drawn as ``n x Beta(r + 1/2, n - r + 1/2)`` (the plain
+    bootstrap, Binomial(n, r/n), collapses to [0, 0] when r = 0); pooled figures sum the same draws
+    over folds. ``significant`` is
     ``higher``/``lower`` when the interval of the difference from RND excludes zero, else ``no``.
     """
     rng = np.random.default_rng(seed)
@@ -242,7 +245,7 @@ def intervals(folds: Sequence[tuple[int, Sequence[Extraction]]], n_boot: int = 2
         if attr == "on_target" and any(getattr(e, attr) is None for _, es in folds for e in es):
             continue
         methods = sorted({m for c in counts.values() for m in c})
-        draws = {(f, m): rng.binomial(n, r / n if n else 0.0, size=n_boot)
+        draws = {(f, m): n * rng.beta(r + 0.5, n - r + 0.5, size=n_boot) if n else np.zeros(n_boot)
                  for f in sorted(counts) for m in methods for n, r in [counts[f].get(m, (0, 0))]}
         scopes = [(f"fold {f}", [f]) for f in sorted(counts)] + ([("pooled", sorted(counts))] if len(counts) > 1 else [])
         for scope, fs in scopes:
@@ -285,8 +288,8 @@ def intervals_markdown(frame: pd.DataFrame) -> str:
             "harvest ratio [95% CI]": [f"{h:.4f} [{a:.4f}, {b:.4f}]" for h, a, b in zip(g.harvest_ratio, g.hr_lo, g.hr_hi)],
         })
         if f"ratio_to_{BASELINE}" in g:
-            t[f"ratio to {BASELINE} [95% CI]"] = [f"{r:.2f} [{a:.2f}, {b:.2f}]"
-                                                   for r, a, b in zip(g[f"ratio_to_{BASELINE}"], g.ratio_lo, g.ratio_hi)]
+            t[f"ratio to {BASELINE} [95% CI]"] = ["1 (baseline)" if m == BASELINE else f"{r:.2f} [{a:.2f}, {b:.2f}]"
+                                                   for m, r, a, b in zip(g.method, g[f"ratio_to_{BASELINE}"], g.ratio_lo, g.ratio_hi)]
             t[f"differs from {BASELINE}"] = g.significant.values
         parts.append(f"### {scope}, by {measure}\n\n" + t.to_markdown(index=False))
     return "\n\n".join(parts) + "\n"
@@ -318,7 +321,7 @@ def protocol_note(parameters: dict, folds: Sequence[dict]) -> str:
     return (f"Run of `focuscrawl experiment fue`: {len(folds)} donor-disjoint fold(s) of {p.get('folds')} ({donors}); "
             f"{p.get('duration')} simulated, budget {p.get('budget')} user-page requests per simulated hour per method, "
             f"step {p.get('step')}, pseudo-training every {p.get('pseudo_every')}, world: {world}. Intervals: 95% "
-            f"percentile bootstrap over extracted users ({p.get('bootstrap')} resamples, seed {p.get('seed')}).")
+            f"smoothed bootstrap over extracted users (Jeffreys, {p.get('bootstrap')} draws, seed {p.get('seed')}).")
 
 
 def write_intervals(frame: pd.DataFrame, out: Path, note: str = "") -> Path:
@@ -352,8 +355,10 @@ def write_sensitivity(table: pd.DataFrame, parameter: str, out: Path) -> Path:
     out.mkdir(parents=True, exist_ok=True)
     table.to_csv(out / "sensitivity.csv", index=False)
     wide = table.assign(cell=[f"{r:.2f} [{a:.2f}, {b:.2f}]{'*' if s in ('higher', 'lower') else ''}"
-                              for r, a, b, s in zip(table[f"ratio_to_{BASELINE}"], table.ratio_lo, table.ratio_hi,
-                                                    table.significant)])
+                              + f" ({n} ext.)" if m != BASELINE else f"{h}/{n} relevant"
+                              for m, r, a, b, s, n, h in zip(table.method, table[f"ratio_to_{BASELINE}"], table.ratio_lo,
+                                                             table.ratio_hi, table.significant, table.extracted,
+                                                             table.relevant)])
     parts = []
     for measure, g in wide.groupby("measure", sort=False):
         pivot = g.pivot(index="method", columns="value", values="cell")

@@ -35,12 +35,18 @@ def main(argv: list[str] | None = None) -> int:
                     help="output folder (or run.json) of a `focuscrawl experiment fue` run; repeat it to pool the "
                          "folds of runs made with --only-fold (same seed, folds and data)")
     ap.add_argument("--run-id", help="one fold's run id (as `focuscrawl experiment fue` printed)")
+    ap.add_argument("--sweep", type=Path, help="output folder of a `focuscrawl experiment fue --sweep NAME=...` run: "
+                                              "rebuild every value's tables and sensitivity.{md,csv,png}")
     ap.add_argument("--duration", help="simulated length of the run (default: its last verdict, to the hour)")
     ap.add_argument("--table", default=None, help="Delta table of the stats events (default: the run's, or settings')")
     ap.add_argument("--out", type=Path, help="output folder (default $FOCUSCRAWL_VAR/reports/fue-RUN_ID)")
     args = ap.parse_args(argv)
+    if args.sweep is not None:
+        return rebuild_sweep(args.sweep, args.table, args.out, cfg)
     if args.run is not None:
-        return rebuild_run(args.run, args.table, args.out, cfg)
+        frame = rebuild_run(args.run, args.table, args.out, cfg)
+        print(report.intervals_markdown(frame))
+        return 0
     if not args.run_id:
         ap.error("pass --run DIR (a run's output folder) or --run-id ID")
     args.table = args.table or STATS_TABLE.path(cfg)
@@ -59,7 +65,7 @@ SAME_ACROSS_FOLDS = ("folds", "seed", "data", "duration", "budget", "step", "pse
                      "users", "base_rate", "events_per_minute", "world", "train_donors", "resolved_methods", "population")
 
 
-def rebuild_run(runs: list[Path], table: str | None, out: Path | None, cfg) -> int:
+def rebuild_run(runs: list[Path], table: str | None, out: Path | None, cfg):
     """Every table of recorded runs, from their ``run.json`` and the Delta rows (see the module docstring).
 
     Several runs (each made with ``--only-fold``) are pooled when their parameters agree. A fold
@@ -98,6 +104,30 @@ def rebuild_run(runs: list[Path], table: str | None, out: Path | None, cfg) -> i
         note += (f" The run was planned for {float(first['duration']) / 86400:g} simulated days; these tables cover the "
                  f"first {duration / 86400:g}, which every fold completed.")
     report.write_intervals(frame, out, note=note)
-    print(report.intervals_markdown(frame))
     print(f"{len(folds)} folds of {', '.join(r['run_id'] for r in records)} rebuilt from the Delta rows: report in {out}")
+    return frame
+
+
+def rebuild_sweep(sweep: Path, table: str | None, out: Path | None, cfg) -> int:
+    """Every value of a sensitivity sweep (its ``NAME=V`` folders, each a run with a ``run.json``), and
+    the sensitivity table and plot over the values that have a completed simulated period."""
+    points, name = [], None
+    for run_dir in sorted(Path(sweep).glob("*=*")):
+        if not (run_dir / "run.json").is_file():
+            continue
+        key, _, value = run_dir.name.partition("=")
+        if name not in (None, key):
+            raise SystemExit(f"{sweep} holds sweeps of {name} and {key}: one parameter per folder")
+        name = key
+        try:
+            frame = rebuild_run([run_dir], table, None, cfg)
+        except SystemExit as e:
+            print(f"{run_dir.name}: left out ({e})")
+            continue
+        points.append((float(value), frame))
+    if not points:
+        raise SystemExit(f"no NAME=VALUE run folder with a finished period under {sweep}")
+    sens = report.sensitivity_table(name, points)
+    report.write_sensitivity(sens, name, out or Path(sweep))
+    print((Path(out or sweep) / "sensitivity.md").read_text())
     return 0

@@ -19,6 +19,7 @@ import re
 import tarfile
 from pathlib import Path
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Protocol, Sequence
 
 import numpy as np
@@ -174,6 +175,7 @@ class GeneratedCorpus:
     def size(self, label: bool, donor: int) -> int:
         return self._writings
 
+    @lru_cache(maxsize=400_000)  # a fold split reads every writing several times (training, exclusion, world)
     def writing(self, label: bool, donor: int, j: int) -> Writing:
         rng = random.Random(((self.seed * 2 + int(label)) * 1_000_003 + donor) * 1_000_003 + j)
         bank = self._bank[label]
