@@ -139,8 +139,10 @@ def test_demo_duration_and_self_started_runs():
 TINY = {  # each experiment's smallest run that still draws every series of its figure
     "fue": ["--methods", "RND,HCP,HAC", "--duration", "2h", "--step", "20m", "--pseudo-every", "20m", "--no-progress"],
     "outlinks": ["--pages", "150", "--periods", "7", "--history-size", "3", "--n-estimators", "10"],
-    "ephemeral": ["--days", "1", "--warmup-days", "0.25", "--window-hours", "2"],
-    "graph-estimation": ["--graphs", "generated", "--runs", "2", "--fractions", "0.05,0.1"],
+    "ephemeral": ["--days", "1", "--warmup-days", "0.25", "--window-hours", "2", "--worlds", "model", "--seeds", "0",
+                  "--discovery-days", "0.25"],
+    "graph-estimation": ["--graphs", "generated", "--runs", "2", "--fractions", "0.05,0.1", "--sweep-runs", "4",
+                         "--label-correlations", "0,1"],
 }
 
 

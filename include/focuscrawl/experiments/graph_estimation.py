@@ -428,7 +428,7 @@ def main(argv: list[str] | None = None) -> int:
                                        "graph_seed": args.seed}, data, outputs=["estimates.csv.gz", "truth.csv"])
     printed = build_outputs(out, estimates, truth, params)
     print(printed)
-    print(f"wrote {out}: run.json, estimates.csv, truth.csv and the tables")
+    print(f"wrote {out}: run.json, estimates.csv.gz, truth.csv and the tables")
     return 0
 
 

@@ -78,13 +78,13 @@ SECTIONS = (
             "area under the curve in brackets, random = 0.5."),
     Section("ephemeral", "Timely crawling of ephemeral content: dynamic quality of the schedulers",
             "001_c276720796c36144.txt, section 2 (Q_T(t)) and 3", "focuscrawl.experiments.ephemeral", "--output",
-            ("--days", "2"), ("dynamic_quality.png",), ("overall_quality.csv",),
+            ("--days", "2", "--worlds", "model", "--seeds", "0"), ("dynamic_quality.png",), ("overall_quality.csv",),
             "Profit (clicks) per second over a trailing window T of every scheduler with the same fetch budget; "
             "the table's overall quality leaves out the first (learning) day."),
     Section("graph-estimation", "Content over large graphs: estimator errors (NRMSE)",
             "003_3ce707ea6f24f484.txt, experiments (UNI, RW, MHRW, FS x NAIVE, MLE, SCE, WCE)",
             "focuscrawl.experiments.graph_estimation", "--output",
-            ("--runs", "3", "--fractions", "0.02,0.05,0.1"), ("nrmse_*.png",), ("table_*.csv",),
+            ("--runs", "3", "--fractions", "0.02,0.05,0.1", "--sweep-runs", "10"), ("nrmse_*.png",), ("table_*.csv",),
             "NRMSE of the copy-count (omega) and label distributions estimated from a crawled fraction of the "
             "vertices, per sampler; the table is at 10% of the vertices."),
 )
