@@ -128,13 +128,16 @@ class AgentRules:
 
     def allowed(self, url: str) -> bool:
         """Whether ``url`` (absolute, or a path with optional query) may be fetched."""
-        parts = urllib.parse.urlsplit(url)
-        path = parts.path or "/"
+        try:
+            parts = urllib.parse.urlsplit(url)
+            path, query = parts.path or "/", parts.query
+        except ValueError:  # "//[x": not a URL urlsplit reads (found by fuzzing); judged as a path
+            path, _, query = url.partition("?")
         if path == "/robots.txt":
             return True
         if self.disallow_all:
             return False
-        target = url_target(path + ("?" + parts.query if parts.query else ""))
+        target = url_target(path + ("?" + query if query else ""))
         best: Rule | None = None
         for rule in self.rules:
             if rule.matches(target) and (
