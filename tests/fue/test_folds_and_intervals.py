@@ -157,6 +157,8 @@ def test_shared_scores_score_each_text_once_and_agree_with_the_model():
     assert shared.predict_proba(["ab", "abc", "ab"]).tolist() == [0.02, 0.03, 0.02] and model.calls == 2
     assert shared.predict_proba(["abc"]).tolist() == [0.03] and model.calls == 2
     assert shared.predict_proba(["x", "yy"]).tolist() == [0.01, 0.02] and model.calls == 4  # full: emptied
+    # Full again, with a known text in the call: the new memo keeps it (a week's run once lost it: KeyError).
+    assert shared.predict_proba(["x", "a", "bb"]).tolist() == [0.01, 0.01, 0.02] and model.calls == 7
 
 
 def test_hcp_is_scored_by_the_reference_model_and_hcp_snip_by_the_snippet_model():
@@ -189,3 +191,13 @@ def test_communities_found_in_histories_join_the_explorers_frontier():
     explorer.communities = ["pics"]
     assert explorer.add_communities(["depression", "pics", "", "depression", "lonely"]) == 2
     assert explorer.communities == ["pics", "depression", "lonely"]
+
+
+def test_ours_are_judged_against_the_best_other_method():
+    from focuscrawl.fue.report import against_best
+
+    fold = _events("RND", 200, 6) + _events("HCP", 200, 40, 30) + _events("N06", 200, 50, 10) + _events("HCP-CB", 200, 45, 30)
+    best = against_best([(0, fold)], n_boot=1000, seed=0).set_index("measure")
+    assert best.loc["reference verdict", "best_other"] == "N06" and best.loc["hidden label", "best_other"] == "HCP"
+    assert best.loc["reference verdict", "significant"] == "no"  # 45/200 against 50/200: the interval holds 0
+    assert best.loc["hidden label", "diff"] == 0.0 and best.loc["hidden label", "diff_lo"] < 0 < best.loc["hidden label", "diff_hi"]

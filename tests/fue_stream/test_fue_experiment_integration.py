@@ -29,7 +29,7 @@ def experiment(cfg, kafka_broker, tmp_path_factory):
     out = tmp_path_factory.mktemp("fue")
     table = str(out / "lake" / "fue_extractions")
     rc = fue.main([
-        "--methods", ",".join(sorted(METHODS)), "--duration", "1h", "--step", "10m", "--pseudo-every", "10m", "--budget", "480",
+        "--methods", ",".join(sorted(METHODS)), "--duration", "2h", "--step", "10m", "--pseudo-every", "10m", "--budget", "120",
         "--data", "none", "--users", "10000", "--folds", "2", "--bootstrap", "2000",
         "--kafka", cfg.kafka_bootstrap, "--table", table, "--output", str(out / "report"), "--no-progress",
     ])

@@ -491,7 +491,8 @@ def run_folds(args, opts_base: dict, population: dict, out: Path, corpus, cfg, d
         entry["elapsed"] = opts.duration
         record(False)
     intervals = report.intervals(pooled_inputs, n_boot=args.bootstrap, seed=args.seed)
-    report.write_intervals(intervals, out, note=report.protocol_note(parameters, record_folds))
+    best = report.against_best(pooled_inputs, n_boot=args.bootstrap, seed=args.seed)
+    report.write_intervals(intervals, out, note=report.protocol_note(parameters, record_folds), best=best)
     path = record(True)
     print(report.intervals_markdown(intervals))
     print(f"run {base_id}: {len(record_folds)} folds, report in {out}, record {path}; stats in Delta table {args.table} "

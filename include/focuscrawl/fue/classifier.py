@@ -159,8 +159,10 @@ class SharedScores:
         todo = list(dict.fromkeys(t for t in texts if t not in memo))
         if todo:
             if len(memo) + len(todo) > self.max_texts:
-                memo = self._memo = {}
+                # Full: start a new memo with every text of this call (not only the unknown ones).
+                memo, todo = {}, list(dict.fromkeys(texts))
             memo.update(zip(todo, self.classifier.predict_proba(todo).tolist()))
+            self._memo = memo
         return np.fromiter((memo[t] for t in texts), dtype=float, count=len(texts))
 
     def proba(self, text: str) -> float:

@@ -278,6 +278,46 @@ def intervals(folds: Sequence[tuple[int, Sequence[Extraction]]], n_boot: int = 2
     return frame
 
 
+OURS = ("HCP-CB", "HCP-CB-0.9-0.1", "HIERARCHICAL-R2", "HCP-SNIP")
+
+
+def against_best(folds: Sequence[tuple[int, Sequence[Extraction]]], n_boot: int = 2000, seed: int = 0,
+                 level: float = 0.95) -> pd.DataFrame:
+    """Each of our methods (:data:`OURS`) against the best of the others by pooled harvest ratio, per
+    measure: the difference of pooled harvest ratios with the same smoothed bootstrap as :func:`intervals`."""
+    rng = np.random.default_rng(seed + 1)
+    lo_q, hi_q = 50 * (1 - level), 100 - 50 * (1 - level)
+    rows = []
+    for measure, attr in MEASURES.items():
+        if any(getattr(e, attr) is None for _, es in folds for e in es):
+            continue
+        counts = {f: _counts(es, attr) for f, es in sorted(folds, key=lambda x: x[0])}
+        methods = sorted({m for c in counts.values() for m in c})
+        pooled = {m: (sum(c.get(m, (0, 0))[0] for c in counts.values()), sum(c.get(m, (0, 0))[1] for c in counts.values()))
+                  for m in methods}
+        others = [m for m in methods if m not in OURS and pooled[m][0]]
+        ours = [m for m in methods if m in OURS and pooled[m][0]]
+        if not others or not ours:
+            continue
+        best = max(others, key=lambda m: (pooled[m][1] / pooled[m][0], m))
+
+        def draw(m):
+            return sum(n * rng.beta(r + 0.5, n - r + 0.5, size=n_boot) if n else np.zeros(n_boot)
+                       for n, r in (c.get(m, (0, 0)) for c in counts.values())) / pooled[m][0]
+
+        base = draw(best)
+        for m in ours:
+            diff = draw(m) - base
+            lo, hi = float(np.percentile(diff, lo_q)), float(np.percentile(diff, hi_q))
+            rows.append({"measure": measure, "method": m, "best_other": best,
+                         "harvest_ratio": round(pooled[m][1] / pooled[m][0], 4),
+                         "best_other_harvest_ratio": round(pooled[best][1] / pooled[best][0], 4),
+                         "diff": round(pooled[m][1] / pooled[m][0] - pooled[best][1] / pooled[best][0], 4),
+                         "diff_lo": round(lo, 4), "diff_hi": round(hi, 4),
+                         "significant": "higher" if lo > 0 else "lower" if hi < 0 else "no"})
+    return pd.DataFrame(rows)
+
+
 def intervals_markdown(frame: pd.DataFrame) -> str:
     """The intervals as one table per measure and scope: ``ratio [lo, hi]`` and the verdict on RND."""
     parts = []
@@ -324,11 +364,17 @@ def protocol_note(parameters: dict, folds: Sequence[dict]) -> str:
             f"smoothed bootstrap over extracted users (Jeffreys, {p.get('bootstrap')} draws, seed {p.get('seed')}).")
 
 
-def write_intervals(frame: pd.DataFrame, out: Path, note: str = "") -> Path:
-    """``fue_intervals.csv`` and ``fue_intervals.md`` (with which differences from RND are significant)."""
+def write_intervals(frame: pd.DataFrame, out: Path, note: str = "", best: pd.DataFrame | None = None) -> Path:
+    """``fue_intervals.csv`` and ``fue_intervals.md`` (with which differences from RND are significant);
+    with ``best`` (:func:`against_best`) also ``fue_ours_vs_best.csv`` and its table in the markdown."""
     out.mkdir(parents=True, exist_ok=True)
     frame.to_csv(out / "fue_intervals.csv", index=False)
-    text = (note + "\n\n" if note else "") + significant_summary(frame) + "\n\n" + intervals_markdown(frame)
+    text = (note + "\n\n" if note else "") + significant_summary(frame) + "\n\n"
+    if best is not None and not best.empty:
+        best.to_csv(out / "fue_ours_vs_best.csv", index=False)
+        text += ("### Ours against the best other method (pooled harvest ratio difference, 95% interval)\n\n"
+                 + best.to_markdown(index=False) + "\n\n")
+    text += intervals_markdown(frame)
     (out / "fue_intervals.md").write_text(text)
     return out / "fue_intervals.md"
 

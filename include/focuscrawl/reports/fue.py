@@ -103,7 +103,8 @@ def rebuild_run(runs: list[Path], table: str | None, out: Path | None, cfg):
     if duration < float(first["duration"]):
         note += (f" The run was planned for {float(first['duration']) / 86400:g} simulated days; these tables cover the "
                  f"first {duration / 86400:g}, which every fold completed.")
-    report.write_intervals(frame, out, note=note)
+    best = report.against_best(folds, n_boot=first["bootstrap"], seed=first["seeds"]["bootstrap_seed"])
+    report.write_intervals(frame, out, note=note, best=best)
     print(f"{len(folds)} folds of {', '.join(r['run_id'] for r in records)} rebuilt from the Delta rows: report in {out}")
     return frame
 
