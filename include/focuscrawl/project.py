@@ -486,6 +486,7 @@ class RevisitsLoop(Loop):
     fetches_per_second: Positive = 1.0
     seeds: tuple[str, ...] = Field((), description="pages known at the start")
     discover: str | None = Field(None, description="regex: outlinks matching it become known pages")
+    max_pages: int | None = Field(None, gt=0, description="known pages at most (the revisitor's default when unset)")
 
     _seeds = field_validator("seeds", mode="before")(_seed_urls)
     _model = field_validator("model")(_name_in("focuscrawl.outlinks.models", "ESTIMATORS"))

@@ -96,6 +96,8 @@ MALFORMED = [
     ("unset URL variable", ('"https://shop.example.org"', '"${FC_TEST_URL}"'), "sites[0].base_url", "export FC_TEST_URL"),
     ("zero revisit period", ("[schedules]", '[loops.revisits]\nrevisit_period = "0s"\n[schedules]'),
      "loops.revisits.revisit_period", "not positive"),
+    ("zero known pages", ("[schedules]", '[loops.revisits]\nmax_pages = 0\n[schedules]'),
+     "loops.revisits.max_pages", "must be > 0"),
     ("world target without the world", ('target = "sites"', 'target = "world"'), "target", "world = true"),
     ("no sites", None, "sites", "required"),
 ]
