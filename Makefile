@@ -77,7 +77,8 @@ lock: venv
 clean: services-down
 	rm -rf var/lake var/run var/logs
 
-# Seed 000's experiment over a simulated week on the default world (eRisk users): hours on 2 cores.
+# Seed 000's experiment over a simulated week on the eRisk world, every method, two donor-disjoint folds:
+# many hours on 2 cores (bench/results/fue-folds holds the 30 simulated hours that ran here).
 fue-week: setup
-	$(BIN)/focuscrawl experiment fue --methods RND,HAS,LAS,HAC,LAC,N00,N06,N12,N18,HCP,LCP,HCP-0.9-0.1,FUSION-HCP-HAC,HIERARCHICAL,HCP-CB \
-	  --duration 7d --step 10m --budget 120 --output var/reports/fue-week
+	$(BIN)/focuscrawl experiment fue --methods all --folds 2 \
+	  --duration 7d --step 5m --budget 120 --output var/reports/fue-week
