@@ -58,8 +58,8 @@ def test_page_names_every_part_not_run(tmp_path, cfg):
     for name in SECTION_NAMES:
         if name != "fue":
             assert f"missing: {name} was not run (focuscrawl report demo --only {name})" in page
-    # FUE falls back to the committed week: a short run cannot tell the methods apart.
-    assert "Not run here: the committed result in bench/results/fue-week." in page
+    # FUE falls back to the committed disjoint-fold run: a short run cannot tell the methods apart.
+    assert "Not run here: the committed result in bench/results/fue-folds." in page
     assert set(figures) == {"harvest_ratio.png"}
     assert "Not run here: <code>make demo</code>" in page
     assert f"{cfg.catalog_db}.page_priorities" in page and cfg.airflow_url in page
@@ -163,9 +163,10 @@ def test_report_from_short_real_runs(tmp_path, cfg, shared_data):
     assert len(tables) == sum(len(s.tables) for s in SECTIONS)
     for table in tables:
         assert len(table) > 0, table.columns.tolist()
-    fue = pd.read_csv(tmp_path / "fue" / "fue_table.csv").set_index("method")
-    assert set(fue.index) == {"RND", "HCP", "HAC"}
-    assert fue.loc["RND", "ratio_to_RND_smoothed"] == 1.0
-    assert fue.ratio_to_RND_smoothed.notna().all()
+    fue = pd.read_csv(tmp_path / "fue" / "fue_intervals.csv")
+    pooled = fue[(fue.scope == "pooled") & (fue.measure == "reference verdict")].set_index("method")
+    assert set(pooled.index) == {"RND", "HCP", "HAC"}
+    assert pooled.loc["RND", "ratio_to_RND"] == 1.0
+    assert (pooled.ratio_lo <= pooled.ratio_to_RND).all() and (pooled.ratio_to_RND <= pooled.ratio_hi).all()
     eph = pd.read_csv(tmp_path / "ephemeral" / "overall_quality.csv")
     assert eph.loc[eph.scheduler == "ORACLE", "share_of_oracle"].item() == 1.0

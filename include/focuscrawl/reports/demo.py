@@ -7,7 +7,7 @@ tables of its run and Airflow's run list): the DAG runs by run type and state, e
 process order before and after the pushes it followed, and the heads of the loops' tables.
 Then one section per seed's offline experiment (:data:`SECTIONS`), each with the command that
 runs it (``focuscrawl experiment ...``); a section not run here shows its committed result when
-there is one (the FUE week, ``bench/results/fue-week``: a short run cannot tell LCP from RND):
+there is one (FUE's disjoint-fold run, ``bench/results/fue-folds``: a short run cannot tell LCP from RND):
 
 - harvest ratio per method over time, its ratio to RND and users per hour (seed 000, Figures
   2-4); the ratio is add-one smoothed (:func:`focuscrawl.fue.report.smoothed_ratio`);
@@ -65,11 +65,13 @@ SECTIONS = (
     Section("fue", "Focused user extraction: harvest ratio per method over time",
             "000_c12b299f5bad9cdf.txt, sections IV-V, Figures 2-4", "focuscrawl.experiments.fue", "--output",
             ("--methods", "RND,HCP,LCP,HAC,N06", "--duration", "1d", "--step", "10m", "--pseudo-every", "10m"),
-            ("harvest_ratio.png",), ("fue_table.csv",),
-            "Every method extracts users in full from the same world with the same request budget; harvest "
-            "ratio = relevant users / users extracted (reference classifier on the whole history). A day at "
-            "least: in a few simulated hours the methods' harvest ratios are within each other's noise.",
-            committed="bench/results/fue-week"),
+            ("fold-*/harvest_ratio.png",), ("fue_intervals.csv",),
+            "Every method extracts users in full from the same world with the same request budget, in each of "
+            "two donor-disjoint folds (classifiers trained on some donors, the world built from the others); "
+            "harvest ratio = relevant users / users extracted, with its ratio to RND and a 95% interval pooled "
+            "over the folds, by reference verdict and by hidden label. A day at least: in a few simulated hours "
+            "the methods' harvest ratios are within each other's noise.",
+            committed="bench/results/fue-folds"),
     Section("outlinks", "Look back, look around: Precision@k% of the outlink models",
             "002_f70440d1db7174f2.txt, Section 7, Figures 14-15", "focuscrawl.reports.outlinks", "--out",
             ("--pages", "800", "--periods", "8", "--n-estimators", "40"),
