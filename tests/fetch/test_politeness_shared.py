@@ -69,12 +69,34 @@ def test_slots_cap_in_flight_across_instances(tmp_path):
     assert fd is not None
 
 
+def test_a_slower_instance_paces_only_itself(tmp_path):
+    """A loop's fetch budget (a long pause of its own) must not shut the host for the other instances:
+    they owe the host the site's pause only."""
+    clock = FakeClock()
+
+    def instance(own_pause):
+        return HostPoliteness(min_delay=own_pause, clock=clock, sleep=clock.sleep).share(
+            SharedHostLedger(tmp_path, clock=clock, sleep=clock.sleep), host_delay=0.1)
+
+    slow, fast = instance(5.0), instance(0.1)
+    with slow.slot("http://h:80"):
+        pass
+    before = clock()
+    with fast.slot("http://h:80"):
+        assert clock() - before == pytest.approx(0.1)  # the site's pause, not the slow one's 5 s
+    with slow.slot("http://h:80"):
+        assert clock() - before >= 5.0  # the slow instance keeps its own pace
+
+
 INSTANCE = textwrap.dedent("""
     import sys
     from focuscrawl.config import settings
-    from focuscrawl.fetch import Fetcher, HostPoliteness
+    from focuscrawl.fetch.site import fetcher_for_site
+    from focuscrawl.project import Site
     base, n = sys.argv[1], int(sys.argv[2])
-    with Fetcher.from_settings(settings(), politeness=HostPoliteness(min_delay={delay}), obey_robots=False) as f:
+    site = Site(name="one", base_url=base, user_agent="focuscrawl-test/1 (+mailto:ops@example.org)",
+                politeness_delay={delay}, obey_robots=False)
+    with fetcher_for_site(site, settings()) as f:
         for i in range(n):
             f.fetch(f"{{base}}/page/{{i}}")
 """)
@@ -82,8 +104,8 @@ INSTANCE = textwrap.dedent("""
 
 @pytest.mark.parametrize("delay", [0.3])
 def test_two_crawler_processes_against_one_host_keep_the_delay(site, tmp_path, delay):
-    """Two OS processes, each a fetch layer from the settings (what every crawler process builds),
-    fetch from one host at the same time; the host sees the configured gap between any two requests."""
+    """Two OS processes, each with the fetcher of one project site (what every crawler process of a
+    project builds), fetch from one host at the same time; the host sees the site's gap between any two."""
     for i in range(12):
         site.routes[f"/page/{i}"] = (200, {}, b"ok")
     env = {"FOCUSCRAWL_VAR": str(tmp_path), "FOCUSCRAWL_ALLOW_PRIVATE_HOSTS": f"127.0.0.1:{site.port}",

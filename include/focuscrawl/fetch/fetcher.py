@@ -66,10 +66,10 @@ def _accepted(media: str, accept: Sequence[str]) -> bool:
     return False
 
 
-def shared_politeness(cfg, politeness: HostPoliteness | None = None) -> HostPoliteness:
-    """``politeness`` (default: a new one) sharing its hosts' pauses with every instance on the same
-    var folder (:class:`~focuscrawl.fetch.politeness.SharedHostLedger` under ``$FOCUSCRAWL_VAR/politeness``)."""
-    return (politeness or HostPoliteness()).share(SharedHostLedger(Path(cfg.var_dir) / "politeness"))
+def shared_politeness(cfg, politeness: HostPoliteness | None = None, host_delay: float | None = None) -> HostPoliteness:
+    """``politeness`` (default: a new one) sharing ``host_delay`` (the site's pause) with every instance on
+    the same var folder (:class:`~focuscrawl.fetch.politeness.SharedHostLedger` under ``$FOCUSCRAWL_VAR/politeness``)."""
+    return (politeness or HostPoliteness()).share(SharedHostLedger(Path(cfg.var_dir) / "politeness"), host_delay)
 
 
 class Fetcher:
@@ -126,13 +126,13 @@ class Fetcher:
 
     @classmethod
     def from_settings(cls, cfg=None, **kwargs) -> "Fetcher":
-        """A fetcher with the user agent and SSRF allow-list of ``settings()``, its politeness shared
-        with every other instance on the settings' var folder; ``kwargs`` override."""
+        """A fetcher with the user agent and SSRF allow-list of ``settings()``; ``kwargs`` override.
+        A project site's fetcher (:func:`focuscrawl.fetch.site.fetcher_for_site`) also shares the
+        site's politeness with every other instance."""
         from focuscrawl.config import settings
 
         cfg = cfg or settings()
         kwargs.setdefault("guard", AddressGuard(cfg.allow_private_hosts))
-        kwargs["politeness"] = shared_politeness(cfg, kwargs.get("politeness"))
         return cls(user_agent=cfg.user_agent, **kwargs)
 
     def close(self) -> None:

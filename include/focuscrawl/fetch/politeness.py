@@ -129,15 +129,21 @@ class HostPoliteness:
         self.min_delay = min_delay
         self.max_in_flight = max_in_flight
         self.ledger = ledger
+        self.host_delay: float | None = None  # see share(); None: the request's own pause
         self.clock = clock
         self.sleep = sleep
         self._hosts: dict[str, _Host] = {}
         self._cond = threading.Condition()
 
-    def share(self, ledger: SharedHostLedger) -> "HostPoliteness":
-        """Use ``ledger`` for the cross-instance gate unless one is set already; returns self."""
+    def share(self, ledger: SharedHostLedger, host_delay: float | None = None) -> "HostPoliteness":
+        """Use ``ledger`` for the cross-instance gate unless one is set already; returns self.
+
+        ``host_delay`` is the pause every instance owes the host after a request (the site's
+        politeness): a larger ``min_delay`` of this instance, such as a loop's fetch budget, then
+        paces only this instance instead of shutting the host for every other one."""
         if self.ledger is None:
             self.ledger = ledger
+            self.host_delay = host_delay
         return self
 
     @contextmanager
@@ -161,7 +167,8 @@ class HostPoliteness:
             state.in_flight += 1
         try:
             if self.ledger is not None:
-                with self.ledger.turn(host, pause, self.max_in_flight):
+                shared = pause if self.host_delay is None else max(self.host_delay, delay or 0.0)
+                with self.ledger.turn(host, shared, self.max_in_flight):
                     yield
             else:
                 yield

@@ -23,8 +23,10 @@ def fetcher_for_site(site, cfg=None, **kwargs) -> Fetcher:
 
     cfg = cfg or settings()
     kwargs.setdefault("guard", AddressGuard(cfg.allow_private_hosts))
+    # Every instance crawling the site owes its host the site's pause (a shared ledger); a process's
+    # own slower pacing (a loop's fetch budget) stays its own.
     kwargs["politeness"] = shared_politeness(cfg, kwargs.get("politeness") or HostPoliteness(
-        min_delay=site.politeness_delay, max_in_flight=site.max_in_flight))
+        min_delay=site.politeness_delay, max_in_flight=site.max_in_flight), host_delay=site.politeness_delay)
     kwargs.setdefault("obey_robots", site.obey_robots)
     fetcher = Fetcher(user_agent=site.user_agent, **kwargs)
     on = []
