@@ -208,20 +208,8 @@ def run_live(cfg: Settings, project_path: Path, seconds: float, keep_services: b
     return live
 
 
-def next_steps(cfg: Settings, project_path: str = DEFAULT_PROJECT) -> str:
-    """How to keep it running and where to see the runs (printed by the demo, shown in the report)."""
-    return f"""# keep the platform running (no time limit; Ctrl-C or `focuscrawl down` stops it)
-.venv/bin/focuscrawl up {project_path}
-.venv/bin/focuscrawl status --watch        # processes, consumer lag, last DAG runs, live figures per loop
-
-# the DAG runs of this demo in the Airflow UI (start the services again if the demo stopped them)
-.venv/bin/focuscrawl services up
-#   open {cfg.airflow_url}/dags?tags=focuscrawl  (user {cfg.airflow_user}; password in {cfg.var_dir}/airflow/passwords.json)
-#   each DAG's Runs tab: run type "scheduled" or "asset_triggered", and the task logs"""
-
-
 def main(argv: list[str] | None = None) -> int:
-    from focuscrawl.reports.demo import parse_sections, run_sections, write_html
+    from focuscrawl.reports.demo import parse_sections, platform_steps, run_sections, write_html
 
     ap = argparse.ArgumentParser(prog="focuscrawl demo", description=__doc__.splitlines()[0])
     ap.add_argument("--for", dest="duration", default="10m", help="how long the live platform runs (e.g. 10m, 20m)")
@@ -252,7 +240,7 @@ def main(argv: list[str] | None = None) -> int:
     if missing:
         _say(f"no successful scheduled/asset-triggered run yet of: {', '.join(missing)} "
              f"(a longer --for gives the slower loops time)")
-    print(f"\nReport: {report}\n\n{next_steps(cfg, str(args.project or DEFAULT_PROJECT))}", flush=True)
+    print(f"\nReport: {report}\n\n{platform_steps(cfg, str(args.project or DEFAULT_PROJECT))}", flush=True)
     return 1 if "failed" in live else 0
 
 

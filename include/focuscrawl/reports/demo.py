@@ -187,10 +187,20 @@ def live_html(live: dict | None) -> str:
     return "".join(parts)
 
 
+def platform_steps(cfg: Settings, project_path: str = "projects/world.toml") -> str:
+    """How to keep it running and where to see the runs (printed by the demo, shown in the report)."""
+    return f"""# keep the platform running (no time limit; Ctrl-C or `focuscrawl down` stops it)
+.venv/bin/focuscrawl up {project_path}
+.venv/bin/focuscrawl status --watch        # processes, consumer lag, last DAG runs, live figures per loop
+
+# the DAG runs of this demo in the Airflow UI (start the services again if the demo stopped them)
+.venv/bin/focuscrawl services up
+#   open {cfg.airflow_url}/dags?tags=focuscrawl  (user {cfg.airflow_user}; password in {cfg.var_dir}/airflow/passwords.json)
+#   each DAG's Runs tab: run type "scheduled" or "asset_triggered", and the task logs"""
+
+
 def next_steps(cfg: Settings) -> str:
     """How to keep the platform running, open the UI and query the tables (in the page and printed by the demo)."""
-    from focuscrawl.demo import next_steps as platform_steps
-
     db = cfg.catalog_db
     return f"""{platform_steps(cfg)}
 
