@@ -181,9 +181,13 @@ def test_a_sigkilled_chooser_ranks_as_its_uninterrupted_twin_and_extracts_no_use
                  lambda: read_status(status["a"]).get("posts", 0) > 1500 + 300, timeout=120, every=0.05)
         sup.kill("chooser-a")
         sup.wait_up("chooser-a", timeout=60, after_pid=old)
+        # The new process begins from the changelog. Wait for its own status: on an idle machine A may
+        # have folded the whole batch before the kill, and then the input lag is 0 at once while the
+        # status file is still the killed process's.
+        wait_for("the restarted chooser A restoring from its changelog",
+                 lambda: read_status(status["a"]).get("restored", 0) > 0, timeout=120, every=0.2)
         quiet(2 * LEAD)
         assert sup.state_of("chooser-a").restarts >= 1
-        assert read_status(status["a"])["restored"] > 0  # the new process began from the changelog
         assert read_status(status["b"])["skipped"] == 1  # the malformed post was skipped, not a crash loop
 
         # Phase 3: pushed scores and verdicts; then A is killed again at rest and restarts idle.
