@@ -8,7 +8,7 @@ JARS := var/jars
 PYTEST_ARGS ?=
 
 .PHONY: setup venv jars sysdeps demo test test-unit services-up services-down services-status \
-        world bench soak fuzz lock clean fue-week
+        world bench soak fuzz lock clean fue-week test-platform
 
 setup: venv jars
 
@@ -48,6 +48,11 @@ demo: setup
 
 test: setup sysdeps
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+# The live platform end to end (focuscrawl up on the world, every loop closing through Airflow, a SIGKILL of
+# every kind of process): tests/platform/test_platform_e2e.py, 20-40 min on 2 cores; not yet part of make test.
+test-platform: setup sysdeps
+	FOCUSCRAWL_PLATFORM_E2E=1 $(BIN)/python -m pytest tests/platform/test_platform_e2e.py $(PYTEST_ARGS)
 
 test-unit: setup
 	$(BIN)/python -m pytest -m "not integration" $(PYTEST_ARGS)
