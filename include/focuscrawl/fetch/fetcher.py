@@ -12,7 +12,6 @@ from __future__ import annotations
 import logging
 import time
 import urllib.parse
-from pathlib import Path
 from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
@@ -32,7 +31,7 @@ from focuscrawl.fetch.errors import (
 )
 from focuscrawl.fetch.guard import AddressGuard, GuardedAdapter
 from focuscrawl.fetch.observer import FetchObserver
-from focuscrawl.fetch.politeness import HostPoliteness, SharedHostLedger
+from focuscrawl.fetch.politeness import HostPoliteness
 from focuscrawl.fetch.retry import RetryPolicy, parse_retry_after
 from focuscrawl.fetch.robots import RobotsCache, RobotsResponse, host_key
 from focuscrawl.parse import Rejection
@@ -64,12 +63,6 @@ def _accepted(media: str, accept: Sequence[str]) -> bool:
         if media == wanted or (wanted.endswith("/*") and media.startswith(wanted[:-1])):
             return True
     return False
-
-
-def shared_politeness(cfg, politeness: HostPoliteness | None = None, host_delay: float | None = None) -> HostPoliteness:
-    """``politeness`` (default: a new one) sharing ``host_delay`` (the site's pause) with every instance on
-    the same var folder (:class:`~focuscrawl.fetch.politeness.SharedHostLedger` under ``$FOCUSCRAWL_VAR/politeness``)."""
-    return (politeness or HostPoliteness()).share(SharedHostLedger(Path(cfg.var_dir) / "politeness"), host_delay)
 
 
 class Fetcher:

@@ -9,10 +9,11 @@ guard of the settings.
 from __future__ import annotations
 
 import logging
-from focuscrawl.fetch.fetcher import Fetcher, shared_politeness
+from pathlib import Path
+from focuscrawl.fetch.fetcher import Fetcher
 from focuscrawl.fetch.guard import AddressGuard
 from focuscrawl.fetch.oauth import ClientCredentialsAuth, RateLimitHeaders
-from focuscrawl.fetch.politeness import HostPoliteness
+from focuscrawl.fetch.politeness import HostPoliteness, SharedHostLedger
 
 log = logging.getLogger(__name__)
 
@@ -25,8 +26,10 @@ def fetcher_for_site(site, cfg=None, **kwargs) -> Fetcher:
     kwargs.setdefault("guard", AddressGuard(cfg.allow_private_hosts))
     # Every instance crawling the site owes its host the site's pause (a shared ledger); a process's
     # own slower pacing (a loop's fetch budget) stays its own.
-    kwargs["politeness"] = shared_politeness(cfg, kwargs.get("politeness") or HostPoliteness(
-        min_delay=site.politeness_delay, max_in_flight=site.max_in_flight), host_delay=site.politeness_delay)
+    politeness = kwargs.get("politeness") or HostPoliteness(min_delay=site.politeness_delay,
+                                                            max_in_flight=site.max_in_flight)
+    kwargs["politeness"] = politeness.share(SharedHostLedger(Path(cfg.var_dir) / "politeness"),
+                                            host_delay=site.politeness_delay)
     kwargs.setdefault("obey_robots", site.obey_robots)
     fetcher = Fetcher(user_agent=site.user_agent, **kwargs)
     on = []
