@@ -125,7 +125,9 @@ def test_redaction_masks_registered_secrets_and_credential_shapes():
     handler = logging.StreamHandler(stream)
     logger = logging.getLogger("fc-redact-test")
     logger.addHandler(handler)
-    logger.propagate = False
+    # Own level and enabled state: an Airflow import earlier in the session may have raised the root's level.
+    logger.propagate, logger.disabled = False, False
+    logger.setLevel(logging.INFO)
     try:
         assert redact.install(logger) == 1 and redact.install(logger) == 0
         redact.register_secret("s3cr3t-value-42")
