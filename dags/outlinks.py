@@ -6,7 +6,8 @@ Seed 002 ("Look back, look around"), issue 5. Two data-aware DAGs:
 1. `quality_page_snapshots`: the table's Great Expectations suite, derived from its spec
    (`focuscrawl.quality.gx_gate`, keyed on url and period; fails the run and says why);
 2. `embed` (`spark_jobs/outlinks_embed.py`): TF-IDF + LSA vector per page -> `page_embeddings`;
-3. `related` (`spark_jobs/outlinks_related.py`): the k=30 most similar pages, exact or IVF -> `related_pages`;
+3. `related` (`spark_jobs/outlinks_related.py`): the k=30 most similar pages on FAISS (a registered method:
+   exact `EXACT`, approximate `HNSW` or `IVF`) -> `related_pages`;
 4. `features` (`spark_jobs/outlinks_features.py`): targets (NNL, NL, LCR) and LBLA features -> `outlink_features`.
 
 **outlinks_train** runs when `outlink_features` changes:
@@ -31,6 +32,7 @@ from assets import PAGE_PRIORITIES_PUSHED as PRIORITIES_PUSHED
 from assets import RELATED_PAGES as RELATED_ASSET
 from assets import SNAPSHOTS as SNAPSHOTS_ASSET
 from common import DEFAULT_ARGS, cfg, schedule, spark_job
+from focuscrawl.outlinks.related import RELATED
 from focuscrawl.outlinks.tables import FEATURES, SNAPSHOTS
 from focuscrawl.quality import gx_gate
 
@@ -54,7 +56,7 @@ def outlinks_job(name: str, args: list[str], inlets, outlets):
     params={
         "dimensions": Param(100, type="integer", minimum=2, description="LSA dimensions"),
         "k": Param(30, type="integer", minimum=1, description="related pages per page"),
-        "method": Param("EXACT", enum=["EXACT", "IVF"], description="related-pages search"),
+        "method": Param("EXACT", enum=RELATED.names(), description="related-pages search"),
         "history_size": Param(4, type="integer", minimum=1, description="look-back intervals"),
     },
 )
