@@ -11,7 +11,9 @@
     focuscrawl world ... | demo ... | experiment NAME ... | report NAME ...
     focuscrawl report demo [--only fue] [--rebuild]   the demo's HTML report without the services
 
-The last four hand their arguments to the area's own ``main(argv)``, imported only when called.
+The last four hand their arguments to the area's own ``main(argv)``, imported only when called;
+``experiment``/``report`` NAMEs are :func:`focuscrawl.commandline.catalogue`'s. Every command's
+``--help`` has a description and an example (issue 20, point 3).
 """
 
 from __future__ import annotations
@@ -23,59 +25,86 @@ import sys
 from pathlib import Path
 from typing import Callable, Iterable, Sequence
 
+from focuscrawl.commandline import RAW, add_project_argument, catalogue, catalogue_text, examples, module_of, subcommand
 from focuscrawl.config import settings
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="focuscrawl", description="Focused crawling on Kafka, Spark/Delta and Airflow.")
-    sub = p.add_subparsers(dest="command", required=True)
+    p = argparse.ArgumentParser(
+        prog="focuscrawl", description="Focused crawling on Kafka, Spark/Delta and Airflow: run a crawl project's "
+        "four loops live, query what they wrote, and compare policies offline. `focuscrawl COMMAND --help` "
+        "describes each command with an example.",
+        epilog=examples("focuscrawl init myproject && focuscrawl validate myproject",
+                        "focuscrawl up projects/world.toml --for 10m",
+                        "focuscrawl status --watch",
+                        "focuscrawl sql \"SELECT count(*) FROM page_snapshots\"",
+                        "focuscrawl experiment --help        # the offline experiments, one line each"),
+        formatter_class=RAW)
+    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    svc = sub.add_parser("services", help="start, stop or report the engines of the embedded default")
-    act = svc.add_subparsers(dest="action", required=True)
-    up = act.add_parser("up", help="start the engines (kafka, airflow, world) and wait until ready")
+    svc = subcommand(sub, "services", "start, stop or report the engines of the embedded default",
+                     "focuscrawl services up --only kafka,airflow", "focuscrawl services status",
+                     description="The engines alone, without a project: Kafka (KRaft, one node), Airflow "
+                                 "(API server, scheduler, DAG processor, triggerer), the world, and optionally a "
+                                 "Spark standalone cluster. `focuscrawl up` starts them itself.")
+    act = svc.add_subparsers(dest="action", required=True, metavar="ACTION")
+    up = subcommand(act, "up", "start the engines (kafka, airflow, world) and wait until ready",
+                    "focuscrawl services up", "focuscrawl services up --only airflow --spark-cluster")
     up.add_argument("--only", help="comma-separated subset of kafka,airflow,world,spark")
     up.add_argument("--spark-cluster", action="store_true",
                     help="also start a Spark standalone master + 2 workers; Airflow's spark_default uses it")
     up.add_argument("--airflow-dags", type=Path, help="DAG folder for Airflow (default: <repo>/dags)")
-    act.add_parser("down", help="stop every process of ours")
-    act.add_parser("status", help="each engine up or down, with its URL")
+    subcommand(act, "down", "stop every engine of ours started out of $FOCUSCRAWL_VAR", "focuscrawl services down")
+    subcommand(act, "status", "each engine up or down, with its URL", "focuscrawl services status")
 
-    sql = sub.add_parser("sql", help="Spark SQL over the Delta tables (interactive without a query)")
+    sql = subcommand(sub, "sql", "Spark SQL over the Delta tables (interactive without a query)",
+                     "focuscrawl sql \"SELECT url, fetched_at FROM page_snapshots LIMIT 5\"",
+                     "focuscrawl sql --limit 20        # a prompt; statements end with ; or a blank line",
+                     description="Run Spark SQL over the lake: every registered table is a view under its name "
+                                 "(page_snapshots, near_duplicates, fue_posts, ...). With a query, print its rows "
+                                 "and exit; without one, read statements until `exit` or EOF.")
     sql.add_argument("query", nargs="?", help="one statement; omit for a prompt")
     sql.add_argument("--limit", type=int, default=100, help="rows printed per result")
 
-    sub.add_parser("pyspark", help="a pyspark shell with the focuscrawl session configuration")
+    subcommand(sub, "pyspark", "a pyspark shell with the focuscrawl session configuration", "focuscrawl pyspark",
+               description="Start pyspark with the session configuration of every job (Delta, the lake's "
+                           "storage options, the venv's Python) and the Delta tables registered as views.")
 
-    init = sub.add_parser(
-        "init", help="write a commented focuscrawl.toml project file",
+    init = subcommand(
+        sub, "init", "write a commented focuscrawl.toml project file",
+        "focuscrawl init myproject && $EDITOR myproject/focuscrawl.toml && focuscrawl validate myproject/focuscrawl.toml",
         description="Write a commented crawl project file (focuscrawl.toml) to DIR: the target users, the "
-                    "sites and how to reach them, the four loops with their methods and budgets, DAG schedules.",
-        epilog="example: focuscrawl init myproject && $EDITOR myproject/focuscrawl.toml && "
-               "focuscrawl validate myproject/focuscrawl.toml",
-        formatter_class=argparse.RawDescriptionHelpFormatter)
+                    "sites and how to reach them, the four loops with their methods and budgets, DAG schedules.")
     init.add_argument("dir", nargs="?", type=Path, default=Path("."), help="folder to write it to (default: here)")
     init.add_argument("--force", action="store_true", help="replace an existing focuscrawl.toml")
-    val = sub.add_parser(
-        "validate", help="check a project file; prints a summary, or the one error (exit 2)",
+    val = subcommand(
+        sub, "validate", "check a project file; prints a summary, or the one error (exit 2)",
+        "focuscrawl validate projects/reddit.toml",
         description="Check a crawl project file: keys and types, example files (exist, readable, parse), "
                     "URLs, registered method names, budgets, schedules, OAuth variables set. Prints a summary, "
-                    "or one line naming the key and the fix and exits 2.",
-        epilog="example: focuscrawl validate projects/reddit.toml",
-        formatter_class=argparse.RawDescriptionHelpFormatter)
-    val.add_argument("file", nargs="?", type=Path, default=Path("focuscrawl.toml"),
-                     help="project file or its folder (default: ./focuscrawl.toml)")
+                    "or one line naming the key and the fix and exits 2.")
+    add_project_argument(val)
 
     from focuscrawl.platform.commands import add_commands
 
     add_commands(sub)  # up, down, status, logs, train
 
-    for name, what in (("world", "the local world server"), ("demo", "the end-to-end demo")):
-        d = sub.add_parser(name, help=what, add_help=False)
+    # These hand their arguments to the area's own parser (`focuscrawl world --help` is the world's).
+    for name, what, example in (("world", "the local world server (its own parser: focuscrawl world --help)",
+                                 "focuscrawl world serve --seed 1 --speedup 120"),
+                                ("demo", "the end-to-end demo: the live platform, then its HTML report",
+                                 "focuscrawl demo --for 10m")):
+        d = subcommand(sub, name, what, example, add_help=False)
         d.add_argument("args", nargs=argparse.REMAINDER)
-    for name, package in (("experiment", "experiments"), ("report", "reports")):
-        d = sub.add_parser(name, help=f"run focuscrawl.{package}.NAME")
-        d.add_argument("name")
-        d.add_argument("args", nargs=argparse.REMAINDER)
+    for name, package in PACKAGES.items():
+        names = catalogue(f"focuscrawl.{package}")
+        d = subcommand(sub, name, f"run one of the {package} by NAME (`focuscrawl {name} --help` lists them)",
+                       *PACKAGE_EXAMPLES[name],
+                       description=f"Run focuscrawl.{package}.NAME with the arguments that follow; "
+                                   f"`focuscrawl {name} NAME --help` lists its own options.",
+                       epilog_extra=catalogue_text(f"{package} (NAME)", names))
+        d.add_argument("name", metavar="NAME", help=f"one of: {', '.join(names)}")
+        d.add_argument("args", nargs=argparse.REMAINDER, help="the arguments of that NAME")
     return p
 
 
@@ -185,7 +214,7 @@ def _project(args) -> int:
         print(f"wrote {path}; edit it, then: focuscrawl validate {path}")
         return 0
     try:
-        project = load_project(args.file)
+        project = load_project(args.project)
     except ProjectError as e:
         print(f"focuscrawl: {e}", file=sys.stderr)
         return 2
@@ -209,6 +238,10 @@ def _sql(args) -> int:
 
 PASSTHROUGH = {"world": "focuscrawl.world.__main__", "demo": "focuscrawl.demo"}
 PACKAGES = {"experiment": "experiments", "report": "reports"}
+PACKAGE_EXAMPLES = {
+    "experiment": ("focuscrawl experiment fue --methods HCP,RND --duration 6h", "focuscrawl experiment outlinks --help"),
+    "report": ("focuscrawl report outlinks --run $FOCUSCRAWL_VAR/experiments/outlinks", "focuscrawl report demo --rebuild"),
+}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -220,7 +253,14 @@ def main(argv: list[str] | None = None) -> int:
     if argv and argv[0] in PASSTHROUGH:
         return dispatch(PASSTHROUGH[argv[0]], argv[1:])
     if len(argv) > 1 and argv[0] in PACKAGES and not argv[1].startswith("-"):
-        return dispatch(f"focuscrawl.{PACKAGES[argv[0]]}.{argv[1].replace('-', '_')}", argv[2:])
+        package = f"focuscrawl.{PACKAGES[argv[0]]}"
+        name = argv[1].replace("_", "-")
+        known = catalogue(package)
+        if name not in known:
+            print(f"focuscrawl: unknown {argv[0]} {argv[1]!r}; known: {', '.join(known)} "
+                  f"(`focuscrawl {argv[0]} --help` says what each does)", file=sys.stderr)
+            return 2
+        return dispatch(module_of(package, name), argv[2:])
     args = build_parser().parse_args(argv)
     if args.command == "services":
         return _services(args)

@@ -21,12 +21,12 @@ The offline experiments of the four seeds are not part of the live run: the repo
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 import time
 from pathlib import Path
 
+from focuscrawl.commandline import parser
 from focuscrawl.config import Settings, settings
 from focuscrawl.status import read_status
 
@@ -211,7 +211,8 @@ def run_live(cfg: Settings, project_path: Path, seconds: float, keep_services: b
 def main(argv: list[str] | None = None) -> int:
     from focuscrawl.reports.demo import parse_sections, platform_steps, run_sections, write_html
 
-    ap = argparse.ArgumentParser(prog="focuscrawl demo", description=__doc__.splitlines()[0])
+    ap = parser("focuscrawl demo", __doc__, "focuscrawl demo --for 10m",
+                "focuscrawl demo --for 20m --keep-services --experiments fue   # then: focuscrawl status")
     ap.add_argument("--for", dest="duration", default="10m", help="how long the live platform runs (e.g. 10m, 20m)")
     ap.add_argument("--project", type=Path, default=None, help=f"project file (default: {DEFAULT_PROJECT})")
     ap.add_argument("--keep-services", action="store_true", help="leave Kafka, Airflow and the world up at the end")

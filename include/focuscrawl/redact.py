@@ -42,6 +42,18 @@ def redact(text: str) -> str:
     return _PATTERNS[1].sub(lambda m: f"{m.group(1)}{MASK}", text)
 
 
+CREDENTIAL_HEADERS = frozenset({"authorization", "proxy-authorization", "cookie", "set-cookie", "x-api-key"})
+
+
+def redact_header(name: str, value: str) -> str:
+    """A header value fit to store (a WARC request record, issue 20): a credential header keeps only its
+    scheme (``Authorization: bearer ***``), any other value goes through :func:`redact`."""
+    if name.lower() in CREDENTIAL_HEADERS:
+        scheme, sep, _ = value.partition(" ")
+        return f"{scheme} {MASK}" if sep and name.lower().endswith("authorization") else MASK
+    return redact(value)
+
+
 class RedactingFilter(logging.Filter):
     """A handler filter: formats the record's message once, redacted, and its traceback text likewise."""
 
@@ -71,4 +83,4 @@ def install(logger: logging.Logger | None = None) -> int:
     return added
 
 
-__all__ = ["MASK", "RedactingFilter", "install", "redact", "register_secret"]
+__all__ = ["CREDENTIAL_HEADERS", "MASK", "RedactingFilter", "install", "redact", "redact_header", "register_secret"]

@@ -45,12 +45,12 @@ def _fake_module(monkeypatch, name: str, result: int):
 
 def test_other_areas_get_their_arguments_verbatim(monkeypatch):
     world = _fake_module(monkeypatch, "focuscrawl.world.__main__", 0)
-    report = _fake_module(monkeypatch, "focuscrawl.reports.coverage_curve", 3)
-    experiment = _fake_module(monkeypatch, "focuscrawl.experiments.look_back", 0)
+    report = _fake_module(monkeypatch, "focuscrawl.reports.graph_estimation", 3)
+    experiment = _fake_module(monkeypatch, "focuscrawl.experiments.graph_estimation", 0)
     demo = _fake_module(monkeypatch, "focuscrawl.demo", 0)
     assert cli.main(["world", "--help"]) == 0
-    assert cli.main(["report", "coverage-curve", "--out", "x.pdf"]) == 3
-    assert cli.main(["experiment", "look_back", "--methods", "HCP,RND"]) == 0
+    assert cli.main(["report", "graph-estimation", "--out", "x.pdf"]) == 3
+    assert cli.main(["experiment", "graph_estimation", "--methods", "HCP,RND"]) == 0
     assert cli.main(["demo"]) == 0
     assert world == [["--help"]]
     assert report == [["--out", "x.pdf"]]
@@ -58,8 +58,17 @@ def test_other_areas_get_their_arguments_verbatim(monkeypatch):
     assert demo == [[]]
 
 
-def test_missing_area_is_one_clear_line(capsys):
+def test_unknown_name_is_one_clear_line(capsys):
     assert cli.main(["report", "no_such_report"]) == 2
+    err = capsys.readouterr().err
+    assert err.strip() == (
+        "focuscrawl: unknown report 'no_such_report'; known: demo, ephemeral, fue, graph-estimation, outlinks "
+        "(`focuscrawl report --help` says what each does)"
+    )
+
+
+def test_missing_area_is_one_clear_line(capsys):
+    assert cli.dispatch("focuscrawl.reports.no_such_report", []) == 2
     err = capsys.readouterr().err
     assert err.strip() == (
         "focuscrawl: focuscrawl.reports.no_such_report is not installed in this checkout "

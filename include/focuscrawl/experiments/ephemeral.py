@@ -31,6 +31,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from focuscrawl.commandline import parser
 from focuscrawl.config import settings
 from focuscrawl.ephemeral.quality import dynamic_quality, overall_quality
 from focuscrawl.ephemeral.schedulers import SCHEDULERS
@@ -182,7 +183,10 @@ def build_outputs(out: Path, runs: pd.DataFrame, curves: pd.DataFrame, params: d
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="focuscrawl experiment ephemeral", description=__doc__.splitlines()[0])
+    p = parser("focuscrawl experiment ephemeral", __doc__,
+               "focuscrawl experiment ephemeral --seeds 0,1 --days 3",
+               "focuscrawl experiment ephemeral --worlds second --schedulers LAGRANGE,BFS --output /tmp/eph"
+               "   # then: focuscrawl report ephemeral --run /tmp/eph")
     p.add_argument("--output", type=Path, help="folder for the plots and tables (default: $FOCUSCRAWL_VAR/experiments/ephemeral)")
     p.add_argument("--schedulers", default=",".join(SCHEDULERS.names()), help="comma-separated names (default: all)")
     p.add_argument("--worlds", default="model,second", help=f"comma-separated of {', '.join(WORLDS)}")

@@ -36,13 +36,13 @@ sensitivity parameter and writes ``sensitivity.{md,csv,png}``.
 
 from __future__ import annotations
 
-import argparse
 import logging
 import uuid
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from focuscrawl.commandline import parser
 from focuscrawl.config import settings
 from focuscrawl.delta_sink import STREAM_DEAD_LETTER_TABLE, DeltaSink, StreamRecord
 from focuscrawl.fue.chooser import UserChooser
@@ -502,7 +502,11 @@ def run_folds(args, opts_base: dict, population: dict, out: Path, corpus, cfg, d
 
 def main(argv: list[str] | None = None) -> int:
     cfg = settings()
-    ap = argparse.ArgumentParser(prog="focuscrawl experiment fue", description=__doc__.splitlines()[0])
+    ap = parser("focuscrawl experiment fue", __doc__,
+                "focuscrawl experiment fue --methods HCP,RND --duration 6h",
+                "focuscrawl experiment fue --methods all --duration 7d --folds 2 --output /tmp/fue"
+                "   # then: focuscrawl report fue --run /tmp/fue",
+                "focuscrawl experiment fue --sweep score_effect=0,0.5,1 --duration 1d")
     ap.add_argument("--methods", default=DEFAULT_METHODS,
                     help=f"comma-separated, or 'all' (default {DEFAULT_METHODS}; all = {ALL_METHODS})")
     ap.add_argument("--duration", default="1d", help="simulated time: 90m, 6h, 7d ...")

@@ -28,6 +28,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from focuscrawl.commandline import parser
 from focuscrawl.config import settings
 from focuscrawl.graph.access import InMemoryGraph
 from focuscrawl.graph.estimators import ESTIMATORS, TARGETS, NotEstimable
@@ -363,7 +364,9 @@ def build_outputs(out: Path, estimates: pd.DataFrame, truth: pd.DataFrame, param
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="focuscrawl experiment graph-estimation", description=__doc__.split("\n\n")[0])
+    p = parser("focuscrawl experiment graph-estimation", __doc__,
+               "focuscrawl experiment graph-estimation --graphs generated --runs 10 --label-correlations ''",
+               "focuscrawl experiment graph-estimation --output /tmp/ge   # then: focuscrawl report graph-estimation --run /tmp/ge")
     p.add_argument("--graphs", default="generated,wikispeedia", help="comma-separated: generated, wikispeedia ('' for the sweep only)")
     p.add_argument("--samplers", default="UNI,RW,MHRW,FS", help=f"comma-separated of {', '.join(SAMPLERS.names())}")
     p.add_argument("--estimators", default="NAIVE,MLE,SCE,WCE", help=f"comma-separated of {', '.join(ESTIMATORS.names())}")

@@ -25,6 +25,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from focuscrawl.commandline import parser
 from focuscrawl.config import settings
 
 NAME = "outlinks"
@@ -196,7 +197,9 @@ def build_outputs(out: Path, predictions: pd.DataFrame, params: dict) -> str:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="focuscrawl experiment outlinks", description=__doc__.split("\n\n")[0])
+    p = parser("focuscrawl experiment outlinks", __doc__,
+               "focuscrawl experiment outlinks --pages 500 --co-change ''",
+               "focuscrawl experiment outlinks --output /tmp/ol   # then: focuscrawl report outlinks --run /tmp/ol")
     p.add_argument("--pages", type=int, default=1500)
     p.add_argument("--periods", type=int, default=12, help="weekly snapshots (history + 2 training weeks + 1 held out)")
     p.add_argument("--history-size", type=int, default=8, help="look-back intervals (the paper's 8)")

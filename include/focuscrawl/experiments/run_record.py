@@ -97,9 +97,10 @@ def read_run_json(path: Path, expect: str | None = None) -> dict:
 def report_main(argv: list[str] | None, name: str, doc: str, inputs: list[str], rebuild) -> int:
     """The ``focuscrawl report NAME --run DIR [--out DIR]`` of an experiment: read ``run.json``, check
     the raw files ``inputs`` are there, and call ``rebuild(run_dir, out_dir, record) -> printed text``."""
-    import argparse
+    from focuscrawl.commandline import parser
 
-    p = argparse.ArgumentParser(prog=f"focuscrawl report {name}", description=doc.split("\n\n")[0])
+    p = parser(f"focuscrawl report {name}", doc, f"focuscrawl report {name} --run $FOCUSCRAWL_VAR/experiments/{name}",
+               f"focuscrawl report {name} --run /tmp/{name} --out /tmp/{name}-again")
     p.add_argument("--run", type=Path, required=True, help=f"output folder of a `focuscrawl experiment {name}` run")
     p.add_argument("--out", type=Path, help="where to write (default: the run's folder)")
     args = p.parse_args(argv)

@@ -4,7 +4,9 @@ Small pieces composed the way Scrapy composes middlewares, each usable and testa
 :class:`~focuscrawl.fetch.guard.AddressGuard` (SSRF), :class:`~focuscrawl.fetch.robots.RobotsCache`,
 :class:`~focuscrawl.fetch.politeness.HostPoliteness` and :class:`~focuscrawl.fetch.retry.RetryPolicy`.
 Redirects are followed here, hop by hop, so every hop passes the SSRF guard and robots.txt
-before a byte is sent to it; the body is streamed under a size limit and a total deadline.
+before a byte is sent to it; the body is streamed under a size limit and a total deadline. With an
+``archive`` (:class:`~focuscrawl.fetch.warc.WarcArchive`) every response received, robots.txt and
+redirect hops included, is written as WARC request/response records and the result names its record.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ import logging
 import time
 import urllib.parse
 from dataclasses import dataclass, field
-from typing import Callable, Sequence
+from typing import TYPE_CHECKING, Callable, Sequence
 
 import requests
 
@@ -37,6 +39,9 @@ from focuscrawl.fetch.robots import RobotsCache, RobotsResponse, host_key
 from focuscrawl.parse import Rejection
 from focuscrawl.parse.robots import MAX_ROBOTS_BYTES
 
+if TYPE_CHECKING:  # pragma: no cover
+    from focuscrawl.fetch.warc import WarcArchive, WarcRef
+
 log = logging.getLogger(__name__)
 
 REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
@@ -51,6 +56,7 @@ class FetchResult:
     content_type: str  # media type, lower-case, without parameters
     redirects: tuple[str, ...] = field(default_factory=tuple)  # URLs that redirected, in order
     elapsed: float = 0.0
+    warc: "WarcRef | None" = None  # the response's WARC record (focuscrawl.fetch.warc), when archived
 
 
 def media_type(content_type: str | None) -> str:
@@ -88,8 +94,10 @@ class Fetcher:
         max_redirects: int = 5,
         on_rejection: Callable[[Rejection], None] | None = None,
         observer: FetchObserver | None = None,
+        archive: "WarcArchive | None" = None,
     ) -> None:
         self.user_agent = user_agent
+        self.archive = archive  # WARC records of every response (closed by its owner, not by the fetcher)
         self.observer = observer or FetchObserver()  # metrics hook (focuscrawl.metrics.FetchMetrics)
         self.guard = guard or AddressGuard()
         self.politeness = politeness or HostPoliteness()
@@ -111,10 +119,10 @@ class Fetcher:
         self.session.mount("https://", adapter)
         log.info(
             "fetcher on: ssrf guard (allow %s), politeness (min delay %.2f s, %d in flight per host), robots %s, "
-            "retry (%d on %s), timeouts %s + %.0f s total, max %d bytes, %d redirects",
+            "retry (%d on %s), timeouts %s + %.0f s total, max %d bytes, %d redirects, WARC %s",
             list(self.guard.allow) or "nothing", self.politeness.min_delay, self.politeness.max_in_flight,
             "obeyed" if obey_robots else "OFF", self.retry.max_retries, self.retry.statuses, self.timeout,
-            total_timeout, max_bytes, max_redirects,
+            total_timeout, max_bytes, max_redirects, archive.folder if archive is not None else "off",
         )
 
     @classmethod
@@ -176,7 +184,7 @@ class Fetcher:
             location = result.headers.get("Location")
             if result.status not in REDIRECT_STATUSES or not location:
                 return FetchResult(result.url, result.status, result.headers, result.body, result.content_type,
-                                   tuple(hops), time.monotonic() - started)
+                                   tuple(hops), time.monotonic() - started, result.warc)
             hops.append(current)
             current = urllib.parse.urljoin(current, location.strip())
             if current in hops or current == url:
@@ -216,7 +224,12 @@ class Fetcher:
                                         url, f"{url} is {media or 'untyped'}, not one of {list(accept)}; it is not a page this crawler parses"
                                     )
                                 body = self._read(response, url, max_bytes, truncate, started)
-                            return FetchResult(url, status, headers, body, media)
+                                cut = "length" if truncate and len(body) >= max_bytes else None
+                            else:
+                                cut = "unspecified"  # a redirect's or an error's body is not read
+                            return FetchResult(url, status, headers, body, media,
+                                               warc=self._archive(response, body, cut))
+                        self._archive(response, b"", "unspecified")  # a 429/503 before its retry
             wait = self.retry.wait(attempt, headers if status else None)
             if wait is None:
                 if failure is not None:
@@ -232,6 +245,17 @@ class Fetcher:
             self.observer.retry(host, wait, parse_retry_after(headers.get("Retry-After")) if status else None)
             self.politeness.defer(host, wait)
             attempt += 1
+
+    def _archive(self, response: requests.Response, body: bytes, truncated: str | None) -> "WarcRef | None":
+        """The response's WARC record, if archiving; a failing archive (a full disk) costs the record, not the fetch."""
+        if self.archive is None:
+            return None
+        try:
+            return self.archive.record(response, body, truncated)
+        except OSError as exc:
+            log.error("WARC record of %s not written (%s); free space under %s or set [warc] enabled = false",
+                      response.url, exc, self.archive.folder)
+            return None
 
     def _read(self, response: requests.Response, url: str, max_bytes: int, truncate: bool, started: float) -> bytes:
         declared = response.headers.get("Content-Length")

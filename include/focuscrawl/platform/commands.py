@@ -6,69 +6,65 @@ nothing heavier than argparse is imported until a command runs.
 
 from __future__ import annotations
 
-import argparse
 from pathlib import Path
 
+from focuscrawl.commandline import add_project_argument, subcommand
+
 COMMANDS = ("up", "down", "status", "logs", "train")
-_RAW = argparse.RawDescriptionHelpFormatter
 
 
 def add_commands(sub) -> None:
-    up = sub.add_parser(
-        "up", help="start the services and every process a project declares, supervised",
+    up = subcommand(
+        sub, "up", "start the services and every process a project declares, supervised",
+        "focuscrawl up projects/world.toml --for 10m", "focuscrawl up            # ./focuscrawl.toml, until Ctrl-C",
         description="Validate the project, train its classifiers, start Kafka/Airflow (and the world when a site "
                     "is the world), unpause the project's DAGs, then start and supervise every process its loops "
                     "need (restart with back-off, crash loops shown by `focuscrawl status`). Runs until Ctrl-C, "
                     "SIGTERM, `focuscrawl down` or the --for limit; then stops everything in order. A project that "
-                    "does not validate prints its one error and starts nothing (exit 2).",
-        epilog="examples:\n  focuscrawl up projects/world.toml --for 10m\n  focuscrawl up            "
-               "# ./focuscrawl.toml, until Ctrl-C", formatter_class=_RAW)
-    up.add_argument("project", nargs="?", type=Path, default=Path("focuscrawl.toml"),
-                    help="project file or its folder (default: ./focuscrawl.toml)")
+                    "does not validate prints its one error and starts nothing (exit 2).")
+    add_project_argument(up)
     up.add_argument("--for", dest="duration", metavar="DURATION",
                     help="stop everything after this long (90s, 10m, 1h; a number is seconds)")
     up.add_argument("--services", help="comma-separated services to start (default: kafka,airflow[,world])")
     up.add_argument("--airflow-dags", type=Path, help="DAG folder for Airflow (default: <repo>/dags)")
     up.add_argument("--progress-every", type=float, default=30.0, help="seconds between progress lines")
 
-    down = sub.add_parser(
-        "down", help="stop the running platform: its processes in order, then the services",
+    down = subcommand(
+        sub, "down", "stop the running platform: its processes in order, then the services",
+        "focuscrawl down --keep-services",
         description="Stop what `focuscrawl up` started out of $FOCUSCRAWL_VAR: the supervisor (which stops its "
                     "processes crawlers first, consumers last), the processes a killed supervisor left, then "
-                    "the services.",
-        epilog="example: focuscrawl down --keep-services", formatter_class=_RAW)
+                    "the services.")
     down.add_argument("--keep-services", action="store_true", help="leave Kafka, Airflow and the world running")
 
-    st = sub.add_parser(
-        "status", help="processes, consumer lag, DAG runs and live figures per loop",
+    st = subcommand(
+        sub, "status", "processes, consumer lag, DAG runs and live figures per loop",
+        "focuscrawl status --watch", "focuscrawl status --json | jq .loops",
         description="Each process (state, health, restarts, last error lines), consumer lag per group (Kafka "
                     "committed offsets and the Delta tables' own offsets), the last run of every DAG, and live "
-                    "figures per loop. Parts that are down show as 'not running'.",
-        epilog="examples:\n  focuscrawl status --watch\n  focuscrawl status --json | jq .loops", formatter_class=_RAW)
+                    "figures per loop. Parts that are down show as 'not running'.")
     st.add_argument("--watch", action="store_true", help="refresh every --interval seconds until Ctrl-C")
-    st.add_argument("--interval", type=float, default=5.0)
+    st.add_argument("--interval", type=float, default=5.0, help="seconds between refreshes of --watch (default 5)")
     st.add_argument("--json", action="store_true", help="one JSON document (for scripts and tests)")
     st.add_argument("--no-kafka", action="store_true", help="skip consumer lag")
     st.add_argument("--no-airflow", action="store_true", help="skip DAG runs")
 
-    logs = sub.add_parser(
-        "logs", help="the log of one process (or service)",
+    logs = subcommand(
+        sub, "logs", "the log of one process (or service)",
+        "focuscrawl logs fue-chooser-hcp -n 50", "focuscrawl logs revisitor -f",
         description="Print the last lines of a supervised process's log ($FOCUSCRAWL_VAR/logs/platform/NAME.log), "
-                    "or of a service (kafka, airflow-scheduler, world, ...).",
-        epilog="examples:\n  focuscrawl logs fue-chooser-hcp -n 50\n  focuscrawl logs revisitor -f",
-        formatter_class=_RAW)
+                    "or of a service (kafka, airflow-scheduler, world, ...).")
     logs.add_argument("name", help="process name as `focuscrawl status` lists it")
     logs.add_argument("-n", "--lines", type=int, default=40, help="how many last lines (default 40)")
     logs.add_argument("-f", "--follow", action="store_true", help="keep printing what is appended")
 
-    train = sub.add_parser(
-        "train", help="train the project's reference and candidate classifiers from its examples",
+    train = subcommand(
+        sub, "train", "train the project's reference and candidate classifiers from its examples",
+        "focuscrawl train projects/world.toml --force",
         description="Train the FUE loop's reference classifier (whole histories) and candidate classifier "
                     "(snippets) from the project's example users into $FOCUSCRAWL_VAR/models/<project>/; "
-                    "`focuscrawl up` does this first and skips it when the examples did not change.",
-        epilog="example: focuscrawl train projects/world.toml --force", formatter_class=_RAW)
-    train.add_argument("project", nargs="?", type=Path, default=Path("focuscrawl.toml"),
-                       help="project file or its folder (default: ./focuscrawl.toml)")
+                    "`focuscrawl up` does this first and skips it when the examples did not change.")
+    add_project_argument(train)
     train.add_argument("--force", action="store_true", help="train even when the examples did not change")
 
 

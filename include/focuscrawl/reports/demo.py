@@ -22,7 +22,6 @@ A missing figure or table is named in the page as missing, never left as an empt
 
 from __future__ import annotations
 
-import argparse
 import base64
 import html
 import importlib
@@ -34,6 +33,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from focuscrawl.commandline import parser
 from focuscrawl.config import Settings, settings
 
 @dataclass(frozen=True)
@@ -243,7 +243,8 @@ def write_html(out: Path, cfg: Settings | None = None) -> Path:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="focuscrawl report demo", description=__doc__.splitlines()[0])
+    ap = parser("focuscrawl report demo", __doc__, "focuscrawl report demo --rebuild",
+                "focuscrawl report demo --only fue,outlinks --out /tmp/demo")
     ap.add_argument("--out", type=Path, help="report folder (default: $FOCUSCRAWL_VAR/demo)")
     ap.add_argument("--only", default=",".join(SECTION_NAMES),
                     help=f"comma-separated sections to (re)run, of {','.join(SECTION_NAMES)}")

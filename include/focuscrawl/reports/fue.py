@@ -16,10 +16,10 @@ run that was stopped, without running it again.
 
 from __future__ import annotations
 
-import argparse
 import math
 from pathlib import Path
 
+from focuscrawl.commandline import parser
 from focuscrawl.config import settings
 from focuscrawl.experiments.fue import parse_duration
 from focuscrawl.fue import report
@@ -30,7 +30,8 @@ from focuscrawl.storage import storage_options
 
 def main(argv: list[str] | None = None) -> int:
     cfg = settings()
-    ap = argparse.ArgumentParser(prog="focuscrawl report fue", description=__doc__.splitlines()[0])
+    ap = parser("focuscrawl report fue", __doc__, "focuscrawl report fue --run var/reports/fue",
+                "focuscrawl report fue --run-id fue-1a2b3c4d-f0 --duration 7d")
     ap.add_argument("--run", type=Path, action="append",
                     help="output folder (or run.json) of a `focuscrawl experiment fue` run; repeat it to pool the "
                          "folds of runs made with --only-fold (same seed, folds and data)")

@@ -17,13 +17,13 @@ start, as from a sitemap); or ``--lake`` for the ``outlink_features`` table the 
 
 from __future__ import annotations
 
-import argparse
 import json
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
+from focuscrawl.commandline import parser
 from focuscrawl.config import settings
 from focuscrawl.outlinks.evaluation import PERCENTS
 from focuscrawl.outlinks.experiment import ExperimentResult, prepare, run_experiment
@@ -148,7 +148,9 @@ def main(argv: list[str] | None = None) -> int:
 
         return report_main(argv, "outlinks", "Rebuild the tables of a `focuscrawl experiment outlinks` run from its "
                            "run.json and held-out predictions.", ["predictions.csv.gz"], _rebuild)
-    ap = argparse.ArgumentParser(prog="focuscrawl report outlinks", description=__doc__.splitlines()[0])
+    ap = parser("focuscrawl report outlinks", __doc__, "focuscrawl report outlinks --pages 500 --models NNL-ET,NNL-NGB",
+                "focuscrawl report outlinks --lake          # the live outlink_features table",
+                "focuscrawl report outlinks --run /tmp/ol   # rebuild a `focuscrawl experiment outlinks` run")
     ap.add_argument("--pages", type=int, help="synthetic pages (default 2000); with --world, the world's first N pages "
                                               "(default all)")
     ap.add_argument("--periods", type=int, default=12, help="synthetic weekly snapshots (history + 2 training weeks + 1 held out)")

@@ -13,14 +13,19 @@ import sys
 import threading
 from pathlib import Path
 
+from focuscrawl.commandline import parser, subcommand
 from focuscrawl.config import settings
 
 
 def _parser() -> argparse.ArgumentParser:
     cfg = settings()
-    p = argparse.ArgumentParser(prog="focuscrawl world", description="Serve the simulated world.")
-    sub = p.add_subparsers(dest="command", required=True)
-    s = sub.add_parser("serve", help="run the crawl server and the evaluation server until interrupted")
+    p = parser("focuscrawl world", "Serve the simulated world: Reddit-style listings, HTML pages, RSS, sitemaps and "
+               "robots.txt on a simulated clock (crawl port), its ground truth and faults on an evaluation port.",
+               "focuscrawl world serve --seed 1 --speedup 120", "focuscrawl services up --only world   # the same, supervised")
+    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    s = subcommand(sub, "serve", "run the crawl server and the evaluation server until interrupted",
+                   "focuscrawl world serve --port 8900 --eval-port 8901 --data none --error-rate 0.05",
+                   "focuscrawl world serve --replay var/lake/page_snapshots   # a recorded crawl")
     s.add_argument("--host", default=cfg.bind_host)
     s.add_argument("--port", type=int, default=cfg.world_port, help="crawl surface (Reddit JSON, web, graph)")
     s.add_argument("--eval-port", type=int, default=cfg.world_eval_port, help="clock, ground truth, feedback, faults")
