@@ -101,6 +101,10 @@ def add_common_args(ap: argparse.ArgumentParser, name: str, cfg: Settings) -> ar
                    choices=("DEBUG", "INFO", "WARNING", "ERROR"))
     g.add_argument("--project", help="crawl project file: the site's User-Agent, politeness, robots, OAuth apply")
     g.add_argument("--site", dest="site_name", help="with --project: the site's name (default: the first)")
+    g.add_argument("--warc", type=Path, metavar="DIR",
+                   help="archive every fetch as WARC 1.1 files in DIR (focuscrawl up: <lake>/warc; default: off)")
+    g.add_argument("--warc-max-mb", type=float, default=1000.0, help="with --warc: start a new file at this size")
+    g.add_argument("--warc-max-age", type=float, default=3600.0, help="with --warc: start a new file after this many seconds")
     return ap
 
 
@@ -139,6 +143,7 @@ class StreamProcess:
         self._producer = None
         self._consumers: list[tuple[Any, str]] = []  # (KafkaConsumer, group) whose lag is reported
         self._http = None
+        self._archive = None
 
     # -- lifecycle -------------------------------------------------------------------------
 
@@ -316,10 +321,12 @@ class StreamProcess:
     def fetcher(self, politeness_delay: float | None = None, **kwargs):
         """The process's fetcher, counted in its metrics and closed at exit. With ``--project``, the project
         site's (:func:`focuscrawl.fetch.site.fetcher_for_site`: User-Agent, robots, rate-limit headers,
-        OAuth), its politeness delay a floor under ``politeness_delay``; else ``Fetcher.from_settings``."""
+        OAuth), its politeness delay a floor under ``politeness_delay``; else ``Fetcher.from_settings``. With
+        ``--warc DIR`` every fetch is archived (:attr:`archive`)."""
         from focuscrawl.fetch import Fetcher, HostPoliteness
 
         kwargs.setdefault("observer", self.metrics.fetch_observer)
+        kwargs.setdefault("archive", self.archive)
         site = getattr(self.args, "project_site", None)
         if site is not None:
             from focuscrawl.fetch.site import fetcher_for_site
@@ -334,6 +341,19 @@ class StreamProcess:
             fetcher = Fetcher.from_settings(self.cfg, **kwargs)
         self.on_exit(fetcher.close)
         return fetcher
+
+    @property
+    def archive(self):
+        """The process's :class:`~focuscrawl.fetch.warc.WarcArchive` with ``--warc DIR`` (files named after
+        the process and its pid, closed at exit), else None."""
+        folder = getattr(self.args, "warc", None)
+        if self._archive is None and folder is not None:
+            from focuscrawl.fetch.warc import WarcArchive
+
+            self._archive = WarcArchive(folder, prefix=self.name, max_bytes=int(self.args.warc_max_mb * 1e6),
+                                        max_seconds=self.args.warc_max_age, software=self.cfg.user_agent)
+            self.on_exit(self._archive.close)  # after the fetchers that write to it (registered later)
+        return self._archive
 
     def consumer(self, topics: list[str], group: str | None, **kwargs):
         """A kafka-python consumer (auto-commit off, read_committed, 10 s session: DEVELOPERS.md), lag-watched."""
