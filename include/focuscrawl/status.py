@@ -8,15 +8,26 @@ from __future__ import annotations
 
 import json
 import os
+import tempfile
 from pathlib import Path
 
 
 def write_status(path: Path, status: dict) -> None:
-    """Replace the status file atomically (readers never see half a JSON document)."""
+    """Replace the status file atomically (readers never see half a JSON document).
+
+    The temporary file is this writer's own: two processes left on one status path (two consumers
+    with the default ``--status-file``) used to share ``NAME.tmp``, and the slower one's rename
+    failed with FileNotFoundError and ended the process (seen in the fault suite)."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(status))
-    os.replace(tmp, path)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w") as f:
+            f.write(json.dumps(status))
+        os.chmod(tmp, 0o644)  # mkstemp's 0600 would hide it from other readers; it holds no secret
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
 
 
 def read_status(path: Path) -> dict:
