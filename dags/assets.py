@@ -57,6 +57,7 @@ OUTLINK_FEATURES = table_asset(outlinks.FEATURES)
 OUTLINK_MODELS = table_asset(outlinks.MODELS)
 PAGE_PRIORITIES = table_asset(outlinks.PAGE_PRIORITIES)
 PAGE_PRIORITIES_PUSHED = topic_asset(outlinks.PAGE_PRIORITIES_TOPIC)
+NEAR_DUPLICATES = table_asset(outlinks.NEAR_DUPLICATES)
 
 # Sources (seed 001)
 SOURCE_RECRAWLS_ASSET = table_asset(SOURCE_RECRAWLS)

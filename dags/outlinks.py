@@ -8,7 +8,10 @@ Seed 002 ("Look back, look around"), issue 5. Two data-aware DAGs:
 2. `embed` (`spark_jobs/outlinks_embed.py`): TF-IDF + LSA vector per page -> `page_embeddings`;
 3. `related` (`spark_jobs/outlinks_related.py`): the k=30 most similar pages on FAISS (a registered method:
    exact `EXACT`, approximate `HNSW` or `IVF`) -> `related_pages`;
-4. `features` (`spark_jobs/outlinks_features.py`): targets (NNL, NL, LCR) and LBLA features -> `outlink_features`.
+4. `features` (`spark_jobs/outlinks_features.py`): targets (NNL, NL, LCR) and LBLA features -> `outlink_features`;
+5. `near_duplicates` (`spark_jobs/near_duplicates.py`): MinHash + LSH over each page's latest text, pairs at
+   shingle Jaccard >= the threshold with their clusters -> `near_duplicates` (`focuscrawl.dedup`; last, so
+   in the one-slot Spark pool it never delays the features the revisit models train on).
 
 **outlinks_train** runs when `outlink_features` changes:
 1. `quality_outlink_features`: the same gate on the feature table;
@@ -25,6 +28,7 @@ from __future__ import annotations
 from airflow.sdk import Param, dag, task
 
 from assets import EMBEDDINGS as EMBEDDINGS_ASSET
+from assets import NEAR_DUPLICATES as NEAR_DUPLICATES_ASSET
 from assets import OUTLINK_FEATURES as FEATURES_ASSET
 from assets import OUTLINK_MODELS as MODELS_ASSET
 from assets import PAGE_PRIORITIES as PRIORITIES_ASSET
@@ -32,6 +36,7 @@ from assets import PAGE_PRIORITIES_PUSHED as PRIORITIES_PUSHED
 from assets import RELATED_PAGES as RELATED_ASSET
 from assets import SNAPSHOTS as SNAPSHOTS_ASSET
 from common import DEFAULT_ARGS, cfg, schedule, spark_job
+from focuscrawl.dedup import DEFAULT as NEAR_DUPLICATE_DEFAULTS
 from focuscrawl.outlinks.related import RELATED
 from focuscrawl.outlinks.tables import FEATURES, SNAPSHOTS
 from focuscrawl.quality import gx_gate
@@ -58,6 +63,8 @@ def outlinks_job(name: str, args: list[str], inlets, outlets):
         "k": Param(30, type="integer", minimum=1, description="related pages per page"),
         "method": Param("EXACT", enum=RELATED.names(), description="related-pages search"),
         "history_size": Param(4, type="integer", minimum=1, description="look-back intervals"),
+        "near_duplicate_threshold": Param(NEAR_DUPLICATE_DEFAULTS.threshold, type="number", minimum=0.05, maximum=1,
+                                          description="shingle Jaccard similarity of a near-duplicate pair"),
     },
 )
 def outlinks_features():
@@ -67,7 +74,9 @@ def outlinks_features():
                            [EMBEDDINGS_ASSET], [RELATED_ASSET])
     features = outlinks_job("outlinks_features", ["--history-size", "{{ params.history_size }}"],
                             [SNAPSHOTS_ASSET, RELATED_ASSET], [FEATURES_ASSET])
-    gx_gate(SNAPSHOTS, PAGE_PERIOD)() >> embed >> related >> features
+    near_duplicates = outlinks_job("near_duplicates", ["--threshold", "{{ params.near_duplicate_threshold }}"],
+                                   [SNAPSHOTS_ASSET], [NEAR_DUPLICATES_ASSET])
+    gx_gate(SNAPSHOTS, PAGE_PERIOD)() >> embed >> related >> features >> near_duplicates
 
 
 @dag(

@@ -38,7 +38,10 @@ def test_dags_document_themselves_and_retry(dags):
 def test_data_aware_chain(dags, cfg):
     feats, train = dags["outlinks_features"], dags["outlinks_train"]
     assert [t.task_id for t in feats.topological_sort()] == ["quality_page_snapshots", "embed", "related",
-                                                                 "features"]
+                                                                 "features", "near_duplicates"]
+    dedup = feats.get_task("near_duplicates")
+    assert dedup.application == str(cfg.home / "spark_jobs" / "near_duplicates.py") and dedup.pool == "spark"
+    assert [a.name for a in dedup.outlets] == ["delta.near_duplicates"]
     assert [t.task_id for t in train.topological_sort()] == ["quality_outlink_features", "train", "promote",
                                                                  "score"]
     assert [a.name for a in feats.get_task("features").outlets] == ["delta.outlink_features"]

@@ -102,3 +102,18 @@ PAGE_PRIORITIES = table(
     ],
     layer="gold",
 )
+
+NEAR_DUPLICATES = table(
+    "near_duplicates",
+    "Pairs of pages whose latest texts are near-duplicates: word-shingle Jaccard at or above the threshold "
+    "(focuscrawl.dedup.NearDuplicateParams), LSH candidates checked exactly, grouped into clusters.",
+    [
+        Column("url_a", pa.string(), "one page (the smaller URL of the pair)", nullable=False),
+        Column("url_b", pa.string(), "the other page", nullable=False),
+        Column("estimated_jaccard", pa.float64(), "MinHash estimate of the shingle Jaccard similarity"),
+        Column("jaccard", pa.float64(), "exact Jaccard similarity of the two pages' shingle sets"),
+        Column("cluster_id", pa.string(), "the pair's cluster (connected component): its smallest URL"),
+        Column("as_of_period", pa.int32(), "latest snapshot period the two texts came from"),
+    ],
+    layer="silver",
+)
