@@ -28,6 +28,11 @@ DEFAULT_ARGS = {
     "retry_exponential_backoff": True,
     "max_retry_delay": timedelta(minutes=10),
     "execution_timeout": timedelta(hours=2),
+    # A task's priority grows with the tasks before it in its DAG, so in the 1-slot spark pool a run
+    # already under way (outlinks_train's score, which pushes to the revisitor) goes before the first
+    # task of a newly asset-triggered run. Airflow's default ("downstream") does the opposite: each new
+    # run's first job outranks the last job of the runs in flight, and on two cores those starved.
+    "weight_rule": "upstream",
 }
 
 

@@ -30,6 +30,10 @@ def _overwrite(spark, frame, spec: TableSpec, cfg: Settings) -> int:
 
 def run(spark, cfg: Settings, budget: float, host_min_interval_s: float = 60.0, optimism: float = 0.0) -> int:
     """Recompute estimates and schedule; returns the number of sources scheduled."""
+    # The DAG runs on either table's Asset: a young platform has recrawls before its first click
+    # (or the reverse); the missing one is an empty table of its spec, not a failed run.
+    for spec in (SOURCE_RECRAWLS, PAGE_CLICKS):
+        ensure_table(spec.path(cfg), spec)
     recrawls = spark.read.format("delta").load(SOURCE_RECRAWLS.path(cfg))
     clicks = spark.read.format("delta").load(PAGE_CLICKS.path(cfg))
     estimates = estimate_in_spark(recrawls, clicks)

@@ -6,6 +6,8 @@ FOCUSCRAWL_PORT_OFFSET defaults to 1000 here and FOCUSCRAWL_VAR to var/test.
 
 from __future__ import annotations
 
+import dataclasses
+import fcntl
 import os
 import shutil
 import uuid
@@ -15,6 +17,16 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 os.environ.setdefault("FOCUSCRAWL_PORT_OFFSET", "1000")
+# One run per port offset at a time: a second run on the same ports would empty the first one's state
+# folder and stop its engines under it (seen 2026-12-01: a `pytest --collect-only` wiped a live
+# platform test's broker). The lock sits beside the folder, so emptying the folder keeps it.
+(ROOT / "var").mkdir(exist_ok=True)
+_offset_lock = open(ROOT / "var" / f".test-{os.environ['FOCUSCRAWL_PORT_OFFSET']}.lock", "a")
+try:
+    fcntl.flock(_offset_lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+except BlockingIOError:
+    raise SystemExit(f"another test run uses FOCUSCRAWL_PORT_OFFSET={os.environ['FOCUSCRAWL_PORT_OFFSET']}: "
+                     "give this one its own, e.g. FOCUSCRAWL_PORT_OFFSET=2000 FOCUSCRAWL_VAR=var/test-2000") from None
 if "FOCUSCRAWL_VAR" not in os.environ:
     # The default test state folder starts empty each run: no topics, tables or Airflow runs
     # left from an earlier run can make a count come out right by accident.
@@ -44,6 +56,24 @@ def kafka_broker(cfg):
 
     broker = KafkaBroker(cfg)
     broker.start(timeout=180)  # a loaded 2-core machine can take minutes
+    yield broker
+    broker.stop()
+
+
+@pytest.fixture
+def own_kafka_broker(cfg, tmp_path_factory):
+    """A broker of the test's own, for a test that stops or kills it (issue 19): the session's broker
+    holds every other test's topics and groups, and a restart inside one test must not disturb them.
+    Its ports are the session broker's + 100 (within this run's offset), its data a fresh folder;
+    the test's processes reach it through ``broker.url`` (``--bootstrap``)."""
+    from focuscrawl.services.kafka import KafkaBroker
+
+    port = cfg.kafka_port + 100
+    own = dataclasses.replace(cfg, var_dir=tmp_path_factory.mktemp("own-broker"), kafka_port=port,
+                              kafka_controller_port=cfg.kafka_controller_port + 100,
+                              kafka_bootstrap=f"{cfg.bind_host}:{port}")
+    broker = KafkaBroker(own)
+    broker.start(timeout=180)
     yield broker
     broker.stop()
 

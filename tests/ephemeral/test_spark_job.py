@@ -91,6 +91,20 @@ def test_job_fits_estimates_and_writes_a_polite_schedule_within_budget(spark, cf
     assert (plan.recrawl_interval_s * plan.recrawl_rate).dropna().to_numpy() == pytest.approx(1.0)
 
 
+def test_job_plans_from_recrawls_before_the_first_click(spark, cfg, tmp_path):
+    """source_schedule runs on the recrawls' Asset while no click has landed yet (the live platform's
+    first minutes): every source is planned from its recrawls, none from a click table that isn't there."""
+    job, lake = _job(cfg), dataclasses.replace(cfg, lake=str(tmp_path / "lake"))
+    elapsed = np.full(50, 300.0)
+    _append(SOURCE_RECRAWLS, pd.DataFrame({"source_url": "http://news.example/politics", "host": "news.example",
+                                           "recrawled_at": T0 + pd.to_timedelta(np.cumsum(elapsed), unit="s"),
+                                           "elapsed_s": elapsed, "new_links": 1}), lake)
+    assert job.run(spark, lake, budget=0.02, host_min_interval_s=120.0) == 1
+    est = DeltaTable(SOURCE_ESTIMATES.path(lake)).to_pandas().set_index("source_url")
+    assert est.loc["http://news.example/politics", "n_recrawls"] == 50
+    assert DeltaTable(PAGE_CLICKS.path(lake)).to_pandas().empty
+
+
 def test_schedule_is_published_and_followed_by_the_crawler(spark, cfg, lake, kafka_broker, topic):
     from focuscrawl.ephemeral.crawler import SourceCrawler
     from focuscrawl.ephemeral.schedule_topic import ScheduleFollower, publish_schedule
