@@ -100,7 +100,8 @@ def json_row(record: StreamRecord) -> dict[str, Any]:
 
 
 def ensure_table(uri: str, spec: TableSpec, storage_options: dict[str, str] | None = None):
-    """Open the Delta table at ``uri``, creating it from ``spec`` (schema, comments) if it is missing."""
+    """Open the Delta table at ``uri``, creating it from ``spec`` (schema, comments) if it is missing and
+    adding the nullable columns ``spec`` has and the table lacks."""
     from deltalake import DeltaTable
 
     if not DeltaTable.is_deltatable(uri, storage_options=storage_options):
@@ -109,7 +110,19 @@ def ensure_table(uri: str, spec: TableSpec, storage_options: dict[str, str] | No
             uri, spec.arrow_schema(), mode="ignore", partition_by=list(spec.partition_by) or None,
             name=spec.name, description=spec.comment, storage_options=storage_options,
         )
-    return DeltaTable(uri, storage_options=storage_options)
+    table = DeltaTable(uri, storage_options=storage_options)
+    have = {f.name for f in table.schema().fields}
+    added = [f for f, c in zip(spec.arrow_schema(), spec.columns) if c.name not in have and c.nullable]
+    if added:  # a table made before the spec grew (e.g. the WARC columns of issue 20): the new columns, null so far
+        from deltalake import Field
+
+        try:
+            table.alter.add_columns([Field.from_arrow(f) for f in added])
+            log.info("%s: added columns %s (null in the rows before)", spec.name, [f.name for f in added])
+        except Exception:  # noqa: BLE001 - another consumer added them first: the reopened table has them
+            pass
+        table = DeltaTable(uri, storage_options=storage_options)
+    return table
 
 
 def table_rows(uri: str, storage_options: dict[str, str] | None = None) -> int:

@@ -575,7 +575,22 @@ def airflow_schedule(value: str):
 
 
 class Warc(_Model):
+    """WARC archives of every fetch (issue 20, ``focuscrawl.fetch.warc``): files under ``<lake>/warc``."""
+
     enabled: bool = True
+    max_file_mb: float = Field(1000.0, gt=0)  # a new file at this size (IIPC: ~1 GB)
+    max_file_age: str = "1h"                  # and after this long
+
+    @field_validator("max_file_age")
+    @classmethod
+    def _age(cls, v: str) -> str:
+        if parse_duration(v) <= timedelta(0):
+            raise ValueError(f"{v!r} is not positive; write e.g. '1h'")
+        return v
+
+    @property
+    def max_file_seconds(self) -> float:
+        return parse_duration(self.max_file_age).total_seconds()
 
 
 class Project(_Model):

@@ -20,6 +20,7 @@ from urllib.parse import urlencode, urljoin
 import pyarrow as pa
 
 from focuscrawl.delta_sink import LINEAGE_COLUMNS
+from focuscrawl.fetch.warc import WARC_COLUMNS, fetch_archived, warc_columns
 from focuscrawl.frontier import PriorityFrontier
 from focuscrawl.parse.listing import parse_listing
 from focuscrawl.parse.rejection import Rejection
@@ -48,6 +49,7 @@ POSTS_TABLE = table(
         Column("permalink", pa.string(), "path of the post's comment page"),
         Column("listing_url", pa.string(), "listing page the post was read from"),
         Column("fetched_at_ms", pa.int64(), "when the crawler fetched the listing, Unix epoch milliseconds"),
+        *WARC_COLUMNS,
         *LINEAGE_COLUMNS,
     ],
 )
@@ -93,14 +95,14 @@ class ListingCrawler:
     def crawl_page(self) -> int:
         """Fetch and emit one page; returns the number of posts emitted. Raises the source's fetch error."""
         url = self.page_url()
-        body = self.source.get(url)
+        body, warc = fetch_archived(self.source, url)
         fetched_at_ms = int(time.time() * 1000)
         parsed = parse_listing(body, url)  # rejections log and count themselves
         if self.on_rejection is not None:
             for rejection in parsed.rejections:
                 self.on_rejection(rejection)
         for record in parsed.records:
-            row = {**record, "listing_url": url, "fetched_at_ms": fetched_at_ms}
+            row = {**record, "listing_url": url, "fetched_at_ms": fetched_at_ms, **(warc_columns(warc) if warc else {})}
             self.emit(record["author"], json.dumps(row, ensure_ascii=False).encode())
             with self._lock:
                 if record["author"] not in self.frontier:

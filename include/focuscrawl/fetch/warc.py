@@ -74,6 +74,18 @@ def warc_columns(ref: WarcRef | tuple | None) -> dict:
     return {"warc_file": ref.file, "warc_offset": int(ref.offset), "warc_record_id": ref.record_id}
 
 
+def warc_folder(cfg) -> Path:
+    """Where the platform's WARC files go: ``<lake>/warc``, beside the Delta tables. An object-store lake
+    (``s3://``) is not written to by this module yet: its archive stays in ``$FOCUSCRAWL_VAR/warc``."""
+    from focuscrawl.storage import is_object_store
+
+    if is_object_store(cfg.lake):
+        log.warning("the lake %s is on object storage; WARC files are written to %s/%s (not uploaded)",
+                    cfg.lake, cfg.var_dir, WARC_FOLDER)
+        return Path(cfg.var_dir) / WARC_FOLDER
+    return Path(cfg.table_path(WARC_FOLDER))
+
+
 def fetch_archived(source, url: str) -> tuple[bytes, WarcRef | None]:
     """The body of ``source.get(url)`` and its WARC record: a :class:`~focuscrawl.fetch.Fetcher` tells it
     through ``fetch``; a source with only ``get`` (a replay, a test double) has none."""
@@ -245,4 +257,4 @@ def repair(path: str | Path, chunk: int = 1 << 20) -> int:
 
 
 __all__ = ["WARC_COLUMNS", "WARC_FOLDER", "WarcArchive", "WarcRef", "fetch_archived", "read_record", "repair",
-           "warc_columns"]
+           "warc_columns", "warc_folder"]

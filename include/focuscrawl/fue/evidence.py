@@ -41,6 +41,7 @@ class Post:
     text: str = ""
     community: str = ""
     post_id: str = ""
+    warc: tuple | None = None  # (file, offset, record id) of the listing's WARC record, when archived (issue 20)
 
     @property
     def hour(self) -> float:

@@ -27,6 +27,7 @@ import pyarrow as pa
 
 from focuscrawl.delta_sink import LINEAGE_COLUMNS, RecordRejected
 from focuscrawl.fetch.clock import parse_http_date
+from focuscrawl.fetch.warc import warc_columns
 from focuscrawl.fue.classifier import REFERENCE_THRESHOLD, UserClassifier
 from focuscrawl.fue.evidence import Post
 from focuscrawl.parse.listing import parse_listing
@@ -77,6 +78,7 @@ class RedditClient:
         self.base_url = base_url.rstrip("/")
         self.requests = 0
         self.site_time: float | None = None  # the site's Date on the last listing (its clock, not ours)
+        self.warc = None  # the last listing's WARC record (focuscrawl.fetch.warc.WarcRef), when archived
 
     def listing(self, path: str, **params) -> tuple[list[dict], str | None]:
         """Records and the ``after`` cursor of one listing page (malformed children are dropped)."""
@@ -85,12 +87,14 @@ class RedditClient:
         self.requests += 1
         result = self.fetcher.fetch(url, accept=["application/json"])
         self.site_time = parse_http_date(result.headers.get("Date")) or self.site_time
+        self.warc = result.warc
         parsed = parse_listing(result.body, url)
         return parsed.records, parsed.after
 
 
-def post_of(record: dict) -> Post | None:
-    """A listing record (``t3`` post or ``t1`` comment) as evidence about its author."""
+def post_of(record: dict, warc=None) -> Post | None:
+    """A listing record (``t3`` post or ``t1`` comment) as evidence about its author; ``warc``: the
+    listing response's WARC record (:attr:`RedditClient.warc`), carried to the post's row."""
     author = record.get("author", "")
     if author in DELETED_AUTHORS:
         return None
@@ -103,6 +107,7 @@ def post_of(record: dict) -> Post | None:
         text=record.get("selftext") or record.get("body") or "",
         community=record.get("subreddit") or "",
         post_id=record.get("name") or "",
+        warc=tuple(warc) if warc is not None else None,
     )
 
 
@@ -112,7 +117,10 @@ def post_to_json(post: Post) -> bytes:
 
 
 def post_from_json(value: bytes) -> Post:
-    return Post(**json.loads(value))
+    fields = json.loads(value)
+    if isinstance(fields, dict) and fields.get("warc") is not None:
+        fields["warc"] = tuple(fields["warc"])  # a JSON list: back to a hashable tuple
+    return Post(**fields)
 
 
 def post_row(record) -> dict:
@@ -127,7 +135,7 @@ def post_row(record) -> dict:
         raise RecordRejected(f"post of {post.author!r} has no fullname (t3_<id>/t1_<id>): {post.post_id!r}")
     return {"name": post.post_id, "id": thing_id, "kind": kind, "author": post.author, "subreddit": post.community,
             "title": post.title, "selftext": post.text, "score": int(post.score), "num_comments": int(post.num_comments),
-            "created_utc": post.created_utc}
+            "created_utc": post.created_utc, **(warc_columns(post.warc) if post.warc else {})}
 
 
 # -- Community Explorer -----------------------------------------------------------------------
@@ -198,7 +206,7 @@ class CommunityExplorer:
             if sub and sub not in known:
                 known.add(sub)
                 self.communities.append(sub)
-        return [p for p in map(post_of, records) if p is not None]
+        return self._posts(records)
 
     def visit(self) -> list[Post]:
         """One community's newest posts and comments (plus /r/all, which also finds new communities)."""
@@ -208,8 +216,14 @@ class CommunityExplorer:
         sub = quote(self.chooser.next(self.communities))
         for kind in ("new", "comments"):
             records, _ = self.client.listing(f"/r/{sub}/{kind}.json", limit=self.limit)
-            posts.extend(p for p in map(post_of, records) if p is not None)
+            posts.extend(self._posts(records))
         return posts
+
+    def _posts(self, records: list[dict]) -> list[Post]:
+        """The listing just read as posts, each naming that listing's WARC record (a client without one, such
+        as a test double, names none)."""
+        warc = getattr(self.client, "warc", None)
+        return [p for p in (post_of(r, warc) for r in records) if p is not None]
 
 
 # -- User Extractor ---------------------------------------------------------------------------

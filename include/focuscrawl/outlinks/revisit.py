@@ -11,7 +11,7 @@ would make the CCR baseline a disguised link-change rate), and the visible text 
 static page features (words, URL depth, link counts) and the content embedding are derived.
 
 No I/O of its own: the revisitor gets a ``source`` (``get(url) -> bytes``, the fetch layer in
-production), a ``clock`` (seconds) and an ``emit(row)``; :class:`SnapshotWriter` appends rows to
+production, whose ``fetch`` also names the WARC record a snapshot row then points to), a ``clock`` (seconds) and an ``emit(row)``; :class:`SnapshotWriter` appends rows to
 the Delta table; ``streaming/revisitor.py`` wires the fetch layer, the clock and the score topic.
 """
 
@@ -24,6 +24,7 @@ import threading
 from datetime import datetime, timezone
 from typing import Callable, Iterable, Protocol
 
+from focuscrawl.fetch.warc import fetch_archived, warc_columns
 from focuscrawl.frontier import PriorityFrontier
 from focuscrawl.outlinks.urls import registered_domain, split_outlinks
 
@@ -170,12 +171,12 @@ class PageRevisitor:
             self.done.add(url)
             period = self.current_period
         try:
-            body = self.source.get(url)
+            body, warc = fetch_archived(self.source, url)
         except Exception as exc:  # noqa: BLE001 - one bad page must not stop the revisits; the source's error says why
             self.failures += 1
             log.warning("revisit of %s failed: %s", url, exc)
             return None
-        row = snapshot(url, body, period, now, domain_of=self.domain_of)
+        row = {**snapshot(url, body, period, now, domain_of=self.domain_of), **warc_columns(warc)}
         self.emit(row)
         self.revisits += 1
         if self.discover is not None:
@@ -231,8 +232,9 @@ class SnapshotWriter:
         if not self.rows:
             return 0
         batch = pa.Table.from_pylist(self.rows, schema=SNAPSHOTS.arrow_schema())
+        # schema_mode="merge": a table written before the spec grew (the WARC columns) takes the new columns.
         write_deltalake(self.table_path, batch, mode="append", partition_by=list(SNAPSHOTS.partition_by),
-                        storage_options=self.storage_options, description=SNAPSHOTS.comment)
+                        storage_options=self.storage_options, description=SNAPSHOTS.comment, schema_mode="merge")
         n, self.rows = len(self.rows), []
         self.written += n
         return n

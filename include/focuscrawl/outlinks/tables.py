@@ -9,6 +9,7 @@ from __future__ import annotations
 import pyarrow as pa
 
 from focuscrawl.outlinks.schema import SCOPES, feature_groups
+from focuscrawl.fetch.warc import WARC_COLUMNS
 from focuscrawl.tables import Column, table
 
 DEFAULT_HISTORY_SIZE = 4
@@ -28,6 +29,7 @@ SNAPSHOTS = table(
         Column("text", pa.string(), "visible text of the page (for the content embedding)"),
         Column("internal_outlinks", pa.list_(pa.string()), "outlinks on the page's registered domain"),
         Column("external_outlinks", pa.list_(pa.string()), "outlinks to other registered domains"),
+        *WARC_COLUMNS,
     ],
     partition_by=("period",),
 )

@@ -12,6 +12,8 @@ scripts under ``streaming/``: thin wiring, each reading its own arguments):
   each: the FUE posts and verdicts, the source recrawls and clicks, the graph sample);
 
 plus, whenever Airflow runs, the asset-event process that tells Airflow a lake table changed.
+With ``[warc] enabled`` (the default) every process that fetches archives its fetches as WARC under
+``<lake>/warc`` (``--warc``, :mod:`focuscrawl.fetch.warc`), rotated as the project's ``[warc]`` says.
 
 Tiers order start and stop: producers that fetch (tier 1) start first and stop first, the
 stages (tier 2) next, the consumers into Delta (tier 3) last, so they land what is in flight.
@@ -173,6 +175,7 @@ def plan(project, cfg, *, project_file: Path | None = None, models: Models | Non
          airflow: bool = True, log=print) -> list[ProcessSpec]:
     """The process specs of every enabled loop of ``project`` (see the module docstring); what is
     left out (a process not in this checkout yet) is said through ``log``."""
+    from focuscrawl.fetch.warc import warc_folder
     from focuscrawl.services.process import settings_env
 
     home = Path(cfg.home)
@@ -194,6 +197,9 @@ def plan(project, cfg, *, project_file: Path | None = None, models: Models | Non
         if d.fetches and project_file is not None and _accepts(home, d.script, "--project"):
             args += ["--project", str(Path(project_file).resolve()), "--site", project.site(
                 getattr(project.loops, d.loop).site).name]
+        if d.fetches and project.warc.enabled and _accepts(home, d.script, "--warc"):
+            args += ["--warc", str(warc_folder(cfg)), "--warc-max-mb", f"{project.warc.max_file_mb:g}",
+                     "--warc-max-age", f"{project.warc.max_file_seconds:g}"]
         status_file = Path(cfg.var_dir) / "status" / f"{d.name}.json"
         metrics_port = 0
         if _accepts(home, d.script, "--status-file"):
