@@ -187,3 +187,39 @@ def test_credential_headers_are_redacted_in_the_request_record(site, make_fetche
     assert b"tok-SECRET-123" not in raw and b"abc123456" not in raw
     request = [r for r in records(tmp_path / archive.files[0]) if r[1] == "request"][0][3]
     assert request.get_header("Authorization") == "bearer ***" and request.get_header("Cookie") == "***"
+
+
+def test_the_oauth_bearer_token_is_redacted_in_the_request_records(tmp_path, monkeypatch):
+    """A project site with OAuth2 client credentials against the world's reddit OAuth emulator: the token
+    goes out on every request and never into the archive."""
+    from focuscrawl.fetch import AddressGuard
+    from focuscrawl.fetch.site import fetcher_for_site
+    from focuscrawl.project import OAuth, Site
+    from focuscrawl.world import build_world
+    from focuscrawl.world.oauth import TOKEN_PATH, OAuthEmulator
+    from focuscrawl.world.server import WorldServer
+
+    client_id, secret = "fc-warc-client", "fc-warc-secret-0123456789"
+    monkeypatch.setenv("FC_WARC_ID", client_id)
+    monkeypatch.setenv("FC_WARC_SECRET", secret)
+    world = build_world(7, users=2000, base_rate=0.05, paused=True, rate_limit=0, events_per_minute=20.0,
+                        warmup_seconds=1800.0, data_dir=None, web=False)
+    world.oauth = OAuthEmulator(client_id, secret, token_ttl=3600)
+    archive = WarcArchive(tmp_path, prefix="oauth")
+    with WorldServer(world) as server:
+        site = Site(name="w", base_url=server.url, user_agent="fc-test/1 (+mailto:ops@example.org)",
+                    politeness_delay=0.0, oauth=OAuth(token_url=server.url + TOKEN_PATH, client_id_env="FC_WARC_ID",
+                                                      client_secret_env="FC_WARC_SECRET"))
+        with fetcher_for_site(site, guard=AddressGuard(["127.0.0.1"]), archive=archive) as fetcher:
+            result = fetcher.fetch(server.url + "/r/all/new.json?limit=5", accept=["application/json"])
+            token = fetcher.session.auth.token()
+    archive.close()
+    assert result.status == 200 and len(token) >= 6 and world.oauth.state()["issued"] == 1
+    path = tmp_path / archive.files[0]
+    assert check([path])[0] == 0
+    raw = gzip.decompress(path.read_bytes())  # every member, every header
+    assert token.encode() not in raw and secret.encode() not in raw
+    requests_ = {r[2].get_header("WARC-Target-URI"): r[3] for r in records(path) if r[1] == "request"}
+    assert requests_[server.url + "/r/all/new.json?limit=5"].get_header("Authorization") == "bearer ***"
+    assert requests_[server.url + "/robots.txt"].get_header("Authorization") is None  # robots.txt goes without
+    assert read_record(tmp_path, result.warc)[1] == result.body
