@@ -37,7 +37,7 @@ def build_parser() -> argparse.ArgumentParser:
         epilog=examples("focuscrawl init myproject && focuscrawl validate myproject",
                         "focuscrawl up projects/world.toml --for 10m",
                         "focuscrawl status --watch",
-                        "focuscrawl sql \"SELECT count(*) FROM page_snapshots\"",
+                        "focuscrawl sql \"SELECT count(*) FROM focuscrawl.page_snapshots\"",
                         "focuscrawl experiment --help        # the offline experiments, one line each"),
         formatter_class=RAW)
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
@@ -58,9 +58,9 @@ def build_parser() -> argparse.ArgumentParser:
     subcommand(act, "status", "each engine up or down, with its URL", "focuscrawl services status")
 
     sql = subcommand(sub, "sql", "Spark SQL over the Delta tables (interactive without a query)",
-                     "focuscrawl sql \"SELECT url, fetched_at FROM page_snapshots LIMIT 5\"",
+                     "focuscrawl sql \"SELECT url, fetched_at FROM focuscrawl.page_snapshots LIMIT 5\"",
                      "focuscrawl sql --limit 20        # a prompt; statements end with ; or a blank line",
-                     description="Run Spark SQL over the lake: every registered table is a view under its name "
+                     description="Run Spark SQL over the lake: every Delta table is registered as focuscrawl.NAME "
                                  "(page_snapshots, near_duplicates, fue_posts, ...). With a query, print its rows "
                                  "and exit; without one, read statements until `exit` or EOF.")
     sql.add_argument("query", nargs="?", help="one statement; omit for a prompt")
