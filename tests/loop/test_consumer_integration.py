@@ -1,6 +1,9 @@
 """The real consumer process against the real broker: SIGKILLs and a broker restart lose and duplicate nothing.
 
-Rows are read back with delta-spark (the ``spark`` fixture), not with the library that wrote them.
+Rows are read back with delta-spark (the ``spark`` fixture), not with the library that wrote them,
+once the table's own Delta positions reached the topic's end offsets (``tests/stream_positions.py``): from then
+on nothing more can land, so the counts are final without a fixed sleep. The restart test restarts
+a broker of its own (``own_kafka_broker``), not the session's.
 """
 
 from __future__ import annotations
@@ -16,6 +19,9 @@ from pathlib import Path
 
 import pytest
 from deltalake import DeltaTable
+
+from focuscrawl.services.process import wait_until
+from stream_positions import delta_lag
 
 pytestmark = pytest.mark.integration
 
@@ -44,12 +50,14 @@ def produce(bootstrap: str, topic: str, ids, rate: float | None = None, extra: l
 
 
 class ConsumerProcess:
-    def __init__(self, tmp_path: Path, topic: str, group: str) -> None:
-        self.env = {**os.environ, "FOCUSCRAWL_LAKE": str(tmp_path / "lake")}
+    def __init__(self, cfg, tmp_path: Path, topic: str, group: str, bootstrap: str) -> None:
+        self.cfg, self.topic, self.group, self.bootstrap = cfg, topic, group, bootstrap
+        self.lake = str(tmp_path / "lake")
+        self.env = {**os.environ, "FOCUSCRAWL_LAKE": self.lake}
         self.log = tmp_path / "consumer.log"
         self.args = [sys.executable, str(ROOT / "streaming" / "consumer.py"), "--topic", topic,
                      "--table", "reddit_posts", "--group", group, "--batch-size", "40",
-                     "--batch-seconds", "0.3", "--session-timeout-ms", "6000"]
+                     "--batch-seconds", "0.3", "--session-timeout-ms", "6000", "--bootstrap", bootstrap]
         self.proc: subprocess.Popen | None = None
         self.table = str(tmp_path / "lake" / "reddit_posts")
         self.dead = str(tmp_path / "lake" / "stream_dead_letter")
@@ -72,15 +80,23 @@ class ConsumerProcess:
         except Exception:  # noqa: BLE001 - not created yet
             return 0
 
+    def _alive(self) -> None:
+        if self.proc.poll() is not None:
+            raise AssertionError(f"consumer exited {self.proc.returncode}:\n{self.log.read_text()[-3000:]}")
+
+    def _wait(self, check, timeout: float, what: str) -> None:
+        try:
+            wait_until(lambda: self._alive() or check(), timeout, what, interval=0.3)
+        except TimeoutError as exc:
+            raise AssertionError(f"{exc} ({self.rows()} rows):\n{self.log.read_text()[-3000:]}") from None
+
     def wait_rows(self, n: int, timeout: float) -> None:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                raise AssertionError(f"consumer exited {self.proc.returncode}:\n{self.log.read_text()[-3000:]}")
-            if self.rows() >= n:
-                return
-            time.sleep(0.3)
-        raise AssertionError(f"{self.rows()} rows after {timeout}s, expected {n}:\n{self.log.read_text()[-3000:]}")
+        self._wait(lambda: self.rows() >= n, timeout, f"{n} rows")
+
+    def wait_landed(self, timeout: float) -> None:
+        """Until the table's positions are at the topic's end offsets: every record landed or dead-lettered."""
+        self._wait(lambda: delta_lag(self.cfg, self.lake, "reddit_posts", self.group, self.topic, self.bootstrap) == 0,
+                   timeout, f"the table's positions at the end offsets of {self.topic}")
 
 
 def assert_exactly_once(spark, path: str, n: int) -> None:
@@ -97,10 +113,10 @@ def assert_exactly_once(spark, path: str, n: int) -> None:
     assert got.partitions > 1  # the keys spread over partitions
 
 
-def test_sigkill_while_consuming_neither_loses_nor_duplicates(kafka_broker, topic, tmp_path, spark):
+def test_sigkill_while_consuming_neither_loses_nor_duplicates(kafka_broker, topic, tmp_path, spark, cfg):
     total = 1500
     bad = [b"not json", json.dumps({"author": "x"}).encode()]
-    consumer = ConsumerProcess(tmp_path, topic, "g-kill")
+    consumer = ConsumerProcess(cfg, tmp_path, topic, "g-kill", kafka_broker.url)
     producer = threading.Thread(target=produce, args=(kafka_broker.url, topic, range(total), 150.0, bad))
     producer.start()
     consumer.start()
@@ -111,8 +127,7 @@ def test_sigkill_while_consuming_neither_loses_nor_duplicates(kafka_broker, topi
         kills += 1
         consumer.start()
     producer.join()
-    consumer.wait_rows(total, timeout=120)
-    time.sleep(2)  # anything extra would land now
+    consumer.wait_landed(timeout=120)  # anything extra would be there now
     assert consumer.terminate() == 0
     assert kills == 3
     assert_exactly_once(spark, consumer.table, total)
@@ -120,17 +135,16 @@ def test_sigkill_while_consuming_neither_loses_nor_duplicates(kafka_broker, topi
     assert sorted(r.payload for r in dead.collect()) == sorted(bad)
 
 
-def test_broker_restart_during_consumption_loses_nothing(kafka_broker, topic, tmp_path, spark):
-    consumer = ConsumerProcess(tmp_path, topic, "g-restart")
-    produce(kafka_broker.url, topic, range(0, 600))
+def test_broker_restart_during_consumption_loses_nothing(own_kafka_broker, topic, tmp_path, spark, cfg):
+    broker = own_kafka_broker  # the test's own: stopping it disturbs no other test
+    consumer = ConsumerProcess(cfg, tmp_path, topic, "g-restart", broker.url)
+    produce(broker.url, topic, range(0, 600))
     consumer.start()
     consumer.wait_rows(40, timeout=90)
-    kafka_broker.stop()
-    time.sleep(3)
-    kafka_broker.start()
-    produce(kafka_broker.url, topic, range(600, 1000))
-    consumer.wait_rows(1000, timeout=150)
-    time.sleep(2)
+    broker.stop()  # returns once the broker's process is gone; it stays down for a JVM boot
+    broker.start(timeout=180)
+    produce(broker.url, topic, range(600, 1000))
+    consumer.wait_landed(timeout=150)
     assert consumer.proc.poll() is None  # survived the outage
     assert consumer.terminate() == 0
     assert_exactly_once(spark, consumer.table, 1000)

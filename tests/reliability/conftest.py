@@ -34,13 +34,27 @@ def live_world(cfg):
         world.down()
 
 
-@pytest.fixture
-def pipeline(cfg, tmp_path, topic, kafka_broker):
+def _pipeline(cfg, tmp_path, topic, broker):
     from focuscrawl.topics import TopicSpec, ensure_topics
 
-    p = Pipeline(cfg, tmp_path, topic)
+    p = Pipeline(cfg, tmp_path, topic, broker)
     # Created up front, as a deployment does: a consumer subscribing first would auto-create them.
-    ensure_topics(kafka_broker.url, [TopicSpec(p.topic, "author"), TopicSpec(p.dl_topic, "host")],
+    ensure_topics(broker.url, [TopicSpec(p.topic, "author"), TopicSpec(p.dl_topic, "host")],
                   cfg.kafka_partitions, cfg.kafka_replication)
+    return p
+
+
+@pytest.fixture
+def pipeline(cfg, tmp_path, topic, kafka_broker):
+    """Crawler and consumer processes on the session's broker (tests that leave the broker alone)."""
+    p = _pipeline(cfg, tmp_path, topic, kafka_broker)
+    yield p
+    p.stop_all()
+
+
+@pytest.fixture
+def restartable_pipeline(cfg, tmp_path, topic, own_kafka_broker):
+    """The same on a broker of the test's own (``pipeline.broker``), which the test may kill and restart."""
+    p = _pipeline(cfg, tmp_path, topic, own_kafka_broker)
     yield p
     p.stop_all()

@@ -9,12 +9,14 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from collections import Counter
 from pathlib import Path
 
 import requests
 from deltalake import DeltaTable
+
+from focuscrawl.services.process import wait_until
+from stream_positions import delta_lag
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -56,6 +58,12 @@ class LiveWorld:
             if got["next"] == since:
                 return out
             since = got["next"]
+
+    def requests_of(self, client: str, fault: str | None = None) -> int:
+        """Requests of ``client`` the world logged so far (only those that met ``fault``, if given);
+        read in-process, so also while the world is down."""
+        got = self.world.access_log.since(0, limit=2**31)["entries"]
+        return sum(1 for e in got if e["client"] == client and (fault is None or e["fault"] == fault))
 
     def listing_names(self) -> set[str]:
         """Every post the listing shows now, read as a judge (its own client id, so not in the crawler's log)."""
@@ -110,8 +118,9 @@ class Proc:
 class Pipeline:
     """Crawler and consumer processes over one topic pair and one lake, with a fresh group."""
 
-    def __init__(self, cfg, tmp_path: Path, topic: str, politeness: float = 0.3) -> None:
+    def __init__(self, cfg, tmp_path: Path, topic: str, broker, politeness: float = 0.3) -> None:
         self.cfg, self.topic, self.dl_topic = cfg, topic, topic + "-dl"
+        self.broker = broker  # every process of the pipeline talks to this one (--bootstrap)
         self.lake = tmp_path / "lake"
         self.env = {**os.environ, "FOCUSCRAWL_LAKE": str(self.lake), "PYTHONUNBUFFERED": "1"}
         self.tmp = tmp_path
@@ -123,15 +132,29 @@ class Pipeline:
                 "--dead-letter-topic", self.dl_topic, "--priority-topic", self.topic + "-prio",
                 "--politeness-delay", str(self.politeness), "--interval", "0",
                 "--robots-unreachable-ttl", "5",
+                "--status-file", str(self.tmp / f"{name}.json"), "--bootstrap", self.broker.url]
+        return self._add(Proc(name, args, self.env, self.tmp))
+
+    def source(self, table: str) -> tuple[str, str]:
+        """(topic, consumer group) of the landing into ``table``."""
+        return (self.topic if table == "reddit_posts" else self.dl_topic), f"{self.topic}-{table}"
+
+    def consumer(self, name: str = "consumer", table: str = "reddit_posts") -> Proc:
+        topic, group = self.source(table)
+        args = [str(ROOT / "streaming" / "consumer.py"), "--topic", topic, "--table", table,
+                "--group", group, "--batch-size", "500", "--batch-seconds", "0.5",
+                "--session-timeout-ms", "6000", "--bootstrap", self.broker.url,
                 "--status-file", str(self.tmp / f"{name}.json")]
         return self._add(Proc(name, args, self.env, self.tmp))
 
-    def consumer(self, name: str = "consumer", table: str = "reddit_posts") -> Proc:
-        topic = self.topic if table == "reddit_posts" else self.dl_topic
-        args = [str(ROOT / "streaming" / "consumer.py"), "--topic", topic, "--table", table,
-                "--group", f"{self.topic}-{table}", "--batch-size", "500", "--batch-seconds", "0.5",
-                "--session-timeout-ms", "6000"]
-        return self._add(Proc(name, args, self.env, self.tmp))
+    def lag(self, table: str) -> int | None:
+        """Records of the table's topic its Delta positions are not past yet (``tests/stream_positions.py``)."""
+        topic, group = self.source(table)
+        return delta_lag(self.cfg, str(self.lake), table, group, topic, self.broker.url)
+
+    def landed(self, *tables: str) -> bool:
+        """Every record now in these tables' topics is behind their Delta positions."""
+        return all(self.lag(t) == 0 for t in tables)
 
     def _add(self, proc: Proc) -> Proc:
         self.procs.append(proc)
@@ -157,15 +180,13 @@ class Pipeline:
 
 
 def wait_for(check, timeout: float, what: str, procs: list[Proc] = ()):
-    """``check()``'s first truthy value, polled every half second."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = check()
-        if value:
-            return value
-        time.sleep(0.5)
-    logs = "\n".join(f"--- {p.name}\n{p.tail()}" for p in procs)
-    raise AssertionError(f"timed out after {timeout:.0f}s waiting for {what}\n{logs}")
+    """``check()``'s first truthy value (``wait_until``, every half second); a timeout fails the test
+    with the processes' last log lines."""
+    try:
+        return wait_until(check, timeout, what, interval=0.5)
+    except TimeoutError as exc:
+        logs = "\n".join(f"--- {p.name}\n{p.tail()}" for p in procs)
+        raise AssertionError(f"{exc}\n{logs}") from None
 
 
 def served_to(log: list[dict], client: str) -> set[str]:

@@ -1,19 +1,21 @@
 """Issue 10, point 2: two crawler instances and two consumer instances in one group on a partitioned topic;
 SIGKILL of one consumer hands its partitions to the other, which carries on: every post produced is
 in Delta exactly once (the crawlers overlap, so the topic holds copies the sink must not double).
+
+No fixed sleeps (issue 19): after the rebalance the test waits until the crawlers have produced on
+every partition, and reads the rows once the table's Delta positions reached the end offsets.
 """
 
 from __future__ import annotations
 
 import json
 import re
-import time
 
 import pytest
 import requests
-from deltalake import DeltaTable
 
 from harness import wait_for
+from stream_positions import end_offsets
 
 pytestmark = pytest.mark.integration
 
@@ -56,18 +58,14 @@ def test_two_crawlers_two_consumers_survive_a_consumer_kill(live_world, pipeline
     rows_at_kill = len(pipeline.names())
     one.kill()
     wait_for(lambda: assigned(two)[-1] == partitions_before, 90, "consumer-2 taking every partition", everyone)
-    time.sleep(5)  # the crawlers go on producing after the rebalance
+    after_rebalance = end_offsets(pipeline.broker.url, pipeline.topic)
+    # The crawlers go on producing after the rebalance, into consumer-1's former partitions too.
+    wait_for(lambda: all(end > after_rebalance[p] for p, end in end_offsets(pipeline.broker.url, pipeline.topic).items()),
+             90, "records on every partition after the rebalance", everyone)
     assert crawl_a.stop() == 0 and crawl_b.stop() == 0
-    partitions, produced, records = topic_records(cfg.kafka_bootstrap, pipeline.topic)
-    wait_for(lambda: set(pipeline.names()) >= set(produced), 120, "every produced post in Delta", everyone)
-
-    def committed() -> int:  # offsets the table holds, over every partition, consumer-1's former ones too
-        dt = DeltaTable(str(pipeline.lake / "reddit_posts"))
-        group = f"{pipeline.topic}-reddit_posts"
-        return sum(dt.transaction_version(f"focuscrawl:{group}:{pipeline.topic}:{p}") or 0 for p in range(partitions))
-
-    wait_for(lambda: committed() == records, 120, "consumer-2 through every record of every partition", everyone)
-    time.sleep(2)
+    partitions, produced, records = topic_records(pipeline.broker.url, pipeline.topic)
+    # consumer-2 through every record of every partition, consumer-1's former ones too: nothing more can land.
+    wait_for(lambda: pipeline.landed("reddit_posts"), 120, "the table's positions at the end offsets", everyone)
     names = pipeline.names()
     assert two.alive() and two.stop() == 0
     print(f"\nscale-out: {partitions} partitions, {records} records produced by 2 crawlers, {len(set(produced))} "
