@@ -58,6 +58,7 @@ def crawl(args, cfg) -> int:
     from focuscrawl.ephemeral.sources import ACCEPT, discover_sources
     from focuscrawl.fetch import FetchError, Fetcher, HostPoliteness
     from focuscrawl.fetch.clock import SiteClock, robots_url
+    from focuscrawl.fetch.warc import archive_from_args
     from focuscrawl.topics import TopicSpec, ensure_topics, host_key
 
     stopping = threading.Event()
@@ -69,11 +70,12 @@ def crawl(args, cfg) -> int:
     # Restart-safe (issue 16, point 5): rows and the crawler's state records commit in one transaction.
     producer = ChangelogProducer(args.bootstrap, changelog_topic(args.name), args.name, partitions=cfg.kafka_partitions,
                                  replication=cfg.kafka_replication)
-    fetcher = Fetcher.from_settings(cfg, politeness=HostPoliteness(min_delay=args.politeness_delay))
+    archive = archive_from_args(args, args.name, cfg.user_agent)  # --warc: every fetch archived
+    fetcher = Fetcher.from_settings(cfg, politeness=HostPoliteness(min_delay=args.politeness_delay), archive=archive)
 
     def fetch(url: str):
         result = fetcher.fetch(url, accept=ACCEPT)
-        return result.body, result.content_type, result.url
+        return result.body, result.content_type, result.url, result.warc
 
     def emit(table: str, key: str, row: dict) -> None:
         producer.send(HISTORY_TOPICS[table], key.encode(), json.dumps(row).encode())
@@ -134,6 +136,8 @@ def crawl(args, cfg) -> int:
     follower.join(timeout=10)
     producer.close()
     fetcher.close()
+    if archive is not None:
+        archive.close()
     write_status(args.status_file, source_crawler.status())
     log.info("stopped: %s", source_crawler.counts)
     return 0
@@ -148,6 +152,8 @@ def land(args, cfg) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from focuscrawl.fetch.warc import add_warc_arguments
+
     cfg = settings()
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--bootstrap", default=cfg.kafka_bootstrap)
@@ -170,6 +176,7 @@ def main(argv: list[str] | None = None) -> int:
                    help="this crawler's name: its changelog topic and transactional id (one process per name)")
     c.add_argument("--dead-letter-topic", default=DEAD_LETTER_TOPIC)
     c.add_argument("--status-file", type=Path, default=cfg.var_dir / "crawler" / "sources.json")
+    add_warc_arguments(c)
     land_ = sub.add_parser("land", help="land one history topic in its Delta table, exactly once")
     land_.add_argument("--table", required=True, choices=sorted(HISTORY_TABLES))
     land_.add_argument("--group", help="consumer group (default: <table>-to-delta)")

@@ -141,6 +141,15 @@ def parse_duration(text: str) -> timedelta:
     return timedelta(days=d, hours=h, minutes=mi, seconds=s)
 
 
+def _positive_duration(example: str):
+    def check(cls, v: str) -> str:
+        if parse_duration(v) <= timedelta(0):
+            raise ValueError(f"{v!r} is not positive; write e.g. '{example}'")
+        return v
+
+    return classmethod(check)
+
+
 def _named(kind: str, example: str):
     def check(cls, v: str) -> str:
         if not _NAME.match(v):
@@ -492,12 +501,7 @@ class RevisitsLoop(Loop):
     _model = field_validator("model")(_name_in("focuscrawl.outlinks.models", "ESTIMATORS"))
     _related = field_validator("related")(_name_in("focuscrawl.outlinks.related", "RELATED"))
 
-    @field_validator("revisit_period")
-    @classmethod
-    def _period(cls, v: str) -> str:
-        if parse_duration(v) <= timedelta(0):
-            raise ValueError(f"{v!r} is not positive; write e.g. '7d'")
-        return v
+    _period = field_validator("revisit_period")(_positive_duration("7d"))
 
     @field_validator("discover")
     @classmethod
@@ -581,12 +585,7 @@ class Warc(_Model):
     max_file_mb: float = Field(1000.0, gt=0)  # a new file at this size (IIPC: ~1 GB)
     max_file_age: str = "1h"                  # and after this long
 
-    @field_validator("max_file_age")
-    @classmethod
-    def _age(cls, v: str) -> str:
-        if parse_duration(v) <= timedelta(0):
-            raise ValueError(f"{v!r} is not positive; write e.g. '1h'")
-        return v
+    _age = field_validator("max_file_age")(_positive_duration("1h"))
 
     @property
     def max_file_seconds(self) -> float:

@@ -101,10 +101,9 @@ def add_common_args(ap: argparse.ArgumentParser, name: str, cfg: Settings) -> ar
                    choices=("DEBUG", "INFO", "WARNING", "ERROR"))
     g.add_argument("--project", help="crawl project file: the site's User-Agent, politeness, robots, OAuth apply")
     g.add_argument("--site", dest="site_name", help="with --project: the site's name (default: the first)")
-    g.add_argument("--warc", type=Path, metavar="DIR",
-                   help="archive every fetch as WARC 1.1 files in DIR (focuscrawl up: <lake>/warc; default: off)")
-    g.add_argument("--warc-max-mb", type=float, default=1000.0, help="with --warc: start a new file at this size")
-    g.add_argument("--warc-max-age", type=float, default=3600.0, help="with --warc: start a new file after this many seconds")
+    from focuscrawl.fetch.warc import add_warc_arguments
+
+    add_warc_arguments(g)
     return ap
 
 
@@ -346,13 +345,12 @@ class StreamProcess:
     def archive(self):
         """The process's :class:`~focuscrawl.fetch.warc.WarcArchive` with ``--warc DIR`` (files named after
         the process and its pid, closed at exit), else None."""
-        folder = getattr(self.args, "warc", None)
-        if self._archive is None and folder is not None:
-            from focuscrawl.fetch.warc import WarcArchive
+        if self._archive is None:
+            from focuscrawl.fetch.warc import archive_from_args
 
-            self._archive = WarcArchive(folder, prefix=self.name, max_bytes=int(self.args.warc_max_mb * 1e6),
-                                        max_seconds=self.args.warc_max_age, software=self.cfg.user_agent)
-            self.on_exit(self._archive.close)  # after the fetchers that write to it (registered later)
+            self._archive = archive_from_args(self.args, self.name, self.cfg.user_agent)
+            if self._archive is not None:
+                self.on_exit(self._archive.close)  # after the fetchers that write to it (registered later)
         return self._archive
 
     def consumer(self, topics: list[str], group: str | None, **kwargs):

@@ -90,8 +90,7 @@ def test_the_plan_archives_every_fetching_process_unless_switched_off(tmp_path, 
     specs = plan(_project(tmp_path, **warc), cfg, models=Models(Path("/m/r"), Path("/m/c")), log=lambda _: None)
     with_warc = {s.name for s in specs if "--warc" in s.command}
     fetching = {"fue-explorer", "fue-extractor-rnd", "source-crawler", "revisitor", "graph-sampler"}
-    on_scaffold = {"fue-explorer", "fue-extractor-rnd", "revisitor", "graph-sampler"}  # source crawler: not yet
-    assert with_warc == (on_scaffold if archived else set())
+    assert with_warc == (fetching if archived else set())
     assert not with_warc & ({s.name for s in specs} - fetching)
     for spec in specs:
         if spec.name in with_warc:
@@ -124,3 +123,43 @@ def test_tables_made_before_the_warc_columns_take_them(tmp_path):
     assert writer.flush() == 1
     got = DeltaTable(snapshots).to_pyarrow_table().sort_by("url").to_pylist()
     assert [(r["url"], r["warc_offset"]) for r in got] == [("u", None), ("v", 7)]
+
+
+def test_a_source_recrawl_row_leads_to_the_feed_it_was_read_from(site, make_fetcher, tmp_path):
+    from focuscrawl.ephemeral.crawler import SourceCrawler
+    from focuscrawl.ephemeral.sources import ContentSource
+
+    feeds = iter([b"<item><link>/n/1</link></item>", b"<item><link>/n/1</link></item><item><link>/n/2</link></item>"])
+    site.routes["/feed"] = lambda h: (200, {"Content-Type": "application/rss+xml"},
+                                      b'<?xml version="1.0"?><rss version="2.0"><channel><title>x</title>'
+                                      + next(feeds) + b"</channel></rss>")
+    archive = WarcArchive(tmp_path, prefix="source-crawler")
+    fetcher = make_fetcher(archive=archive, obey_robots=False)
+
+    def fetch(url):  # as streaming/source_crawler.py wires the fetch layer
+        result = fetcher.fetch(url)
+        return result.body, result.content_type, result.url, result.warc
+
+    now, rows = [1_000_000.0], []
+    crawler = SourceCrawler([ContentSource(site.url + "/feed", "feed")], fetch, lambda table, key, row: rows.append(row),
+                            lambda: now[0], budget=1.0, default_interval_s=60.0, min_interval_s=1.0)
+    assert crawler.step() == "recrawl"  # the first read is the archive: no row
+    now[0] += 120
+    for _ in range(10):  # the next due slot is the feed's second recrawl
+        if rows:
+            break
+        crawler.step()
+    archive.close()
+    assert rows[0]["new_links"] == 1
+    _, body = read_record(tmp_path, (rows[0]["warc_file"], rows[0]["warc_offset"], rows[0]["warc_record_id"]))
+    assert b"/n/2" in body
+
+
+@pytest.mark.parametrize("warc,fix", [({"max_file_age": "0s"}, "not positive"), ({"max_file_age": "soon"}, "90s"),
+                                      ({"max_file_mb": 0}, "must be > 0"), ({"enable": True}, "enable")])
+def test_a_malformed_warc_table_names_the_key(tmp_path, warc, fix):
+    from focuscrawl.project import ProjectError
+
+    with pytest.raises((ProjectError, ValueError), match=fix) as err:
+        _project(tmp_path, **warc)
+    assert "warc" in str(err.value)

@@ -42,11 +42,12 @@ import pandas as pd
 from focuscrawl.ephemeral.estimate import ProfitPrior
 from focuscrawl.ephemeral.schedulers import PlannedPolicy
 from focuscrawl.ephemeral.sources import ContentSource, read_source
+from focuscrawl.fetch.warc import warc_columns
 from focuscrawl.parse.rejection import Rejection
 
 log = logging.getLogger(__name__)
 
-Fetch = Callable[[str], tuple[bytes, str, str]]
+Fetch = Callable[[str], tuple]  # url -> (body, media type, final URL[, WARC record of the response])
 Emit = Callable[[str, str, dict], None]
 
 
@@ -200,7 +201,7 @@ class SourceCrawler:
 
     def _recrawl(self, i: int, now: float) -> None:
         source = self.sources[i]
-        body, media, final = self.fetch(source.url)
+        body, media, final, *warc = self.fetch(source.url)
         listing = read_source(body, final, media)
         for rejection in listing.rejections:
             if self.on_rejection is not None:
@@ -226,7 +227,7 @@ class SourceCrawler:
         self.last_gap_[source.url] = now - previous
         self.emit("source_recrawls", source.host, {
             "source_url": source.url, "host": source.host, "recrawled_at": micros(now),
-            "elapsed_s": now - previous, "new_links": len(new)})
+            "elapsed_s": now - previous, "new_links": len(new), **(warc_columns(warc[0]) if warc and warc[0] else {})})
 
     def _fetch_page(self, page: int, now: float) -> None:
         url, i, published = self.pages_[page]

@@ -157,13 +157,13 @@ def discover_sources(fetch: Callable[[str], tuple[bytes, str, str]], site_url: s
     under the same path, and the sitemaps its robots.txt names, each kept if it lists dated links;
     at most ``max_candidates`` URLs are examined.
 
-    ``fetch(url) -> (body, media_type, final_url)`` raises on failure (the fetch layer does).
+    ``fetch(url) -> (body, media_type, final_url[, warc_ref])`` raises on failure (the fetch layer does).
     """
     site = site_url if site_url.endswith("/") else site_url + "/"
     rejections: list[Rejection] = []
     candidates: list[str] = [site]
     try:
-        body, _, robots_url = fetch(urllib.parse.urljoin(site, "robots.txt"))
+        body, _, robots_url, *_ = fetch(urllib.parse.urljoin(site, "robots.txt"))
         parsed = parse_robots(body, robots_url)
         rejections.extend(parsed.rejections)
         candidates.extend(parsed.robots.sitemaps)
@@ -177,7 +177,7 @@ def discover_sources(fetch: Callable[[str], tuple[bytes, str, str]], site_url: s
             continue
         seen.add(url)
         try:
-            body, media, final = fetch(url)
+            body, media, final, *_ = fetch(url)
         except Exception:  # noqa: BLE001 - a candidate that cannot be fetched is not a source
             continue
         listing = read_source(body, final, media)

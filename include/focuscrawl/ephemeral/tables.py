@@ -19,6 +19,7 @@ import pyarrow as pa
 from focuscrawl.ephemeral.estimate import (ESTIMATE_COLUMNS, LinkRatePrior, ProfitPrior, combine_estimates,
                                            optimistic, pooled_prior, profit_fit_one_source)
 from focuscrawl.ephemeral.optimiser import allocate
+from focuscrawl.fetch.warc import WARC_COLUMNS
 from focuscrawl.tables import Column, table
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -33,6 +34,7 @@ SOURCE_RECRAWLS = table(
         Column("recrawled_at", pa.timestamp("us", tz="UTC"), "when the source was fetched", nullable=False),
         Column("elapsed_s", pa.float64(), "seconds since the previous recrawl (or since watching began)", nullable=False),
         Column("new_links", pa.int64(), "links not seen on the source before", nullable=False),
+        *WARC_COLUMNS,
     ],
 )
 

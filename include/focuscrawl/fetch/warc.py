@@ -86,6 +86,26 @@ def warc_folder(cfg) -> Path:
     return Path(cfg.table_path(WARC_FOLDER))
 
 
+def add_warc_arguments(parser):
+    """``--warc DIR``, ``--warc-max-mb``, ``--warc-max-age`` on a process's argument parser (or group); the
+    plan (``focuscrawl.platform.plan``) passes them to every fetching process of a project."""
+    parser.add_argument("--warc", type=Path, metavar="DIR",
+                        help="archive every fetch as WARC 1.1 files in DIR (focuscrawl up: <lake>/warc; default: off)")
+    parser.add_argument("--warc-max-mb", type=float, default=DEFAULT_MAX_BYTES / 1e6,
+                        help="with --warc: start a new file at this size")
+    parser.add_argument("--warc-max-age", type=float, default=DEFAULT_MAX_SECONDS,
+                        help="with --warc: start a new file after this many seconds")
+    return parser
+
+
+def archive_from_args(args, prefix: str, software: str = "focuscrawl") -> "WarcArchive | None":
+    """The archive ``--warc`` asks for (:func:`add_warc_arguments`), or None without it."""
+    if getattr(args, "warc", None) is None:
+        return None
+    return WarcArchive(args.warc, prefix=prefix, max_bytes=int(args.warc_max_mb * 1e6),
+                       max_seconds=args.warc_max_age, software=software)
+
+
 def fetch_archived(source, url: str) -> tuple[bytes, WarcRef | None]:
     """The body of ``source.get(url)`` and its WARC record: a :class:`~focuscrawl.fetch.Fetcher` tells it
     through ``fetch``; a source with only ``get`` (a replay, a test double) has none."""
@@ -256,5 +276,6 @@ def repair(path: str | Path, chunk: int = 1 << 20) -> int:
     return size - good
 
 
-__all__ = ["WARC_COLUMNS", "WARC_FOLDER", "WarcArchive", "WarcRef", "fetch_archived", "read_record", "repair",
+__all__ = ["WARC_COLUMNS", "WARC_FOLDER", "WarcArchive", "WarcRef", "add_warc_arguments", "archive_from_args",
+           "fetch_archived", "read_record", "repair",
            "warc_columns", "warc_folder"]

@@ -86,6 +86,15 @@ def _accepts(home: Path, script: str, flag: str) -> bool:
     return f'"{flag}"' in Path(scaffold.__file__).read_text()
 
 
+def _archives(home: Path, script: str) -> bool:
+    """Does ``script`` take ``--warc`` (:func:`focuscrawl.fetch.warc.add_warc_arguments`, its own or the scaffold's)?"""
+    try:
+        text = (home / script).read_text()
+    except OSError:
+        return False
+    return "add_warc_arguments" in text or "focuscrawl.streamproc" in text
+
+
 def _fue(project, cfg, models: Models | None) -> list[_Draft]:
     from focuscrawl.fue import RANKING_METHODS
 
@@ -197,7 +206,7 @@ def plan(project, cfg, *, project_file: Path | None = None, models: Models | Non
         if d.fetches and project_file is not None and _accepts(home, d.script, "--project"):
             args += ["--project", str(Path(project_file).resolve()), "--site", project.site(
                 getattr(project.loops, d.loop).site).name]
-        if d.fetches and project.warc.enabled and _accepts(home, d.script, "--warc"):
+        if d.fetches and project.warc.enabled and _archives(home, d.script):
             args += ["--warc", str(warc_folder(cfg)), "--warc-max-mb", f"{project.warc.max_file_mb:g}",
                      "--warc-max-age", f"{project.warc.max_file_seconds:g}"]
         status_file = Path(cfg.var_dir) / "status" / f"{d.name}.json"
