@@ -14,7 +14,9 @@ world sends its simulated time there), ``--clock wall`` the machine's. Snapshots
 page-priority topic from its beginning, so the pushed scores reorder the revisits without a
 restart. The head of the order and the counters go to ``--status-file``, fetch counts and the
 frontier to ``--metrics-port`` (``focuscrawl.streamproc``); ``--project FILE [--site NAME]`` fetches as
-the project's site. SIGTERM/SIGINT flush and stop.
+the project's site. ``--skip-near-duplicates`` skips a newly found page whose text near-duplicates a page
+fetched before (``focuscrawl.dedup``; the index is rebuilt from the table's latest texts on start),
+counted in ``focuscrawl_near_duplicates_skipped_total{loop="revisits"}``. SIGTERM/SIGINT flush and stop.
 """
 
 from __future__ import annotations
@@ -51,6 +53,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--politeness-delay", type=float, default=1.0, help="seconds between requests to a host")
     ap.add_argument("--flush-every", type=int, default=200, help="snapshot rows per Delta commit")
     ap.add_argument("--idle", type=float, default=1.0, help="seconds to wait when no page is due")
+    ap.add_argument("--skip-near-duplicates", action="store_true",
+                    help="skip a new page whose text near-duplicates a page fetched before (shingle Jaccard >= 0.7)")
     args = ap.parse_args(argv)
 
     from focuscrawl.fetch.clock import SiteClock, robots_url
@@ -63,12 +67,21 @@ def main(argv: list[str] | None = None) -> int:
     seen = writer.history()  # the frontier is rebuilt from the table it lands (restart-safe)
     if not args.seed and not seen:
         ap.error("no page to revisit: give --seed (the snapshot table has none yet)")
+    index = None
+    if args.skip_near_duplicates:
+        from focuscrawl.dedup import NearDuplicateIndex
+
+        index = NearDuplicateIndex()
+        for url, text in writer.latest_texts().items():
+            index.add(url, text)
     with StreamProcess(NAME, args, cfg) as proc:
         fetcher = proc.fetcher(politeness_delay=args.politeness_delay)
         clock = SiteClock(refresh_s=args.clock_refresh).attach(fetcher) if args.clock == "site" else time.time
         revisitor = PageRevisitor(fetcher, writer, clock, origin=args.origin, interval=args.interval_days * 86400,
                                   domain_of=virtual_host_domain(args.virtual_hosts) if args.virtual_hosts
-                                  else registered_domain, discover=args.discover, max_pages=args.max_pages)
+                                  else registered_domain, discover=args.discover, max_pages=args.max_pages,
+                                  near_duplicates=index,
+                                  on_near_duplicate=lambda *_: proc.metrics.near_duplicates.labels("revisits").inc())
         if args.clock == "site":  # before any page, and idle between periods: the time is read from robots.txt
             probe = robots_url(args.seed[0] if args.seed else seen[0][0])
             clock.probe = lambda: fetcher.fetch(probe)

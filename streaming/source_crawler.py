@@ -21,7 +21,9 @@ Restart-safe: each slot's rows and the crawler's changed state (``focuscrawl.eph
 sources' known links, last reads, waiting pages; crawled pages; the click log's position) commit
 in one Kafka transaction with the changelog topic ``focuscrawl.changelog.<--name>``, which the
 crawler reads back on start: after a SIGKILL each source's chain of recrawls continues where the
-landed rows end (land with ``isolation_level="read_committed"``).
+landed rows end (land with ``isolation_level="read_committed"``). ``--skip-near-duplicates`` skips a new
+page whose text near-duplicates a page crawled before (``focuscrawl.dedup``), counted in the status
+file's ``near_duplicates_skipped`` and its ``metrics`` (``focuscrawl_near_duplicates_skipped_total``).
 
 ``land --table NAME`` runs the one exactly-once consumer, ``streaming/consumer.py --sink NAME``, for one of
 the two history tables. SIGTERM/SIGINT stop both cleanly.
@@ -51,6 +53,7 @@ log = logging.getLogger("focuscrawl.source_crawler")
 
 def crawl(args, cfg) -> int:
     from focuscrawl.changelog import ChangelogProducer, changelog_topic
+    from focuscrawl.metrics import Metrics
     from focuscrawl.status import write_status
     from focuscrawl.crawl import dead_letters
     from focuscrawl.ephemeral.crawler import CLICKS_PATH, ClickLog, SourceCrawler
@@ -84,6 +87,12 @@ def crawl(args, cfg) -> int:
         producer.send(args.dead_letter_topic, host_key(rejection.url),
                       dead_letters.encode(rejection.dead_letter("source-crawler")))
 
+    metrics = Metrics(args.name)
+    index = None
+    if args.skip_near_duplicates:
+        from focuscrawl.dedup import NearDuplicateIndex
+
+        index = NearDuplicateIndex()
     clock = time.time if args.clock == "wall" else SiteClock(
         lambda: fetcher.fetch(robots_url(args.site[0])), refresh_s=args.clock_refresh).attach(fetcher)
     sources = []
@@ -95,7 +104,8 @@ def crawl(args, cfg) -> int:
         sources.extend(found)
         log.info("%s: %d content sources (%s)", site, len(found), ", ".join(sorted({s.kind for s in found})))
     source_crawler = SourceCrawler(sources, fetch, emit, clock, args.budget, args.default_interval, args.min_interval,
-                                   on_rejection=dead_letter)
+                                   on_rejection=dead_letter, near_duplicates=index,
+                                   on_near_duplicate=lambda *_: metrics.near_duplicates.labels("sources").inc())
     site = urlsplit(args.site[0])
     clicks_url = args.clicks_url or f"{site.scheme}://{site.netloc}{CLICKS_PATH}"
     clicks = ClickLog(lambda since: json.loads(fetcher.get(f"{clicks_url}?since={since!r}", accept=["application/json"])),
@@ -129,7 +139,8 @@ def crawl(args, cfg) -> int:
                     log.warning("click log not readable (%s); next try in %.0f s", exc, args.feedback_every)
         if time.monotonic() >= next_status:
             next_status = time.monotonic() + 1.0
-            write_status(args.status_file, {**source_crawler.status(), "transactions": producer.transactions})
+            write_status(args.status_file, {**source_crawler.status(), "transactions": producer.transactions,
+                                            "metrics": metrics.snapshot()})
         stopping.wait(0.01)
 
     follower.stop()
@@ -138,7 +149,7 @@ def crawl(args, cfg) -> int:
     fetcher.close()
     if archive is not None:
         archive.close()
-    write_status(args.status_file, source_crawler.status())
+    write_status(args.status_file, {**source_crawler.status(), "metrics": metrics.snapshot()})
     log.info("stopped: %s", source_crawler.counts)
     return 0
 
@@ -171,6 +182,8 @@ def main(argv: list[str] | None = None) -> int:
                    help="with --clock site: wall seconds without a response before robots.txt is fetched to read the time")
     c.add_argument("--clicks-url", help="the search engine's click log (default: the first site's origin + /search/clicks.json)")
     c.add_argument("--feedback-every", type=float, default=10.0, help="wall seconds between click-log reads")
+    c.add_argument("--skip-near-duplicates", action="store_true",
+                   help="skip a new page whose text near-duplicates a page crawled before (shingle Jaccard >= 0.7)")
     c.add_argument("--schedule-topic", default=SOURCE_SCHEDULE_TOPIC)
     c.add_argument("--name", default="source-crawler",
                    help="this crawler's name: its changelog topic and transactional id (one process per name)")

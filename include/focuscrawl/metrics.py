@@ -23,6 +23,7 @@ metric                                                      what
 ``focuscrawl_rows_written_total{table}``                    Delta rows appended by a sink
 ``focuscrawl_dead_letters_total{table}``                    records dead-lettered by a sink
 ``focuscrawl_duplicates_dropped_total{table}``              rows a unique-key sink already held
+``focuscrawl_near_duplicates_skipped_total{loop}``          new pages skipped as near-duplicates (focuscrawl.dedup)
 ``focuscrawl_frontier_size``                                items waiting to be fetched (pages, sources)
 ``focuscrawl_candidates``                                   candidates known to a chooser / crawler
 ``focuscrawl_pushed_scores_applied_total{topic}``           scores from a compacted feedback topic applied
@@ -80,6 +81,8 @@ class Metrics:
                                     ["table"], registry=r)
         self.duplicates = Counter("focuscrawl_duplicates_dropped", "rows whose unique key the table already held",
                                   ["table"], registry=r)
+        self.near_duplicates = Counter("focuscrawl_near_duplicates_skipped", "new pages fetched and skipped as a "
+                                       "near-duplicate of a page fetched before (focuscrawl.dedup)", ["loop"], registry=r)
         self.frontier = Gauge("focuscrawl_frontier_size", "items waiting to be fetched", registry=r)
         self.candidates = Gauge("focuscrawl_candidates", "candidates known to the process", registry=r)
         self.pushes = Counter("focuscrawl_pushed_scores_applied", "scores from a feedback topic applied",

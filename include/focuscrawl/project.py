@@ -451,6 +451,14 @@ def _seed_urls(v: Any) -> Any:
     return v
 
 
+# Off by default: a skip is a judgement on content (a page sharing 82% of its text with another is
+# dropped, though it may be the one a user wanted), and it changes what the loops learn from (fewer
+# snapshots, fewer clicked pages) against the seeds' own setting, which crawls every page. The
+# near_duplicates table is built either way, so a user sees what the switch would skip before turning it on.
+NEAR_DUPLICATES_SWITCH = ("skip a new page whose text near-duplicates a page fetched before (shingle Jaccard "
+                          ">= 0.7, focuscrawl.dedup), counted in focuscrawl_near_duplicates_skipped_total")
+
+
 class Loop(_Model):
     enabled: bool = True
     site: str | None = Field(None, description="name of the [[sites]] entry (default: the first)")
@@ -481,6 +489,7 @@ class SourcesLoop(Loop):
     scheduler: str = "LAMBDA"
     fetches_per_second: Positive = 0.5
     seeds: tuple[str, ...] = Field((), description="site roots whose feeds, sitemaps and pages are sources")
+    skip_near_duplicates: bool = Field(False, description=NEAR_DUPLICATES_SWITCH)
 
     _seeds = field_validator("seeds", mode="before")(_seed_urls)
     _scheduler = field_validator("scheduler")(_name_in("focuscrawl.ephemeral.schedulers", "SCHEDULERS"))
@@ -496,6 +505,7 @@ class RevisitsLoop(Loop):
     seeds: tuple[str, ...] = Field((), description="pages known at the start")
     discover: str | None = Field(None, description="regex: outlinks matching it become known pages")
     max_pages: int | None = Field(None, gt=0, description="known pages at most (the revisitor's default when unset)")
+    skip_near_duplicates: bool = Field(False, description=NEAR_DUPLICATES_SWITCH)
 
     _seeds = field_validator("seeds", mode="before")(_seed_urls)
     _model = field_validator("model")(_name_in("focuscrawl.outlinks.models", "ESTIMATORS"))
@@ -838,11 +848,13 @@ users_per_hour = 600
 [loops.sources]             # seed 001: when to recrawl each content source
 scheduler = "LAMBDA"        # BFS, FIXED_QUOTA, LAGRANGE, LAMBDA
 fetches_per_second = 0.5
+skip_near_duplicates = false  # true: skip a new page that near-duplicates one crawled before (table near_duplicates)
 
 [loops.revisits]            # seed 002: which known page to revisit for new outlinks
 model = "ET-REG"            # a registered outlink estimator
 related = "EXACT"           # related pages: EXACT or IVF
 revisit_period = "7d"
+skip_near_duplicates = false  # true: skip a newly found page that near-duplicates one fetched before
 
 [loops.graph]               # seed 003: sample the graph, estimate content statistics
 sampler = "RW"              # UNI, RW, MHRW, FS

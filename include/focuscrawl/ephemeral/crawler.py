@@ -25,6 +25,13 @@ changed records (the stream process writes them to its compacted changelog topic
 transaction as the rows they go with) and ``restore`` rebuilds the crawler from them, so after a
 SIGKILL the next recrawl of a source continues its chain (``elapsed_s`` since the last landed
 recrawl, new links against the links known then) and the waiting pages are still waiting.
+
+Near-duplicates (issue 20, the project switch ``[loops.sources] skip_near_duplicates``): with a
+:class:`~focuscrawl.dedup.NearDuplicateIndex`, a new page whose text near-duplicates a page crawled
+before is skipped once fetched: it is not one of the crawled pages (no click rows, so no profit is
+credited to its source twice for one story), counted in ``counts["near_duplicates_skipped"]`` and
+``on_near_duplicate(url, match)``. A crawled page's MinHash signature travels in its changelog
+record, so a restarted crawler's index holds the pages crawled before the restart.
 """
 
 from __future__ import annotations
@@ -39,6 +46,7 @@ from typing import Callable, Iterable
 import numpy as np
 import pandas as pd
 
+from focuscrawl.dedup import Match, NearDuplicateIndex, decode_signature, encode_signature
 from focuscrawl.ephemeral.estimate import ProfitPrior
 from focuscrawl.ephemeral.schedulers import PlannedPolicy
 from focuscrawl.ephemeral.sources import ContentSource, read_source
@@ -84,19 +92,22 @@ class SourceState:
 
 @dataclass(frozen=True)
 class CrawledPage:
-    """A fetched new page (changelog key ``page:<url>``): its source and publication time, for click rows."""
+    """A fetched new page (changelog key ``page:<url>``): its source and publication time, for click rows,
+    and its MinHash signature (base64, :func:`focuscrawl.dedup.encode_signature`) when near-duplicates are skipped."""
 
     url: str
     source_url: str
     published: float | None
+    minhash: str | None = None
 
     def to_json(self) -> bytes:
-        return json.dumps({"url": self.url, "source_url": self.source_url, "published": self.published}).encode()
+        d = {"url": self.url, "source_url": self.source_url, "published": self.published}
+        return json.dumps({**d, "minhash": self.minhash} if self.minhash else d).encode()
 
     @classmethod
     def from_json(cls, value: bytes) -> "CrawledPage":
         d = json.loads(value)
-        return cls(d["url"], d["source_url"], d["published"])
+        return cls(d["url"], d["source_url"], d["published"], d.get("minhash"))
 
 
 class PushedPlan(PlannedPolicy):
@@ -111,13 +122,16 @@ class SourceCrawler:
 
     def __init__(self, sources: list[ContentSource], fetch: Fetch, emit: Emit, clock: Callable[[], float],
                  budget: float, default_interval_s: float = 3600.0, min_interval_s: float = 60.0,
-                 prior: ProfitPrior = ProfitPrior(), on_rejection: Callable[[Rejection], None] | None = None) -> None:
+                 prior: ProfitPrior = ProfitPrior(), on_rejection: Callable[[Rejection], None] | None = None,
+                 near_duplicates: NearDuplicateIndex | None = None,
+                 on_near_duplicate: Callable[[str, Match], None] | None = None) -> None:
         if budget <= 0:
             raise ValueError(f"budget must be > 0 fetches per second, got {budget}")
         self.sources = list(sources)
         self.index = {s.url: i for i, s in enumerate(self.sources)}
         self.fetch, self.emit, self.clock, self.budget = fetch, emit, clock, budget
         self.on_rejection = on_rejection
+        self.near_duplicates, self.on_near_duplicate = near_duplicates, on_near_duplicate
         n = len(self.sources)
         self.policy = PushedPlan(budget, np.full(n, 1.0 / min_interval_s))
         self.policy.last_recrawl_[:] = clock() - default_interval_s  # never recrawled: due at once
@@ -135,7 +149,7 @@ class SourceCrawler:
         self.seen_pages_: set[str] = set()
         self.crawled_: dict[str, tuple[str, float | None]] = {}  # page url -> (source url, published)
         self.counts = {"recrawls": 0, "pages": 0, "idle": 0, "errors": 0, "schedule_rows": 0, "schedules_applied": 0,
-                       "restored_sources": 0, "restored_pages": 0}
+                       "restored_sources": 0, "restored_pages": 0, "near_duplicates_skipped": 0}
         self._touched: dict[int, None] = dict.fromkeys(range(n))  # sources changed since changes(): all, at first
         self._fetched: dict[str, None] = {}   # pages crawled since changes()
 
@@ -231,10 +245,31 @@ class SourceCrawler:
 
     def _fetch_page(self, page: int, now: float) -> None:
         url, i, published = self.pages_[page]
-        self.fetch(url)
+        fetched = self.fetch(url)
+        self.counts["pages"] += 1  # a fetch of the budget, skipped or not
+        if self._near_duplicate(url, fetched[0]):
+            return
         self.crawled_[url] = (self.sources[i].url, published)
         self._fetched[url] = None
-        self.counts["pages"] += 1
+
+    def _near_duplicate(self, url: str, body: bytes) -> bool:
+        """With an index: skip the page when its text near-duplicates a page crawled before, else remember it."""
+        index = self.near_duplicates
+        if index is None:
+            return False
+        from focuscrawl.outlinks.revisit import page_content
+
+        sig = index.hasher.signature(page_content(body, url)[0])
+        match = index.check(sig=sig, exclude=url)
+        if match is None:
+            if sig is not None:
+                index.add(url, sig=sig)
+            return False
+        self.counts["near_duplicates_skipped"] += 1
+        log.info("skipped %s: near-duplicate of %s (estimated Jaccard %.2f)", url, *match)
+        if self.on_near_duplicate is not None:
+            self.on_near_duplicate(url, match)
+        return True
 
     # -- restart-safe state ---------------------------------------------------------------------
     def source_state(self, i: int) -> SourceState:
@@ -249,7 +284,9 @@ class SourceCrawler:
         out = [(f"source:{self.sources[i].url}", self.source_state(i).to_json()) for i in self._touched]
         for url in self._fetched:
             source_url, published = self.crawled_[url]
-            out.append((f"page:{url}", CrawledPage(url, source_url, published).to_json()))
+            sig = self.near_duplicates.signatures.get(url) if self.near_duplicates is not None else None
+            out.append((f"page:{url}", CrawledPage(url, source_url, published,
+                                                   None if sig is None else encode_signature(sig)).to_json()))
         self._touched.clear()
         self._fetched.clear()
         return out
@@ -281,6 +318,8 @@ class SourceCrawler:
             elif key.startswith("page:"):
                 page = CrawledPage.from_json(value)
                 self.crawled_[page.url] = (page.source_url, page.published)
+                if self.near_duplicates is not None and page.minhash:
+                    self.near_duplicates.add(page.url, sig=decode_signature(page.minhash))
                 self.counts["restored_pages"] += 1
             else:
                 continue

@@ -25,6 +25,7 @@ from datetime import datetime, timezone
 from typing import Callable, Iterable, Protocol
 
 from focuscrawl.fetch.warc import fetch_archived, warc_columns
+from focuscrawl.dedup import Match, NearDuplicateIndex
 from focuscrawl.frontier import PriorityFrontier
 from focuscrawl.outlinks.urls import registered_domain, split_outlinks
 
@@ -78,11 +79,19 @@ class PageRevisitor:
     copy of it, and a pushed priority moves the page in both. Discovered outlinks matching
     ``discover`` (a regex) become known pages, queued in the current period too, up to ``max_pages``.
     Thread-safe between the revisit loop and the thread applying pushed priorities.
+
+    With a ``near_duplicates`` index (the project switch ``[loops.revisits] skip_near_duplicates``),
+    a page fetched for the first time whose text near-duplicates a page fetched before
+    (:class:`focuscrawl.dedup.NearDuplicateIndex`) is skipped: no snapshot, its outlinks not
+    followed, and it is no longer a known page, so no later period spends a fetch on it; each skip
+    goes to ``on_near_duplicate(url, match)`` (the process counts it in its metrics).
     """
 
     def __init__(self, source: PageSource, emit: Callable[[dict], None], clock: Callable[[], float],
                  origin: float = 0.0, interval: float = WEEK, domain_of: Callable[[str], str] = registered_domain,
-                 discover: str | None = None, max_pages: int = 100_000, unscored: float = -1.0) -> None:
+                 discover: str | None = None, max_pages: int = 100_000, unscored: float = -1.0,
+                 near_duplicates: NearDuplicateIndex | None = None,
+                 on_near_duplicate: Callable[[str, Match], None] | None = None) -> None:
         self.source = source
         self.emit = emit
         self.clock = clock
@@ -99,6 +108,9 @@ class PageRevisitor:
         self.revisits = 0
         self.failures = 0
         self.priorities_applied = 0
+        self.near_duplicates = near_duplicates
+        self.on_near_duplicate = on_near_duplicate
+        self.skipped: set[str] = set()  # pages skipped as near-duplicates: never known again (this process)
         self._lock = threading.Lock()
 
     def period(self, now: float | None = None) -> int:
@@ -110,7 +122,7 @@ class PageRevisitor:
         added = 0
         with self._lock:
             for url in urls:
-                if url in self.ranking or len(self.ranking) >= self.max_pages:
+                if url in self.ranking or url in self.skipped or len(self.ranking) >= self.max_pages:
                     continue
                 self.ranking.update(url, self.unscored)
                 if self.current_period is not None and url not in self.done:
@@ -177,11 +189,33 @@ class PageRevisitor:
             log.warning("revisit of %s failed: %s", url, exc)
             return None
         row = {**snapshot(url, body, period, now, domain_of=self.domain_of), **warc_columns(warc)}
+        if self._near_duplicate(url, row["text"]):
+            return None
         self.emit(row)
         self.revisits += 1
         if self.discover is not None:
             self.add(u for u in row["internal_outlinks"] + row["external_outlinks"] if self.discover.search(u))
         return row
+
+    def _near_duplicate(self, url: str, text: str) -> bool:
+        """Skip a page fetched for the first time that near-duplicates one fetched before (see the class)."""
+        index = self.near_duplicates
+        if index is None or url in index:
+            return False
+        sig = index.hasher.signature(text)
+        match = index.check(sig=sig)
+        if match is None:
+            if sig is not None:
+                index.add(url, sig=sig)
+            return False
+        with self._lock:
+            self.skipped.add(url)
+            self.ranking.discard(url)
+            self.queue.discard(url)
+        log.info("skipped %s: near-duplicate of %s (estimated Jaccard %.2f)", url, *match)
+        if self.on_near_duplicate is not None:
+            self.on_near_duplicate(url, match)
+        return True
 
     def due(self) -> int:
         """Pages still to revisit in the current period."""
@@ -207,6 +241,7 @@ class PageRevisitor:
                 "revisits": self.revisits,
                 "failures": self.failures,
                 "priorities_applied": self.priorities_applied,
+                "near_duplicates_skipped": len(self.skipped),
             }
 
 
@@ -241,6 +276,23 @@ class SnapshotWriter:
 
     def seen(self) -> list[tuple[str, int]]:
         return [(url, period) for url, period, _ in self.history()]
+
+    def latest_texts(self) -> dict[str, str]:
+        """``{url: text}`` of every landed page's latest snapshot: what a restarted revisitor's
+        near-duplicate index is rebuilt from."""
+        from deltalake import DeltaTable
+        from deltalake.exceptions import TableNotFoundError
+
+        try:
+            table = DeltaTable(self.table_path, storage_options=self.storage_options)
+        except TableNotFoundError:
+            return {}
+        cols = table.to_pyarrow_dataset().to_table(columns=["url", "period", "text"]).to_pydict()
+        latest: dict[str, tuple[int, str]] = {}
+        for url, period, text in zip(cols["url"], cols["period"], cols["text"]):
+            if url not in latest or period >= latest[url][0]:
+                latest[url] = (period, text or "")
+        return {url: text for url, (_, text) in latest.items()}
 
     def history(self) -> list[tuple[str, int, list[str]]]:
         """``(url, period, outlinks)`` of every landed snapshot, in fetch order (what :meth:`PageRevisitor.restore` reads).

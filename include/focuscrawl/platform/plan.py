@@ -124,6 +124,8 @@ def _sources(project, cfg, models=None) -> list[_Draft]:
     args = ["crawl", "--budget", f"{loop.fetches_per_second:g}", "--politeness-delay", f"{site.politeness_delay:g}"]
     for seed in seeds:
         args += ["--site", seed]
+    if loop.skip_near_duplicates:
+        args.append("--skip-near-duplicates")
     return [_Draft("source-crawler", "sources.crawler", "sources", FETCHERS, "streaming/source_crawler.py", args,
                    fetches=True)]
 
@@ -144,6 +146,8 @@ def _revisits(project, cfg, models=None) -> list[_Draft]:
     max_pages = getattr(loop, "max_pages", None)  # RevisitsLoop.max_pages (asked of project on the BOARD)
     if max_pages:
         args += ["--max-pages", str(max_pages)]
+    if loop.skip_near_duplicates:
+        args.append("--skip-near-duplicates")
     return [_Draft("revisitor", "revisits.revisitor", "revisits", FETCHERS, "streaming/revisitor.py", args,
                    fetches=True)]
 
