@@ -11,12 +11,28 @@ import pytest
 from focuscrawl.fetch import AddressGuard, Fetcher, HostPoliteness, RetryPolicy
 
 
+class FakeClock:
+    """Wall and monotonic time that only moves when someone sleeps: politeness without waiting."""
+
+    def __init__(self) -> None:
+        self.now = 1_000.0
+        self.lock = threading.Lock()
+
+    def __call__(self) -> float:
+        return self.now
+
+    def sleep(self, seconds: float) -> None:
+        with self.lock:
+            self.now += max(seconds, 0.0)
+
+
 class Site:
     """Routes: path -> (status, headers, body) or a callable(handler) -> that tuple."""
 
     def __init__(self) -> None:
         self.routes: dict = {}
-        self.log: list[tuple[float, str]] = []  # (monotonic time at arrival, path)
+        self.clock = time.monotonic  # what arrival times are read from (a test's FakeClock: its time)
+        self.log: list[tuple[float, str]] = []  # (time at arrival, path)
         self.in_flight = 0
         self.max_in_flight = 0
         self.lock = threading.Lock()
@@ -25,7 +41,7 @@ class Site:
         class Handler(BaseHTTPRequestHandler):
             def do_GET(self):  # noqa: N802 (http.server's name)
                 with site.lock:
-                    site.log.append((time.monotonic(), self.path))
+                    site.log.append((site.clock(), self.path))
                     site.in_flight += 1
                     site.max_in_flight = max(site.max_in_flight, site.in_flight)
                 try:
@@ -67,6 +83,11 @@ class Site:
 
 
 @pytest.fixture
+def fake_clock():
+    return FakeClock()
+
+
+@pytest.fixture
 def site():
     s = Site()
     s.routes["/robots.txt"] = (200, {}, b"User-agent: *\nDisallow: /private/\n")
@@ -78,10 +99,13 @@ def site():
 def make_fetcher(site):
     made = []
 
-    def make(min_delay=0.0, **kwargs):
+    def make(min_delay=0.0, clock=None, **kwargs):
+        """A fetcher for ``site``; with ``clock`` (a FakeClock) its politeness waits on that clock, not for real."""
         kwargs.setdefault("guard", AddressGuard([f"127.0.0.1:{site.port}"]))
         kwargs.setdefault("retry", RetryPolicy(max_retries=2, base_delay=0.05, seed=1))
-        f = Fetcher(user_agent="focuscrawl-test/1.0", politeness=HostPoliteness(min_delay=min_delay), **kwargs)
+        timing = {"clock": clock, "sleep": clock.sleep} if clock is not None else {}
+        f = Fetcher(user_agent="focuscrawl-test/1.0", politeness=HostPoliteness(min_delay=min_delay, **timing),
+                    **kwargs)
         made.append(f)
         return f
 

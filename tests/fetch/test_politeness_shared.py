@@ -13,23 +13,8 @@ import pytest
 from focuscrawl.fetch.politeness import HostPoliteness, SharedHostLedger
 
 
-class FakeClock:
-    """Wall and monotonic time that only moves when someone sleeps: politeness without waiting."""
-
-    def __init__(self) -> None:
-        self.now = 1_000.0
-        self.lock = threading.Lock()
-
-    def __call__(self) -> float:
-        return self.now
-
-    def sleep(self, seconds: float) -> None:
-        with self.lock:
-            self.now += max(seconds, 0.0)
-
-
-def test_two_instances_sharing_a_ledger_keep_one_pause_on_a_fake_clock(tmp_path):
-    clock = FakeClock()
+def test_two_instances_sharing_a_ledger_keep_one_pause_on_a_fake_clock(tmp_path, fake_clock):
+    clock = fake_clock
     a, b = (HostPoliteness(min_delay=2.0, ledger=SharedHostLedger(tmp_path, clock=clock, sleep=clock.sleep),
                            clock=clock, sleep=clock.sleep) for _ in range(2))
     starts = []
@@ -41,8 +26,8 @@ def test_two_instances_sharing_a_ledger_keep_one_pause_on_a_fake_clock(tmp_path)
     assert gaps == [2.5, 2.5, 2.5, 2.5]  # 0.5 s request + the 2 s pause, whichever instance fetched
 
 
-def test_without_a_ledger_each_instance_keeps_only_its_own_pause(tmp_path):
-    clock = FakeClock()
+def test_without_a_ledger_each_instance_keeps_only_its_own_pause(tmp_path, fake_clock):
+    clock = fake_clock
     a, b = (HostPoliteness(min_delay=2.0, clock=clock, sleep=clock.sleep) for _ in range(2))
     starts = []
     for instance in (a, b):
@@ -51,8 +36,8 @@ def test_without_a_ledger_each_instance_keeps_only_its_own_pause(tmp_path):
     assert starts[1] - starts[0] == 0.0  # the defect the ledger removes
 
 
-def test_retry_after_defers_every_instance(tmp_path):
-    clock = FakeClock()
+def test_retry_after_defers_every_instance(tmp_path, fake_clock):
+    clock = fake_clock
     a, b = (HostPoliteness(min_delay=0.0, ledger=SharedHostLedger(tmp_path, clock=clock, sleep=clock.sleep),
                            clock=clock, sleep=clock.sleep) for _ in range(2))
     a.defer("http://h:80", 30.0)
@@ -69,10 +54,10 @@ def test_slots_cap_in_flight_across_instances(tmp_path):
     assert fd is not None
 
 
-def test_a_slower_instance_paces_only_itself(tmp_path):
+def test_a_slower_instance_paces_only_itself(tmp_path, fake_clock):
     """A loop's fetch budget (a long pause of its own) must not shut the host for the other instances:
     they owe the host the site's pause only."""
-    clock = FakeClock()
+    clock = fake_clock
 
     def instance(own_pause):
         return HostPoliteness(min_delay=own_pause, clock=clock, sleep=clock.sleep).share(
