@@ -37,12 +37,6 @@ TEST_OVERRIDES = {
     },
     # a pseudo-trained variant: its scores are what fue_pseudo_training pushes to the chooser
     ("loops", "fue", "method"): "HCP-0.9-0.1",
-    # at the world's 60x speedup a 30-minute period is 30 s of wall time: the 4 look-back periods,
-    # one to train on and one held out (seed 002's features) are there after ~4 minutes, as long as
-    # a period's revisits fit in it (60 pages at 5 a second: 12 s)
-    ("loops", "revisits", "revisit_period"): "30m",
-    ("loops", "revisits", "max_pages"): 60,
-    ("loops", "revisits", "fetches_per_second"): 5.0,
     ("loops", "sources", "fetches_per_second"): 0.05,  # simulated seconds: 3 fetches a wall second
 }
 
@@ -51,12 +45,8 @@ def derived_project(path: Path = WORLD_PROJECT, overrides: dict = TEST_OVERRIDES
     """``projects/world.toml`` with ``overrides`` applied, validated like any project file."""
     from focuscrawl.project import parse_project
 
-    from focuscrawl.project import RevisitsLoop
-
     raw = tomllib.loads(path.read_text())
     for key, value in overrides.items():
-        if key == ("loops", "revisits", "max_pages") and "max_pages" not in RevisitsLoop.model_fields:
-            continue  # an older project model: the revisitor's own default
         if isinstance(key, tuple):
             node = raw
             for part in key[:-1]:
