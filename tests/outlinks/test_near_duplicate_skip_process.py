@@ -1,0 +1,86 @@
+"""streaming/revisitor.py --skip-near-duplicates as a process: real HTTP through the fetch layer, real Kafka
+for its priority topic, Delta on disk; the skips show on its Prometheus endpoint and in its status file."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import uuid
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+
+from focuscrawl.metrics import scrape
+from focuscrawl.services.process import wait_until
+from focuscrawl.status import read_status
+
+from test_near_duplicate_skip import TEXTS, html  # tests/outlinks is on the path (rootdir-less test folders)
+
+ROOT = Path(__file__).resolve().parents[2]
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(600)]
+
+
+class Planted(BaseHTTPRequestHandler):
+    def do_GET(self):  # noqa: N802 - http.server's name
+        name = self.path.rsplit("/", 1)[-1]
+        if name not in TEXTS:
+            self.send_error(404)
+            return
+        links = [f"/wiki/{n}" for n in TEXTS if n != "Original"] if name == "Original" else ["/wiki/Original"]
+        body = html(TEXTS[name], links)
+        self.send_response(200)
+        self.send_header("Content-Type", "text/html; charset=utf-8")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args):
+        pass
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_the_revisitor_process_counts_its_skips(cfg, kafka_broker, tmp_path):
+    from deltalake import DeltaTable
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Planted)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    site = f"127.0.0.1:{server.server_address[1]}"
+    port = free_port()
+    env = {**os.environ, "FOCUSCRAWL_ALLOW_PRIVATE_HOSTS": site}
+    log = Path(cfg.var_dir) / "logs" / f"revisitor-neardup-{uuid.uuid4().hex[:6]}.log"
+    log.parent.mkdir(parents=True, exist_ok=True)
+    proc = subprocess.Popen(
+        [sys.executable, "streaming/revisitor.py", "--seed", f"http://{site}/wiki/Original", "--discover", "/wiki/",
+         "--clock", "wall", "--politeness-delay", "0", "--idle", "0.2", "--skip-near-duplicates",
+         "--bootstrap", kafka_broker.url,
+         "--table", str(tmp_path / "snapshots"), "--priority-topic", f"focuscrawl.test.prio.{uuid.uuid4().hex[:8]}",
+         "--status-file", str(tmp_path / "revisitor.json"), "--metrics-port", str(port)],
+        cwd=ROOT, env=env, stdout=log.open("ab"), stderr=subprocess.STDOUT, start_new_session=True)
+    try:
+        wait_until(lambda: (read_status(tmp_path / "revisitor.json").get("revisits") or 0) >= 3
+                   and read_status(tmp_path / "revisitor.json").get("due") == 0, 240, f"no revisits; see {log}")
+        status = read_status(tmp_path / "revisitor.json")
+        assert (status["revisits"], status["near_duplicates_skipped"], status["known"]) == (3, 2, 3)
+        metrics = scrape(f"http://{cfg.bind_host}:{port}/metrics")
+        assert metrics["near_duplicates_skipped_total"] == 2.0
+        wait_until(lambda: (read_status(tmp_path / "revisitor.json").get("written") or 0) >= 3, 60, "not flushed")
+        landed = sorted(u.rsplit("/", 1)[-1] for u in DeltaTable(str(tmp_path / "snapshots")).to_pandas()["url"])
+        assert landed == ["Half", "Original", "Other"]
+    finally:
+        os.killpg(proc.pid, signal.SIGTERM)
+        try:
+            proc.wait(timeout=40)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(timeout=10)
+        server.shutdown()
