@@ -1,6 +1,8 @@
-"""Spark job: page_embeddings -> related_pages (k most similar pages, exact or IVF), seed 002 Section 7.
+"""Spark job: page_embeddings -> related_pages (k most similar pages on FAISS), seed 002 Section 7.
 
-    spark-submit spark_jobs/outlinks_related.py [--k 30] [--method EXACT|IVF] [--n-probe 8]
+    spark-submit spark_jobs/outlinks_related.py [--k 30] [--method EXACT|HNSW|IVF] [--n-probe 16] [--ef-search 96]
+
+The index is built once on the driver and broadcast; the queries are partitioned over the executors.
 """
 
 from __future__ import annotations
@@ -12,6 +14,9 @@ from focuscrawl.config import Settings, settings
 from focuscrawl.outlinks import lake, spark_transforms
 from focuscrawl.outlinks.related import RELATED
 from focuscrawl.outlinks.tables import EMBEDDINGS, RELATED_PAGES
+
+# The command-line knob each method takes (the others keep their defaults).
+METHOD_OPTIONS = {"IVF": "n_probe", "HNSW": "ef_search"}
 
 
 def run(spark, cfg: Settings, k: int = 30, method: str = "EXACT", **options) -> int:
@@ -25,11 +30,14 @@ def main(argv: list[str] | None = None) -> int:
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--k", type=int, default=30, help="related pages per page")
-    ap.add_argument("--method", default="EXACT", choices=RELATED.names())
-    ap.add_argument("--n-probe", type=int, default=8, help="IVF: cells scanned per query")
+    ap.add_argument("--method", default="EXACT", type=str.upper, choices=RELATED.names())
+    ap.add_argument("--n-probe", type=int, default=None, help="IVF: cells scanned per query")
+    ap.add_argument("--ef-search", type=int, default=None, help="HNSW: candidates kept per query")
     args = ap.parse_args(argv)
     cfg = settings()
-    options = {"n_probe": args.n_probe} if args.method == "IVF" else {}
+    knob = METHOD_OPTIONS.get(args.method)
+    value = getattr(args, knob) if knob else None
+    options = {knob: value} if value is not None else {}
     n = run(get_session("outlinks_related", cfg=cfg), cfg, args.k, args.method, **options)
     print(f"outlinks_related: {n} pairs -> {RELATED_PAGES.path(cfg)}")
     return 0

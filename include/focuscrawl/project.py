@@ -852,7 +852,7 @@ skip_near_duplicates = false  # true: skip a new page that near-duplicates one c
 
 [loops.revisits]            # seed 002: which known page to revisit for new outlinks
 model = "ET-REG"            # a registered outlink estimator
-related = "EXACT"           # related pages: EXACT or IVF
+related = "EXACT"           # related pages: EXACT, HNSW or IVF (FAISS)
 revisit_period = "7d"
 skip_near_duplicates = false  # true: skip a newly found page that near-duplicates one fetched before
 

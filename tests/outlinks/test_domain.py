@@ -10,7 +10,6 @@ from focuscrawl.outlinks.evaluation import curve_area, evaluate, precision_at_k_
 from focuscrawl.outlinks.features import look_around, look_back
 from focuscrawl.outlinks.schema import feature_columns, feature_groups
 from focuscrawl.outlinks.models import ESTIMATORS, model_specs, train
-from focuscrawl.outlinks.related import RELATED, recall_at_k, related_pages
 from focuscrawl.outlinks.store import ModelStore, ModelVersion
 from focuscrawl.outlinks.targets import targets
 from focuscrawl.outlinks.urls import registered_domain, split_outlinks, url_depth
@@ -132,34 +131,6 @@ def test_synthetic_pages_change_in_the_documented_ways():
     assert within_topic_corr(1.0) > within_topic_corr(0.0) + 0.1
     with pytest.raises(ValueError, match="co_change"):
         generate_snapshots(co_change=1.5, **kw)
-
-
-def clustered(n=3000, d=32, centres=60, seed=0):
-    rng = np.random.default_rng(seed)
-    c = rng.normal(size=(centres, d))
-    return (c[rng.integers(0, centres, n)] + 0.3 * rng.normal(size=(n, d))).astype(np.float32)
-
-
-def test_exact_related_pages_match_sklearn_brute_force():
-    from sklearn.neighbors import NearestNeighbors
-
-    x = clustered(800)
-    idx, sims = related_pages(x, "EXACT", k=10, block_size=128)
-    nn = NearestNeighbors(n_neighbors=11, metric="cosine", algorithm="brute").fit(x)
-    dist, ref = nn.kneighbors(x)
-    assert not np.any(idx == np.arange(len(x))[:, None])  # never itself
-    assert np.allclose(sims, 1 - dist[:, 1:], atol=1e-4)
-    assert recall_at_k(idx, ref[:, 1:]) > 0.99  # only exact-tie order can differ
-
-
-def test_ivf_recall_and_registry():
-    assert RELATED.names() == ["EXACT", "IVF"]
-    x = clustered(3000)
-    exact, _ = related_pages(x, "EXACT", k=30)
-    approx, sims = related_pages(x, "IVF", k=30, n_probe=6)
-    assert recall_at_k(approx, exact) >= 0.95
-    assert np.all(np.diff(sims, axis=1) <= 1e-6)  # best first
-    assert recall_at_k(related_pages(x, "IVF", k=30, n_probe=1)[0], exact) < recall_at_k(approx, exact)
 
 
 def test_spearman_uses_average_ranks():
