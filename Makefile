@@ -64,8 +64,10 @@ services-down:
 services-status: setup
 	$(BIN)/focuscrawl services status
 
+# Every benchmark with its baselines in one run, results under bench/results/ (bench-quick.md, the README's
+# performance table); FULL=1 runs the papers' scales (an hour or more on 2 cores): make bench FULL=1
 bench: setup
-	$(BIN)/python -m bench
+	$(BIN)/python -m bench $(if $(FULL),--full,)
 
 # Coverage-guided fuzzing (atheris) of every parser and the URL guard, 100,000 inputs each; a crash is
 # saved under tests/fuzz/regressions/ and replayed by make test (which also fuzzes each target briefly).

@@ -1,52 +1,68 @@
-"""Related-pages benchmark (issue 5, point 5; seed 002 Section 7: the KNN step took six hours there).
+"""Related-pages benchmark (issue 18, deliverable 1; seed 002 Section 7: the KNN step took six hours there).
 
-    python bench/knn_bench.py [--n 100000] [--data erisk|synthetic] [--million] [--spark-n 20000] [--out bench/results/knn.json]
+    python bench/knn_bench.py [--n 20000] [--data erisk|synthetic] [--spark-n 2000]
+                              [--job EXACT:20000,HNSW:20000] [--out bench/results/knn.json]
 
-On the same unit-length vectors, for k=30 related pages of every page, in one run. The vectors are,
-by default, focuscrawl's own LSA embedding (d=100, ``LsaEmbedder``) of ``--n`` distinct real Reddit
-writings (eRisk 2017, ``../shared/data``): real text has no clean clusters, so recall is not flattered.
-``--data synthetic`` uses a mixture of topic clusters instead (easy: at 100k vectors every page's 30
-neighbours share its cluster and IVF finds all of them with 8 probes).
+Two parts, on unit-length vectors, k=30 related pages of every page, all in one run:
 
-- ``blas_bound``: the matrix products alone (every block of queries times all vectors, results dropped):
-  what any exact brute force must at least spend;
-- ``ours_exact``: focuscrawl's blocked BLAS + argpartition search;
-- ``ours_ivf``: focuscrawl's inverted file at a few probe counts (recall measured against exact);
-- ``sklearn_brute``: scikit-learn's NearestNeighbors(algorithm="brute", metric="cosine");
-- ``spark_brp_lsh``: Spark ML BucketedRandomProjectionLSH.approxSimilarityJoin (self-join under a
-  distance threshold, then the top 30 per page); it runs on ``--spark-n`` pages because a self-join
-  on all of them does not fit a few minutes on this machine; its pages/s is compared per page.
+1. In process, on the same ``--n`` vectors (by default focuscrawl's own LSA embedding, d=100, of ``--n``
+   distinct real Reddit writings, eRisk 2017 in ``../shared/data``: real text has no clean clusters, so
+   recall is not flattered; ``--data synthetic`` is a mixture of topic clusters, much easier):
 
-Prints time, pages/s, recall@30 and the ratios the issue asks for; writes JSON with the machine's numbers.
+   - ``blas_bound``: the matrix products alone (results dropped): what any exact brute force must spend;
+   - ``faiss_flat``: FAISS ``IndexFlatIP.search`` called directly: the floor for an exact answer;
+   - ``EXACT``, ``HNSW`` (at a few ``ef_search``), ``IVF`` (at a few ``n_probe``): the registered methods
+     (``focuscrawl.outlinks.related``), build included in their time, recall@30 against exact;
+   - ``handwritten_exact``, ``handwritten_ivf``: the previous hand-written search (``bench/handwritten_knn.py``);
+   - ``sklearn_brute``: scikit-learn's ``NearestNeighbors(algorithm="brute", metric="cosine")``;
+   - ``spark_brp_lsh``: Spark ML ``BucketedRandomProjectionLSH.approxSimilarityJoin`` on the first
+     ``--spark-n`` pages (a self-join on all of them does not fit minutes here), compared per page.
+
+2. Through the Spark job (``spark-submit spark_jobs/outlinks_related.py``, the command Airflow runs), one
+   run per ``--job METHOD:N``: N synthetic vectors written as ``page_embeddings`` to a scratch lake, the
+   job's wall time (session start, read, index build, search, Delta write of N x 30 rows), pages/s, and
+   recall@30 against FAISS flat on a sample of ``--recall-sample`` queries read back from the table.
+
+Threads are whatever the caller pinned (``python -m bench`` pins OPENBLAS/OMP to 1 for part 1); the Spark
+job gets ``--job-threads`` for the driver's index build and one FAISS thread per task.
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
-import platform
 import sys
+import tempfile
 import time
 from pathlib import Path
 
 import numpy as np
 
-from focuscrawl.outlinks.embedding import normalise_rows
-from focuscrawl.outlinks.related import ExactRelatedPages, IvfRelatedPages, recall_at_k
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import handwritten_knn  # noqa: E402  (the baseline, beside this file)
+
+from focuscrawl.outlinks.embedding import normalise_rows  # noqa: E402
+from focuscrawl.outlinks.related import RELATED, recall_at_k  # noqa: E402
 
 K = 30
+ROOT = Path(__file__).resolve().parents[1]
 
 
-def vectors(n: int, d: int = 100, topics: int = 1000, seed: int = 0) -> np.ndarray:
+def vectors(n: int, d: int = 100, topics: int = 1000, noise: float = 0.35, seed: int = 0) -> np.ndarray:
     rng = np.random.default_rng(seed)
+    x = np.empty((n, d), dtype=np.float32)
     centres = rng.normal(size=(topics, d)).astype(np.float32)
-    x = centres[rng.integers(0, topics, n)] + 0.35 * rng.normal(size=(n, d)).astype(np.float32)
+    for s in range(0, n, 100_000):  # in chunks: 1M x 100 float64 noise would be 800 MB
+        m = min(100_000, n - s)
+        x[s:s + m] = centres[rng.integers(0, topics, m)] + noise * rng.normal(size=(m, d)).astype(np.float32)
     return normalise_rows(x)
 
 
-def erisk_vectors(n: int, d: int = 100, seed: int = 0) -> np.ndarray:
-    """LSA vectors of ``n`` distinct real writings (title and text, 40+ characters), sampled at random."""
+def erisk_vectors(n: int, d: int = 100, seed: int = 0) -> tuple[np.ndarray, float]:
+    """LSA vectors of ``n`` distinct real writings (title and text, 40+ characters), and the LSA's seconds."""
     from focuscrawl.config import settings
     from focuscrawl.outlinks.embedding import LsaEmbedder
     from focuscrawl.world import load_corpus
@@ -64,8 +80,8 @@ def erisk_vectors(n: int, d: int = 100, seed: int = 0) -> np.ndarray:
     if len(texts) < n:
         raise SystemExit(f"only {len(texts)} distinct writings of 40+ characters: pass --n {len(texts)} or less")
     sample = [texts[i] for i in np.random.default_rng(seed).choice(len(texts), size=n, replace=False)]
-    vectors_, secs = timed(lambda: LsaEmbedder(dimensions=d, seed=seed).fit_transform(sample), f"LSA of {n} writings")
-    return vectors_.astype(np.float32)
+    out, secs = timed(lambda: LsaEmbedder(dimensions=d, seed=seed).fit_transform(sample), f"LSA of {n} writings")
+    return normalise_rows(out), secs
 
 
 def timed(fn, label: str = ""):
@@ -78,6 +94,13 @@ def timed(fn, label: str = ""):
     return out, secs
 
 
+def entry(pages: int, secs: float, recall: float | None = None, **params) -> dict:
+    out = {"seconds": secs, "pages_per_s": pages / secs if secs > 0 else None, **params}
+    if recall is not None:
+        out["recall"] = recall
+    return out
+
+
 def blas_bound(x: np.ndarray, block: int = 2048) -> float:
     def run():
         for s in range(0, len(x), block):
@@ -86,12 +109,31 @@ def blas_bound(x: np.ndarray, block: int = 2048) -> float:
     return timed(run, f"BLAS bound n={len(x)}")[1]
 
 
+def faiss_flat(x: np.ndarray) -> tuple[np.ndarray, float]:
+    """FAISS's own exact search, k+1 with the query's own hit dropped (no wrapper)."""
+    import faiss
+
+    def run():
+        index = faiss.IndexFlatIP(x.shape[1])
+        index.add(x)
+        _, idx = index.search(x, K + 1)
+        return exact_without_self(idx, np.arange(len(x)))
+
+    return timed(run, f"FAISS flat n={len(x)}")
+
+
+def exact_without_self(idx: np.ndarray, ids: np.ndarray) -> np.ndarray:
+    keep = idx != ids[:, None]
+    keep[keep.all(axis=1), -1] = False
+    return idx[keep].reshape(len(idx), idx.shape[1] - 1)
+
+
 def sklearn_brute(x: np.ndarray) -> tuple[np.ndarray, float]:
     from sklearn.neighbors import NearestNeighbors
 
     nn = NearestNeighbors(n_neighbors=K + 1, algorithm="brute", metric="cosine", n_jobs=1).fit(x)
     (_, idx), secs = timed(lambda: nn.kneighbors(x), f"sklearn brute n={len(x)}")
-    return idx[:, 1:], secs
+    return exact_without_self(idx, np.arange(len(x))), secs
 
 
 def spark_lsh(x: np.ndarray, exact: np.ndarray) -> dict:
@@ -124,93 +166,205 @@ def spark_lsh(x: np.ndarray, exact: np.ndarray) -> dict:
     for a, group in top.groupby("a"):
         approx[a, :len(group)] = group["b"].to_numpy()
     spark.stop()
-    return {"n": len(x), "seconds": secs, "pages_per_s": len(x) / secs, "recall": recall_at_k(approx, exact),
-            "threshold": threshold, "hash_tables": 3}
+    return entry(len(x), secs, recall_at_k(approx, exact), n=len(x), threshold=threshold, hash_tables=3)
 
 
-def run(n: int, spark_n: int, probes: list[int], with_sklearn: bool = True, data: str = "erisk") -> dict:
-    x = erisk_vectors(n) if data == "erisk" else vectors(n)
-    res: dict = {"n": n, "d": x.shape[1], "k": K, "data": data}
-    res["blas_bound"] = {"seconds": blas_bound(x)}
-    (exact, _), secs = timed(lambda: ExactRelatedPages(k=K).fit(x).search(x, np.arange(n)), f"ours EXACT n={n}")
-    res["ours_exact"] = {"seconds": secs, "recall": 1.0}
-    res["ours_ivf"] = []
-    ivf, fit_secs = timed(lambda: IvfRelatedPages(k=K).fit(x), f"ours IVF fit n={n}")
+def in_process(x: np.ndarray, ef_searches: list[int], probes: list[int], spark_n: int,
+               with_sklearn: bool = True) -> dict:
+    n = len(x)
+    ids = np.arange(n)
+    res: dict = {"blas_bound": entry(n, blas_bound(x))}
+    exact, secs = faiss_flat(x)
+    res["faiss_flat"] = entry(n, secs, 1.0)
+    (idx, _), secs = timed(lambda: RELATED.create("EXACT", k=K).fit(x).search(x, ids), f"EXACT n={n}")
+    res["EXACT"] = entry(n, secs, recall_at_k(idx, exact))
+    hnsw, fit_secs = timed(lambda: RELATED.create("HNSW", k=K).fit(x), f"HNSW build n={n}")
+    res["HNSW"] = []
+    for ef in ef_searches:
+        hnsw.ef_search = ef  # the graph does not depend on the search width: one build serves all
+        (idx, _), secs = timed(lambda: hnsw.search(x, ids), f"HNSW ef_search={ef}")
+        res["HNSW"].append(entry(n, fit_secs + secs, recall_at_k(idx, exact), ef_search=ef, m=hnsw.m,
+                                 ef_construction=hnsw.ef_construction, build_seconds=fit_secs))
+    del hnsw
+    ivf, fit_secs = timed(lambda: RELATED.create("IVF", k=K).fit(x), f"IVF train+add n={n}")
+    res["IVF"] = []
     for n_probe in probes:
-        ivf.n_probe = n_probe  # the cells do not depend on how many a query probes: one fit serves all
-        (approx, _), secs = timed(lambda: ivf.search(x, np.arange(n)), f"ours IVF n_probe={n_probe} n={n}")
-        res["ours_ivf"].append({"n_probe": n_probe, "n_lists": len(ivf.lists_), "fit_seconds": fit_secs,
-                                "seconds": fit_secs + secs, "recall": recall_at_k(approx, exact)})
+        ivf.n_probe = n_probe
+        (idx, _), secs = timed(lambda: ivf.search(x, ids), f"IVF n_probe={n_probe}")
+        res["IVF"].append(entry(n, fit_secs + secs, recall_at_k(idx, exact), n_probe=n_probe,
+                                n_lists=ivf.index_.nlist, build_seconds=fit_secs))
+    del ivf
+    (idx, _), secs = timed(lambda: handwritten_knn.ExactRelatedPages(k=K).fit(x).search(x, ids),
+                           f"hand-written exact n={n}")
+    res["handwritten_exact"] = entry(n, secs, recall_at_k(idx, exact))
+    old_ivf, fit_secs = timed(lambda: handwritten_knn.IvfRelatedPages(k=K).fit(x), f"hand-written IVF fit n={n}")
+    res["handwritten_ivf"] = []
+    for n_probe in probes:
+        old_ivf.n_probe = n_probe
+        (idx, _), secs = timed(lambda: old_ivf.search(x, ids), f"hand-written IVF n_probe={n_probe}")
+        res["handwritten_ivf"].append(entry(n, fit_secs + secs, recall_at_k(idx, exact), n_probe=n_probe,
+                                            n_lists=len(old_ivf.lists_), build_seconds=fit_secs))
     if with_sklearn:
         idx, secs = sklearn_brute(x)
-        res["sklearn_brute"] = {"seconds": secs, "recall": recall_at_k(idx, exact)}
+        res["sklearn_brute"] = entry(n, secs, recall_at_k(idx, exact))
     if spark_n:
         sub = x[:spark_n]
-        sub_exact, _ = ExactRelatedPages(k=K).fit(sub).search(sub, np.arange(len(sub)))
+        sub_exact, _ = faiss_flat(sub)
         res["spark_brp_lsh"] = spark_lsh(sub, sub_exact)
-    for key in ("blas_bound", "ours_exact", "sklearn_brute"):
-        if key in res:
-            res[key]["pages_per_s"] = n / res[key]["seconds"]
-    for r in res["ours_ivf"]:
-        r["pages_per_s"] = n / r["seconds"]
-    good = [r for r in res["ours_ivf"] if r["recall"] >= 0.95]
-    best = max(good, key=lambda r: r["pages_per_s"]) if good else max(res["ours_ivf"], key=lambda r: r["recall"])
+    flat = res["faiss_flat"]["seconds"]
     res["ratios"] = {
-        "exact_over_blas_bound_time": res["ours_exact"]["seconds"] / res["blas_bound"]["seconds"],
-        "ivf_best_at_recall_0.95": best,
-        "sklearn_over_exact_time": res["sklearn_brute"]["seconds"] / res["ours_exact"]["seconds"]
-        if "sklearn_brute" in res else None,
-        "ivf_speedup_over_spark_lsh_pages_per_s": best["pages_per_s"] / res["spark_brp_lsh"]["pages_per_s"]
-        if "spark_brp_lsh" in res else None,
-        "exact_speedup_over_spark_lsh_pages_per_s": res["ours_exact"]["pages_per_s"]
-        / res["spark_brp_lsh"]["pages_per_s"] if "spark_brp_lsh" in res else None,
+        "EXACT_over_faiss_flat_time": res["EXACT"]["seconds"] / flat,
+        "handwritten_exact_over_EXACT_time": res["handwritten_exact"]["seconds"] / res["EXACT"]["seconds"],
+        "faiss_flat_over_blas_bound_time": flat / res["blas_bound"]["seconds"],
+        "sklearn_over_EXACT_time": res["sklearn_brute"]["seconds"] / res["EXACT"]["seconds"] if with_sklearn else None,
     }
     return res
 
 
-def report(res: dict) -> str:
-    lines = [f"n={res['n']} d={res['d']} k={res['k']} vectors={res.get('data', 'synthetic')}"]
+def _url(i: int) -> str:
+    return f"https://bench.example/p{i:07d}"
 
-    def line(name, r):
-        lines.append(f"  {name:<26} {r['seconds']:9.2f} s {r['pages_per_s']:12.0f} pages/s"
-                     + (f"  recall@30 {r['recall']:.3f}" if "recall" in r else ""))
 
-    line("BLAS bound (matmul only)", res["blas_bound"])
-    line("ours EXACT", res["ours_exact"])
-    for r in res["ours_ivf"]:
-        line(f"ours IVF n_probe={r['n_probe']}", r)
-    if "sklearn_brute" in res:
-        line("sklearn brute", res["sklearn_brute"])
-    if "spark_brp_lsh" in res:
-        line(f"Spark BRP LSH (n={res['spark_brp_lsh']['n']})", res["spark_brp_lsh"])
-    for key, value in res["ratios"].items():
-        if isinstance(value, float):
-            lines.append(f"  {key}: {value:.2f}")
-        elif isinstance(value, dict):
-            lines.append(f"  {key}: n_probe={value['n_probe']} recall={value['recall']:.3f}")
-    return "\n".join(lines)
+def write_embeddings(cfg, x: np.ndarray) -> None:
+    import pyarrow as pa
+    from deltalake import write_deltalake
+
+    from focuscrawl.outlinks.tables import EMBEDDINGS
+
+    n, d = x.shape
+    values = pa.array(x.ravel(), type=pa.float32())
+    offsets = pa.array(np.arange(0, n * d + 1, d, dtype=np.int32))
+    schema = EMBEDDINGS.arrow_schema()
+    vector = pa.ListArray.from_arrays(offsets, values, type=schema.field("vector").type)
+    table = pa.table({"url": pa.array([_url(i) for i in range(n)], pa.string()),
+                      "as_of_period": pa.array(np.zeros(n, np.int32)), "vector": vector}, schema=schema)
+    write_deltalake(EMBEDDINGS.path(cfg), table, mode="overwrite")
+
+
+def job_recall(cfg, x: np.ndarray, sample: int, seed: int = 0) -> tuple[float, int]:
+    """recall@30 of the job's table against FAISS flat, on ``sample`` random query pages."""
+    import faiss
+    import pyarrow.compute as pc
+    from deltalake import DeltaTable
+
+    from focuscrawl.outlinks.tables import RELATED_PAGES
+
+    ids = np.sort(np.random.default_rng(seed).choice(len(x), size=min(sample, len(x)), replace=False))
+    index = faiss.IndexFlatIP(x.shape[1])
+    index.add(x)
+    _, idx = index.search(x[ids], K + 1)
+    exact = exact_without_self(idx, ids)
+    ds = DeltaTable(RELATED_PAGES.path(cfg)).to_pyarrow_dataset()
+    got = ds.to_table(columns=["url", "neighbour", "rank"],
+                      filter=pc.field("url").isin([_url(int(i)) for i in ids])).to_pandas()
+    got["q"] = got["url"].str[-7:].astype(int)
+    got["nb"] = got["neighbour"].str[-7:].astype(int)
+    approx = np.full((len(ids), K), -1, dtype=np.int64)
+    row = {int(q): r for r, q in enumerate(ids)}
+    for q, group in got.groupby("q"):
+        nbs = group.sort_values("rank")["nb"].to_numpy()[:K]
+        approx[row[int(q)], :len(nbs)] = nbs
+    return recall_at_k(approx, exact), len(ids)
+
+
+def spark_job(method: str, n: int, threads: int, sample: int, master: str, options: list[str]) -> dict:
+    """One run of the related-pages job through spark-submit on ``n`` synthetic vectors, in a scratch lake."""
+    from focuscrawl.config import settings
+    from focuscrawl.services.spark_cluster import spark_submit
+
+    base = settings()
+    scratch = Path(tempfile.mkdtemp(prefix="knn-bench-", dir=base.var_dir))
+    cfg = dataclasses.replace(base, var_dir=scratch, lake=str(scratch / "lake"), spark_master=master)
+    x, gen_secs = timed(lambda: vectors(n), f"synthetic vectors n={n}")
+    _, write_secs = timed(lambda: write_embeddings(cfg, x), f"page_embeddings written n={n}")
+    os.environ["OMP_NUM_THREADS"] = os.environ["OPENBLAS_NUM_THREADS"] = str(threads)  # the job's driver build
+    job = ROOT / "spark_jobs" / "outlinks_related.py"
+    out, secs = timed(lambda: spark_submit(cfg, job, "--k", str(K), "--method", method, *options, timeout=3600),
+                      f"spark-submit outlinks_related --method {method} n={n}")
+    assert f"{n * K} pairs" in out or method != "EXACT", out
+    recall, sampled = job_recall(cfg, x, sample)
+    import shutil
+
+    shutil.rmtree(scratch, ignore_errors=True)
+    return entry(n, secs, recall, method=method, n=n, options=options, master=master, driver_threads=threads,
+                 recall_sample=sampled, data="synthetic", embeddings_write_seconds=write_secs,
+                 spark_driver_memory=cfg.spark_driver_memory, output=out.strip().splitlines()[-1])
+
+
+def parse_jobs(spec: str) -> list[tuple[str, int, list[str]]]:
+    """``EXACT:384000,HNSW:1000000:--ef-search=96`` -> [(method, n, extra args)]."""
+    jobs = []
+    for item in filter(None, (s.strip() for s in spec.split(","))):
+        method, n, *extra = item.split(":")
+        jobs.append((method.upper(), int(n), [a for e in extra for a in e.split("=", 1)]))
+    return jobs
+
+
+def summary(res: dict) -> list[dict]:
+    """Rows of the benchmark table (``python -m bench``): what, pages, seconds, pages/s, recall@30."""
+    rows = []
+    part = res.get("in_process")
+    if part:
+        n = res["n"]
+
+        def row(name, r, note=""):
+            rows.append({"what": f"related pages {name}", "n": r.get("n", n), "seconds": r["seconds"],
+                         "rate": r["pages_per_s"], "unit": "pages/s", "recall": r.get("recall"),
+                         "note": note or f"in process, {res['data']} vectors d={res['d']}"})
+
+        for name in ("blas_bound", "faiss_flat", "EXACT"):
+            row(name, part[name])
+        for r in part["HNSW"]:
+            row(f"HNSW ef_search={r['ef_search']}", r)
+        for r in part["IVF"]:
+            row(f"IVF n_probe={r['n_probe']} of {r['n_lists']}", r)
+        row("hand-written exact (previous)", part["handwritten_exact"])
+        for r in part["handwritten_ivf"]:
+            row(f"hand-written IVF n_probe={r['n_probe']} (previous)", r)
+        if "sklearn_brute" in part:
+            row("sklearn brute", part["sklearn_brute"])
+        if "spark_brp_lsh" in part:
+            row("Spark BRP LSH (subset)", part["spark_brp_lsh"], "Spark ML self-join, local[2]")
+    for r in res.get("spark_jobs", []):
+        rows.append({"what": f"related pages {r['method']} via spark-submit", "n": r["n"], "seconds": r["seconds"],
+                     "rate": r["pages_per_s"], "unit": "pages/s", "recall": r["recall"],
+                     "note": f"{r['master']}, synthetic d=100, recall on {r['recall_sample']} queries"})
+    return rows
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--n", type=int, default=100_000)
-    ap.add_argument("--data", choices=("erisk", "synthetic"), default="erisk", help="where the vectors come from")
-    ap.add_argument("--million", action="store_true", help="also 1M synthetic vectors (ours only; tens of minutes here)")
-    ap.add_argument("--spark-n", type=int, default=20_000, help="pages for the Spark LSH self-join (0: skip)")
+    ap.add_argument("--n", type=int, default=20_000, help="vectors of the in-process comparison (0: skip it)")
+    ap.add_argument("--data", choices=("erisk", "synthetic"), default="erisk", help="where those vectors come from")
+    ap.add_argument("--spark-n", type=int, default=2000, help="pages for the Spark LSH self-join (0: skip)")
+    ap.add_argument("--no-sklearn", action="store_true")
+    ap.add_argument("--ef-search", default="32,64,128", help="HNSW search widths to measure")
     ap.add_argument("--probes", default="8,16,32", help="IVF probe counts to measure")
+    ap.add_argument("--job", default="EXACT:20000,HNSW:20000", help="Spark-job runs METHOD:N[,...] ('' to skip)")
+    ap.add_argument("--job-threads", type=int, default=os.cpu_count() or 1, help="threads of the job's driver")
+    ap.add_argument("--job-master", default="local[2]")
+    ap.add_argument("--recall-sample", type=int, default=2000, help="queries whose recall is checked in a job run")
     ap.add_argument("--out", type=Path, default=Path(__file__).resolve().parent / "results" / "knn.json")
     args = ap.parse_args(argv)
-    probes = [int(p) for p in args.probes.split(",")]
-    runs = [run(args.n, args.spark_n, probes, data=args.data)]
-    if args.million:
-        runs.append(run(1_000_000, 0, probes, with_sklearn=False, data="synthetic"))
-    for r in runs:
-        print(report(r))
+    res: dict = {"k": K, "threads": {v: os.environ.get(v, "unset")
+                                     for v in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")}}
+    if args.n:
+        if args.data == "erisk":
+            x, lsa_secs = erisk_vectors(args.n)
+            res["lsa_seconds"] = lsa_secs
+        else:
+            x = vectors(args.n)
+        res.update(n=args.n, d=x.shape[1], data=args.data)
+        res["in_process"] = in_process(x, [int(e) for e in args.ef_search.split(",")],
+                                       [int(p) for p in args.probes.split(",")], args.spark_n, not args.no_sklearn)
+        del x
+    res["spark_jobs"] = [spark_job(m, n, args.job_threads, args.recall_sample, args.job_master, extra)
+                         for m, n, extra in parse_jobs(args.job)]
+    for r in summary(res):
+        recall = f"  recall@30 {r['recall']:.3f}" if r["recall"] is not None else ""
+        print(f"  {r['what']:<48} n={r['n']:<8} {r['seconds']:9.2f} s {r['rate']:10.0f} {r['unit']}{recall}")
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps({"machine": {"cpus": os.cpu_count(), "platform": platform.platform(),
-                                                "numpy": np.__version__, "load_avg_1m": os.getloadavg()[0],
-                                                "blas_threads": os.environ.get("OPENBLAS_NUM_THREADS", "default")},
-                                    "runs": runs}, indent=1))
+    args.out.write_text(json.dumps(res, indent=1))
     print(f"written to {args.out}")
     return 0
 

@@ -115,14 +115,15 @@ def run_one(kind: str, n: int, updates: int, pops: int, seed: int) -> dict:
     }
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--sizes", default="1000000", help="comma-separated candidate counts (add 10000000 for 10M)")
     ap.add_argument("--updates", type=int, default=500_000, help="score changes of existing candidates to time")
     ap.add_argument("--pops", type=int, default=100_000, help="pops to time")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--out", type=Path, default=RESULTS)
     ap.add_argument("--one", help=argparse.SUPPRESS)  # child mode: "kind:n"
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
     if args.one:
         kind, n = args.one.split(":")
         print(json.dumps(run_one(kind, int(n), args.updates, args.pops, args.seed)))
@@ -154,8 +155,8 @@ def main() -> None:
         print(f"   ratio n={n:>11,}  updates/s x{ratios['updates_per_s_ratio']:.2f}  pop latency (p50) x{ratios['pop_latency_ratio']:.2f}"
               f"  memory x{ratios['memory_ratio']:.2f}", flush=True)
 
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text(json.dumps({
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps({
         "bench": "ranking",
         "python": platform.python_version(),
         "machine": platform.machine(),
@@ -164,7 +165,7 @@ def main() -> None:
         "pops_timed": args.pops,
         "rows": rows,
     }, indent=2))
-    print(f"wrote {RESULTS}")
+    print(f"wrote {args.out}")
 
 
 if __name__ == "__main__":

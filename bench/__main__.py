@@ -1,0 +1,239 @@
+"""One benchmark command (issue 18, deliverable 5): every benchmark with its baselines, in one run.
+
+    python -m bench                 # quick (make bench): minutes
+    python -m bench --full          # the papers' scales (make bench FULL=1): an hour or more on 2 cores
+    python -m bench --smoke --out DIR --only knn,ranking   # seconds: what make test runs so they cannot rot
+
+Each benchmark runs as its own process (``bench/<name>_bench.py``) with its baselines measured in the
+same run (FAISS flat, scikit-learn brute, the previous hand-written search, Spark BRP LSH on a subset;
+heapq; raw Kafka produce/consume; a static HTTP handler). Threads are pinned for every one of them
+(``OPENBLAS_NUM_THREADS``, ``OMP_NUM_THREADS``, ``MKL_NUM_THREADS``: ``--threads``, default 1, so one
+library is not measured with two cores against another with one); the machine's load before and after
+each benchmark and the commit are recorded. Writes ``<out>/<mode>/<name>.json`` per benchmark and
+``<out>/bench-<mode>.json`` plus ``<out>/bench-<mode>.md`` (the README's performance table).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import shlex
+import subprocess
+import sys
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+THREAD_VARS = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
+
+# name -> (script, needs, {mode: arguments}); "needs" says which engines a benchmark starts itself.
+BENCHES: dict[str, tuple[str, str, dict[str, list[str]]]] = {
+    "knn": ("knn_bench.py", "Spark (local[2], spark-submit)", {
+        "smoke": ["--n", "1500", "--data", "synthetic", "--spark-n", "0", "--job", "", "--ef-search", "32",
+                  "--probes", "8"],
+        "quick": ["--n", "20000", "--spark-n", "1000", "--job", "EXACT:20000,HNSW:20000"],
+        "full": ["--n", "100000", "--spark-n", "5000", "--job", "EXACT:384000,HNSW:1000000"],
+    }),
+    "ranking": ("ranking_bench.py", "none", {
+        "smoke": ["--sizes", "20000", "--updates", "5000", "--pops", "1000"],
+        "quick": ["--sizes", "1000000", "--updates", "200000", "--pops", "50000"],
+        "full": ["--sizes", "1000000,10000000"],
+    }),
+    "world": ("world_bench.py", "none", {
+        "smoke": ["--seconds", "0.5", "--users", "2000", "--data", "none"],
+        "quick": ["--seconds", "3"],
+        "full": ["--seconds", "10"],
+    }),
+    "ingest": ("ingest_bench.py", "Kafka broker, world (started when not up)", {
+        "smoke": ["--seconds", "3", "--warmup", "2", "--raw-records", "500", "--backlog", "300"],
+        "quick": ["--seconds", "20", "--raw-records", "5000", "--backlog", "3000"],
+        "full": ["--long", "--backlog", "10000"],
+    }),
+    "scaling": ("scaling_bench.py", "Kafka broker, world, Spark standalone cluster", {
+        "smoke": ["--backlog", "200", "--posts", "200", "--users", "50", "--pages", "300"],
+        "quick": ["--backlog", "3000", "--posts", "3000", "--users", "1000", "--pages", "3000"],
+        "full": ["--backlog", "10000", "--posts", "20000", "--pages", "20000"],
+    }),
+}
+
+
+def commit() -> dict:
+    def git(*args):
+        done = subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True)
+        return done.stdout.strip() if done.returncode == 0 else None
+
+    status = git("status", "--porcelain", "--untracked-files=no")
+    return {"commit": git("rev-parse", "HEAD"), "dirty_files": len(status.splitlines()) if status else 0}
+
+
+def load() -> list[float]:
+    return [round(v, 2) for v in os.getloadavg()]
+
+
+def versions() -> dict:
+    out = {"python": platform.python_version()}
+    for mod in ("numpy", "faiss", "sklearn", "pyspark"):
+        try:
+            out[mod] = __import__(mod).__version__
+        except Exception as exc:  # a missing library is recorded, not fatal
+            out[mod] = f"unavailable ({type(exc).__name__})"
+    return out
+
+
+def run_bench(name: str, mode: str, out_dir: Path, env: dict, timeout: float) -> dict:
+    script, needs, modes = BENCHES[name]
+    out = out_dir / f"{name}.json"
+    command = [sys.executable, str(HERE / script), *modes[mode], "--out", str(out)]
+    before = load()
+    start = time.perf_counter()
+    print(f"== {name} ({mode}): {' '.join(command[1:])}", flush=True)
+    done = subprocess.run(command, cwd=ROOT, env=env, timeout=timeout)
+    record = {"script": f"bench/{script}", "arguments": modes[mode], "needs": needs,
+              "seconds": round(time.perf_counter() - start, 1), "load_before": before, "load_after": load(),
+              "returncode": done.returncode, "result": str(out.relative_to(out_dir.parent))}
+    if done.returncode == 0 and out.exists():
+        record["rows"] = summarise(name, json.loads(out.read_text()))
+    return record
+
+
+def summarise(name: str, res: dict) -> list[dict]:
+    """Table rows of one benchmark's JSON: what, n, seconds, rate with its unit, recall, note."""
+    if name == "knn":
+        sys.path.insert(0, str(HERE))
+        from knn_bench import summary
+
+        return summary(res)
+    rows: list[dict] = []
+
+    def row(what, n, seconds, rate, unit, note="", recall=None):
+        rows.append({"what": what, "n": n, "seconds": seconds, "rate": rate, "unit": unit, "recall": recall,
+                     "note": note})
+
+    if name == "ranking":
+        for r in res["rows"]:
+            if "updates_per_s" in r:
+                label = "PriorityFrontier" if r["structure"] == "frontier" else "heapq + dict (baseline)"
+                row(f"ranking updates, {label}", r["candidates"], None, r["updates_per_s"], "updates/s",
+                    f"pop p99 {r['pop_us_p99']:.0f} us, {r['bytes_per_candidate_after_updates']:.0f} B/candidate")
+    elif name == "world":
+        for key, r in sorted(res.items()):
+            if isinstance(r, dict) and "rps" in r:
+                row(f"world {key.replace('_', ' ')}", r["requests"], r["seconds"], r["rps"], "requests/s",
+                    f"{r.get('ratio_to_static', 1.0):.2f} x static handler")
+    elif name == "ingest":
+        raw = res["raw_kafka"]
+        row("raw Kafka produce (baseline)", raw["produce"]["records"], raw["produce"]["seconds"],
+            raw["produce"]["records_per_s"], "records/s", "kafka-python, idempotent, acks=all")
+        row("raw Kafka consume (baseline)", raw["consume"]["records"], raw["consume"]["seconds"],
+            raw["consume"]["records_per_s"], "records/s")
+        p = res["pipeline"]
+        row("ingest crawler -> Kafka -> Delta", p["records"], p["seconds"], p["records_per_s"], "records/s",
+            f"lag p50 {p['lag_p50_s']} s, p99 {p['lag_p99_s']} s")
+        for key in ("consumers_1", "consumers_2"):
+            c = res["scaling"][key]
+            row(f"ingest backlog, {key.replace('_', ' ')}", c["records"], c["seconds"], c["records_per_s"],
+                "records/s")
+    elif name == "scaling":
+        for part, unit, rate in (("ingest", "records/s", "records_per_s"), ("chooser", "posts/s", "posts_per_s")):
+            for key, c in res.get(part, {}).items():
+                if isinstance(c, dict) and rate in c:
+                    row(f"scaling {part}, {key.replace('_', ' ')}", c.get("records", c.get("posts")), c["seconds"],
+                        c[rate], unit)
+        for key, c in res.get("spark", {}).items():
+            if isinstance(c, dict) and "pages_per_s" in c:
+                row(f"scaling Spark related pages, {key.replace('_', ' ')}", res["spark"]["pages"],
+                    c["submit_seconds"], c["pages_per_s"], "pages/s", "standalone cluster, spark-submit")
+    return rows
+
+
+def fmt(v, digits=2) -> str:
+    if v is None:
+        return ""
+    if isinstance(v, float):
+        return f"{v:,.0f}" if abs(v) >= 100 else f"{v:.{digits}f}"
+    return f"{v:,}" if isinstance(v, int) else str(v)
+
+
+def markdown(report: dict) -> str:
+    m = report["machine"]
+    lines = [f"# Benchmarks ({report['mode']})", "",
+             f"`python -m bench{' --full' if report['mode'] == 'full' else ''}` at {report['started']}, commit "
+             f"`{(report['commit']['commit'] or '?')[:10]}` ({report['commit']['dirty_files']} files modified), "
+             f"{m['cpus']} CPUs, threads {', '.join(f'{k}={v}' for k, v in report['threads'].items())}, "
+             f"load average (1/5/15 min) {m['load_start']} at start, {m['load_end']} at end "
+             "(the machine is shared: timings under load are longer than on an idle machine).", "",
+             "| benchmark | what | n | seconds | rate | unit | recall@30 | note |",
+             "| --- | --- | ---: | ---: | ---: | --- | ---: | --- |"]
+    for name, b in report["benchmarks"].items():
+        if "rows" not in b:
+            why = b.get("skipped") or f"failed (exit {b.get('returncode')}); see its log"
+            lines.append(f"| {name} | {why} | | | | | | |")
+            continue
+        for r in b["rows"]:
+            lines.append(f"| {name} | {r['what']} | {fmt(r['n'])} | {fmt(r['seconds'], 1)} | {fmt(r['rate'], 1)} | "
+                         f"{r['unit']} | {fmt(r['recall'], 3)} | {r['note']} |")
+    lines.append("")
+    for name, b in report["benchmarks"].items():
+        lines.append(f"- {name}: `{b.get('script', '')} {' '.join(b.get('arguments', []))}`, "
+                     f"{b.get('seconds', 0)} s, load {b.get('load_before')} -> {b.get('load_after')}")
+    return "\n".join(lines) + "\n"
+
+
+def mode_of(args) -> str:
+    return "full" if args.full else "smoke" if args.smoke else "quick"
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    group = ap.add_mutually_exclusive_group()
+    group.add_argument("--full", action="store_true", help="the papers' scales (an hour or more)")
+    group.add_argument("--smoke", action="store_true", help="seconds: each benchmark at toy sizes")
+    ap.add_argument("--only", default=",".join(BENCHES), help=f"comma-separated subset of {', '.join(BENCHES)}")
+    ap.add_argument("--threads", type=int, default=1, help="OpenBLAS/OpenMP/MKL threads of every benchmark")
+    ap.add_argument("--timeout", type=float, default=4 * 3600, help="seconds one benchmark may take")
+    ap.add_argument("--out", type=Path, default=HERE / "results")
+    ap.add_argument("--override", action="append", default=[], metavar="NAME=ARGS",
+                    help="replace one benchmark's arguments for this mode (recorded in the report), "
+                         "e.g. knn='--n 0 --job EXACT:384000'")
+    args = ap.parse_args(argv)
+    for item in args.override:
+        name, _, extra = item.partition("=")
+        if name not in BENCHES:
+            ap.error(f"--override {item!r}: unknown benchmark {name!r}; known: {', '.join(BENCHES)}")
+        BENCHES[name][2][mode_of(args)] = shlex.split(extra)
+    mode = mode_of(args)
+    names = [n.strip() for n in args.only.split(",") if n.strip()]
+    unknown = sorted(set(names) - set(BENCHES))
+    if unknown:
+        ap.error(f"unknown benchmark(s) {', '.join(unknown)}; known: {', '.join(BENCHES)}")
+    threads = {v: str(args.threads) for v in THREAD_VARS}
+    env = {**os.environ, **threads, "PYTHONUNBUFFERED": "1"}
+    out_dir = args.out / mode
+    out_dir.mkdir(parents=True, exist_ok=True)
+    report = {"mode": mode, "started": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+              "commit": commit(), "threads": threads,
+              "machine": {"cpus": os.cpu_count(), "platform": platform.platform(), "load_start": load(),
+                          "nice": os.nice(0), **versions()},
+              "benchmarks": {}}
+    for name in names:
+        try:
+            report["benchmarks"][name] = run_bench(name, mode, out_dir, env, args.timeout)
+        except subprocess.TimeoutExpired:
+            report["benchmarks"][name] = {"skipped": f"timed out after {args.timeout:.0f} s"}
+    report["machine"]["load_end"] = load()
+    report["finished"] = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    (args.out / f"bench-{mode}.json").write_text(json.dumps(report, indent=1))
+    (args.out / f"bench-{mode}.md").write_text(markdown(report))
+    print(markdown(report))
+    failed = [n for n, b in report["benchmarks"].items() if "rows" not in b]
+    if failed:
+        print(f"failed: {', '.join(failed)} (their exit codes are in bench-{mode}.json)", file=sys.stderr)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

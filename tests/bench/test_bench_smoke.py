@@ -1,0 +1,85 @@
+"""Every benchmark runs at toy sizes through the one benchmark command (``python -m bench --smoke``), so none
+of them can rot (issue 18, deliverable 5). Nothing here asserts a timing: only that each benchmark
+runs, writes its JSON and table with the machine's record, and that the answers it compares agree
+(exact methods give recall 1 against FAISS flat, the hand-written search included).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def smoke(out: Path, only: str, timeout: float) -> dict:
+    done = subprocess.run([sys.executable, "-m", "bench", "--smoke", "--only", only, "--out", str(out)],
+                          cwd=ROOT, capture_output=True, text=True, timeout=timeout)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    report = json.loads((out / "bench-smoke.json").read_text())
+    table = (out / "bench-smoke.md").read_text()
+    assert report["threads"] == {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+    assert len(report["commit"]["commit"]) == 40
+    assert len(report["machine"]["load_start"]) == 3 and len(report["machine"]["load_end"]) == 3
+    for name in only.split(","):
+        bench = report["benchmarks"][name]
+        assert bench["returncode"] == 0 and bench["rows"], name
+        assert len(bench["load_before"]) == 3
+        for row in bench["rows"]:
+            assert row["rate"] > 0 and math.isfinite(row["rate"]), row
+            assert f"| {name} | {row['what']} |" in table
+    return report
+
+
+def rows(report: dict, name: str) -> dict[str, dict]:
+    return {r["what"]: r for r in report["benchmarks"][name]["rows"]}
+
+
+def test_the_benchmark_table_lists_every_benchmark_with_all_three_sizes():
+    sys.path.insert(0, str(ROOT))
+    from bench.__main__ import BENCHES
+
+    assert set(BENCHES) == {p.name.removesuffix("_bench.py") for p in (ROOT / "bench").glob("*_bench.py")}
+    for script, _, modes in BENCHES.values():
+        assert set(modes) == {"smoke", "quick", "full"} and (ROOT / "bench" / script).exists()
+
+
+def test_in_process_benchmarks_smoke(tmp_path):
+    report = smoke(tmp_path, "knn,ranking,world", timeout=600)
+    knn = rows(report, "knn")
+    # Exact answers agree: ours (FAISS flat inside the registry), the previous hand-written one, sklearn.
+    for what in ("related pages EXACT", "related pages hand-written exact (previous)", "related pages sklearn brute"):
+        assert knn[what]["recall"] > 0.999, what
+    assert {w for w in knn if "HNSW" in w} and {w for w in knn if "IVF" in w}
+    ranking = rows(report, "ranking")
+    assert set(ranking) == {"ranking updates, PriorityFrontier", "ranking updates, heapq + dict (baseline)"}
+    assert "world static baseline" in rows(report, "world")
+
+
+@pytest.mark.integration
+def test_related_pages_through_spark_submit_and_spark_lsh_smoke(tmp_path):
+    """The knn benchmark's Spark parts: the job via spark-submit (exact and HNSW) and Spark ML's LSH."""
+    out = tmp_path / "knn.json"
+    done = subprocess.run([sys.executable, "bench/knn_bench.py", "--n", "300", "--data", "synthetic",
+                           "--spark-n", "100", "--ef-search", "32", "--probes", "8", "--job", "EXACT:300,HNSW:300",
+                           "--job-threads", "1", "--recall-sample", "50", "--out", str(out)],
+                          cwd=ROOT, capture_output=True, text=True, timeout=1200)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    res = json.loads(out.read_text())
+    jobs = {r["method"]: r for r in res["spark_jobs"]}
+    assert jobs["EXACT"]["recall"] == 1.0 and jobs["EXACT"]["recall_sample"] == 50
+    assert "9000 pairs" in jobs["EXACT"]["output"]
+    assert 0 < jobs["HNSW"]["recall"] <= 1.0
+    assert 0 <= res["in_process"]["spark_brp_lsh"]["recall"] <= 1.0
+
+
+@pytest.mark.integration
+def test_ingest_benchmark_smoke(tmp_path, kafka_broker):
+    report = smoke(tmp_path, "ingest", timeout=900)
+    ingest = rows(report, "ingest")
+    assert {"raw Kafka produce (baseline)", "raw Kafka consume (baseline)", "ingest crawler -> Kafka -> Delta"} <= set(ingest)
