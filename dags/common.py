@@ -14,6 +14,7 @@ from datetime import timedelta
 from airflow.sdk import AssetOrTimeSchedule, CronTriggerTimetable, DeltaTriggerTimetable
 from airflow.providers.apache.spark.operators.spark_submit import SparkSubmitOperator
 
+from focuscrawl.airflow_priority import OLDEST_RUN_FIRST
 from focuscrawl.config import settings
 from focuscrawl.dag_schedules import dag_schedule
 from focuscrawl.services.airflow import SPARK_POOL
@@ -28,11 +29,9 @@ DEFAULT_ARGS = {
     "retry_exponential_backoff": True,
     "max_retry_delay": timedelta(minutes=10),
     "execution_timeout": timedelta(hours=2),
-    # A task's priority grows with the tasks before it in its DAG, so in the 1-slot spark pool a run
-    # already under way (outlinks_train's score, which pushes to the revisitor) goes before the first
-    # task of a newly asset-triggered run. Airflow's default ("downstream") does the opposite: each new
-    # run's first job outranks the last job of the runs in flight, and on two cores those starved.
-    "weight_rule": "upstream",
+    # First come, first served in the 1-slot spark pool, by DAG run: Airflow's own weight rules each
+    # starved one loop on two cores (focuscrawl.airflow_priority says which and how long).
+    "weight_rule": OLDEST_RUN_FIRST,
 }
 
 

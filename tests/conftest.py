@@ -17,6 +17,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 os.environ.setdefault("FOCUSCRAWL_PORT_OFFSET", "1000")
+# Airflow parsed in-process (DAG integrity) loads focuscrawl's plugins as the services do.
+os.environ.setdefault("AIRFLOW__CORE__PLUGINS_FOLDER", str(ROOT / "plugins"))
 # One run per port offset at a time: a second run on the same ports would empty the first one's state
 # folder and stop its engines under it (seen 2026-12-01: a `pytest --collect-only` wiped a live
 # platform test's broker). The lock sits beside the folder, so emptying the folder keeps it.

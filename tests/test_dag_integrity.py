@@ -63,3 +63,16 @@ def test_params_are_documented(dags):
         for name, param in dag.params.items():
             param = dag.params.get_param(name)
             assert param.description or param.schema.get("description"), f"{dag.dag_id}: param {name!r} has no description"
+
+
+def test_every_task_serializes_with_the_oldest_run_first_rule(dags):
+    """The DAG processor stores each DAG serialized: the custom weight rule must survive it
+    (it does only with plugins/ loaded; without, serialization fails naming the rule)."""
+    from airflow.serialization.serialized_objects import DagSerialization
+
+    from focuscrawl.airflow_priority import OldestRunFirst
+
+    for dag in dags:
+        back = DagSerialization.from_dict(DagSerialization.to_dict(dag))
+        rules = {t.task_id: type(t.weight_rule) for t in back.tasks}
+        assert set(rules.values()) == {OldestRunFirst}, f"{dag.dag_id}: {rules}"

@@ -117,6 +117,8 @@ class AirflowService:
             "SPARK_HOME": spark_home(),
             "AIRFLOW_HOME": str(self.home),
             "AIRFLOW__CORE__DAGS_FOLDER": str(self.dags_folder),
+            # focuscrawl's priority rule for the spark pool (focuscrawl.airflow_priority)
+            "AIRFLOW__CORE__PLUGINS_FOLDER": str(Path(c.home) / "plugins"),
             "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
             "AIRFLOW__CORE__EXECUTOR": "LocalExecutor",
             "AIRFLOW__CORE__PARALLELISM": str(self.parallelism),
