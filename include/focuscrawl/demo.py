@@ -5,7 +5,8 @@
 1. ``focuscrawl up projects/world.toml`` (:class:`focuscrawl.platform.Platform`): the services, the
    classifiers trained from the project's examples, every process of the four loops under the
    supervisor, the project's DAGs unpaused on their own schedules and asset triggers.
-2. For ``--for`` (10 minutes by default) it shows progress: the DAG runs that succeeded so far
+2. For ``--for`` (10 minutes by default; less once every DAG has run by itself and every loop's
+   process has followed a push) it shows progress: the DAG runs that succeeded so far
    (scheduled or asset-triggered: the demo triggers nothing), and each loop's pushes taken up by
    its running process, whose order before and after the first push is kept
    (:data:`FOLLOWERS`: the FUE chooser's best candidates, the source crawler's recrawl intervals,
@@ -196,6 +197,9 @@ def run_live(cfg: Settings, project_path: Path, seconds: float, keep_services: b
                 pushes = ", ".join(f"{loop} {s['pushes']}" for loop, s in watch.seen.items())
                 bar.n = int(done)
                 bar.set_postfix_str(f"DAGs run by themselves {ok}/{len(dags)}; pushes followed: {pushes}")
+                if ok == len(dags) and all(watch.changed(loop) for loop in watch.loops):
+                    _say(f"every DAG ran by itself and every loop's process followed a push after {done / 60:.1f} min")
+                    break  # --for is the limit: the rest of it would show nothing new
                 time.sleep(min(15.0, max(1.0, seconds - done)))
         watch.poll()
         runs = dag_runs(client, dags)
@@ -213,7 +217,9 @@ def main(argv: list[str] | None = None) -> int:
 
     ap = parser("focuscrawl demo", __doc__, "focuscrawl demo --for 10m",
                 "focuscrawl demo --for 20m --keep-services --experiments fue   # then: focuscrawl status")
-    ap.add_argument("--for", dest="duration", default="10m", help="how long the live platform runs (e.g. 10m, 20m)")
+    ap.add_argument("--for", dest="duration", default="10m",
+                    help="how long the live platform runs at most (e.g. 10m, 20m); it ends sooner once every "
+                         "DAG ran by itself and every loop's process followed a push")
     ap.add_argument("--project", type=Path, default=None, help=f"project file (default: {DEFAULT_PROJECT})")
     ap.add_argument("--keep-services", action="store_true", help="leave Kafka, Airflow and the world up at the end")
     ap.add_argument("--experiments", default="", help="offline report sections to run after the live part "
