@@ -44,7 +44,7 @@ def test_a_source_without_fetch_gives_rows_without_a_record():
     revisitor = PageRevisitor(Pages(), rows.append, clock=lambda: 0.0)
     revisitor.restore([], seeds=["http://example.org/a"])
     revisitor.revisit_next()
-    assert [rows[0][n] for n in WARC_NAMES] == [None, None, None]
+    assert [rows[0][n] for n in WARC_NAMES] == [None] * len(WARC_NAMES)
 
 
 def test_posts_carry_their_listing_record_to_the_reddit_posts_row(site, make_fetcher, tmp_path):
@@ -163,3 +163,27 @@ def test_a_malformed_warc_table_names_the_key(tmp_path, warc, fix):
     with pytest.raises((ProjectError, ValueError), match=fix) as err:
         _project(tmp_path, **warc)
     assert "warc" in str(err.value)
+
+
+def test_graph_sample_rows_lead_to_their_vertex_queries(tmp_path):
+    from focuscrawl.fetch import AddressGuard, Fetcher, HostPoliteness
+    from focuscrawl.graph.access import HttpGraphAccess
+    from focuscrawl.graph.live import SamplingRounds, graph_sample_row
+    from focuscrawl.world import build_world
+    from focuscrawl.world.server import WorldServer
+    from focuscrawl.delta_sink import StreamRecord
+    import json
+
+    world = build_world(5, data_dir=None, users=200, paused=True, rate_limit=0, events_per_minute=0.1, web=True)
+    archive = WarcArchive(tmp_path, prefix="graph-sampler")
+    with WorldServer(world) as server:
+        with Fetcher("focuscrawl-test/1 (+ops@example.org)", guard=AddressGuard([server.url.removeprefix("http://")]),
+                     politeness=HostPoliteness(min_delay=0), archive=archive) as fetcher:
+            _, rows = SamplingRounds("w", "UNI", budget=6, every=60, seed=1).sample(
+                lambda b: HttpGraphAccess(server.url, budget=b, fetcher=fetcher))
+    archive.close()
+    assert rows and all(r["warc_record_id"] for r in rows)
+    for row in rows:
+        landed = graph_sample_row(StreamRecord("t", 0, 0, json.dumps(row).encode(), b"k", 0))
+        _, body = read_record(tmp_path, (landed["warc_file"], landed["warc_offset"], landed["warc_record_id"]))
+        assert str(json.loads(body)["id"]) == row["vertex_id"]

@@ -5,7 +5,7 @@ through Kafka and ``consumer.py --sink fue_posts`` into ``reddit_posts``) and th
 Asserted: every file warcio's checker validates, one set of files per process (pid in the name); for a
 sample of the Delta rows the record at the stored offset, read back with ``ArchiveIterator``, is the
 response of the row's URL whose body gives the row's content digest (snapshots) or holds the row's post
-(posts); robots.txt fetches are archived too.
+(posts); robots.txt fetches are archived too. The README's Spark SQL join is tests/fetch/test_warc_spark.py.
 """
 
 from __future__ import annotations

@@ -54,24 +54,28 @@ _DECODED = ("content-encoding", "transfer-encoding")  # requests undid these: th
 WARC_COLUMNS = (
     Column("warc_file", pa.string(), "WARC file holding the response this row was read from (path under the lake's warc/ folder); null when not archived"),
     Column("warc_offset", pa.int64(), "byte offset of the response record's gzip member in warc_file"),
+    Column("warc_length", pa.int64(), "bytes of that gzip member: substring(content, warc_offset + 1, warc_length) of the file"),
     Column("warc_record_id", pa.string(), "WARC-Record-ID of the response record"),
 )
 
 
 class WarcRef(NamedTuple):
-    """Where a response record is: ``file`` (relative to the archive folder), ``offset``, ``record_id``."""
+    """Where a response record is: ``file`` (relative to the archive folder), ``offset`` and ``length`` of
+    its gzip member (Common Crawl's index names them the same way), ``record_id``."""
 
     file: str
     offset: int
     record_id: str
+    length: int | None = None
 
 
 def warc_columns(ref: WarcRef | tuple | None) -> dict:
     """The :data:`WARC_COLUMNS` values of a row read from the response ``ref`` (nulls when not archived)."""
     if ref is None:
-        return {"warc_file": None, "warc_offset": None, "warc_record_id": None}
+        return {"warc_file": None, "warc_offset": None, "warc_length": None, "warc_record_id": None}
     ref = WarcRef(*ref)
-    return {"warc_file": ref.file, "warc_offset": int(ref.offset), "warc_record_id": ref.record_id}
+    return {"warc_file": ref.file, "warc_offset": int(ref.offset), "warc_length": ref.length,
+            "warc_record_id": ref.record_id}
 
 
 def warc_folder(cfg) -> Path:
@@ -177,16 +181,18 @@ class WarcArchive:
         with self._lock:
             self._close_file()
 
-    def _write(self, records) -> int:
-        """The records as gzip members, in one write (under the lock); returns the offset of the first."""
+    def _write(self, records) -> tuple[int, int]:
+        """The records as gzip members, in one write (under the lock); the offset and length of the first."""
         buffer = BytesIO()
         self._builder.out = buffer
+        ends = []
         for record in records:
             self._builder.write_record(record)
+            ends.append(buffer.tell())
         offset = self._file.tell()
         self._file.write(buffer.getvalue())
         self._file.flush()
-        return offset
+        return offset, ends[0]
 
     # -- records ----------------------------------------------------------------------------
 
@@ -222,9 +228,9 @@ class WarcArchive:
         req.rec_headers.add_header("WARC-Concurrent-To", record_id)
         with self._lock:
             self._rotate_if_due()
-            offset = self._write([resp, req])
+            offset, length = self._write([resp, req])
             self.records += 1
-            return WarcRef(self._name, offset, record_id)
+            return WarcRef(self._name, offset, record_id, length)
 
 
 def read_record(folder: str | Path, ref: WarcRef | tuple):

@@ -291,6 +291,7 @@ class HttpGraphAccess(BudgetedAccess):
         self.supports_uniform = uniform
         self._num_vertices = num_vertices
         self.fetcher = fetcher
+        self.warc: dict[str, Any] = {}  # vertex id -> WARC record of its last query, when the fetcher archives
         if fetcher is None:
             import requests
 
@@ -298,40 +299,44 @@ class HttpGraphAccess(BudgetedAccess):
             if user_agent:
                 self.session.headers["User-Agent"] = user_agent
 
-    def _document(self, url: str, path: str) -> dict:
+    def _document(self, url: str, path: str) -> tuple[dict, Any]:
+        """The vertex document at ``url`` and its WARC record (None unless the fetcher archives)."""
         no_uniform = f"{url} answered 404: the site offers no uniform sampling; use RW, MHRW or FS with a start vertex"
         if self.fetcher is not None:
             from focuscrawl.fetch import HTTPStatusError
 
             try:
-                body = self.fetcher.fetch(url, accept=["application/json"]).body
+                result = self.fetcher.fetch(url, accept=["application/json"])
             except HTTPStatusError as exc:
                 if exc.status == 404 and path == "/graph/random.json":
                     raise NotImplementedError(no_uniform) from None
                 raise
             import json
 
-            return json.loads(body)
+            return json.loads(result.body), result.warc
         resp = self.session.get(url, timeout=self.timeout)
         if resp.status_code == 404 and path == "/graph/random.json":
             raise NotImplementedError(no_uniform)
         resp.raise_for_status()
-        return resp.json()
+        return resp.json(), None
 
     def _get(self, path: str) -> VertexRecord:
         url = f"{self.base_url}{path}"
         try:
-            doc = self._document(url, path)
+            doc, warc = self._document(url, path)
         except ValueError as exc:  # a body that is not JSON
             raise ValueError(f"{url} is not a graph vertex document (not JSON): {exc}") from exc
         try:
-            return VertexRecord(
+            record = VertexRecord(
                 id=str(doc["id"]),
                 neighbors=np.array([str(n) for n in doc["neighbors"]], dtype=str),
                 content=ContentCopies.from_rows(doc.get("content", [])),
             )
         except (KeyError, TypeError) as exc:
             raise ValueError(f"{url} is not a graph vertex document (needs id, neighbors, content): {exc}") from exc
+        if warc is not None:
+            self.warc[record.id] = warc
+        return record
 
     def _fetch(self, v: Any) -> VertexRecord:
         return self._get(f"/graph/vertex/{quote(str(v), safe='')}.json")

@@ -25,6 +25,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from focuscrawl.fetch.warc import warc_columns
 from focuscrawl.graph.access import GraphAccess
 from focuscrawl.graph.samplers import SAMPLERS, Sample
 
@@ -141,6 +142,10 @@ class SamplingRounds:
         sample = sampler.sample(access, np.random.default_rng([self.seed, r]))
         crawl = crawl_id(self.name, r)
         rows = sample_rows(sample, crawl, self.sampler_name)
+        refs = getattr(access, "warc", None)  # an archived crawl: each row names its vertex query's response
+        if refs:
+            for row in rows:
+                row.update(warc_columns(refs.get(row["vertex_id"])))
         return RoundRecord(r, crawl, self.sampler_name, len(rows), len(sample), access.queries, time.time()), rows
 
     def committed(self, record: RoundRecord) -> None:

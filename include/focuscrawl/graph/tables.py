@@ -16,6 +16,7 @@ from focuscrawl.graph.access import ContentCopies
 from focuscrawl.graph.estimators import ESTIMATORS, NotEstimable
 from focuscrawl.graph.evaluation import block_bootstrap_draws
 from focuscrawl.graph.samplers import Sample
+from focuscrawl.fetch.warc import WARC_COLUMNS
 from focuscrawl.tables import Column, table
 
 GRAPH_SAMPLE = table(
@@ -33,6 +34,7 @@ GRAPH_SAMPLE = table(
         Column("label", pa.string(), "content label carried by the copy"),
         Column("copies", pa.int64(), "total copies of the content (copy meta)"),
         Column("special", pa.bool_(), "this copy is the content's special copy"),
+        *WARC_COLUMNS,  # the vertex query's response, when the crawl was archived (focuscrawl.fetch.warc)
     ],
     partition_by=("crawl_id",),
 )
@@ -86,6 +88,7 @@ def sample_to_frame(sample: Sample, crawl_id: str, sampler: str) -> pd.DataFrame
             "label": col(c.label.astype(str), "object"),
             "copies": col(c.copies, "Int64"),
             "special": col(c.special, "boolean"),
+            **dict.fromkeys(c.name for c in WARC_COLUMNS),  # null: a live crawl fills them (graph.live)
         }
     )[GRAPH_SAMPLE.column_names]
 
