@@ -25,12 +25,12 @@ import sys
 from pathlib import Path
 from typing import Callable, Iterable, Sequence
 
-from focuscrawl.commandline import RAW, add_project_argument, catalogue, catalogue_text, examples, module_of, subcommand
+from focuscrawl.commandline import RAW, ArgumentParser, add_project_argument, catalogue, catalogue_text, examples, module_of, subcommand
 from focuscrawl.config import settings
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
+    p = ArgumentParser(
         prog="focuscrawl", description="Focused crawling on Kafka, Spark/Delta and Airflow: run a crawl project's "
         "four loops live, query what they wrote, and compare policies offline. `focuscrawl COMMAND --help` "
         "describes each command with an example.",

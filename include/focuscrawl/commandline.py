@@ -23,6 +23,14 @@ RAW = argparse.RawDescriptionHelpFormatter
 PROJECT_DEFAULT = Path("focuscrawl.toml")
 
 
+class ArgumentParser(argparse.ArgumentParser):
+    """argparse's parser whose usage errors say where the fix is: the command's own ``--help``
+    (its subcommands' parsers are of this class too: ``add_subparsers`` takes the parent's)."""
+
+    def error(self, message: str):
+        super().error(f"{message} (`{self.prog} --help` shows every argument, with examples)")
+
+
 def summary(doc: str | None) -> str:
     """A docstring's first paragraph on one line (``splitlines()[0]`` cuts a wrapped sentence)."""
     first = (doc or "").strip().split("\n\n")[0]
@@ -41,7 +49,7 @@ def examples(*lines: str) -> str:
 def parser(prog: str, doc: str | None, *example_lines: str, epilog_extra: str = "", **kwargs) -> argparse.ArgumentParser:
     """A top-level parser (``focuscrawl experiment fue``...): its docstring's summary and its examples."""
     epilog = examples(*example_lines) + (f"\n\n{epilog_extra}" if epilog_extra else "")
-    return argparse.ArgumentParser(prog=prog, description=summary(doc).replace("``", "`"), epilog=epilog, formatter_class=RAW, **kwargs)
+    return ArgumentParser(prog=prog, description=summary(doc).replace("``", "`"), epilog=epilog, formatter_class=RAW, **kwargs)
 
 
 def subcommand(sub, name: str, help: str, *example_lines: str, description: str | None = None,

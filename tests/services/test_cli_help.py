@@ -117,6 +117,17 @@ def test_unknown_name_names_the_known_ones_and_the_help(capsys):
     assert "focuscrawl experiment --help" in err
 
 
+@pytest.mark.parametrize("argv", [[], ["experiment"], ["services"], ["logs"], ["world", "serve", "--port", "x"],
+                                  ["experiment", "fue", "--budget", "many"]])
+def test_usage_errors_point_at_the_help(argv):
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err), pytest.raises(SystemExit) as stop:
+        cli.main(argv)
+    assert stop.value.code == 2
+    last = err.getvalue().strip().splitlines()[-1]
+    assert re.search(r"error: .*\(`focuscrawl[\w -]*--help` shows every argument, with examples\)$", last), last
+
+
 def test_summary_and_purpose():
     doc = "``focuscrawl experiment x --run DIR``: what it does,\nwrapped over lines.\n\nMore."
     assert summary(doc) == "``focuscrawl experiment x --run DIR``: what it does, wrapped over lines."
