@@ -86,16 +86,22 @@ def erisk_vectors(n: int, d: int = 100, seed: int = 0) -> tuple[np.ndarray, floa
 
 def timed(fn, label: str = ""):
     """``(fn(), seconds)``; with a label, the time is printed as soon as it is known (long runs show progress)."""
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     out = fn()
     secs = time.perf_counter() - start
+    timed.cpu = time.process_time() - cpu  # this process's CPU seconds (all threads): the cost without the wait
     if label:
-        print(f"  .. {label}: {secs:.1f} s", flush=True)
+        print(f"  .. {label}: {secs:.1f} s (CPU {timed.cpu:.1f} s)", flush=True)
     return out, secs
 
 
-def entry(pages: int, secs: float, recall: float | None = None, **params) -> dict:
-    out = {"seconds": secs, "pages_per_s": pages / secs if secs > 0 else None, **params}
+timed.cpu = 0.0
+
+
+def entry(pages: int, secs: float, recall: float | None = None, cpu: float | None | str = "last", **params) -> dict:
+    """One measurement; ``cpu`` defaults to the CPU seconds of the last ``timed`` call (None: not this process's)."""
+    cpu = timed.cpu if cpu == "last" else cpu
+    out = {"seconds": secs, "cpu_seconds": cpu, "pages_per_s": pages / secs if secs > 0 else None, **params}
     if recall is not None:
         out["recall"] = recall
     return out
@@ -166,7 +172,8 @@ def spark_lsh(x: np.ndarray, exact: np.ndarray) -> dict:
     for a, group in top.groupby("a"):
         approx[a, :len(group)] = group["b"].to_numpy()
     spark.stop()
-    return entry(len(x), secs, recall_at_k(approx, exact), n=len(x), threshold=threshold, hash_tables=3)
+    return entry(len(x), secs, recall_at_k(approx, exact), cpu=None, n=len(x), threshold=threshold,
+                 hash_tables=3)
 
 
 def in_process(x: np.ndarray, ef_searches: list[int], probes: list[int], spark_n: int,
@@ -179,30 +186,34 @@ def in_process(x: np.ndarray, ef_searches: list[int], probes: list[int], spark_n
     (idx, _), secs = timed(lambda: RELATED.create("EXACT", k=K).fit(x).search(x, ids), f"EXACT n={n}")
     res["EXACT"] = entry(n, secs, recall_at_k(idx, exact))
     hnsw, fit_secs = timed(lambda: RELATED.create("HNSW", k=K).fit(x), f"HNSW build n={n}")
+    fit_cpu = timed.cpu
     res["HNSW"] = []
     for ef in ef_searches:
         hnsw.ef_search = ef  # the graph does not depend on the search width: one build serves all
         (idx, _), secs = timed(lambda: hnsw.search(x, ids), f"HNSW ef_search={ef}")
-        res["HNSW"].append(entry(n, fit_secs + secs, recall_at_k(idx, exact), ef_search=ef, m=hnsw.m,
+        res["HNSW"].append(entry(n, fit_secs + secs, recall_at_k(idx, exact), fit_cpu + timed.cpu, ef_search=ef, m=hnsw.m,
                                  ef_construction=hnsw.ef_construction, build_seconds=fit_secs))
     del hnsw
     ivf, fit_secs = timed(lambda: RELATED.create("IVF", k=K).fit(x), f"IVF train+add n={n}")
+    fit_cpu = timed.cpu
     res["IVF"] = []
     for n_probe in probes:
         ivf.n_probe = n_probe
         (idx, _), secs = timed(lambda: ivf.search(x, ids), f"IVF n_probe={n_probe}")
-        res["IVF"].append(entry(n, fit_secs + secs, recall_at_k(idx, exact), n_probe=n_probe,
+        res["IVF"].append(entry(n, fit_secs + secs, recall_at_k(idx, exact), fit_cpu + timed.cpu, n_probe=n_probe,
                                 n_lists=ivf.index_.nlist, build_seconds=fit_secs))
     del ivf
     (idx, _), secs = timed(lambda: handwritten_knn.ExactRelatedPages(k=K).fit(x).search(x, ids),
                            f"hand-written exact n={n}")
     res["handwritten_exact"] = entry(n, secs, recall_at_k(idx, exact))
     old_ivf, fit_secs = timed(lambda: handwritten_knn.IvfRelatedPages(k=K).fit(x), f"hand-written IVF fit n={n}")
+    fit_cpu = timed.cpu
     res["handwritten_ivf"] = []
     for n_probe in probes:
         old_ivf.n_probe = n_probe
         (idx, _), secs = timed(lambda: old_ivf.search(x, ids), f"hand-written IVF n_probe={n_probe}")
-        res["handwritten_ivf"].append(entry(n, fit_secs + secs, recall_at_k(idx, exact), n_probe=n_probe,
+        res["handwritten_ivf"].append(entry(n, fit_secs + secs, recall_at_k(idx, exact), fit_cpu + timed.cpu,
+                                            n_probe=n_probe,
                                             n_lists=len(old_ivf.lists_), build_seconds=fit_secs))
     if with_sklearn:
         idx, secs = sklearn_brute(x)
@@ -286,7 +297,7 @@ def spark_job(method: str, n: int, threads: int, sample: int, master: str, optio
     import shutil
 
     shutil.rmtree(scratch, ignore_errors=True)
-    return entry(n, secs, recall, method=method, n=n, options=options, master=master, driver_threads=threads,
+    return entry(n, secs, recall, cpu=None, method=method, n=n, options=options, master=master, driver_threads=threads,
                  recall_sample=sampled, data="synthetic", embeddings_write_seconds=write_secs,
                  spark_driver_memory=cfg.spark_driver_memory, output=out.strip().splitlines()[-1])
 
@@ -309,6 +320,7 @@ def summary(res: dict) -> list[dict]:
 
         def row(name, r, note=""):
             rows.append({"what": f"related pages {name}", "n": r.get("n", n), "seconds": r["seconds"],
+                         "cpu_seconds": r.get("cpu_seconds"),
                          "rate": r["pages_per_s"], "unit": "pages/s", "recall": r.get("recall"),
                          "note": note or f"in process, {res['data']} vectors d={res['d']}"})
 

@@ -62,23 +62,25 @@ def test_in_process_benchmarks_smoke(tmp_path):
 
 
 @pytest.mark.integration
+@pytest.mark.timeout(2700)
 def test_related_pages_through_spark_submit_and_spark_lsh_smoke(tmp_path):
-    """The knn benchmark's Spark parts: the job via spark-submit (exact and HNSW) and Spark ML's LSH."""
+    """The knn benchmark's Spark parts: the job via spark-submit (HNSW; EXACT through the job is
+    tests/outlinks/test_spark_jobs.py's) and Spark ML's LSH: two Spark sessions, minutes under load."""
     out = tmp_path / "knn.json"
     done = subprocess.run([sys.executable, "bench/knn_bench.py", "--n", "300", "--data", "synthetic",
-                           "--spark-n", "100", "--ef-search", "32", "--probes", "8", "--job", "EXACT:300,HNSW:300",
+                           "--spark-n", "100", "--ef-search", "32", "--probes", "8", "--job", "HNSW:300",
                            "--job-threads", "1", "--recall-sample", "50", "--out", str(out)],
-                          cwd=ROOT, capture_output=True, text=True, timeout=1200)
+                          cwd=ROOT, capture_output=True, text=True, timeout=2400)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     res = json.loads(out.read_text())
-    jobs = {r["method"]: r for r in res["spark_jobs"]}
-    assert jobs["EXACT"]["recall"] == 1.0 and jobs["EXACT"]["recall_sample"] == 50
-    assert "9000 pairs" in jobs["EXACT"]["output"]
-    assert 0 < jobs["HNSW"]["recall"] <= 1.0
+    (job,) = res["spark_jobs"]
+    assert job["method"] == "HNSW" and job["recall_sample"] == 50
+    assert job["recall"] > 0.9  # 300 easy clustered vectors: HNSW finds nearly all 30 neighbours
     assert 0 <= res["in_process"]["spark_brp_lsh"]["recall"] <= 1.0
 
 
 @pytest.mark.integration
+@pytest.mark.timeout(1200)
 def test_ingest_benchmark_smoke(tmp_path, kafka_broker):
     report = smoke(tmp_path, "ingest", timeout=900)
     ingest = rows(report, "ingest")

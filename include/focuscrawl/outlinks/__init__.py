@@ -9,7 +9,7 @@ without Spark:
 - :mod:`.urls`: internal versus external outlinks by registered domain (or the world's virtual host);
 - :mod:`.targets`: new outlinks per page and period (NNL, NL) and the link change rate (LCR);
 - :mod:`.embedding`: TF-IDF then LSA (truncated SVD) content vectors;
-- :mod:`.related`: the k=30 content-related pages, exact (blocked BLAS) or approximate (IVF);
+- :mod:`.related`: the k=30 content-related pages on FAISS, exact (flat) or approximate (HNSW, IVF);
 - :mod:`.features`: the static/dynamic x page/network taxonomy, with LBLA (look back, look around);
 - :mod:`.models`: ExtraTrees, NGBoost-Poisson and the NNL-Av, NNL-Pr, CCR baselines, by name;
 - :mod:`.evaluation`: Spearman's rho and Precision@k% with its area;
