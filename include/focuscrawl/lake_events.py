@@ -12,8 +12,13 @@ scheduled on their tables (``outlinks_features`` on ``page_snapshots``, ``source
 2. every ``interval`` seconds it reads each watched table's Delta version (delta-rs: the log only);
 3. when the version advanced since the last event it posts one (``POST /api/v2/assets/events``,
    ``extra`` = table, version), at most one per Asset per ``min_interval`` seconds: a consumer
-   committing every 2 s would otherwise queue a DAG run per commit. Airflow folds the events
-   that arrive while a run is active into the next run (``max_active_runs=1``).
+   committing every 2 s would otherwise queue a DAG run per commit;
+4. and not while every DAG scheduled on the Asset has a run queued or running: that run reads
+   the table as it is when it starts, so the event waits until one of them is free. Posted at
+   once, it would queue a run behind the active one, with the time of the event in its run id;
+   the spark pool serves older runs first (``focuscrawl.airflow_priority``), and such early-queued
+   runs of the busy DAGs went before the first run of ``outlinks_train``, whose Asset a task posts
+   (2026-12-01: its train task waited behind a whole second outlinks chain).
 
 The last version posted per Asset is kept in a small JSON file, so a restarted poster neither
 re-posts an old version nor misses one that landed while it was down.
@@ -107,6 +112,8 @@ class LakeEventPoster:
             last = self._last_post.get(asset.name)
             if last is not None and self.clock() - last < self.min_interval:
                 continue  # rate limit: the next pass after the interval posts the newest version
+            if asset.dags and all(self._busy(dag) for dag in asset.dags):
+                continue  # held until a run ends (point 4 of the module docstring)
             self.client.post_asset_event(asset.id, {"table": asset.name.removeprefix("delta."), "delta_version": version,
                                                     "posted_by": "focuscrawl.lake_events"})
             self._last_post[asset.name] = self.clock()
@@ -116,6 +123,10 @@ class LakeEventPoster:
             events.append((asset.name, version))
             log.info("asset event %s version %d -> %s", asset.name, version, ", ".join(asset.dags))
         return events
+
+    def _busy(self, dag_id: str) -> bool:
+        """``dag_id`` has a run queued or running."""
+        return bool(self.client.dag_runs(dag_id, state=["queued", "running"], limit=1))
 
     def status(self) -> dict:
         return {"watched": {a.name: list(a.dags) for a in self.assets}, "versions": dict(self.versions),

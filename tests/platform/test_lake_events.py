@@ -1,7 +1,7 @@
 """The lake's Asset events (focuscrawl.lake_events): what is watched, when an event is posted, restarts.
 
-Real Delta tables (delta-rs); the Airflow REST client is a small in-memory fake with the two calls
-the poster makes (the real API is exercised by tests/platform/test_platform_e2e.py).
+Real Delta tables (delta-rs); the Airflow REST client is a small in-memory fake with the calls
+the poster makes, and the runs it asks about (the real API is exercised by tests/platform/test_platform_e2e.py).
 """
 
 from __future__ import annotations
@@ -24,6 +24,11 @@ class FakeAirflow:
     def post_asset_event(self, asset_id, extra=None):
         self.events.append((asset_id, extra))
         return {"id": len(self.events)}
+
+    busy: set = set()  # DAG ids with a run queued or running
+
+    def dag_runs(self, dag_id, state=(), limit=100):
+        return [{"dag_id": dag_id, "state": "running"}] if dag_id in self.busy and "running" in state else []
 
 
 def _asset(i, name, uri, scheduled=(), producing=(), group="delta"):
@@ -91,3 +96,23 @@ def test_an_unreadable_state_file_is_an_error_not_a_silent_reset(tmp_path):
     with pytest.raises(ValueError):
         LakeEventPoster(FakeAirflow([]), state)
 
+
+
+def test_holds_the_event_while_every_dag_on_the_table_has_a_run_in_flight(tmp_path):
+    table = tmp_path / "page_snapshots"
+    client = FakeAirflow([_asset(3, "delta.page_snapshots", f"file://{table}", scheduled=["outlinks_features", "other"])])
+    clock = Clock()
+    poster = LakeEventPoster(client, tmp_path / "state.json", min_interval=60, clock=clock)
+    poster.refresh()
+    client.busy = {"outlinks_features", "other"}
+    _append(table)
+    assert poster.poll() == [] and client.events == []  # both busy: the next run would only queue
+    client.busy = {"other"}
+    clock.now = 5
+    assert poster.poll() == [("delta.page_snapshots", 0)]  # one of them is free: it runs on the news
+    _append(table)
+    client.busy = set()
+    clock.now = 30
+    assert poster.poll() == []  # free, but the rate limit still holds
+    clock.now = 66
+    assert poster.poll() == [("delta.page_snapshots", 1)]
