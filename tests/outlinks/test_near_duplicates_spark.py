@@ -4,7 +4,6 @@ in a table `focuscrawl sql` answers by name."""
 from __future__ import annotations
 
 import dataclasses
-import importlib.util
 from datetime import datetime, timezone
 
 import pyarrow as pa
@@ -13,15 +12,9 @@ import pytest
 from focuscrawl.dedup import DEFAULT, clusters, near_duplicate_pairs
 from focuscrawl.outlinks.tables import NEAR_DUPLICATES, SNAPSHOTS
 from test_near_duplicates import planted_set  # tests/outlinks is on the path (rootdir-less test folders)
+from test_spark_jobs import job
 
 pytestmark = pytest.mark.integration
-
-
-def job(cfg, name):
-    spec = importlib.util.spec_from_file_location(name, cfg.home / "spark_jobs" / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 @pytest.fixture(scope="module")
