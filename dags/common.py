@@ -42,11 +42,13 @@ def schedule(dag_id: str, assets=None):
         if assets is None:
             raise ValueError(f"schedule of {dag_id} is 'assets' but the DAG runs on no Asset; give it a time schedule")
         return assets
-    if assets is None or when is None:
+    if when is None or when in ("@once", "@continuous") or (assets is None and isinstance(when, timedelta)):
         return when
+    # A cron line or preset runs once when first unpaused, as a duration does: else `up` leaves a
+    # daily DAG without a run until midnight (make demo, 2026-12-01: delta_maintenance had none).
     timetable = (DeltaTriggerTimetable(when) if isinstance(when, timedelta)
-                 else CronTriggerTimetable(when, timezone="UTC"))
-    return AssetOrTimeSchedule(timetable=timetable, assets=assets)
+                 else CronTriggerTimetable(when, timezone="UTC", run_immediately=True))
+    return timetable if assets is None else AssetOrTimeSchedule(timetable=timetable, assets=assets)
 
 
 def spark_job(task_id: str, application: str, application_args: list[str] | None = None, **kwargs) -> SparkSubmitOperator:

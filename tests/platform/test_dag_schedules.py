@@ -63,6 +63,8 @@ def test_dag_files_take_their_schedule_from_the_project(tmp_path, monkeypatch):
     assert bag.import_errors == {}
     assert bag.dags["fue_pseudo_training"].schedule == timedelta(minutes=1)
     assert bag.dags["delta_maintenance"].schedule is None
+    # a cron preset runs once on the first unpause (the default @hourly of source_schedule here)
+    assert bag.dags["source_schedule"].schedule.timetable.run_immediately is True
     feats = bag.dags["outlinks_features"].schedule
     assert isinstance(feats, AssetOrTimeSchedule) and feats.timetable.delta == timedelta(minutes=2)
     assert [a.name for a in feats.asset_condition.objects] == ["delta.page_snapshots"]
