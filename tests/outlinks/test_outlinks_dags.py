@@ -9,7 +9,6 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 
-from focuscrawl.fetch.warc import WARC_COLUMNS
 from focuscrawl.outlinks.synthetic import generate_snapshots
 from focuscrawl.outlinks.tables import SNAPSHOTS
 from focuscrawl.quality import QUALITY_RESULTS_TABLE, DataQualityError
@@ -64,8 +63,6 @@ def test_gx_gate_fails_the_task_on_a_corrupted_snapshot_table(dags, cfg, monkeyp
     path = str(tmp_path / "lake" / "page_snapshots")
     loose = pa.schema([f.with_nullable(True) for f in SNAPSHOTS.arrow_schema()])  # a careless producer
     snapshots = generate_snapshots(n_pages=30, n_periods=3, n_topics=3, n_sites=3, seed=1)
-    for column in WARC_COLUMNS:  # synthetic pages were fetched through no archive
-        snapshots[column.name] = None
     write = lambda frame: write_deltalake(  # noqa: E731
         path, pa.Table.from_pandas(frame, schema=loose, preserve_index=False), mode="overwrite")
     write(snapshots)

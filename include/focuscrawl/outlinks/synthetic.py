@@ -36,6 +36,8 @@ from datetime import datetime, timedelta, timezone
 import numpy as np
 import pandas as pd
 
+from focuscrawl.outlinks.tables import SNAPSHOTS
+
 SNAPSHOT_COLUMNS = ["url", "period", "fetched_at", "status", "content_digest", "text", "internal_outlinks",
                     "external_outlinks"]
 
@@ -103,4 +105,6 @@ def generate_snapshots(n_pages: int = 2000, n_periods: int = 10, n_topics: int =
             text = " ".join(texts[i])
             rows.append((urls[i], t, start + timedelta(weeks=t), 200, hashlib.sha1(text.encode()).hexdigest(), text,
                          list(internal[i]), list(external[i])))
-    return pd.DataFrame(rows, columns=SNAPSHOT_COLUMNS).astype({"period": "int32", "status": "int32"})
+    frame = pd.DataFrame(rows, columns=SNAPSHOT_COLUMNS).astype({"period": "int32", "status": "int32"})
+    # Made, not fetched: the table's other columns (the WARC record of a fetch) are null.
+    return frame.assign(**{name: None for name in SNAPSHOTS.column_names if name not in frame})
