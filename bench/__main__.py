@@ -49,7 +49,7 @@ BENCHES: dict[str, tuple[str, str, dict[str, list[str]]]] = {
         "full": ["--seconds", "10"],
     }),
     "ingest": ("ingest_bench.py", "Kafka broker, world (started when not up)", {
-        "smoke": ["--seconds", "3", "--warmup", "2", "--raw-records", "500", "--backlog", "300"],
+        "smoke": ["--seconds", "3", "--warmup", "2", "--raw-records", "500", "--backlog", "1500"],  # >1 commit
         "quick": ["--seconds", "20", "--raw-records", "5000", "--backlog", "3000"],
         "full": ["--long", "--backlog", "10000"],
     }),
