@@ -95,6 +95,23 @@ def test_dag_run_succeeds_and_task_sees_our_settings(stack):
 
 
 @pytest.mark.skipif(not world_available(), reason="focuscrawl.world not installed yet")
+def test_nothing_listens_beyond_localhost(stack):
+    """Every socket the stack's processes listen on is a loopback one (Airflow's `serve-logs`, which
+    binds all interfaces, is not started: focuscrawl.services.airflow.SERVE_LOGS_OFF)."""
+    import psutil
+
+    def group(pid):
+        try:
+            return os.getpgid(pid)
+        except OSError:
+            return None
+
+    listening = [(c.laddr.ip, c.laddr.port) for c in psutil.net_connections("inet")
+                 if c.status == psutil.CONN_LISTEN and c.pid and group(c.pid) in stack["pgids"]]
+    assert listening, "no listening socket found for the stack's process groups"
+    assert all(ip in ("127.0.0.1", "::1", "::ffff:127.0.0.1") for ip, _ in listening), listening
+
+
 def test_world_answers(stack):
     assert requests.get(f"{stack['cfg'].world_url}/robots.txt", timeout=10).status_code == 200
 

@@ -30,6 +30,10 @@ from focuscrawl.services.process import (
 )
 
 COMPONENTS = ("api-server", "scheduler", "dag-processor", "triggerer")
+# The scheduler and triggerer would each start `airflow serve-logs`, which binds every interface
+# (0.0.0.0:8793/8794, not configurable). Every component runs on this machine and writes the task
+# logs to one folder, which the API server reads directly: nothing needs the log servers.
+SERVE_LOGS_OFF = {"scheduler": ("--skip-serve-logs",), "triggerer": ("--skip-serve-logs",)}
 TERMINAL_STATES = {"success", "failed"}
 # The pool every Spark task runs in (dags/common.spark_job), with its slots when first created: one
 # job at a time on the embedded default's two cores (three concurrent spark-submits each took over
@@ -69,7 +73,7 @@ class AirflowService:
                 name=f"airflow-{c}",
                 run_dir=Path(cfg.var_dir) / "run",
                 log_dir=Path(cfg.var_dir) / "logs",
-                command=[str(venv_bin() / "airflow"), c],
+                command=[str(venv_bin() / "airflow"), c, *SERVE_LOGS_OFF.get(c, ())],
                 cwd=Path(cfg.home),
             )
             for c in components
