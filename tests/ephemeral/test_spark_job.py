@@ -35,6 +35,8 @@ def _job(cfg):
 def _append(spec, rows: pd.DataFrame, lake):
     path = spec.path(lake)
     ensure_table(path, spec)
+    # made here, not fetched: the spec's other columns (a fetch's WARC record) are null
+    rows = rows.assign(**{name: None for name in spec.column_names if name not in rows})
     write_deltalake(path, pa.Table.from_pandas(rows[spec.column_names], schema=spec.arrow_schema(), preserve_index=False,
                                              safe=False),
                     mode="append")
