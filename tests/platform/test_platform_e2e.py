@@ -33,11 +33,16 @@ from focuscrawl.platform.supervisor import read_state
 from focuscrawl.services.process import wait_until
 from focuscrawl.status import read_status
 
-# In `make test` (`make test-platform` runs it alone). 2026-12-01, 7 passed in 1150 s at load ~12 (the
-# loop DAGs' test 873 s of it, the SIGKILL round 118 s), once the 1-slot Spark pool served runs first
-# come, first served (focuscrawl.airflow_priority) and asset events waited while their DAG was busy
-# (focuscrawl.lake_events): before that outlinks_train's first run starved past the 1500 s.
-pytestmark = [pytest.mark.integration, pytest.mark.timeout(2400)]
+# `make test-platform` runs it; not in `make test` while it does not fit the suite's 35 minutes.
+# 2026-12-01: 7 passed in 1150 s at load ~12 (the loop DAGs' test 873 s of it, the SIGKILL round 118 s)
+# once the 1-slot Spark pool served runs first come, first served (focuscrawl.airflow_priority) and
+# asset events waited while their DAG was busy (focuscrawl.lake_events); before that
+# outlinks_train's first run starved past the 1500 s. Inside a CI run (clean clone, load ~10 from the
+# platform itself plus one other test run) a Spark job took ~3 min and outlinks_train's score was still
+# running 23 min after `up`: with the rest of the suite (~20 min) that is ~45 min.
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(2400),
+              pytest.mark.skipif(not os.environ.get("FOCUSCRAWL_PLATFORM_E2E"),
+                                 reason="the live-platform test runs under `make test-platform` (FOCUSCRAWL_PLATFORM_E2E=1)")]
 
 LOOP_DAGS = ("fue_pseudo_training", "source_schedule", "outlinks_features", "outlinks_train", "graph_estimation")
 # From `up` until every loop DAG has succeeded once by itself: the revisits need ~4 minutes of
