@@ -55,7 +55,7 @@ def _graph_requests(world, since: int) -> int:
     return sum(e["path"].startswith("/graph/") for e in world.access_log.since(since, 100_000)["entries"])
 
 
-def test_live_processes_use_the_crawl_surface_only_and_the_sampler_survives_sigkill(cfg, kafka_broker, tmp_path):
+def test_live_processes_use_the_crawl_surface_only_and_the_sampler_survives_sigkill(cfg, own_kafka_broker, tmp_path):
     from deltalake import DeltaTable
 
     from focuscrawl.world import build_world
@@ -70,7 +70,10 @@ def test_live_processes_use_the_crawl_surface_only_and_the_sampler_survives_sigk
     run = uuid.uuid4().hex[:8]
     table = tmp_path / "graph_sample"
     with WorldServer(world, cfg.bind_host) as server:
-        env = {**os.environ, "FOCUSCRAWL_ALLOW_PRIVATE_HOSTS": server.url.removeprefix("http://")}
+        # A broker of its own: on the session's, the classifier also judged other tests' histories
+        # (their worlds' later site times) under this run id (failed so inside the full suite).
+        env = {**os.environ, "FOCUSCRAWL_ALLOW_PRIVATE_HOSTS": server.url.removeprefix("http://"),
+               "FOCUSCRAWL_KAFKA_BOOTSTRAP": own_kafka_broker.url}
         host = world.web.hosts[0]
         sampler_args = ["streaming/graph_sampler.py", "--base-url", server.url, "--sampler", "RW",
                         "--query-budget", str(BUDGET), "--every", "0", "--rounds", str(ROUNDS), "--name", f"t{run}",
@@ -111,7 +114,7 @@ def test_live_processes_use_the_crawl_surface_only_and_the_sampler_survives_sigk
             sampler.wait(timeout=10)
             # A kill can also land while a round is being sent: leave one such round open in Kafka (same
             # transactional id, rows sent, never committed). The restarted sampler must fence it off.
-            _open_round(cfg, f"t{run}", f"t{run}-r00001")
+            _open_round(own_kafka_broker.url, f"t{run}", f"t{run}-r00001")
             sampler = _spawn(sampler_args, logs / f"sampler-{run}.log", env)
             procs[-1] = sampler
             assert sampler.wait(timeout=300) == 0, f"the restarted sampler failed; see {logs}/sampler-{run}.log"
@@ -179,7 +182,7 @@ def _tiny_reference(world):
     return UserClassifier(min_df=2).fit(texts, labels)
 
 
-def _open_round(cfg, name: str, crawl: str) -> None:
+def _open_round(bootstrap: str, name: str, crawl: str) -> None:
     """What a sampler killed between sending a round and committing it leaves behind."""
     import json
 
@@ -187,7 +190,7 @@ def _open_round(cfg, name: str, crawl: str) -> None:
 
     from focuscrawl.graph.live import GRAPH_SAMPLE_TOPIC
 
-    producer = KafkaProducer(bootstrap_servers=cfg.kafka_bootstrap, transactional_id=f"focuscrawl-graph-sampler-{name}",
+    producer = KafkaProducer(bootstrap_servers=bootstrap, transactional_id=f"focuscrawl-graph-sampler-{name}",
                              enable_idempotence=True, acks="all")
     producer.init_transactions()
     producer.begin_transaction()
