@@ -81,9 +81,11 @@ def test_explorer_then_extractor_at_the_paced_rate(kafka_broker, serve_world, tm
     finally:
         stop(extractor, extractor_log)
     assert sorted(r.key.decode() for r in histories) == users, extractor_log.read_text()[-3000:]
-    # 1800 users an hour: one every 2 s, so the third history comes at least 4 s after the first.
+    # 1800 users an hour: one extraction starts every 2 s, so the third starts 4 s after the first. A
+    # record is stamped when produced, after its own fetch, so the first fetch's time comes off that
+    # (CI: 3908 ms); up to one interval is allowed for it. Unpaced, the three come milliseconds apart.
     stamps = sorted(r.timestamp for r in histories)
-    assert stamps[2] - stamps[0] >= 4000
+    assert stamps[2] - stamps[0] >= 2000
     status = json.loads((tmp_path / "extractor.json").read_text())
     assert (status["process"], status["extracted"]) == (f"fue-extractor-{method}", 3)
     assert status["metrics"]["fetches_total"] >= 3 and status["metrics"]["records_produced_total"] == 3
