@@ -2,8 +2,8 @@
 
 Issue 9, point 4. The suite is built in code from the spec, so it can never drift from the table's
 declaration: every column exists and holds values of the declared type, required
-(``nullable=False``) columns have no nulls, a column whose comment says ``0-1`` stays in [0, 1],
-and the key columns are unique together (the Kafka lineage ``(topic, partition, offset)`` when the
+(``nullable=False``) columns have no nulls, a column that declares ``bounds`` (e.g.
+:data:`~focuscrawl.tables.UNIT_INTERVAL`) stays within them, and the key columns are unique together (the Kafka lineage ``(topic, partition, offset)`` when the
 table has it, or the ``keys`` given). :func:`validate_table` reads the table with delta-rs into a
 pandas batch of GX's ephemeral context and raises :class:`DataQualityError` naming every failed
 expectation. :func:`gx_gate` wraps it as an Airflow task: it logs the summary, appends it to the
@@ -16,7 +16,6 @@ from __future__ import annotations
 import json
 import logging
 import os
-import re
 import time
 from dataclasses import asdict, dataclass, field
 from typing import Sequence
@@ -45,8 +44,6 @@ QUALITY_RESULTS_TABLE = table(
 )
 
 LINEAGE_KEY = ("kafka_topic", "kafka_partition", "kafka_offset")
-# "0-1" or "[0, 1]" in a column comment declares a unit-interval value (a percentile, a probability).
-_UNIT_INTERVAL = re.compile(r"(?<![\w.])(0-1|\[0, ?1\])(?![\w.])")
 
 
 class DataQualityError(ValueError):
@@ -89,7 +86,7 @@ def python_type_name(arrow_type: pa.DataType) -> str | None:
 
 
 def expectations_for(spec: TableSpec, keys: Sequence[str] = ()) -> list:
-    """The suite of ``spec``: existence, type, not-null if required, range if the comment says, key uniqueness."""
+    """The suite of ``spec``: existence, type, not-null if required, range if the column declares ``bounds``, key uniqueness."""
     import great_expectations as gx
 
     e = gx.expectations
@@ -101,8 +98,8 @@ def expectations_for(spec: TableSpec, keys: Sequence[str] = ()) -> list:
             checks.append(e.ExpectColumnValuesToBeOfType(column=c.name, type_=type_name))
         if not c.nullable:
             checks.append(e.ExpectColumnValuesToNotBeNull(column=c.name))
-        if _UNIT_INTERVAL.search(c.comment):
-            checks.append(e.ExpectColumnValuesToBeBetween(column=c.name, min_value=0, max_value=1))
+        if c.bounds is not None:
+            checks.append(e.ExpectColumnValuesToBeBetween(column=c.name, min_value=c.bounds[0], max_value=c.bounds[1]))
     key = list(keys) or [k for k in LINEAGE_KEY if k in spec.column_names]
     if key and (keys or len(key) == len(LINEAGE_KEY)):
         checks.append(e.ExpectCompoundColumnsToBeUnique(column_list=key))

@@ -23,10 +23,21 @@ TABLES: dict[str, "TableSpec"] = {}
 
 @dataclass(frozen=True)
 class Column:
+    """One typed column. ``bounds``: the inclusive ``(low, high)`` its values must stay in (a probability,
+    a percentile: ``UNIT_INTERVAL``), which the data-quality suite checks (``focuscrawl.quality``)."""
+
     name: str
     type: pa.DataType
     comment: str
     nullable: bool = True
+    bounds: tuple[float, float] | None = None
+
+    def __post_init__(self) -> None:
+        if self.bounds is not None and not self.bounds[0] <= self.bounds[1]:
+            raise ValueError(f"column {self.name!r}: bounds {self.bounds} have low above high")
+
+
+UNIT_INTERVAL = (0.0, 1.0)  # a probability, a share, a percentile rank
 
 
 @dataclass(frozen=True)

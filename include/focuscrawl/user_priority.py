@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pyarrow as pa
 
-from focuscrawl.tables import Column, table
+from focuscrawl.tables import UNIT_INTERVAL, Column, table
 
 USER_PRIORITIES_TABLE = table(
     "user_priorities",
@@ -22,7 +22,8 @@ USER_PRIORITIES_TABLE = table(
         Column("avg_score", pa.float64(), "average score of those posts"),
         Column("avg_comments", pa.float64(), "average number of comments on those posts"),
         Column("last_post_utc", pa.float64(), "creation time of the newest of those posts, Unix epoch seconds"),
-        Column("priority", pa.float64(), "0-1, higher = extract sooner: percent rank of avg_score (ties share the higher; the best get 1.0)", nullable=False),
+        Column("priority", pa.float64(), "0-1, higher = extract sooner: percent rank of avg_score (ties share the higher; the best get 1.0)", nullable=False,
+               bounds=UNIT_INTERVAL),
         Column("method", pa.string(), "prioritisation method that produced the row", nullable=False),
         Column("computed_at", pa.timestamp("us", tz="UTC"), "when the job computed the row", nullable=False),
     ],

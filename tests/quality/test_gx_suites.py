@@ -16,14 +16,14 @@ from focuscrawl.quality import (
     record_result,
     validate_table,
 )
-from focuscrawl.tables import Column, TableSpec
+from focuscrawl.tables import UNIT_INTERVAL, Column, TableSpec
 
 SPEC = TableSpec(
     "scored_pages",
     "test table",
     (
         Column("url", pa.string(), "page address", nullable=False),
-        Column("score", pa.float64(), "percentile rank in 0-1"),
+        Column("score", pa.float64(), "percentile rank", bounds=UNIT_INTERVAL),
         Column("fetched_at_ms", pa.int64(), "fetch time, Unix epoch milliseconds", nullable=False),
         *LINEAGE_COLUMNS,
     ),
@@ -40,10 +40,32 @@ def test_suite_follows_the_spec():
     names = [(type(e).__name__, getattr(e, "column", None)) for e in expectations_for(SPEC)]
     assert ("ExpectColumnValuesToNotBeNull", "url") in names
     assert ("ExpectColumnValuesToNotBeNull", "score") not in names  # nullable
-    assert ("ExpectColumnValuesToBeBetween", "score") in names  # comment says 0-1
+    assert ("ExpectColumnValuesToBeBetween", "score") in names  # bounds declared
     assert ("ExpectColumnValuesToBeBetween", "fetched_at_ms") not in names
     assert names[-1][0] == "ExpectCompoundColumnsToBeUnique"
     assert expectations_for(SPEC)[-1].column_list == ["kafka_topic", "kafka_partition", "kafka_offset"]
+
+
+def test_range_checks_come_from_declared_bounds_not_comment_prose():
+    spec = TableSpec("bounded", "test table", (
+        Column("said", pa.float64(), "a share in 0-1, in words only"),
+        Column("delta", pa.float64(), "a change", bounds=(-1.0, 1.0)),
+    ))
+    between = {e.column: (e.min_value, e.max_value) for e in expectations_for(spec)
+               if type(e).__name__ == "ExpectColumnValuesToBeBetween"}
+    assert between == {"delta": (-1.0, 1.0)}
+    with pytest.raises(ValueError, match="'x': bounds .* low above high"):
+        Column("x", pa.float64(), "backwards", bounds=(1.0, 0.0))
+
+
+def test_the_platform_columns_in_the_unit_interval_declare_it():
+    """What the comments used to declare by prose is now declared by ``bounds`` (each table module imported)."""
+    import focuscrawl.outlinks.tables  # noqa: F401 - declares page_priorities
+    import focuscrawl.user_priority  # noqa: F401 - user_priorities
+    from focuscrawl.tables import TABLES
+
+    bounded = {(t.name, c.name) for t in TABLES.values() for c in t.columns if c.bounds == UNIT_INTERVAL}
+    assert {("page_priorities", "score"), ("user_priorities", "priority")} <= bounded
 
 
 def test_good_table_passes(tmp_path):

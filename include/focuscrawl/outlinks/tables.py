@@ -10,7 +10,7 @@ import pyarrow as pa
 
 from focuscrawl.outlinks.schema import SCOPES, feature_groups
 from focuscrawl.fetch.warc import WARC_COLUMNS
-from focuscrawl.tables import Column, table
+from focuscrawl.tables import UNIT_INTERVAL, Column, table
 
 DEFAULT_HISTORY_SIZE = 4
 # Compacted topic the revisitor follows: key = page URL, value = {"score": 0-1, ...}.
@@ -97,7 +97,7 @@ PAGE_PRIORITIES = table(
     [
         Column("url", pa.string(), "page URL", nullable=False),
         Column("predicted", pa.float64(), "the model's predicted value (e.g. expected new outlinks)"),
-        Column("score", pa.float64(), "percentile rank of predicted in 0-1 (1 = revisit first)"),
+        Column("score", pa.float64(), "percentile rank of predicted in 0-1 (1 = revisit first)", bounds=UNIT_INTERVAL),
         Column("model", pa.string(), "model name/scope"),
         Column("model_version", pa.int32(), "model store version"),
         Column("period", pa.int32(), "period the priority is for"),
