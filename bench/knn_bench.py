@@ -65,8 +65,7 @@ def erisk_vectors(n: int, d: int = 100, seed: int = 0) -> tuple[np.ndarray, floa
     """LSA vectors of ``n`` distinct real writings (title and text, 40+ characters), and the LSA's seconds."""
     from focuscrawl.config import settings
     from focuscrawl.outlinks.embedding import LsaEmbedder
-    from focuscrawl.world import load_corpus
-    from focuscrawl.world.corpus import EriskCorpus
+    from focuscrawl.corpora import EriskCorpus, load_corpus
 
     cfg = settings()
     corpus = load_corpus(seed, cfg.data_dir, Path(cfg.var_dir))

@@ -10,8 +10,8 @@ import pytest
 from sklearn.metrics import roc_auc_score
 
 from focuscrawl.world.clock import SimClock
-from focuscrawl.world.corpus import _TARGET as TARGET
-from focuscrawl.world.corpus import GeneratedCorpus
+from focuscrawl.corpora import _TARGET as TARGET
+from focuscrawl.corpora import GeneratedCorpus
 from focuscrawl.world.population import Population, PopulationConfig
 
 

@@ -17,7 +17,7 @@ in-memory log with the same offsets. Pseudo-trained HCP variants retrain every
 ``--pseudo-every`` simulated seconds (the DAG ``fue_pseudo_training`` does it for deployments).
 
 No leakage (issue 17): the corpus donors are split into ``--folds K`` class-stratified folds
-(:func:`focuscrawl.world.corpus.donor_folds`); fold ``f`` trains every classifier on the donors
+(:func:`focuscrawl.corpora.donor_folds`); fold ``f`` trains every classifier on the donors
 of the other folds and builds its world only from fold ``f``'s donors, minus any writing whose
 text a training donor also wrote. The folds run one after the other, each on its own world
 (seed ``--seed + f``) and with its own run id; the ground truth (the world's hidden labels) is
@@ -382,7 +382,7 @@ def parse_sweep(text: str | None) -> tuple[str, list[float]] | None:
 class FoldWorld:
     """One fold: its donors, its world (built from the world donors only) and its classifiers."""
 
-    fold: object            # focuscrawl.world.corpus.DonorFold
+    fold: object            # focuscrawl.corpora.DonorFold
     world: object           # focuscrawl.world.world.World
     classifiers: Classifiers
     world_seed: int
@@ -394,7 +394,7 @@ def fold_worlds(corpus, folds: int, seed: int, population: dict, max_train: dict
                 only: list[int] | None = None):
     """Yield every fold's world and classifiers, donor-disjoint (see the module docstring)."""
     from focuscrawl.world.clock import SimClock
-    from focuscrawl.world.corpus import donor_folds, fold_corpora
+    from focuscrawl.corpora import donor_folds, fold_corpora
     from focuscrawl.world.population import Population, PopulationConfig
     from focuscrawl.world.ratelimit import RateLimiter
     from focuscrawl.world.world import World
@@ -539,7 +539,7 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     logging.basicConfig(level=logging.WARNING)
 
-    from focuscrawl.world import load_corpus
+    from focuscrawl.corpora import load_corpus
 
     methods = RANKING_METHODS.parse(ALL_METHODS if args.methods.strip().lower() == "all" else args.methods)
     try:

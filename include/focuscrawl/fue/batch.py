@@ -71,14 +71,14 @@ def candidate_evidence(posts_uri: str, exclude: set[str]) -> list[tuple[str, str
 def original_training_set(seed: int, data_dir: Path | None, cache_dir: Path,
                           max_donors: dict[bool, int] | None = None) -> tuple[list[str], list[int]]:
     """The original training set pseudo-training starts from: one whole-user document per donor of the
-    world corpus (eRisk when present), as the reference classifier was trained (seed 000, section V:
+    corpus (``focuscrawl.corpora``: eRisk when present), as the reference classifier was trained (seed 000, section V:
     "the original training set plus the new pseudo-examples").
 
     Cached under ``cache_dir/fue`` (parsing the eRisk archive takes a while; every run needs it).
     """
     import joblib
 
-    from focuscrawl.world import load_corpus
+    from focuscrawl.corpora import load_corpus
 
     donors = "all" if max_donors is None else f"{max_donors[True]}-{max_donors[False]}"
     cache = Path(cache_dir) / "fue" / f"whole-users-{seed}-{'erisk' if data_dir else 'generated'}-{donors}.joblib"

@@ -25,6 +25,8 @@ from typing import Iterable, Sequence
 
 import numpy as np
 
+from focuscrawl.corpora import EriskCorpus, writing_body
+
 REFERENCE_THRESHOLD = 0.9
 
 
@@ -197,12 +199,10 @@ def short_evidence_corpus(
 
 
 def corpus_histories(corpus, max_donors: dict[bool, int] | None = None) -> tuple[list[list[str]], list[int]]:
-    """Per-donor writings (``title\\ntext``) and labels of any world corpus (eRisk or generated).
+    """Per-donor writings (``title\\ntext``) and labels of any corpus (``focuscrawl.corpora``: eRisk or generated).
 
     ``max_donors`` caps donors per class (e.g. the paper's 83 positive / 403 negative users).
     """
-    from focuscrawl.world.corpus import writing_body
-
     histories, labels = [], []
     for label in (True, False):
         n = corpus.donors(label)
@@ -218,10 +218,8 @@ def corpus_histories(corpus, max_donors: dict[bool, int] | None = None) -> tuple
 def erisk_histories(source: str | Path, cache_dir: str | Path) -> tuple[list[list[str]], list[int]]:
     """Per-user lists of writings and labels from an eRisk collection.
 
-    Reads through the world's cached eRisk corpus loader (one parser for the project).
+    Reads through the cached eRisk loader of ``focuscrawl.corpora`` (one parser for the project).
     """
-    from focuscrawl.world.corpus import EriskCorpus
-
     return corpus_histories(EriskCorpus.load(Path(source), Path(cache_dir)))
 
 

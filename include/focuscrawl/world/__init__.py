@@ -8,21 +8,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from focuscrawl.corpora import load_corpus
 from focuscrawl.world.clock import SimClock
-from focuscrawl.world.corpus import Corpus, EriskCorpus, GeneratedCorpus
 from focuscrawl.world.faults import Faults
 from focuscrawl.world.population import Population, PopulationConfig
 from focuscrawl.world.ratelimit import RateLimiter
 from focuscrawl.world.world import World
-
-
-def load_corpus(seed: int, data_dir: Path | None, cache_dir: Path) -> Corpus:
-    """Real eRisk writings when ``data_dir`` holds them (``erisk2017/``), generated text otherwise."""
-    if data_dir is not None:
-        erisk = Path(data_dir) / "erisk2017"
-        if erisk.is_dir() or Path(data_dir).name == "erisk2017":
-            return EriskCorpus.load(erisk if erisk.is_dir() else Path(data_dir), Path(cache_dir) / "world")
-    return GeneratedCorpus(seed)
 
 
 def build_world(seed: int = 0, *, speedup: float = 60.0, data_dir: Path | None = None, cache_dir: Path = Path("var"),
@@ -41,4 +32,4 @@ def build_world(seed: int = 0, *, speedup: float = 60.0, data_dir: Path | None =
                  RateLimiter(rate_limit, rate_window), faults, site)
 
 
-__all__ = ["build_world", "load_corpus", "World", "SimClock", "Faults", "Population", "PopulationConfig"]
+__all__ = ["build_world", "World", "SimClock", "Faults", "Population", "PopulationConfig"]

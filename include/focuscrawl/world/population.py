@@ -24,7 +24,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from focuscrawl.world.corpus import Corpus
+from focuscrawl.corpora import Corpus
 
 TARGET_RICH = ("depression", "SuicideWatch", "Anxiety", "lonely", "mentalhealth")
 GENERAL = (

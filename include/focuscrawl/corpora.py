@@ -1,8 +1,10 @@
-"""Where the world's users get their words: real eRisk writings when given, generated text otherwise.
+"""Labelled writings: real eRisk subjects when given, generated text otherwise.
 
-A corpus holds *donors* per class (a real eRisk subject, or a generated one); the population
-composes each world user from a few donors of the user's own class (seed 000, section IV: the
-reference classifier was trained on the eRisk 2017 users, 83 positive / 403 negative).
+A corpus holds *donors* per class (a real eRisk subject, or a generated one). Two sides read it and
+neither reads the other: the world (``focuscrawl.world``) composes each of its users from a few
+donors of the user's own class, and the training code (``focuscrawl.fue``) trains classifiers on
+donors (seed 000, section IV: the reference classifier was trained on the eRisk 2017 users, 83
+positive / 403 negative). :func:`load_corpus` picks one.
 
 Leakage (issue 17): a classifier trained on the donors whose writings the world re-posts judges
 text it has seen. :func:`donor_folds` splits the donors of each class into ``k`` folds;
@@ -52,6 +54,15 @@ def hour_weights(seconds_of_day) -> np.ndarray | None:
         return None
     counts = np.bincount(np.asarray(hours, dtype=np.int64) % 24, minlength=24) + 1.0
     return counts * 24.0 / counts.sum()
+
+
+def load_corpus(seed: int, data_dir: Path | None, cache_dir: Path) -> Corpus:
+    """Real eRisk writings when ``data_dir`` holds them (``erisk2017/``), generated text otherwise."""
+    if data_dir is not None:
+        erisk = Path(data_dir) / "erisk2017"
+        if erisk.is_dir() or Path(data_dir).name == "erisk2017":
+            return EriskCorpus.load(erisk if erisk.is_dir() else Path(data_dir), Path(cache_dir) / "world")
+    return GeneratedCorpus(seed)
 
 
 _WRITING = re.compile(

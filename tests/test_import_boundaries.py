@@ -1,0 +1,106 @@
+"""Static check: the world (the simulator) and the training code do not import each other (issue 21).
+
+Both read their labelled writings from ``focuscrawl.corpora``; the corpora import neither. Every
+import counts, at module level or inside a function, absolute or relative, and so does every module
+a package reaches through other focuscrawl modules (``fue`` -> ``experiments`` -> ``world`` would
+be the same leak by a longer road).
+"""
+
+from __future__ import annotations
+
+import ast
+import sys
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parents[1] / "include" / "focuscrawl"
+
+# (importing package, package it may not reach)
+APART = [
+    ("focuscrawl.world", "focuscrawl.fue"),
+    ("focuscrawl.fue", "focuscrawl.world"),
+    ("focuscrawl.corpora", "focuscrawl.world"),
+    ("focuscrawl.corpora", "focuscrawl.fue"),
+]
+
+
+def _module_name(path: Path) -> str:
+    rel = path.relative_to(PACKAGE.parent).with_suffix("")
+    parts = rel.parts[:-1] if rel.name == "__init__" else rel.parts
+    return ".".join(parts)
+
+
+def _module_file(name: str) -> Path | None:
+    rel = Path(*name.split(".")[1:]) if "." in name else Path()
+    for candidate in (PACKAGE / rel.with_suffix(".py") if rel.parts else None, PACKAGE / rel / "__init__.py"):
+        if candidate is not None and candidate.is_file():
+            return candidate
+    return None
+
+
+def imports_of(path: Path) -> set[str]:
+    """Every focuscrawl module a file imports (``from a import b`` counts ``a`` and, if a module, ``a.b``)."""
+    module = _module_name(path) if path.is_relative_to(PACKAGE) else ""
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            found |= {a.name for a in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parts = package.split(".")[: len(package.split(".")) - (node.level - 1)]
+                base = ".".join(parts + ([base] if base else []))
+            found.add(base)
+            found |= {f"{base}.{a.name}" for a in node.names if _module_file(f"{base}.{a.name}")}
+    return {n for n in found if n == "focuscrawl" or n.startswith("focuscrawl.")}
+
+
+def _within(name: str, package: str) -> bool:
+    return name == package or name.startswith(package + ".")
+
+
+def reached_from(package: str) -> dict[str, list[str]]:
+    """Every focuscrawl module reachable by import from the files of ``package``, with one chain to it."""
+    root = _module_file(package)
+    assert root is not None, f"{package} is not in {PACKAGE}"
+    files = sorted(root.parent.rglob("*.py")) if root.name == "__init__.py" else [root]
+    chains = {_module_name(p): [_module_name(p)] for p in files}
+    todo = list(chains)
+    while todo:
+        name = todo.pop()
+        path = _module_file(name)
+        if path is None:
+            continue
+        for imported in imports_of(path):
+            # importing a.b.c runs a/__init__.py and a/b/__init__.py as well
+            parts = imported.split(".")
+            for i in range(1, len(parts) + 1):
+                step = ".".join(parts[:i])
+                if step not in chains and _module_file(step) is not None:
+                    chains[step] = chains[name] + [step]
+                    todo.append(step)
+    return chains
+
+
+@pytest.mark.parametrize(("importer", "forbidden"), APART, ids=[f"{a}-not-{b}" for a, b in APART])
+def test_packages_stay_apart(importer, forbidden):
+    bad = {m: chain for m, chain in reached_from(importer).items() if _within(m, forbidden)}
+    assert not bad, f"{importer} reaches {forbidden}:\n" + "\n".join(" -> ".join(c) for c in bad.values())
+
+
+def test_the_walk_follows_every_kind_of_import(tmp_path, monkeypatch):
+    pkg = tmp_path / "focuscrawl"
+    (pkg / "fue").mkdir(parents=True)
+    (pkg / "world").mkdir()
+    for name in ("__init__.py", "fue/__init__.py", "world/__init__.py", "world/corpus.py", "relay.py"):
+        (pkg / name).write_text("")
+    (pkg / "fue" / "late.py").write_text("def f():\n    from ..world import corpus\n")
+    (pkg / "fue" / "road.py").write_text("import focuscrawl.relay\n")
+    (pkg / "relay.py").write_text("from focuscrawl.world.corpus import x\n")
+    monkeypatch.setattr(sys.modules[__name__], "PACKAGE", pkg)
+    reached = reached_from("focuscrawl.fue")
+    assert reached["focuscrawl.world.corpus"][0] in {"focuscrawl.fue.late", "focuscrawl.fue.road"}
+    assert reached["focuscrawl.world"]
+    assert set(reached_from("focuscrawl.world")) == {"focuscrawl.world", "focuscrawl.world.corpus"}
