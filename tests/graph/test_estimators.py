@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from focuscrawl.graph.access import ContentCopies
-from focuscrawl.graph.estimators import ESTIMATORS, em_copy_distribution
-from focuscrawl.graph.evaluation import binned, block_bootstrap_draws, log2_bin, nrmse, percentile_interval, relative_bias
+from focuscrawl.graph.estimators import ESTIMATORS, Distribution, em_copy_distribution
+from focuscrawl.graph.evaluation import binned, log2_bin, nrmse, relative_bias
 from focuscrawl.graph.samplers import SAMPLERS, Sample
+from focuscrawl.graph.tables import REPLICATE_COLUMNS, block_bootstrap_draws, summarise_replicates
 from focuscrawl.graph.synthetic import synthetic_graph
 
 
@@ -39,6 +41,22 @@ def test_estimators_on_a_hand_computed_sample():
 def test_every_estimator_returns_empty_on_an_empty_sample(name, target):
     empty = Sample(np.array([3]), np.array([1.0]), np.array([0, 0]), ContentCopies.from_rows([]), uniform=True, num_vertices=10)
     assert ESTIMATORS.create(name, target=target).estimate(empty) == {}
+
+
+@pytest.mark.parametrize("name", ESTIMATORS.names())
+@pytest.mark.parametrize("target", ["copies", "label"])
+def test_every_estimator_returns_a_typed_distribution_of_its_target(name, target):
+    """Issue 21, point 5: a :class:`Distribution` (a read-only mapping), not a bare dict."""
+    graph = synthetic_graph(num_vertices=200, num_contents=300, seed=1)
+    uniform = name == "MLE"
+    sampler = SAMPLERS.create("UNI" if uniform else "RW")
+    rng = np.random.default_rng(0)
+    found = ESTIMATORS.create(name, target=target).estimate(sampler.sample(graph.access(150, rng), rng))
+    assert isinstance(found, Distribution) and found.target == target and len(found) > 0
+    assert sum(found.values()) == pytest.approx(1.0)
+    assert Distribution.from_json(found.to_json()) == found
+    with pytest.raises(TypeError):
+        found["x"] = 1.0
 
 
 def test_unknown_target_and_non_uniform_mle_are_refused():
@@ -135,7 +153,13 @@ def test_evaluation_helpers():
     assert relative_bias([{"a": 0.4}, {"a": 0.8}], {"a": 0.5, "b": 0.5}) == pytest.approx({"a": 0.2, "b": -1.0})
     draws = block_bootstrap_draws(10, 4, np.random.default_rng(0))
     assert len(draws) == 10 and all(draws[i + 1] == draws[i] + 1 for i in (0, 1, 2, 4, 5, 6))
-    assert percentile_interval([{"a": float(v)} for v in range(101)], 0.9) == {"a": pytest.approx((5.0, 95.0))}
+    # replicate -1 is the crawl itself; replicates 0..100 give shares 0..100 of "a" (and no "b", read as 0)
+    rows = [("c", -1, "SCE", "label", "a", 42.0), ("c", -1, "SCE", "label", "b", 1.0)]
+    rows += [("c", r, "SCE", "label", "a", float(r)) for r in range(101)]
+    out = summarise_replicates(pd.DataFrame(rows, columns=REPLICATE_COLUMNS), 0.9).set_index("value")
+    assert out.loc["a", ["estimate", "ci_low", "ci_high"]].tolist() == pytest.approx([42.0, 5.0, 95.0])
+    assert out.loc["b", ["estimate", "ci_low", "ci_high"]].tolist() == pytest.approx([1.0, 0.0, 0.0])
+    assert set(out.replicates) == {101}
 
 
 def test_graph_size_by_collisions_and_mle_without_the_known_size(world):

@@ -1,8 +1,12 @@
-"""Accuracy of content estimates (NRMSE against ground truth) and bootstrap confidence intervals.
+"""Accuracy of content estimates (NRMSE against ground truth) and bootstrap intervals over runs.
 
 Seed ``003_3ce707ea6f24f484.txt`` reports the normalised root mean square error,
 NRMSE(ω̂_x) = sqrt(E[(ω̂_x - ω_x)^2]) / ω_x, over repeated runs. Copy counts are heavy-tailed, so for
 ``copies`` the distribution is grouped into powers of two (1, 2-3, 4-7, ...) before comparing.
+
+The units resampled here are independent runs (crawls) of an experiment. The interval of one
+crawl's estimate, over its draws, is :func:`focuscrawl.graph.tables.replicate_estimates` and
+:func:`~focuscrawl.graph.tables.summarise_replicates` (what the Spark job writes to ``graph_estimates``).
 """
 
 from __future__ import annotations
@@ -10,9 +14,6 @@ from __future__ import annotations
 from typing import Iterable
 
 import numpy as np
-
-from focuscrawl.graph.estimators import ContentEstimator
-from focuscrawl.graph.samplers import Sample
 
 
 def log2_bin(copies: int) -> str:
@@ -49,30 +50,6 @@ def relative_bias(estimates: Iterable[dict], truth: dict) -> dict:
     tells an estimator whose error is bias (naive) from one whose error is variance (SCE, WCE)."""
     keys, err, true = _errors(estimates, truth)
     return dict(zip(keys, (err.mean(axis=0) / true).tolist()))
-
-
-def block_bootstrap_draws(num_draws: int, block_length: int, rng: np.random.Generator) -> np.ndarray:
-    """Indices of one moving-block bootstrap replicate: walk draws are correlated, so resample
-    contiguous blocks of ``block_length`` draws (1 = the ordinary bootstrap, right for UNI)."""
-    block_length = max(1, min(block_length, num_draws))
-    starts = rng.integers(0, num_draws - block_length + 1, size=-(-num_draws // block_length))
-    return (starts[:, None] + np.arange(block_length)[None, :]).ravel()[:num_draws]
-
-
-def bootstrap_estimates(
-    sample: Sample, estimator: ContentEstimator, replicates: int, block_length: int, rng: np.random.Generator
-) -> list[dict]:
-    """Estimates on ``replicates`` bootstrap replicates of ``sample``."""
-    return [estimator.estimate(sample.take(block_bootstrap_draws(len(sample), block_length, rng))) for _ in range(replicates)]
-
-
-def percentile_interval(replicate_estimates: list[dict], level: float = 0.95) -> dict:
-    """``{value: (low, high)}`` percentile interval of each value over the replicates."""
-    keys = sorted({k for e in replicate_estimates for k in e}, key=str)
-    values = np.array([[e.get(k, 0.0) for k in keys] for e in replicate_estimates])
-    tail = (1.0 - level) / 2 * 100
-    low, high = np.percentile(values, [tail, 100 - tail], axis=0)
-    return {k: (float(lo), float(hi)) for k, lo, hi in zip(keys, low, high)}
 
 
 def run_bootstrap(values: np.ndarray, statistic, replicates: int = 1000, level: float = 0.95, seed: int = 0) -> tuple[float, float, float]:

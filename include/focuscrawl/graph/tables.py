@@ -14,7 +14,6 @@ import pyarrow as pa
 
 from focuscrawl.graph.access import ContentCopies
 from focuscrawl.graph.estimators import ESTIMATORS, NotEstimable
-from focuscrawl.graph.evaluation import block_bootstrap_draws
 from focuscrawl.graph.samplers import Sample
 from focuscrawl.fetch.warc import WARC_COLUMNS
 from focuscrawl.tables import Column, table
@@ -113,6 +112,14 @@ def sample_from_frame(frame: pd.DataFrame) -> Sample:
         uniform=bool(draws.uniform.iloc[0]) if len(draws) else False,
         num_vertices=None if num_vertices is None or pd.isna(num_vertices) else int(num_vertices),
     )
+
+
+def block_bootstrap_draws(num_draws: int, block_length: int, rng: np.random.Generator) -> np.ndarray:
+    """Indices of one moving-block bootstrap replicate: walk draws are correlated, so resample
+    contiguous blocks of ``block_length`` draws (1 = the ordinary bootstrap, right for UNI)."""
+    block_length = max(1, min(block_length, num_draws))
+    starts = rng.integers(0, num_draws - block_length + 1, size=-(-num_draws // block_length))
+    return (starts[:, None] + np.arange(block_length)[None, :]).ravel()[:num_draws]
 
 
 def replicate_estimates(
