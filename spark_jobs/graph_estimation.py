@@ -108,7 +108,7 @@ def run(spark, cfg: Settings, crawl_ids: list[str] | None = None, estimators: li
 
 
 def main(argv: list[str] | None = None) -> int:
-    from focuscrawl.spark import get_session, register_tables
+    from focuscrawl.spark import get_session
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--crawl-ids", default="", help="comma-separated crawls to estimate, or 'all' "
@@ -135,7 +135,6 @@ def main(argv: list[str] | None = None) -> int:
         targets=[t.strip() for t in args.targets.split(",") if t.strip()],
         replicates=args.replicates, block_length=args.block_length, level=args.level, seed=args.seed,
     )
-    register_tables(spark, cfg)
     print(f"graph_estimation: {n} estimates -> {GRAPH_ESTIMATES.path(cfg)}")
     spark.stop()
     return 0

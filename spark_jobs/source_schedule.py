@@ -43,7 +43,7 @@ def run(spark, cfg: Settings, budget: float, host_min_interval_s: float = 60.0, 
 
 
 def main(argv: list[str] | None = None) -> int:
-    from focuscrawl.spark import get_session, register_tables
+    from focuscrawl.spark import get_session
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--budget", type=float, required=True, help="crawl budget, fetches per second")
@@ -53,7 +53,6 @@ def main(argv: list[str] | None = None) -> int:
     cfg = settings()
     spark = get_session("source_schedule", cfg=cfg)
     n = run(spark, cfg, args.budget, args.host_min_interval, args.optimism)
-    register_tables(spark, cfg)
     print(f"source_schedule: {n} sources -> {SOURCE_SCHEDULE.path(cfg)}")
     spark.stop()
     return 0

@@ -226,7 +226,7 @@ def _project(args) -> int:
 def _sql(args) -> int:
     from focuscrawl.spark import get_session
 
-    spark = get_session("focuscrawl-sql")
+    spark = get_session("focuscrawl-sql", catalog=True)
     try:
         if args.query:
             print(run_sql(spark, args.query, args.limit))

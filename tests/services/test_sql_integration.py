@@ -30,3 +30,20 @@ def test_sql_prints_a_registered_delta_table(cfg, spark):
         "(2 rows)"
     )
     assert run_sql(spark, f"SELECT n FROM {cfg.catalog_db}.{name} ORDER BY n", 2).endswith("| 2 |\n+---+\n(first 2 rows shown)")
+
+
+def test_a_job_session_names_no_table_and_the_sql_shell_names_every_one(cfg, spark):
+    """Jobs read by path: naming every table reads every Delta log (10 s of a cold driver), so only `focuscrawl sql` does."""
+    import pyarrow as pa
+    from deltalake import write_deltalake
+
+    from focuscrawl.spark import get_session
+
+    name = f"svc_named_{uuid.uuid4().hex[:8]}"
+    write_deltalake(cfg.table_path(name), pa.table({"n": [1]}))
+
+    def named() -> set[str]:
+        return {t.name for t in spark.catalog.listTables(cfg.catalog_db)} if spark.catalog.databaseExists(cfg.catalog_db) else set()
+
+    assert get_session(cfg=cfg) is spark and name not in named()
+    assert get_session(cfg=cfg, catalog=True) is spark and name in named()
