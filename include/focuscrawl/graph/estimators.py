@@ -1,7 +1,7 @@
 """Estimators of content characteristics from a graph sample: NAIVE, MLE, SCE and WCE.
 
 Seed ``003_3ce707ea6f24f484.txt``. Each estimator maps a :class:`~focuscrawl.graph.samplers.Sample`
-to a distribution ``{value: share}`` over the contents of the graph, for one ``target``:
+to a :class:`Distribution` ``{value: share}`` over the contents of the graph, for one ``target``:
 
 - ``copies``: the number of copies a content has (the seed's omega; a copy's meta carries it),
 - ``label``: the content label carried by every copy (the seed's l_k, e.g. a topic).
@@ -19,20 +19,70 @@ weights only need to be known up to a constant.
 
 from __future__ import annotations
 
+import json
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
 from typing import Protocol
 
 import numpy as np
 
 from focuscrawl.graph.samplers import Sample
+from focuscrawl.records import RecordError, field_value, json_object
 from focuscrawl.registry import Registry
 
 TARGETS = ("copies", "label")
 
 
+@dataclass(frozen=True, eq=False)
+class Distribution(Mapping):
+    """An estimate: the share of the graph's contents per value of ``target`` (a copy count for
+    ``copies``, a label for ``label``), summing to 1; empty when the sample holds no content.
+
+    A read-only mapping ``{value: share}``, so the evaluation reads it like the ground truth's dict
+    (and compares equal to a dict with the same items). JSON: ``{"target": ..., "shares": {value: share}}``,
+    the values as strings (JSON keys), read back as ints for ``copies``.
+    """
+
+    target: str
+    shares: Mapping[int | str, float] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.target not in TARGETS:
+            raise ValueError(f"target must be one of {TARGETS} (got {self.target!r})")
+        object.__setattr__(self, "shares", dict(self.shares))
+
+    def __getitem__(self, value: int | str) -> float:
+        return self.shares[value]
+
+    def __iter__(self) -> Iterator[int | str]:
+        return iter(self.shares)
+
+    def __len__(self) -> int:
+        return len(self.shares)
+
+    def __repr__(self) -> str:
+        return f"Distribution({self.target!r}, {self.shares!r})"
+
+    def to_json(self) -> bytes:
+        return json.dumps({"target": self.target, "shares": {str(k): v for k, v in self.shares.items()}}).encode()
+
+    @classmethod
+    def from_json(cls, value: bytes | str) -> "Distribution":
+        row = json_object(value, cls.__name__)
+        target = field_value(cls.__name__, row, "target", str)
+        if target not in TARGETS:
+            raise RecordError(cls.__name__, f"expected one of {TARGETS}, got {target!r}", "target")
+        shares = field_value(cls.__name__, row, "shares", dict[str, float])
+        try:
+            return cls(target, {(int(k) if target == "copies" else k): float(v) for k, v in shares.items()})
+        except (TypeError, ValueError) as exc:
+            raise RecordError(cls.__name__, f"expected {{value: share}} numbers ({exc})", "shares") from None
+
+
 class ContentEstimator(Protocol):
     requires_uniform: bool
 
-    def estimate(self, sample: Sample) -> dict: ...
+    def estimate(self, sample: Sample) -> Distribution: ...
 
 
 ESTIMATORS: Registry[ContentEstimator] = Registry("content estimator")
@@ -50,12 +100,12 @@ class _Estimator:
         return sample.copies.copies if self.target == "copies" else sample.copies.label
 
 
-def _weighted_distribution(values: np.ndarray, weights: np.ndarray) -> dict:
+def _weighted_distribution(values: np.ndarray, weights: np.ndarray, target: str) -> Distribution:
     if len(values) == 0 or weights.sum() <= 0:
-        return {}
+        return Distribution(target)
     keys, inverse = np.unique(values, return_inverse=True)
     totals = np.bincount(inverse, weights=weights)
-    return dict(zip(keys.tolist(), (totals / totals.sum()).tolist()))
+    return Distribution(target, dict(zip(keys.tolist(), (totals / totals.sum()).tolist())))
 
 
 @ESTIMATORS.register("NAIVE")
@@ -65,10 +115,10 @@ class NaiveEstimator(_Estimator):
     Biased twice over: a content with more copies is more likely to be seen at all, and a walk
     sees the content of high-degree vertices more often."""
 
-    def estimate(self, sample: Sample) -> dict:
+    def estimate(self, sample: Sample) -> Distribution:
         _, first = np.unique(sample.copies.content_id, return_index=True)
         values = self._values(sample)[first]
-        return _weighted_distribution(values, np.ones(len(values)))
+        return _weighted_distribution(values, np.ones(len(values)), self.target)
 
 
 @ESTIMATORS.register("SCE")
@@ -85,9 +135,9 @@ class SpecialCopyEstimator(_Estimator):
     so it needs no copy count for a label but sees few contents per draw.
     """
 
-    def estimate(self, sample: Sample) -> dict:
+    def estimate(self, sample: Sample) -> Distribution:
         special = sample.copies.special
-        return _weighted_distribution(self._values(sample)[special], 1.0 / sample.weights[sample.copy_draw[special]])
+        return _weighted_distribution(self._values(sample)[special], 1.0 / sample.weights[sample.copy_draw[special]], self.target)
 
 
 @ESTIMATORS.register("WCE")
@@ -104,9 +154,9 @@ class WeightedCopyEstimator(_Estimator):
     when contents have many copies) at the price of needing n_c in each copy's meta.
     """
 
-    def estimate(self, sample: Sample) -> dict:
+    def estimate(self, sample: Sample) -> Distribution:
         copies = sample.copies
-        return _weighted_distribution(self._values(sample), 1.0 / (sample.weights[sample.copy_draw] * copies.copies))
+        return _weighted_distribution(self._values(sample), 1.0 / (sample.weights[sample.copy_draw] * copies.copies), self.target)
 
 
 def _binomial_matrix(observed: np.ndarray, max_copies: int, p: float) -> np.ndarray:
@@ -218,11 +268,11 @@ class MaximumLikelihoodEstimator(_Estimator):
             raise ValueError("MLE with num_vertices='known' needs the graph size (sample.num_vertices); use num_vertices='sample'")
         return float(sample.num_vertices)
 
-    def estimate(self, sample: Sample) -> dict:
+    def estimate(self, sample: Sample) -> Distribution:
         if not sample.uniform:
             raise ValueError("MLE needs a uniform (UNI) sample: copies must be sampled independently with p = n/|V|")
         if len(sample.copies) == 0:
-            return {}
+            return Distribution(self.target)
         size = self.graph_size(sample)
         _, vertex = np.unique(sample.vertices, return_inverse=True)
         contents, content = np.unique(sample.copies.content_id, return_inverse=True)
@@ -238,7 +288,7 @@ class MaximumLikelihoodEstimator(_Estimator):
             max_copies = m(i_c)
             omega, _ = em_copy_distribution(i_c, p, max_copies, self.iterations)
             keep = omega > 0
-            return dict(zip(np.arange(1, max_copies + 1)[keep].tolist(), omega[keep].tolist()))
+            return Distribution("copies", dict(zip(np.arange(1, max_copies + 1)[keep].tolist(), omega[keep].tolist())))
         labels = np.empty(len(contents), dtype=sample.copies.label.dtype)
         labels[content] = sample.copies.label
         totals = {}
@@ -247,4 +297,4 @@ class MaximumLikelihoodEstimator(_Estimator):
             _, observed = em_copy_distribution(mine, p, m(mine), self.iterations)
             totals[label] = len(mine) / observed
         norm = sum(totals.values())
-        return {k: v / norm for k, v in totals.items()}
+        return Distribution("label", {k: v / norm for k, v in totals.items()})
