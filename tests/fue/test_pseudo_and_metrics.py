@@ -51,6 +51,39 @@ def test_retraining_with_pseudo_positives_lifts_their_new_vocabulary(toy_trainin
     assert model.proba("relapse") > base.proba("relapse")
 
 
+def test_the_dags_step_is_a_plain_fit_on_the_original_set_plus_the_pseudo_examples() -> None:
+    # What retrain_and_rescore did before it went through PseudoTrainer (a TfidfVectorizer fit on the
+    # texts, the top_n by current score re-scored, best first): the DAG gets the same model and scores.
+    from focuscrawl.corpora import GeneratedCorpus
+    from focuscrawl.fue.classifier import corpus_histories, reference_params, whole_user_documents
+
+    histories, labels = corpus_histories(GeneratedCorpus(1, donors_per_class=40, writings_per_donor=30))
+    docs, params = whole_user_documents(histories), reference_params(len(histories))
+    extracted = [(d, p) for d, p in zip(whole_user_documents(corpus_histories(GeneratedCorpus(2, donors_per_class=15,
+                 writings_per_donor=30))[0]), [0.95, 0.5, 0.05] * 10)]
+    candidates = [(f"u{i}", h[0], (i * 37 % 11) / 11) for i, h in enumerate(histories[::3])]
+    labelling = PseudoLabelling.for_method("HCP-0.9-0.1")
+    model, rescored = retrain_and_rescore(docs, labels, extracted, labelling, candidates, top_n=9, classifier_params=params)
+
+    joined = [(d, labelling.label(p)) for d, p in extracted if labelling.label(p) is not None]
+    plain = UserClassifier(**params).fit(docs + [d for d, _ in joined], labels + [y for _, y in joined])
+    top = sorted(candidates, key=lambda c: -c[2])[:9]
+    expected = sorted(zip([u for u, _, _ in top], plain.predict_proba([t for _, t, _ in top])), key=lambda us: -us[1])
+    assert [u for u, _ in rescored] == [u for u, _ in expected]
+    assert [s for _, s in rescored] == pytest.approx([s for _, s in expected], abs=1e-12)
+    assert model.vectorizer_.vocabulary_ == plain.vectorizer_.vocabulary_
+    texts = [t for _, t, _ in candidates]
+    assert list(model.predict_proba(texts)) == pytest.approx(list(plain.predict_proba(texts)), abs=1e-12)
+
+
+def test_the_dags_step_retrains_without_a_pseudo_example(toy_training_set) -> None:
+    docs, labels = toy_training_set
+    model, rescored = retrain_and_rescore(docs, labels, [("relapse lonely", 0.5)], PseudoLabelling(0.9, 0.1),
+                                          [("r", "relapse", 0.2)], classifier_params=PARAMS)
+    assert isinstance(model, UserClassifier) and [u for u, _ in rescored] == ["r"]
+    assert retrain_and_rescore(docs, labels, [], PseudoLabelling(0.9, None), [], classifier_params=PARAMS)[1] == []
+
+
 def test_trainer_retrains_only_when_examples_joined(toy_training_set) -> None:
     docs, labels = toy_training_set
     trainer = PseudoTrainer(docs, labels, PseudoLabelling(0.9, None), classifier_params=PARAMS)

@@ -63,5 +63,5 @@ def test_trainer_refits_on_everything_it_was_given(toy_training_set) -> None:
     model = trainer.retrain()
     plain = UserClassifier(**params).fit(docs + ["relapse lonely", "garden weekend"], labels + [1, 0])
     np.testing.assert_allclose(model.model_.coef_, plain.model_.coef_, atol=1e-12)
-    texts = ["relapse", "garden"]
-    np.testing.assert_allclose(trainer.rescore(model, texts), plain.predict_proba(texts), atol=1e-12)
+    rescored = dict(trainer.rescore(model, [("r", "relapse", 0.0), ("g", "garden", 0.0)]))
+    np.testing.assert_allclose([rescored["r"], rescored["g"]], plain.predict_proba(["relapse", "garden"]), atol=1e-12)

@@ -212,11 +212,7 @@ class MethodPipeline:
         if model is None:
             return 0
         self.chooser.method.set_classifier(model)
-        top = candidate_texts(self.chooser, top_n)
-        if not top:
-            return 0
-        scores = self.pseudo.rescore(model, [text for _, text, _ in top])
-        return self.chooser.set_scores((user, float(s)) for (user, _, _), s in zip(top, scores))
+        return self.chooser.set_scores(self.pseudo.rescore(model, candidate_texts(self.chooser, top_n), top_n))
 
 
 # -- the run -----------------------------------------------------------------------------------

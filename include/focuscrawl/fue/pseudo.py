@@ -7,8 +7,9 @@ original training set plus the new pseudo-examples available", and the candidate
 recomputed with it (the paper's Batch Updater re-scored its 50,000 best candidates). The
 variants differ by who joins (``PseudoLabelling``): HCP-0.9-0.1, HCP-0.5-0.5 and positives only.
 
-``retrain_and_rescore`` is the whole step on plain data (lists of strings and floats) so a
-Spark job or an Airflow task can call it; the schedule belongs to the DAG.
+``PseudoTrainer`` is the step, for the experiment's run and (through ``retrain_and_rescore``,
+the whole step on plain data: lists of strings and floats) for the Airflow task; the schedule
+belongs to the caller.
 """
 
 from __future__ import annotations
@@ -45,51 +46,18 @@ class PseudoLabelling:
         return None
 
 
-def pseudo_examples(extracted: Iterable[tuple[str, float]], labelling: PseudoLabelling) -> tuple[list[str], list[int]]:
-    """``(text, reference probability)`` of extracted users -> the pseudo-labelled examples."""
-    docs, labels = [], []
-    for text, proba in extracted:
-        label = labelling.label(proba)
-        if label is not None:
-            docs.append(text)
-            labels.append(label)
-    return docs, labels
-
-
-def retrain_and_rescore(
-    train_documents: Sequence[str],
-    train_labels: Sequence[int],
-    extracted: Iterable[tuple[str, float]],
-    labelling: PseudoLabelling,
-    candidates: Iterable[tuple[str, str, float]],
-    *,
-    top_n: int = 50_000,
-    classifier_params: dict | None = None,
-) -> tuple[UserClassifier, list[tuple[str, float]]]:
-    """One pseudo-training step.
-
-    ``extracted``: ``(full text, reference probability)`` of extracted users so far.
-    ``candidates``: ``(user, evidence text, current score)`` of waiting candidates; the
-    ``top_n`` best by current score are re-scored. Returns the new candidate classifier and
-    ``(user, new score)`` pairs, best first, to push to the choosers.
-    """
-    docs, labels = pseudo_examples(extracted, labelling)
-    model = UserClassifier(**(classifier_params or {})).fit(list(train_documents) + docs, list(train_labels) + labels)
-    top = sorted(candidates, key=lambda c: -c[2])[:top_n]
-    if not top:
-        return model, []
-    scores = model.predict_proba([text for _, text, _ in top])
-    rescored = sorted(((user, float(s)) for (user, _, _), s in zip(top, scores)), key=lambda us: -us[1])
-    return model, rescored
-
-
 class PseudoTrainer:
-    """Keeps the original training set and the pseudo-examples collected so far for one variant.
+    """One variant's pseudo-training: the original training set plus the pseudo-examples so far.
 
-    ``add`` records an extracted user's judgement; ``retrain`` builds a new classifier only
-    when new examples joined since the last one (as the paper's Model Trainer did). Every
-    document is analysed once, when it joins (``counts``), so a retrain costs the model fit,
-    not re-tokenising a training set that grows all run; ``rescore`` reuses ``counts`` too.
+    The one path of both callers. The experiment keeps a trainer for the whole run: ``add`` records
+    each extracted user's judgement as it comes, and every five simulated minutes ``retrain`` builds
+    a new classifier only when new examples joined since the last one (as the paper's Model Trainer
+    did) and ``rescore`` re-scores the best waiting candidates. The DAG keeps no state between runs:
+    :func:`retrain_and_rescore` makes a trainer from the tables of the run and always retrains.
+
+    Every document is analysed once, when it joins (``counts``), so a retrain costs the model fit,
+    not re-tokenising a training set that grows all run; ``rescore`` reuses ``counts`` too. The
+    model is the one ``UserClassifier.fit`` makes on the same documents (``fit_counts``).
     """
 
     def __init__(
@@ -120,13 +88,44 @@ class PseudoTrainer:
         self._labels.append(label)
         return True
 
-    def retrain(self) -> UserClassifier | None:
-        """A new candidate classifier, or None when no pseudo-example arrived since the last."""
-        if self.pseudo_count == self._trained_with:
+    def retrain(self, *, only_if_new: bool = True) -> UserClassifier | None:
+        """A new candidate classifier; None when ``only_if_new`` and no pseudo-example arrived since the last."""
+        if only_if_new and self.pseudo_count == self._trained_with:
             return None
         self._trained_with = self.pseudo_count
         return UserClassifier(**self.classifier_params).fit_counts(self.counts, self._labels)
 
-    def rescore(self, model: UserClassifier, texts: Sequence[str]):
-        """``model``'s probabilities of candidate texts (the texts of the last call are not re-analysed)."""
-        return model.predict_proba_counts(self.counts, texts)
+    def rescore(self, model: UserClassifier, candidates: Iterable[tuple[str, str, float]],
+                top_n: int = 50_000) -> list[tuple[str, float]]:
+        """``(user, new score)`` of the ``top_n`` best ``(user, evidence text, current score)`` candidates
+        by current score, re-scored by ``model``, best first (texts of the last call are not re-analysed)."""
+        top = sorted(candidates, key=lambda c: -c[2])[:top_n]
+        if not top:
+            return []
+        scores = model.predict_proba_counts(self.counts, [text for _, text, _ in top])
+        return sorted(((user, float(s)) for (user, _, _), s in zip(top, scores)), key=lambda us: -us[1])
+
+
+def retrain_and_rescore(
+    train_documents: Sequence[str],
+    train_labels: Sequence[int],
+    extracted: Iterable[tuple[str, float]],
+    labelling: PseudoLabelling,
+    candidates: Iterable[tuple[str, str, float]],
+    *,
+    top_n: int = 50_000,
+    classifier_params: dict | None = None,
+) -> tuple[UserClassifier, list[tuple[str, float]]]:
+    """One pseudo-training step from scratch (the DAG's: it keeps no trainer between runs).
+
+    ``extracted``: ``(full text, reference probability)`` of extracted users so far.
+    ``candidates``: ``(user, evidence text, current score)`` of waiting candidates; the
+    ``top_n`` best by current score are re-scored. Returns the new candidate classifier (retrained
+    even without a pseudo-example: new candidates keep arriving) and ``(user, new score)`` pairs,
+    best first, to push to the choosers.
+    """
+    trainer = PseudoTrainer(train_documents, train_labels, labelling, classifier_params)
+    for text, proba in extracted:
+        trainer.add(text, proba)
+    model = trainer.retrain(only_if_new=False)
+    return model, trainer.rescore(model, candidates, top_n)
