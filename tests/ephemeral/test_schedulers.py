@@ -29,13 +29,6 @@ def test_contract_deterministic_budget_respected_no_page_twice(name):
     assert a.profits.sum() <= world.page_profit.sum()
 
 
-@pytest.mark.parametrize("name", SCHEDULERS.names())
-def test_no_sources_and_no_pages_is_idle(name):
-    policy = SCHEDULERS.create(name, budget=1.0, max_rate=np.array([]))
-    policy.fit(pd.DataFrame({c: [] for c in ["source_url", "lam", "lam_sd", "P", "P_sd", "mu", "mu_sd"]}))
-    assert policy.next_action(10.0) is None
-
-
 def test_profit_frontier_serves_newest_batch_and_scores_the_uniform_creation():
     frontier = ProfitFrontier(2)
     frontier.P[:] = [10.0, 3.0]

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from focuscrawl import testing
 from focuscrawl.fue import UserClassifier
-
-TARGET = "depressed hopeless lonely insomnia therapy worthless crying numb".split()
-OTHER = "football recipe guitar election camera garden weekend concert".split()
+from focuscrawl.testing import OTHER_WORDS as OTHER, TARGET_WORDS as TARGET  # noqa: F401 (the tests import them)
 
 
 def thing(kind: str, n: int, author: str, sub: str = "news", text: str = "", **extra) -> dict:
@@ -39,12 +38,4 @@ class FakeClient:
 
 @pytest.fixture(scope="session")
 def toy_classifier() -> UserClassifier:
-    import random
-
-    rng = random.Random(0)
-    docs, labels = [], []
-    for _ in range(60):
-        for label, own, other in ((1, TARGET, OTHER), (0, OTHER, TARGET)):
-            docs.append(" ".join(rng.sample(own, 2) + [rng.choice(other)]))
-            labels.append(label)
-    return UserClassifier(min_df=1, stop_words=None, C=10.0).fit(docs, labels)
+    return testing.toy_classifier()

@@ -121,9 +121,14 @@ class PlannedPolicy(CrawlPolicy):
 
     def __init__(self, budget: float, max_rate) -> None:
         super().__init__(budget, max_rate)
-        self.frontier = ProfitFrontier(len(self.max_rate))
+        self.frontier_ = ProfitFrontier(len(self.max_rate))
         self.rate_ = np.zeros(len(self.max_rate))
         self.skip_below_ = 0.0
+
+    @property
+    def frontier(self) -> ProfitFrontier:
+        """The discovered pages waiting (state, hence ``frontier_``; the source crawler restores it by this name)."""
+        return self.frontier_
 
     @abstractmethod
     def plan(self, estimates: pd.DataFrame) -> tuple[np.ndarray, float]:
@@ -131,8 +136,8 @@ class PlannedPolicy(CrawlPolicy):
 
     def fit(self, estimates: pd.DataFrame) -> "PlannedPolicy":
         self.rate_, self.skip_below_ = self.plan(estimates)
-        self.frontier.P = estimates["P"].to_numpy(dtype=float)
-        self.frontier.mu = estimates["mu"].to_numpy(dtype=float)
+        self.frontier_.P = estimates["P"].to_numpy(dtype=float)
+        self.frontier_.mu = estimates["mu"].to_numpy(dtype=float)
         return self
 
     def next_action(self, now: float) -> Action | None:
@@ -142,7 +147,7 @@ class PlannedPolicy(CrawlPolicy):
         overdue = np.where(allowed & (due <= now), due, np.inf)
         if np.isfinite(overdue).any():
             return self._recrawl(int(np.argmin(overdue)), now)
-        page = self.frontier.pop_best(now, self.skip_below_)
+        page = self.frontier_.pop_best(now, self.skip_below_)
         if page is not None:
             return Action("page", *page)
         early = np.where(allowed, due, np.inf)
@@ -155,7 +160,7 @@ class PlannedPolicy(CrawlPolicy):
         return Action("recrawl", source)
 
     def discovered(self, source: int, pages: list[int], now: float, window_s: float) -> None:
-        self.frontier.add(source, pages, now, window_s)
+        self.frontier_.add(source, pages, now, window_s)
 
 
 @SCHEDULERS.register("LAGRANGE")
@@ -226,7 +231,7 @@ class OracleScheduler(PlannedPolicy):
         return np.zeros(len(self.max_rate)), 0.0
 
     def created(self, source: int, page: int, now: float) -> None:
-        self.frontier.add(source, [page], now, 0.0)
+        self.frontier_.add(source, [page], now, 0.0)
 
 
 @SCHEDULERS.register("BFS")
@@ -239,22 +244,22 @@ class BreadthFirstScheduler(CrawlPolicy):
 
     def __init__(self, budget: float, max_rate) -> None:
         super().__init__(budget, max_rate)
-        self.queue: deque[Action] = deque(Action("recrawl", i) for i in range(len(self.max_rate)))
+        self._queue: deque[Action] = deque(Action("recrawl", i) for i in range(len(self.max_rate)))
 
     def fit(self, estimates):
         return self
 
     def next_action(self, now: float) -> Action | None:
-        for _ in range(len(self.queue)):
-            item = self.queue.popleft()
+        for _ in range(len(self._queue)):
+            item = self._queue.popleft()
             if item.kind == "page":
                 return item
             if self.polite(item.source, now):
                 self.last_recrawl_[item.source] = now
                 return item
-            self.queue.append(item)
+            self._queue.append(item)
         return None
 
     def discovered(self, source: int, pages: list[int], now: float, window_s: float) -> None:
-        self.queue.extend(Action("page", source, p) for p in pages)
-        self.queue.append(Action("recrawl", source))
+        self._queue.extend(Action("page", source, p) for p in pages)
+        self._queue.append(Action("recrawl", source))

@@ -1,0 +1,230 @@
+"""Issue 21, point 1: every method name a default mentions resolves through its registry.
+
+Defaults live in three places: DAG Params, the project file (the loop models' defaults, every
+``projects/*.toml`` and the ``focuscrawl init`` template) and the command lines (argparse defaults of
+every ``main`` in the product and the benchmarks). Each place is read as the program reads it (DAGs
+parsed with BundleDagBag, parsers captured from ``main``), and every key that names components must
+be in the table of its place, so a new Param, key or flag naming a method is checked too.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import importlib
+import importlib.util
+import re
+import sys
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from focuscrawl.dag_schedules import DEFAULT_PSEUDO_METHODS
+from focuscrawl.ephemeral.schedulers import SCHEDULERS
+from focuscrawl.fue.methods import RANKING_METHODS
+from focuscrawl.fue.pipeline import COMMUNITY_CHOOSERS
+from focuscrawl.graph.estimators import ESTIMATORS as GRAPH_ESTIMATORS
+from focuscrawl.graph.samplers import SAMPLERS
+from focuscrawl.outlinks.models import ESTIMATORS as OUTLINK_ESTIMATORS, model_specs
+from focuscrawl.outlinks.related import RELATED
+from focuscrawl.outlinks.training import DEFAULT_MODELS
+from focuscrawl.project import INIT_TEMPLATE, Loops
+
+ROOT = Path(__file__).resolve().parents[1]
+# A key (Param, project key, argparse dest) that looks like it names components.
+NAMES_COMPONENTS = re.compile(r"^(.*_)?(method|model|estimator|sampler|scheduler|related|chooser)s?$")
+
+
+def _model_spec(name: str):
+    specs = model_specs()
+    if name not in specs:
+        raise KeyError(f"unknown outlink model spec {name!r}; known: {', '.join(specs)}")
+    return OUTLINK_ESTIMATORS.get(specs[name].estimator)
+
+
+RESOLVE = {
+    "ranking method": RANKING_METHODS.get, "community chooser": COMMUNITY_CHOOSERS.get, "scheduler": SCHEDULERS.get,
+    "graph sampler": SAMPLERS.get, "graph estimator": GRAPH_ESTIMATORS.get, "outlink estimator": OUTLINK_ESTIMATORS.get,
+    "related-pages method": RELATED.get, "outlink model spec": _model_spec,
+}
+
+DAG_PARAMS = {
+    ("fue_pseudo_training", "methods"): "ranking method",
+    ("graph_estimation", "estimators"): "graph estimator",
+    ("outlinks_features", "method"): "related-pages method",
+    ("outlinks_train", "models"): "outlink model spec",
+    ("outlinks_train", "score_model"): "outlink model spec",
+}
+PROJECT_KEYS = {
+    ("fue", "method"): "ranking method",
+    ("fue", "community_chooser"): "community chooser", ("sources", "scheduler"): "scheduler",
+    ("revisits", "model"): "outlink estimator", ("revisits", "related"): "related-pages method",
+    ("graph", "sampler"): "graph sampler", ("graph", "estimators"): "graph estimator",
+}
+CLI_FLAGS = {
+    ("bench/scaling_bench.py", "method"): "ranking method",
+    ("focuscrawl.experiments.ephemeral", "schedulers"): "scheduler",
+    ("focuscrawl.experiments.fue", "methods"): "ranking method",
+    ("focuscrawl.experiments.fue", "community_chooser"): "community chooser",
+    ("focuscrawl.experiments.graph_estimation", "samplers"): "graph sampler",
+    ("focuscrawl.experiments.graph_estimation", "estimators"): "graph estimator",
+    ("spark_jobs/graph_estimation.py", "estimators"): "graph estimator",
+    ("spark_jobs/outlinks_related.py", "method"): "related-pages method",
+    ("spark_jobs/outlinks_score.py", "model"): "outlink model spec",
+    ("spark_jobs/outlinks_train.py", "models"): "outlink model spec",
+    ("streaming/fue/explorer.py", "community_chooser"): "community chooser",
+    ("streaming/graph_sampler.py", "sampler"): "graph sampler",
+}
+CONSTANTS = [("focuscrawl.outlinks.training.DEFAULT_MODELS", DEFAULT_MODELS, "outlink model spec"),
+             ("focuscrawl.dag_schedules.DEFAULT_PSEUDO_METHODS", DEFAULT_PSEUDO_METHODS, "ranking method")]
+
+
+def _names(value) -> list[str]:
+    items = value.split(",") if isinstance(value, str) else list(value)
+    return [str(v).strip() for v in items if str(v).strip()]
+
+
+def _unresolved(found: dict, table: dict, stale: bool = True) -> list[str]:
+    """Names of ``found`` ((place, key) -> value) that do not resolve; keys naming components not in ``table``;
+    with ``stale``, entries of ``table`` not found."""
+    bad = [f"{place}: {key} is not in this test's table (add which registry it names)"
+           for place, key in found if (place, key) not in table and NAMES_COMPONENTS.match(key)]
+    bad += [f"{where}: in the table but no longer found" for where in table if stale and where not in found]
+    for where, value in found.items():
+        if where in table:
+            for name in _names(value):
+                try:
+                    RESOLVE[table[where]](name)
+                except KeyError as exc:
+                    bad.append(f"{where}: {exc}")
+    return bad
+
+
+# -- DAG Params -------------------------------------------------------------------------------
+
+
+def _dag_params() -> dict:
+    from airflow.dag_processing.dagbag import BundleDagBag
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("AIRFLOW__CORE__DAGBAG_IMPORT_TIMEOUT", "300")
+        bag = BundleDagBag(dag_folder=str(ROOT / "dags"), bundle_path=ROOT / "dags")
+    assert bag.import_errors == {}
+    return {(dag_id, key): value for dag_id, dag in bag.dags.items() for key, value in dag.params.dump().items()}
+
+
+def test_every_dag_param_naming_components_resolves() -> None:
+    found = _dag_params()
+    assert ("outlinks_train", "score_model") in found  # the DAGs were read
+    assert _unresolved(found, DAG_PARAMS) == []
+
+
+# -- the project file -------------------------------------------------------------------------
+
+
+def test_every_project_default_naming_components_resolves() -> None:
+    defaults = Loops().model_dump()
+    places = {"the loop models' defaults": defaults, "focuscrawl init": tomllib.loads(INIT_TEMPLATE)["loops"]}
+    places |= {str(p.relative_to(ROOT)): tomllib.loads(p.read_text())["loops"] for p in sorted(ROOT.glob("projects/*.toml"))}
+    bad = []
+    for place, loops in places.items():
+        found = {(loop, key): value for loop, table in loops.items() for key, value in table.items()}
+        bad += [f"{place}: {b}" for b in _unresolved(found, PROJECT_KEYS, stale=place == "the loop models' defaults")]
+    assert bad == []
+
+
+# -- command lines ----------------------------------------------------------------------------
+
+
+class _Parsed(Exception):
+    def __init__(self, parser: argparse.ArgumentParser) -> None:
+        self.parser = parser
+
+
+def _entry_points() -> list[tuple[str, object]]:
+    """(place, module) of every module of the product or the benchmarks whose ``main`` parses arguments."""
+    out = []
+    for top in ("include/focuscrawl", "dags", "streaming", "spark_jobs", "bench"):
+        for path in sorted((ROOT / top).rglob("*.py")):
+            text = path.read_text()
+            tree = ast.parse(text)
+            if "argparse" not in text and "parser(" not in text:
+                continue
+            if not any(isinstance(n, ast.FunctionDef) and n.name == "main" for n in tree.body):
+                continue
+            if top == "include/focuscrawl":
+                place = ".".join(path.relative_to(ROOT / "include").with_suffix("").parts)
+                out.append((place, importlib.import_module(place)))
+            else:
+                place = str(path.relative_to(ROOT))
+                spec = importlib.util.spec_from_file_location(f"_named_defaults_{len(out)}", path)
+                module = importlib.util.module_from_spec(spec)
+                sys.modules[spec.name] = module  # dataclasses look their module up there
+                spec.loader.exec_module(module)
+                out.append((place, module))
+    return out
+
+
+def _actions(parser: argparse.ArgumentParser):
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in action.choices.values():
+                yield from _actions(sub)
+        else:
+            yield action
+
+
+def _cli_defaults() -> tuple[dict, list[str]]:
+    found, unreached = {}, []
+
+    def capture(self, *args, **kwargs):
+        raise _Parsed(self)
+
+    for place, module in _entry_points():
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setattr(argparse.ArgumentParser, "parse_args", capture)
+            mp.setattr(argparse.ArgumentParser, "parse_known_args", capture)
+            try:
+                module.main([])
+            except _Parsed as parsed:
+                for action in _actions(parsed.parser):
+                    if action.default not in (None, argparse.SUPPRESS) and isinstance(action.default, (str, list, tuple)):
+                        found[(place, action.dest)] = action.default
+            except SystemExit:
+                unreached.append(place)
+            else:
+                unreached.append(place)
+    return found, unreached
+
+
+def test_every_cli_default_naming_components_resolves() -> None:
+    found, unreached = _cli_defaults()
+    assert unreached == [], f"these mains parsed no arguments before returning: {unreached}"
+    assert ("spark_jobs/outlinks_score.py", "model") in found
+    assert _unresolved(found, CLI_FLAGS) == []
+
+
+def test_named_constants_resolve() -> None:
+    bad = []
+    for where, value, kind in CONSTANTS:
+        for name in _names(value):
+            try:
+                RESOLVE[kind](name)
+            except KeyError as exc:
+                bad.append(f"{where}: {exc}")
+    assert bad == []
+    for name, spec in model_specs().items():
+        OUTLINK_ESTIMATORS.get(spec.estimator)  # every spec's estimator is registered
+        assert spec.name == name
+
+
+def test_an_unknown_name_or_an_unlisted_key_is_reported() -> None:
+    table = {("dag", "method"): "ranking method"}
+    assert _unresolved({("dag", "method"): "HCP,HPC"}, table) == [
+        "('dag', 'method'): \"unknown ranking method 'HPC'; known ranking methods: "
+        + ", ".join(RANKING_METHODS.names()) + '"']
+    assert _unresolved({("dag", "method"): "HCP", ("dag", "score_model"): "X"}, table) == [
+        "dag: score_model is not in this test's table (add which registry it names)"]
+    assert _unresolved({("dag", "model"): "NNL-XX"}, {("dag", "model"): "outlink model spec"})[0].startswith(
+        "('dag', 'model'): \"unknown outlink model spec 'NNL-XX'")
