@@ -1,4 +1,8 @@
-"""PriorityFrontier against a brute-force model (a dict searched with max on every pop)."""
+"""The frontiers against a brute-force model (a dict searched with max on every pop).
+
+Every test runs over both structures: the indexed heap ``PriorityFrontier`` and ``BlockFrontier``
+(blocks of 4 slots here, so updates, pops and ``top`` cross many blocks; 4096 in use).
+"""
 
 from __future__ import annotations
 
@@ -7,7 +11,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
-from focuscrawl.frontier import PriorityFrontier
+from functools import partial
+
+from focuscrawl.frontier import BlockFrontier, PriorityFrontier
+
+FRONTIERS = [PriorityFrontier, partial(BlockFrontier, block_bits=2)]
+each_frontier = pytest.mark.parametrize("make", FRONTIERS, ids=["heap", "blocks"])
 
 KEYS = st.sampled_from([f"u{i}" for i in range(12)])
 # Few distinct scores so ties (and the insertion-order tie-break) happen all the time.
@@ -32,9 +41,11 @@ class Model:
 
 
 class FrontierMachine(RuleBasedStateMachine):
+    make = PriorityFrontier
+
     def __init__(self) -> None:
         super().__init__()
-        self.frontier = PriorityFrontier()
+        self.frontier = type(self).make()
         self.model = Model()
 
     @rule(key=KEYS, score=SCORES)
@@ -72,14 +83,27 @@ class FrontierMachine(RuleBasedStateMachine):
         assert sorted(self.frontier.items()) == sorted((k, v[0]) for k, v in self.model.entries.items())
 
 
+    @rule(k=st.integers(0, 14))
+    def top(self, k: int) -> None:
+        ranked = sorted(self.model.entries.items(), key=lambda kv: (-kv[1][0], kv[1][1]))
+        assert self.frontier.top(k) == [(key, v[0]) for key, v in ranked[:k]]
+
+
+class BlockFrontierMachine(FrontierMachine):
+    make = partial(BlockFrontier, block_bits=2)
+
+
 TestFrontierAgainstModel = FrontierMachine.TestCase
 TestFrontierAgainstModel.settings = settings(max_examples=80, stateful_step_count=50, deadline=None)
+TestBlockFrontierAgainstModel = BlockFrontierMachine.TestCase
+TestBlockFrontierAgainstModel.settings = settings(max_examples=80, stateful_step_count=50, deadline=None)
 
 
+@each_frontier
 @given(st.lists(st.tuples(st.text(max_size=4), SCORES), max_size=200))
 @settings(max_examples=100, deadline=None)
-def test_drain_is_sorted_by_score_then_first_insertion(ops: list[tuple[str, float]]) -> None:
-    frontier, model = PriorityFrontier(), Model()
+def test_drain_is_sorted_by_score_then_first_insertion(make, ops: list[tuple[str, float]]) -> None:
+    frontier, model = make(), Model()
     for key, score in ops:
         frontier.update(key, score)
         model.update(key, score)
@@ -87,22 +111,25 @@ def test_drain_is_sorted_by_score_then_first_insertion(ops: list[tuple[str, floa
     assert [frontier.pop() for _ in range(len(frontier))] == [(k, v[0]) for k, v in expected]
 
 
-def test_ties_come_out_in_insertion_order_even_after_updates() -> None:
-    f = PriorityFrontier([("c", 1.0), ("a", 1.0), ("b", 0.0)])
+@each_frontier
+def test_ties_come_out_in_insertion_order_even_after_updates(make) -> None:
+    f = make([("c", 1.0), ("a", 1.0), ("b", 0.0)])
     f.update("b", 1.0)  # b joins the tie but was inserted last
     f.update("a", 1.0)  # an unchanged score keeps a's place
     assert [f.pop()[0] for _ in range(3)] == ["c", "a", "b"]
 
 
-def test_reinserted_key_goes_behind_equal_scores() -> None:
-    f = PriorityFrontier([("a", 1.0), ("b", 1.0)])
+@each_frontier
+def test_reinserted_key_goes_behind_equal_scores(make) -> None:
+    f = make([("a", 1.0), ("b", 1.0)])
     f.remove("a")
     f.update("a", 1.0)
     assert f.pop() == ("b", 1.0)
 
 
-def test_slots_are_recycled() -> None:
-    f = PriorityFrontier()
+@each_frontier
+def test_slots_are_recycled(make) -> None:
+    f = make()
     for round_ in range(5):
         for i in range(100):
             f.update(f"k{round_}-{i}", float(i))
@@ -111,8 +138,9 @@ def test_slots_are_recycled() -> None:
     assert len(f._keys) == 100  # five rounds of 100 reuse the same 100 slots
 
 
-def test_errors_say_what_happened() -> None:
-    f = PriorityFrontier()
+@each_frontier
+def test_errors_say_what_happened(make) -> None:
+    f = make()
     with pytest.raises(IndexError, match="empty"):
         f.pop()
     with pytest.raises(IndexError, match="empty"):
@@ -125,15 +153,17 @@ def test_errors_say_what_happened() -> None:
     assert len(f) == 0
 
 
-def test_infinite_scores_are_ordered() -> None:
-    f = PriorityFrontier([("lo", float("-inf")), ("mid", 0.0), ("hi", float("inf"))])
+@each_frontier
+def test_infinite_scores_are_ordered(make) -> None:
+    f = make([("lo", float("-inf")), ("mid", 0.0), ("hi", float("inf"))])
     assert [f.pop()[0] for _ in range(3)] == ["hi", "mid", "lo"]
 
 
+@each_frontier
 @given(st.lists(st.tuples(KEYS, SCORES), max_size=40), st.integers(0, 15))
 @settings(max_examples=100, deadline=None)
-def test_top_k_is_the_first_k_pops_and_removes_nothing(ops: list[tuple[str, float]], k: int) -> None:
-    frontier = PriorityFrontier(ops)
+def test_top_k_is_the_first_k_pops_and_removes_nothing(make, ops: list[tuple[str, float]], k: int) -> None:
+    frontier = make(ops)
     before = sorted(frontier.items())
     top = frontier.top(k)
     assert sorted(frontier.items()) == before
