@@ -17,6 +17,9 @@ assignment, the chooser reads its changelog partitions to the end before consumi
 after a SIGKILL it ranks as if it had never stopped and never extracts a processed user again.
 Extract requests are transactional: read them with ``isolation_level="read_committed"``.
 Any Kafka error in a transaction ends the process (exit 1) for the supervisor to restart it from the log.
+Keeping up (issue 18, point 3): HCP-like methods score each post from per-user term counts instead of
+re-vectorising the author's whole text (``focuscrawl.fue.textscore``; the start-up log says which is on),
+and the ranking takes an update in O(1) (``BlockFrontier``): ``bench/chooser_bench.py`` measures both.
 ``--status-file`` (JSON: candidates, chosen, pushed scores applied, the current top five) lets
 operators and tests watch the order change; the candidate count goes to ``--metrics-port`` too
 (``focuscrawl.streamproc``).
@@ -78,8 +81,8 @@ def main(argv: list[str] | None = None) -> int:
             return current
 
         proc.status(status)
-        log.info("choosing users by %s into %s (group %s, changelog %s)", args.method, stage.extract_topic, group,
-                 runner.changelog)
+        log.info("choosing users by %s into %s (group %s, changelog %s); text scoring: %s", args.method,
+                 stage.extract_topic, group, runner.changelog, chooser.text_scoring())
         try:
             runner.run(proc.stopping, on_batch=proc.tick)
         except Exception:  # noqa: BLE001 - state may be ahead of the changelog now: restart from the log

@@ -18,6 +18,13 @@ candidates re-enter the frontiers in their arrival order with their stored score
 pushed scores and the classifier's scores at the time are kept as they were), chosen users are in
 flight again, judged users are processed and, for adaptive methods, their verdicts are observed
 again in their order. A restored chooser ranks and picks exactly as one that never stopped.
+
+Keeping up (issue 18, point 3): a chooser folds thousands of posts for every user it hands out.
+Its frontiers are :class:`~focuscrawl.frontier.BlockFrontier` (O(1) updates; pops read a block),
+and a classifier-based method (HCP and its variants, section IV-E) gets its classifier wrapped in
+an :class:`~focuscrawl.fue.textscore.IncrementalTextScorer` that follows every candidate's text
+post by post, so a post costs its own length, not the whole text's (``incremental_text=False``
+re-vectorises the whole text per post, as before: the baseline of ``bench/chooser_bench.py``).
 """
 
 from __future__ import annotations
@@ -26,9 +33,10 @@ import json
 from dataclasses import dataclass
 from typing import Iterable
 
-from focuscrawl.frontier import PriorityFrontier
+from focuscrawl.frontier import BlockFrontier
 from focuscrawl.fue.evidence import EvidenceAggregator, EvidenceState, Post, UserEvidence
 from focuscrawl.fue.methods import RankingMethod
+from focuscrawl.fue.textscore import IncrementalTextScorer
 
 STATUSES = ("candidate", "chosen", "judged")
 
@@ -74,13 +82,17 @@ class UserState:
 
 
 class UserChooser:
-    """PriorityFrontier(s) + a RankingMethod + the processed set."""
+    """BlockFrontier(s) + a RankingMethod + the processed set."""
 
-    def __init__(self, method: RankingMethod, evidence: EvidenceAggregator | None = None) -> None:
+    def __init__(self, method: RankingMethod, evidence: EvidenceAggregator | None = None, *,
+                 incremental_text: bool = True) -> None:
         self.method = method
         self.evidence = evidence if evidence is not None else EvidenceAggregator()
         self._components = method.components()
-        self._frontiers = [PriorityFrontier() for _ in self._components]
+        self._frontiers = [BlockFrontier() for _ in self._components]
+        self.incremental_text = incremental_text
+        self._scorers: list[IncrementalTextScorer | None] = [None] * len(self._components)
+        self._follow_texts()
         self.processed: set[str] = set()
         self._awaiting_feedback: dict[str, UserEvidence] = {}  # chosen, no verdict yet (choice order)
         self._seq: dict[str, int] = {}  # candidate -> arrival, chosen -> choice order
@@ -120,6 +132,7 @@ class UserChooser:
         batch = [e for e in evidences if e.user not in self.processed]
         if not batch:
             return
+        self._follow_texts()
         for component, frontier in zip(self._components, self._frontiers):
             for ev, score in zip(batch, component.score_many(batch)):
                 frontier.update(ev.user, float(score), self._seq.get(ev.user))
@@ -251,6 +264,48 @@ class UserChooser:
     def _next(self) -> int:
         self._tick += 1
         return self._tick
+
+    def text_scoring(self) -> str:
+        """How the classifier-based components score text, for the process's start-up log."""
+        parts = []
+        for component, scorer in zip(self._components, self._scorers):
+            if getattr(component, "classifier", None) is None:
+                continue
+            if scorer is not None:
+                parts.append(f"{component.name}: incremental (term counts per user)")
+            else:
+                why = ("incremental_text=False" if not self.incremental_text
+                       else IncrementalTextScorer.unsupported(component.classifier) or "wrapped elsewhere")
+                parts.append(f"{component.name}: re-vectorising the whole text per post ({why})")
+        return "; ".join(parts) or "no classifier"
+
+    def _follow_texts(self) -> None:
+        """Put an incremental text scorer in front of each component's classifier, once per model.
+
+        A component whose classifier was swapped (``set_classifier``, pseudo-training) gets a new
+        scorer, built from the texts the aggregator holds; one scorer serves every component with
+        the same classifier (fusion); a classifier it cannot mirror keeps re-vectorising.
+        """
+        if not self.incremental_text:
+            return
+        for i, component in enumerate(self._components):
+            current = getattr(component, "classifier", None)
+            scorer = self._scorers[i]
+            if current is None or current is scorer:
+                continue
+            if scorer is not None and scorer not in self._scorers[:i] + self._scorers[i + 1:]:
+                self.evidence.unwatch_texts(scorer)
+            shared = next((s for s in self._scorers if s is not None and s.classifier is current), None)
+            if shared is not None:
+                scorer = shared
+            elif isinstance(current, IncrementalTextScorer) or not IncrementalTextScorer.supports(current):
+                self._scorers[i] = None
+                continue
+            else:
+                scorer = IncrementalTextScorer(current)
+                self.evidence.watch_texts(scorer)
+            component.classifier = scorer
+            self._scorers[i] = scorer
 
     def top(self, k: int) -> list[tuple[str, float]]:
         """The ``k`` best waiting candidates by the first component score (for pushing, display)."""

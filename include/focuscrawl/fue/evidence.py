@@ -16,6 +16,13 @@ Restarts: a user's running sums are an :class:`EvidenceState`, a typed record wi
 ``to_dict``/``from_dict`` (exact: floats round-trip through JSON), so a stream chooser keeps them
 in its changelog topic and :meth:`EvidenceAggregator.restore` puts them back; folding the same
 posts live or restoring their state gives the same evidence (``tests/platform/test_restart_state_unit.py``).
+
+Text watchers (issue 18, point 3): :meth:`EvidenceAggregator.watch_texts` registers a listener told
+of every part entering (``added``) or leaving (``removed``) a user's bounded text and of users
+leaving (``dropped``), so HCP's score can follow the text post by post
+(``focuscrawl.fue.textscore``) instead of re-vectorising all of it. A part is told as the snapshot
+holds it: the text is the parts joined with newlines, and a part longer than ``max_text_chars``
+only ever stands alone (every older part goes first), cut to its last ``max_text_chars``.
 """
 
 from __future__ import annotations
@@ -140,6 +147,23 @@ class EvidenceAggregator:
         self.dedupe = dedupe
         self._users: dict[str, EvidenceState] = {}
         self._seen_posts: set[str] = set()
+        self._watchers: list = []
+
+    def watch_texts(self, watcher) -> None:
+        """Tell ``watcher`` (``added(user, part)``, ``removed(user, part)``, ``dropped(user)``) of every
+        change to a user's text from now on, after telling it the texts held now."""
+        self._watchers.append(watcher)
+        for user, acc in self._users.items():
+            for part in acc.texts:
+                watcher.added(user, self._kept(part))
+
+    def unwatch_texts(self, watcher) -> None:
+        """Stop telling ``watcher`` of text changes."""
+        self._watchers = [w for w in self._watchers if w is not watcher]
+
+    def _kept(self, part: str) -> str:
+        # The snapshot cuts its text to the last max_text_chars: only a part that long, standing alone, is cut.
+        return part[-self.max_text_chars:] if len(part) > self.max_text_chars else part
 
     def __len__(self) -> int:
         return len(self._users)
@@ -173,8 +197,13 @@ class EvidenceAggregator:
         if body:
             acc.texts.append(body)
             acc.text_len += len(body) + 1
+            for watcher in self._watchers:
+                watcher.added(post.author, self._kept(body))
             while acc.text_len > self.max_text_chars and len(acc.texts) > 1:
-                acc.text_len -= len(acc.texts.pop(0)) + 1
+                gone = acc.texts.pop(0)
+                acc.text_len -= len(gone) + 1
+                for watcher in self._watchers:
+                    watcher.removed(post.author, self._kept(gone))
         if post.community and post.community not in acc.communities:
             acc.communities.append(post.community)
             if len(acc.communities) > self.max_communities:
@@ -188,7 +217,9 @@ class EvidenceAggregator:
 
     def forget(self, user: str) -> None:
         """Drop a user's evidence (after extraction, seed section II: space complexity)."""
-        self._users.pop(user, None)
+        if self._users.pop(user, None) is not None:
+            for watcher in self._watchers:
+                watcher.dropped(user)
 
     def state(self, user: str) -> EvidenceState | None:
         """A copy of the user's running sums (None for an unknown user), for a changelog."""
@@ -197,14 +228,20 @@ class EvidenceAggregator:
 
     def restore(self, user: str, state: EvidenceState) -> None:
         """Put back a user's running sums read from a changelog; its posts count as seen again."""
-        self._users[user] = state.copy()
+        self._users[user] = acc = state.copy()
         self._seen_posts.update(state.post_ids)
+        for watcher in self._watchers:
+            watcher.dropped(user)
+            for part in acc.texts:
+                watcher.added(user, self._kept(part))
 
     def drop(self, user: str) -> None:
         """Forget a user and the ids of its posts (its partition moved to another chooser)."""
         acc = self._users.pop(user, None)
         if acc is not None:
             self._seen_posts.difference_update(acc.post_ids)
+            for watcher in self._watchers:
+                watcher.dropped(user)
 
     def _snapshot(self, user: str, acc: EvidenceState) -> UserEvidence:
         n = acc.count
