@@ -6,11 +6,15 @@
 
 Each benchmark runs as its own process (``bench/<name>_bench.py``) with its baselines measured in the
 same run (FAISS flat, scikit-learn brute, the previous hand-written search, Spark BRP LSH on a subset;
-heapq; raw Kafka produce/consume; a static HTTP handler). Threads are pinned for every one of them
+heapq and the previous indexed heap; the re-vectorising HCP scorer; raw Kafka produce/consume; a static
+HTTP handler). Threads are pinned for every one of them
 (``OPENBLAS_NUM_THREADS``, ``OMP_NUM_THREADS``, ``MKL_NUM_THREADS``: ``--threads``, default 1, so one
 library is not measured with two cores against another with one); the machine's load before and after
 each benchmark and the commit are recorded. Writes ``<out>/<mode>/<name>.json`` per benchmark and
 ``<out>/bench-<mode>.json`` plus ``<out>/bench-<mode>.md`` (the README's performance table).
+
+``--only`` runs a subset and keeps the other benchmarks' records of the previous report of that mode
+(each record names its own commit and start, so the table says which ran when).
 """
 
 from __future__ import annotations
@@ -42,6 +46,11 @@ BENCHES: dict[str, tuple[str, str, dict[str, list[str]]]] = {
         "smoke": ["--sizes", "20000", "--updates", "5000", "--pops", "1000"],
         "quick": ["--sizes", "1000000", "--updates", "200000", "--pops", "50000"],
         "full": ["--sizes", "1000000,10000000"],
+    }),
+    "chooser": ("chooser_bench.py", "none (real posts from ../shared/data)", {
+        "smoke": ["--data", "sdcnl", "--warmup", "200", "--posts", "300", "--baseline-posts", "50"],
+        "quick": ["--data", "erisk", "--warmup", "20000", "--posts", "20000", "--baseline-posts", "1000"],
+        "full": ["--data", "erisk", "--warmup", "100000", "--posts", "150000", "--baseline-posts", "3000"],
     }),
     "world": ("world_bench.py", "none", {
         "smoke": ["--seconds", "0.5", "--users", "2000", "--data", "none"],
@@ -89,10 +98,12 @@ def run_bench(name: str, mode: str, out_dir: Path, env: dict, timeout: float) ->
     out = out_dir / f"{name}.json"
     command = [sys.executable, str(HERE / script), *modes[mode], "--out", str(out)]
     before = load()
+    started = datetime.now(timezone.utc).isoformat(timespec="seconds")
     start = time.perf_counter()
     print(f"== {name} ({mode}): {' '.join(command[1:])}", flush=True)
     done = subprocess.run(command, cwd=ROOT, env=env, timeout=timeout)
-    record = {"script": f"bench/{script}", "arguments": modes[mode], "needs": needs,
+    record = {"script": f"bench/{script}", "arguments": modes[mode], "needs": needs, "commit": commit(),
+              "started": started,
               "seconds": round(time.perf_counter() - start, 1), "load_before": before, "load_after": load(),
               "returncode": done.returncode, "result": str(out.relative_to(out_dir.parent))}
     if done.returncode == 0 and out.exists():
@@ -114,11 +125,25 @@ def summarise(name: str, res: dict) -> list[dict]:
                      "note": note})
 
     if name == "ranking":
+        labels = {"blocks": "BlockFrontier", "frontier": "PriorityFrontier (previous)",
+                  "heapq": "heapq + dict (baseline)"}
         for r in res["rows"]:
             if "updates_per_s" in r:
-                label = "PriorityFrontier" if r["structure"] == "frontier" else "heapq + dict (baseline)"
-                row(f"ranking updates, {label}", r["candidates"], None, r["updates_per_s"], "updates/s",
+                cpu = r.get("cpu_updates_per_s")
+                note = (f"CPU rate {cpu:,.0f}/s, " if cpu else "") + (
                     f"pop p99 {r['pop_us_p99']:.0f} us, {r['bytes_per_candidate_after_updates']:.0f} B/candidate")
+                if "peak_rss_mb" in r:
+                    note += f", peak RSS {r['peak_rss_mb']:,.0f} MB"
+                row(f"ranking updates, {labels[r['structure']]}", r["candidates"], None, r["updates_per_s"],
+                    "updates/s", note)
+    elif name == "chooser":
+        for r in res["rows"]:
+            row(f"chooser HCP posts folded, {r['scorer']} ({r['part']} timed posts)", r["posts"], r["seconds"],
+                r["posts_per_s"], "posts/s",
+                f"CPU rate {r['cpu_posts_per_s']:,.0f}/s, p99 {r.get('latency_us_p99', 0):,.0f} us/post, "
+                f"{res['data']}, {res['candidates']:,} users, max score diff {res['max_score_difference']:.1e}, "
+                f"peak RSS {res['peak_rss_mb']:,.0f} MB")
+            rows[-1]["cpu_seconds"] = r["cpu_seconds"]
     elif name == "world":
         for key, r in sorted(res.items()):
             if isinstance(r, dict) and "rps" in r:
@@ -180,8 +205,10 @@ def markdown(report: dict) -> str:
                          f"{r['unit']} | {fmt(r['recall'], 3)} | {r['note']} |")
     lines.append("")
     for name, b in report["benchmarks"].items():
+        own = b.get("commit") or report["commit"]
+        when = f", run {b['started']} at commit `{(own['commit'] or '?')[:10]}`" if b.get("started") else ""
         lines.append(f"- {name}: `{b.get('script', '')} {' '.join(b.get('arguments', []))}`, "
-                     f"{b.get('seconds', 0)} s, load {b.get('load_before')} -> {b.get('load_after')}")
+                     f"{b.get('seconds', 0)} s, load {b.get('load_before')} -> {b.get('load_after')}{when}")
     return "\n".join(lines) + "\n"
 
 
@@ -221,6 +248,18 @@ def main(argv: list[str] | None = None) -> int:
               "machine": {"cpus": os.cpu_count(), "platform": platform.platform(), "load_start": load(),
                           "nice": os.nice(0), **versions()},
               "benchmarks": {}}
+    previous = args.out / f"bench-{mode}.json"
+    if set(names) != set(BENCHES) and previous.exists():
+        # A subset: the other benchmarks keep their records of the previous report (with its commit
+        # and start when the record has none of its own), in the table's order.
+        old = json.loads(previous.read_text())
+        for name in BENCHES:
+            if name in names:
+                report["benchmarks"][name] = {"skipped": "not run yet"}
+            elif name in old.get("benchmarks", {}):
+                kept = report["benchmarks"][name] = old["benchmarks"][name]
+                kept.setdefault("commit", old.get("commit"))
+                kept.setdefault("started", old.get("started"))
     for name in names:
         try:
             report["benchmarks"][name] = run_bench(name, mode, out_dir, env, args.timeout)
@@ -232,7 +271,7 @@ def main(argv: list[str] | None = None) -> int:
         (args.out / f"bench-{mode}.json").write_text(json.dumps(report, indent=1))
         (args.out / f"bench-{mode}.md").write_text(markdown(report))
     print(markdown(report))
-    failed = [n for n, b in report["benchmarks"].items() if "rows" not in b]
+    failed = [n for n in names if "rows" not in report["benchmarks"][n]]
     if failed:
         print(f"failed: {', '.join(failed)} (their exit codes are in bench-{mode}.json)", file=sys.stderr)
     return 1 if failed else 0

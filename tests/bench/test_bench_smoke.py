@@ -50,14 +50,21 @@ def test_the_benchmark_table_lists_every_benchmark_with_all_three_sizes():
 
 
 def test_in_process_benchmarks_smoke(tmp_path):
-    report = smoke(tmp_path, "knn,ranking,world", timeout=600)
+    report = smoke(tmp_path, "knn,ranking,world,chooser", timeout=600)
     knn = rows(report, "knn")
     # Exact answers agree: ours (FAISS flat inside the registry), the previous hand-written one, sklearn.
     for what in ("related pages EXACT", "related pages hand-written exact (previous)", "related pages sklearn brute"):
         assert knn[what]["recall"] > 0.999, what
     assert {w for w in knn if "HNSW" in w} and {w for w in knn if "IVF" in w}
     ranking = rows(report, "ranking")
-    assert set(ranking) == {"ranking updates, PriorityFrontier", "ranking updates, heapq + dict (baseline)"}
+    assert set(ranking) == {"ranking updates, BlockFrontier", "ranking updates, PriorityFrontier (previous)",
+                            "ranking updates, heapq + dict (baseline)"}
+    assert all("peak RSS" in r["note"] for r in ranking.values())
+    # The chooser's incremental HCP scores are the re-vectorising baseline's, measured in the same run.
+    chooser = json.loads((tmp_path / "smoke" / "chooser.json").read_text())
+    assert chooser["max_score_difference"] < 1e-9 and chooser["revectorised"] == 0
+    assert {r["scorer"] for r in chooser["rows"]} == {"incremental", "re-vectorising (baseline)"}
+    assert len(rows(report, "chooser")) == 3
     assert "world static baseline" in rows(report, "world")
 
 
