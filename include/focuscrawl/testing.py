@@ -406,9 +406,6 @@ def _features(n: int):
 def _outlink_adapter() -> Adapter:
     from focuscrawl.outlinks.models import ESTIMATORS
 
-    def kwargs(name, seed):
-        return _seeded(ESTIMATORS, name, seed, **({"n_estimators": 5} if _takes(ESTIMATORS.get(name), "n_estimators") else {}))
-
     def run(model, seed):
         x, y = _features(40)
         return model.fit(x, y).predict(x)
@@ -417,7 +414,8 @@ def _outlink_adapter() -> Adapter:
         x, y = _features(0)
         return [model.fit(x, y).predict(x)]
 
-    return Adapter(ESTIMATORS, kwargs, run, empty, fit=lambda model: model.fit(*_features(40)))
+    return Adapter(ESTIMATORS, lambda name, seed: {"seed": seed, "n_estimators": 5}, run, empty,
+                   fit=lambda model: model.fit(*_features(40)))
 
 
 def _vectors(n: int, d: int = 8) -> np.ndarray:

@@ -8,15 +8,19 @@ One protocol, ``fit(features, y)`` / ``predict(features)``, honoured by every es
 - baselines, which learn nothing: ``NNL-AV`` (average number of new outlinks in previous periods),
   ``NNL-PR`` (number in the previous period), ``CCR`` (content change rate).
 
+Every estimator takes the same keyword-only constructor arguments (:class:`OutlinkEstimator`), as
+the ranking methods do, so one set of options serves the whole line-up: ``ESTIMATORS.create("NGB-POISSON",
+seed=1, n_estimators=50)``; an argument a method has no use for (a baseline's ``seed``, NGBoost's
+``min_samples_leaf``) is stored and ignored.
+
 A :class:`ModelSpec` names what the seed's figures call e.g. ``NNL-ET_LBLA``: target, estimator and
 feature set; :func:`model_specs` lists the seed's line-up.
 """
 
 from __future__ import annotations
 
-import inspect
 from dataclasses import dataclass
-from typing import Protocol
+from typing import ClassVar, Protocol
 
 import numpy as np
 import pandas as pd
@@ -34,21 +38,37 @@ class Predictor(Protocol):
 ESTIMATORS = Registry[Predictor]("outlink estimator")
 
 
-class _ExtraTrees:
-    """Shared by the three ExtraTrees uses; subclasses choose the sklearn class and the output."""
+class OutlinkEstimator:
+    """The one constructor of every outlink estimator: ``scope`` (``int``/``ext``) is the look-back a
+    baseline reads; ``seed`` and the hyper-parameters are the learned models'. ``n_estimators=None`` is
+    the method's own default (:attr:`default_n_estimators`)."""
 
-    def __init__(self, n_estimators: int = 200, min_samples_leaf: int = 3, seed: int = 0, n_jobs: int = 1) -> None:
+    default_n_estimators: ClassVar[int] = 0
+
+    def __init__(self, *, scope: str = "int", seed: int = 0, n_estimators: int | None = None,
+                 min_samples_leaf: int = 3, learning_rate: float = 0.03, n_jobs: int = 1) -> None:
+        self.scope = scope
+        self.seed = seed
         self.n_estimators = n_estimators
         self.min_samples_leaf = min_samples_leaf
-        self.seed = seed
+        self.learning_rate = learning_rate
         self.n_jobs = n_jobs
+
+    def _trees(self) -> int:
+        return self.n_estimators or self.default_n_estimators
+
+
+class _ExtraTrees(OutlinkEstimator):
+    """Shared by the three ExtraTrees uses; subclasses choose the sklearn class and the output."""
+
+    default_n_estimators = 200
 
     def _make(self):
         raise NotImplementedError
 
     def fit(self, features, y):
         self.columns_ = list(features.columns)
-        self.model_ = self._make()(n_estimators=self.n_estimators, min_samples_leaf=self.min_samples_leaf,
+        self.model_ = self._make()(n_estimators=self._trees(), min_samples_leaf=self.min_samples_leaf,
                                    random_state=self.seed, n_jobs=self.n_jobs)
         self.model_.fit(features.to_numpy(float), y)
         return self
@@ -88,20 +108,18 @@ class ExtraTreesProbability(ExtraTreesClassifier):
 
 
 @ESTIMATORS.register("NGB-POISSON")
-class NgboostPoisson:
-    """NGBoost, Poisson distribution: predicts the mean number of new outlinks mu(p)."""
+class NgboostPoisson(OutlinkEstimator):
+    """NGBoost, Poisson distribution: predicts the mean number of new outlinks mu(p)
+    (its base learner is NGBoost's default tree: ``min_samples_leaf`` does not apply)."""
 
-    def __init__(self, n_estimators: int = 300, learning_rate: float = 0.03, seed: int = 0) -> None:
-        self.n_estimators = n_estimators
-        self.learning_rate = learning_rate
-        self.seed = seed
+    default_n_estimators = 300
 
     def fit(self, features, y):
         from ngboost import NGBRegressor
         from ngboost.distns import Poisson
 
         self.columns_ = list(features.columns)
-        self.model_ = NGBRegressor(Dist=Poisson, n_estimators=self.n_estimators, learning_rate=self.learning_rate,
+        self.model_ = NGBRegressor(Dist=Poisson, n_estimators=self._trees(), learning_rate=self.learning_rate,
                                    random_state=self.seed, verbose=False)
         self.model_.fit(features.to_numpy(float), np.asarray(y).round().astype(int))
         return self
@@ -114,13 +132,10 @@ class NgboostPoisson:
         return dict(zip(self.columns_, np.asarray(self.model_.feature_importances_)[0].tolist()))
 
 
-class _Baseline:
+class _Baseline(OutlinkEstimator):
     """Ranks by one look-back column of the target scope; nothing to learn."""
 
     column = ""
-
-    def __init__(self, scope: str = "int") -> None:
-        self.scope = scope
 
     def fit(self, features, y):
         return self
@@ -165,12 +180,8 @@ class ModelSpec:
         return ESTIMATORS.get(self.estimator).column.format(scope=scope)
 
     def create(self, scope: str, seed: int = 0, **options) -> Predictor:
-        """The estimator; of ``options`` (e.g. ``n_estimators``) each gets those its constructor takes."""
-        cls = ESTIMATORS.get(self.estimator)
-        if self.feature_set is None:
-            return cls(scope=scope)
-        accepted = inspect.signature(cls.__init__).parameters
-        return cls(seed=seed, **{k: v for k, v in options.items() if k in accepted})
+        """The estimator, with ``options`` (e.g. ``n_estimators``) of :class:`OutlinkEstimator`."""
+        return ESTIMATORS.create(self.estimator, scope=scope, seed=seed, **options)
 
     def target_column(self, scope: str) -> str:
         return target_column(self.target, scope)
