@@ -4,7 +4,8 @@ A DAG file states its tasks and its Assets; its schedule comes from the active p
 :func:`schedule` (``focuscrawl.dag_schedules``: ``$FOCUSCRAWL_VAR/run/project.json`` written by
 ``focuscrawl up``, defaults when absent), read here and nowhere else. The mechanics of spark-submit
 live here once (conn ``spark_default``, the session conf of ``focuscrawl.spark``, the environment
-pip's pyspark needs), so a Spark task is one call: ``spark_job("x", "x.py", args, inlets, outlets)``.
+pip's pyspark needs), so a Spark task is one call: ``spark_job("x", "x.py", args, inlets, outlets)``, or
+``spark_chain`` for several jobs in one driver.
 """
 
 from __future__ import annotations
@@ -65,3 +66,13 @@ def spark_job(task_id: str, application: str, application_args: list[str] | None
         pool=SPARK_POOL,
         **kwargs,
     )
+
+
+def spark_chain(task_id: str, steps: list[tuple[str, list[str]]], **kwargs) -> SparkSubmitOperator:
+    """One task running several jobs in one driver (``spark_jobs/chain.py``): ``[("a.py", args), ...]`` in order.
+
+    For steps that are each a few seconds on a warm driver but 30-60 s as a spark-submit of their own."""
+    args: list[str] = []
+    for application, application_args in steps:
+        args += [*(["--"] if args else []), application, *application_args]
+    return spark_job(task_id, "chain.py", args, **kwargs)

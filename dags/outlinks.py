@@ -5,13 +5,14 @@ Seed 002 ("Look back, look around"), issue 5. Two data-aware DAGs:
 **outlinks_features** runs when the revisitor's `page_snapshots` table changes:
 1. `quality_page_snapshots`: the table's Great Expectations suite, derived from its spec
    (`focuscrawl.quality.gx_gate`, keyed on url and period; fails the run and says why);
-2. `embed` (`spark_jobs/outlinks_embed.py`): TF-IDF + LSA vector per page -> `page_embeddings`;
-3. `related` (`spark_jobs/outlinks_related.py`): the k=30 most similar pages on FAISS (a registered method:
-   exact `EXACT`, approximate `HNSW` or `IVF`) -> `related_pages`;
-4. `features` (`spark_jobs/outlinks_features.py`): targets (NNL, NL, LCR) and LBLA features -> `outlink_features`;
-5. `near_duplicates` (`spark_jobs/near_duplicates.py`): MinHash + LSH over each page's latest text, pairs at
-   shingle Jaccard >= the threshold with their clusters -> `near_duplicates` (`focuscrawl.dedup`; last, so
-   in the one-slot Spark pool it never delays the features the revisit models train on).
+2. `features`: four Spark jobs in one driver (`spark_jobs/chain.py`; each job on its own cost a cold
+   driver start, 30-60 s, for seconds of work on a warm one), in order:
+   - `spark_jobs/outlinks_embed.py`: TF-IDF + LSA vector per page -> `page_embeddings`;
+   - `spark_jobs/outlinks_related.py`: the k=30 most similar pages on FAISS (a registered method:
+     exact `EXACT`, approximate `HNSW` or `IVF`) -> `related_pages`;
+   - `spark_jobs/outlinks_features.py`: targets (NNL, NL, LCR) and LBLA features -> `outlink_features`;
+   - `spark_jobs/near_duplicates.py`: MinHash + LSH over each page's latest text, pairs at shingle
+     Jaccard >= the threshold with their clusters -> `near_duplicates` (`focuscrawl.dedup`).
 
 **outlinks_train** runs when `outlink_features` changes:
 1. `quality_outlink_features`: the same gate on the feature table;
@@ -35,7 +36,7 @@ from assets import PAGE_PRIORITIES as PRIORITIES_ASSET
 from assets import PAGE_PRIORITIES_PUSHED as PRIORITIES_PUSHED
 from assets import RELATED_PAGES as RELATED_ASSET
 from assets import SNAPSHOTS as SNAPSHOTS_ASSET
-from common import DEFAULT_ARGS, cfg, schedule, spark_job
+from common import DEFAULT_ARGS, cfg, schedule, spark_chain, spark_job
 from focuscrawl.dedup import DEFAULT as NEAR_DUPLICATE_DEFAULTS
 from focuscrawl.outlinks.related import RELATED
 from focuscrawl.outlinks.tables import FEATURES, SNAPSHOTS
@@ -43,11 +44,6 @@ from focuscrawl.quality import gx_gate
 
 # A page is snapshotted once per period; a feature row is one page and target period.
 PAGE_PERIOD = ("url", "period")
-
-
-def outlinks_job(name: str, args: list[str], inlets, outlets):
-    """``spark_jobs/outlinks_<x>.py`` as task ``<x>``."""
-    return spark_job(name.removeprefix("outlinks_"), f"{name}.py", args, inlets=inlets, outlets=outlets)
 
 
 @dag(
@@ -68,15 +64,13 @@ def outlinks_job(name: str, args: list[str], inlets, outlets):
     },
 )
 def outlinks_features():
-    embed = outlinks_job("outlinks_embed", ["--dimensions", "{{ params.dimensions }}"],
-                         [SNAPSHOTS_ASSET], [EMBEDDINGS_ASSET])
-    related = outlinks_job("outlinks_related", ["--k", "{{ params.k }}", "--method", "{{ params.method }}"],
-                           [EMBEDDINGS_ASSET], [RELATED_ASSET])
-    features = outlinks_job("outlinks_features", ["--history-size", "{{ params.history_size }}"],
-                            [SNAPSHOTS_ASSET, RELATED_ASSET], [FEATURES_ASSET])
-    near_duplicates = outlinks_job("near_duplicates", ["--threshold", "{{ params.near_duplicate_threshold }}"],
-                                   [SNAPSHOTS_ASSET], [NEAR_DUPLICATES_ASSET])
-    gx_gate(SNAPSHOTS, PAGE_PERIOD)() >> embed >> related >> features >> near_duplicates
+    features = spark_chain("features", [
+        ("outlinks_embed.py", ["--dimensions", "{{ params.dimensions }}"]),
+        ("outlinks_related.py", ["--k", "{{ params.k }}", "--method", "{{ params.method }}"]),
+        ("outlinks_features.py", ["--history-size", "{{ params.history_size }}"]),
+        ("near_duplicates.py", ["--threshold", "{{ params.near_duplicate_threshold }}"]),
+    ], inlets=[SNAPSHOTS_ASSET], outlets=[EMBEDDINGS_ASSET, RELATED_ASSET, FEATURES_ASSET, NEAR_DUPLICATES_ASSET])
+    gx_gate(SNAPSHOTS, PAGE_PERIOD)() >> features
 
 
 @dag(
@@ -95,9 +89,9 @@ def outlinks_features():
     },
 )
 def outlinks_train():
-    train = outlinks_job("outlinks_train", ["--models", "{{ params.models }}",
-                                            "--history-size", "{{ params.history_size }}", "--no-promote"],
-                         [FEATURES_ASSET], [MODELS_ASSET])
+    train = spark_job("train", "outlinks_train.py", ["--models", "{{ params.models }}", "--history-size",
+                                                     "{{ params.history_size }}", "--no-promote"],
+                      inlets=[FEATURES_ASSET], outlets=[MODELS_ASSET])
 
     @task.short_circuit
     def promote(params=None) -> bool:
@@ -108,9 +102,9 @@ def outlinks_train():
             print(f"{name}: {what}")
         return any("promoted" in what for what in outcome.values())
 
-    score = outlinks_job("outlinks_score", ["--model", "{{ params.score_model }}",
-                                            "--scope", "{{ params.score_scope }}", "--publish"],
-                         [FEATURES_ASSET, MODELS_ASSET], [PRIORITIES_ASSET, PRIORITIES_PUSHED])
+    score = spark_job("score", "outlinks_score.py", ["--model", "{{ params.score_model }}",
+                                                     "--scope", "{{ params.score_scope }}", "--publish"],
+                      inlets=[FEATURES_ASSET, MODELS_ASSET], outlets=[PRIORITIES_ASSET, PRIORITIES_PUSHED])
     gx_gate(FEATURES, PAGE_PERIOD)() >> train >> promote() >> score
 
 

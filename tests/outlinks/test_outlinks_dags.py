@@ -37,14 +37,16 @@ def test_dags_document_themselves_and_retry(dags):
 
 def test_data_aware_chain(dags, cfg):
     feats, train = dags["outlinks_features"], dags["outlinks_train"]
-    assert [t.task_id for t in feats.topological_sort()] == ["quality_page_snapshots", "embed", "related",
-                                                                 "features", "near_duplicates"]
-    dedup = feats.get_task("near_duplicates")
-    assert dedup.application == str(cfg.home / "spark_jobs" / "near_duplicates.py") and dedup.pool == "spark"
-    assert [a.name for a in dedup.outlets] == ["delta.near_duplicates"]
+    assert [t.task_id for t in feats.topological_sort()] == ["quality_page_snapshots", "features"]
+    chain = feats.get_task("features")  # four jobs in one driver, in this order
+    assert chain.application == str(cfg.home / "spark_jobs" / "chain.py") and chain.pool == "spark"
+    assert [a for a in chain.application_args if a.endswith(".py")] == [
+        "outlinks_embed.py", "outlinks_related.py", "outlinks_features.py", "near_duplicates.py"]
+    assert chain.application_args.count("--") == 3
     assert [t.task_id for t in train.topological_sort()] == ["quality_outlink_features", "train", "promote",
                                                                  "score"]
-    assert [a.name for a in feats.get_task("features").outlets] == ["delta.outlink_features"]
+    assert [a.name for a in chain.outlets] == ["delta.page_embeddings", "delta.related_pages", "delta.outlink_features",
+                                              "delta.near_duplicates"]
     assert [a.name for a in feats.timetable.asset_condition.objects] == ["delta.page_snapshots"]
     assert [a.name for a in train.timetable.asset_condition.objects] == ["delta.outlink_features"]
     job = train.get_task("train")

@@ -70,3 +70,30 @@ def test_jobs_chain_snapshots_to_priorities(spark, lake_cfg):
     priorities = lake.to_pandas(PAGE_PRIORITIES, cfg)
     assert set(priorities["period"]) == {6} and priorities["score"].between(0, 1).all()
     assert priorities["score"].max() == 1.0
+
+
+def test_chain_runs_its_jobs_in_order_in_one_driver(spark, lake_cfg, monkeypatch, capsys):
+    from focuscrawl.outlinks import lake
+    from focuscrawl.outlinks.tables import EMBEDDINGS, RELATED_PAGES
+
+    cfg, _ = lake_cfg
+    chain = job(cfg, "chain")
+    monkeypatch.setenv("FOCUSCRAWL_LAKE", cfg.lake)  # each job reads settings() as under spark-submit
+    before = lake.version(RELATED_PAGES, cfg)
+    assert chain.main(["outlinks_embed.py", "--dimensions", "8", "--", "outlinks_related.py", "--k", "3"]) == 0
+    printed = capsys.readouterr().out
+    assert printed.index("outlinks_embed: 80 pages") < printed.index("outlinks_related: 240 pairs")
+    assert len(lake.to_pandas(EMBEDDINGS, cfg)["vector"][0]) == 8 and lake.version(RELATED_PAGES, cfg) == before + 1
+    # The session was the one already running: no second driver.
+    assert spark.sparkContext.appName == "focuscrawl-tests"
+
+
+def test_chain_names_a_step_it_cannot_run(lake_cfg):
+    chain = job(lake_cfg[0], "chain")
+    for argv, says in [([], "no step"), (["outlinks_embed.py", "--", "--", "x.py"], "empty step"),
+                       (["outlinks_embd.py"], "'outlinks_embd.py' is not a job"), (["chain.py"], "not a job")]:
+        with pytest.raises(SystemExit) as err:
+            chain.steps(argv)
+        assert says in str(err.value)
+    assert chain.steps(["outlinks_embed.py", "--dimensions", "8", "--", "near_duplicates.py"]) == [
+        ("outlinks_embed.py", ["--dimensions", "8"]), ("near_duplicates.py", [])]
