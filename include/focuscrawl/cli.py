@@ -162,7 +162,8 @@ def sql_prompt(execute: Callable[[str], str], read: Callable[[str], str] = input
 
 def pyspark_command(cfg) -> tuple[list[str], dict[str, str]]:
     """``pyspark --conf k=v ...`` with the session conf, and a start-up file that names the tables."""
-    from focuscrawl.services.process import settings_env, spark_home, venv_bin
+    from focuscrawl.interpreter import spark_home, venv_bin
+    from focuscrawl.services.process import settings_env
     from focuscrawl.spark import session_conf
 
     startup = Path(cfg.var_dir) / "run" / "pyspark_startup.py"

@@ -63,7 +63,7 @@ def session_conf(cfg: Settings, master: str | None = None) -> dict[str, str]:
 
 def submit_env() -> dict[str, str]:
     """Environment for ``spark-submit`` from pip's pyspark: its SPARK_HOME, this interpreter, the venv first on PATH."""
-    from focuscrawl.services.process import path_with_venv, spark_home
+    from focuscrawl.interpreter import path_with_venv, spark_home
 
     return {"SPARK_HOME": spark_home(), "PYSPARK_PYTHON": sys.executable, "PATH": path_with_venv()}
 

@@ -20,14 +20,8 @@ from pathlib import Path
 from typing import Any, Callable
 
 from focuscrawl.config import Settings
-from focuscrawl.services.process import (
-    ManagedProcess,
-    path_with_venv,
-    settings_env,
-    spark_home,
-    venv_bin,
-    wait_until,
-)
+from focuscrawl.interpreter import path_with_venv, spark_home, venv_bin
+from focuscrawl.services.process import ManagedProcess, settings_env, wait_until
 
 COMPONENTS = ("api-server", "scheduler", "dag-processor", "triggerer")
 # The scheduler and triggerer would each start `airflow serve-logs`, which binds every interface

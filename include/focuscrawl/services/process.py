@@ -214,24 +214,3 @@ def settings_env(cfg) -> dict[str, str]:
         env["FOCUSCRAWL_DATA"] = str(cfg.data_dir)
     return env
 
-
-def venv_bin() -> Path:
-    """The bin folder of the running interpreter's venv (``airflow``, ``spark-submit``, ``pyspark``)."""
-    import sys
-
-    return Path(sys.executable).parent
-
-
-def path_with_venv() -> str:
-    """PATH with the venv's bin first: Airflow's SparkSubmitHook and the task runner look tools up there."""
-    return os.pathsep.join([str(venv_bin()), os.environ.get("PATH", "/usr/bin:/bin")])
-
-
-def spark_home() -> str:
-    """pyspark's package folder is a full SPARK_HOME (bin/spark-submit, bin/spark-class, jars/)."""
-    import importlib.util
-
-    spec = importlib.util.find_spec("pyspark")
-    if spec is None or not spec.submodule_search_locations:
-        raise RuntimeError("pyspark is not installed in this interpreter; run `make setup`")
-    return str(list(spec.submodule_search_locations)[0])

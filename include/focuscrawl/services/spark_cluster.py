@@ -14,7 +14,8 @@ import subprocess
 from pathlib import Path
 
 from focuscrawl.config import Settings
-from focuscrawl.services.process import ManagedProcess, port_open, settings_env, spark_home, wait_until
+from focuscrawl.interpreter import spark_home
+from focuscrawl.services.process import ManagedProcess, port_open, settings_env, wait_until
 
 
 class SparkSubmitError(RuntimeError):
