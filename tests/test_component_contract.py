@@ -68,7 +68,7 @@ def test_every_registered_name_is_checked() -> None:
     checked = {(c.registry.kind, c.name) for c in CHECKS}
     assert checked == {(a.registry.kind, n) for a in adapters() for n in a.registry.names()}
     kinds = {c.check for c in CHECKS}
-    assert kinds == {"name_round_trips", "init_only_stores_parameters", "deterministic", "empty_input", "no_io",
+    assert kinds == {"name_round_trips", "implements_protocol", "init_only_stores_parameters", "deterministic", "empty_input", "no_io",
                      "fit_returns_self"}
 
 
@@ -139,6 +139,16 @@ class _ReadsFiles(_Fine):
             return float(len(f.read()))
 
 
+class _ScoresNothing(_Fine):
+    def score(self):
+        return 0.0
+
+
+class _PredictsWithMore(NnlAverage):
+    def predict(self, features, scale):
+        return super().predict(features) * scale
+
+
 class _FitReturnsNone(NnlAverage):
     def fit(self, features, y):
         super().fit(features, y)
@@ -156,6 +166,8 @@ BROKEN = [
     ("empty_input", "FINE", _FillsEmpty),
     ("no_io", "FINE", _ReadsFiles),
     ("fit_returns_self", "NNL-AV", _FitReturnsNone),
+    ("implements_protocol", "FINE", _ScoresNothing),
+    ("implements_protocol", "NNL-AV", _PredictsWithMore),
 ]
 
 

@@ -3,6 +3,8 @@
 ``check_component(registry, name)`` yields the checks one registered name must pass, each a
 :class:`Check` whose call raises ``AssertionError`` on a breach:
 
+- ``implements_protocol``: the class has every method of its registry's protocol (a ``Protocol`` or
+  the base class the kind shares) with the protocol's parameters, and every attribute it declares;
 - ``name_round_trips``: the registry gives the class back for the name in any case, ``parse`` keeps it,
   the class is registered under no other name, and a ``name`` attribute (ranking methods) agrees;
 - ``init_only_stores_parameters``: every constructor argument is kept unchanged under its own name, and
@@ -44,10 +46,13 @@ class Adapter:
     ``kwargs(name, seed)``: constructor arguments; ``run(component, seed)``: the output on the tiny
     input (compared between two builds); ``empty(component)``: the outputs on empty input, each of which
     must be empty, built with ``empty_kwargs`` over ``kwargs`` (a scheduler of no sources);
-    ``fit(component)``: what ``fit`` returned, or None when the kind has no ``fit``; ``variants``: extra constructor arguments every check is repeated with (e.g. each target).
+    ``fit(component)``: what ``fit`` returned, or None when the kind has no ``fit``; ``variants``: extra
+    constructor arguments every check is repeated with (e.g. each target); ``protocol``: what every class
+    of the registry implements (a ``Protocol``, or the base class the kind shares).
     """
 
     registry: Registry
+    protocol: type
     kwargs: Callable[[str, int], dict]
     run: Callable[[Any, int], Any]
     empty: Callable[[Any], list]
@@ -87,6 +92,7 @@ def check_component(registry: Registry, name: str, adapter: Adapter | None = Non
     if adapter.fit is not None:
         checks.append(("fit_returns_self", _check_fit_returns_self))
     yield Check(registry, name, "name_round_trips", call=lambda: _check_name_round_trips(registry, name))
+    yield Check(registry, name, "implements_protocol", call=lambda: _check_implements_protocol(adapter, name))
     for variant in adapter.variants:
         for check, fn in checks:
             yield Check(registry, name, check, variant, call=lambda fn=fn, v=variant: fn(adapter, name, v))
@@ -124,6 +130,27 @@ def _check_name_round_trips(registry: Registry, name: str) -> None:
     assert not others, f"{cls.__name__} is registered as {name!r} and as {others}: one name per class"
     own = getattr(cls, "name", None)
     assert not isinstance(own, str) or own.upper() == name, f"{cls.__name__}.name is {own!r}, registered as {name!r}"
+
+
+def _check_implements_protocol(adapter: Adapter, name: str) -> None:
+    cls, protocol = adapter.registry.get(name), adapter.protocol
+    if not getattr(protocol, "_is_protocol", False):
+        assert issubclass(cls, protocol), f"{name}: {cls.__name__} is not a {protocol.__name__}"
+    component = _build(adapter, name, adapter.variants[0])
+    for member, declared in vars(protocol).items():
+        if member.startswith("_"):
+            continue
+        assert hasattr(cls, member), f"{name}: {cls.__name__} lacks {protocol.__name__}.{member}"
+        if callable(declared):
+            want = [p for p in inspect.signature(declared).parameters if p != "self"]
+            params = inspect.signature(getattr(cls, member)).parameters
+            have = [p for p in params if p != "self"]
+            required = [p for p in have if params[p].default is params[p].empty
+                        and params[p].kind not in (params[p].VAR_POSITIONAL, params[p].VAR_KEYWORD)]
+            assert have[:len(want)] == want and set(required) <= set(want), (
+                f"{name}: {cls.__name__}.{member}{tuple(have)} does not take {protocol.__name__}.{member}{tuple(want)}")
+    missing = [a for a in getattr(protocol, "__annotations__", {}) if not hasattr(component, a)]
+    assert not missing, f"{name}: {cls.__name__} instances lack {missing}, declared by {protocol.__name__}"
 
 
 def _init_parameters(cls) -> list[str]:
@@ -288,7 +315,7 @@ def toy_candidates() -> list:
 
 def _ranking_adapter() -> Adapter:
     from focuscrawl.fue.evidence import UserEvidence
-    from focuscrawl.fue.methods import RANKING_METHODS
+    from focuscrawl.fue.methods import RANKING_METHODS, RankingMethod
 
     candidates = toy_candidates()
 
@@ -300,14 +327,14 @@ def _ranking_adapter() -> Adapter:
     def empty(method):
         return [method.rank([]), method.score_many([]), method.pick([[] for _ in method.components()], UserEvidence)]
 
-    return Adapter(RANKING_METHODS, lambda name, seed: {"classifier": toy_classifier(), "seed": seed}, run, empty)
+    return Adapter(RANKING_METHODS, RankingMethod, lambda name, seed: {"classifier": toy_classifier(), "seed": seed}, run, empty)
 
 
 def _community_adapter() -> Adapter:
-    from focuscrawl.fue.pipeline import COMMUNITY_CHOOSERS
+    from focuscrawl.fue.pipeline import COMMUNITY_CHOOSERS, CommunityChooser
 
     communities = ["depression", "food", "sports", "art", "music"]
-    return Adapter(COMMUNITY_CHOOSERS, lambda name, seed: {"seed": seed},
+    return Adapter(COMMUNITY_CHOOSERS, CommunityChooser, lambda name, seed: {"seed": seed},
                    run=lambda chooser, seed: [chooser.next(communities) for _ in range(12)],
                    empty=lambda chooser: [chooser.next([])])
 
@@ -323,7 +350,7 @@ def _estimates(n: int):
 
 
 def _scheduler_adapter() -> Adapter:
-    from focuscrawl.ephemeral.schedulers import SCHEDULERS
+    from focuscrawl.ephemeral.schedulers import SCHEDULERS, CrawlPolicy
 
     n = 3
 
@@ -347,7 +374,7 @@ def _scheduler_adapter() -> Adapter:
         policy.fit(_estimates(0))
         return [policy.next_action(10.0)]
 
-    return Adapter(SCHEDULERS, lambda name, seed: {"budget": 0.2, "max_rate": np.full(n, 0.05)}, run, empty,
+    return Adapter(SCHEDULERS, CrawlPolicy, lambda name, seed: {"budget": 0.2, "max_rate": np.full(n, 0.05)}, run, empty,
                    fit=lambda policy: policy.fit(_estimates(n)), empty_kwargs={"max_rate": np.array([])})
 
 
@@ -369,19 +396,19 @@ def _sample(budget: int, seed: int):
 
 
 def _sampler_adapter() -> Adapter:
-    from focuscrawl.graph.samplers import SAMPLERS
+    from focuscrawl.graph.samplers import SAMPLERS, GraphSampler
 
     def run(sampler, seed, budget=40):
         rng = np.random.default_rng(seed)
         s = sampler.sample(_tiny_graph().access(budget=budget, rng=rng), rng)
         return [s.vertices, s.weights, s.copy_ptr, s.copies.content_id]
 
-    return Adapter(SAMPLERS, lambda name, seed: {}, run, empty=lambda sampler: [run(sampler, 0, budget=0)[0]])
+    return Adapter(SAMPLERS, GraphSampler, lambda name, seed: {}, run, empty=lambda sampler: [run(sampler, 0, budget=0)[0]])
 
 
 def _graph_estimator_adapter() -> Adapter:
     from focuscrawl.graph.access import ContentCopies
-    from focuscrawl.graph.estimators import ESTIMATORS, TARGETS
+    from focuscrawl.graph.estimators import ESTIMATORS, TARGETS, ContentEstimator
     from focuscrawl.graph.samplers import Sample
 
     def empty(estimator):
@@ -389,7 +416,7 @@ def _graph_estimator_adapter() -> Adapter:
                          num_vertices=10)
         return [estimator.estimate(nothing)]
 
-    return Adapter(ESTIMATORS, lambda name, seed: {}, run=lambda est, seed: est.estimate(_sample(30, seed)), empty=empty,
+    return Adapter(ESTIMATORS, ContentEstimator, lambda name, seed: {}, run=lambda est, seed: est.estimate(_sample(30, seed)), empty=empty,
                    variants=tuple({"target": t} for t in TARGETS))
 
 
@@ -404,7 +431,7 @@ def _features(n: int):
 
 
 def _outlink_adapter() -> Adapter:
-    from focuscrawl.outlinks.models import ESTIMATORS
+    from focuscrawl.outlinks.models import ESTIMATORS, Predictor
 
     def run(model, seed):
         x, y = _features(40)
@@ -414,7 +441,7 @@ def _outlink_adapter() -> Adapter:
         x, y = _features(0)
         return [model.fit(x, y).predict(x)]
 
-    return Adapter(ESTIMATORS, lambda name, seed: {"seed": seed, "n_estimators": 5}, run, empty,
+    return Adapter(ESTIMATORS, Predictor, lambda name, seed: {"seed": seed, "n_estimators": 5}, run, empty,
                    fit=lambda model: model.fit(*_features(40)))
 
 
@@ -423,7 +450,7 @@ def _vectors(n: int, d: int = 8) -> np.ndarray:
 
 
 def _related_adapter() -> Adapter:
-    from focuscrawl.outlinks.related import RELATED
+    from focuscrawl.outlinks.related import RELATED, RelatedPages
 
     def run(method, seed):
         method.fit(_vectors(60))
@@ -433,7 +460,7 @@ def _related_adapter() -> Adapter:
         method.fit(_vectors(0))
         return [method.search(_vectors(0))[0]]
 
-    return Adapter(RELATED, lambda name, seed: _seeded(RELATED, name, seed, k=4), run, empty,
+    return Adapter(RELATED, RelatedPages, lambda name, seed: _seeded(RELATED, name, seed, k=4), run, empty,
                    fit=lambda method: method.fit(_vectors(60)))
 
 
