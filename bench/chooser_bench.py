@@ -11,8 +11,9 @@ the paper's parameters; or the SDCNL posts (``--data sdcnl``, 1,895, dealt to 40
 smoke run). ``--warmup`` posts are folded first in listings of 100 by the product, and the
 baseline restores the same state from its changelog records (``UserChooser.restore``), so the
 timed posts meet users with texts already grown, up to the 20,000-character window; the ``--posts`` after them go one Kafka record at a time through ``ChooserStage.handle``,
-what ``streaming/fue/chooser.py`` does per record (JSON decode, evidence, score, frontier; Kafka
-excluded). Two choosers in the same run, on the same posts:
+what ``streaming/fue/chooser.py`` does per record (JSON decode, evidence, score, frontier), with
+the changelog records (``ChooserStage.changes``: each changed user's state as JSON) taken after
+every 500 records as its transactions do (Kafka itself excluded). Two choosers in the same run, on the same posts:
 
 - ``incremental``: the product (``UserChooser``, ``IncrementalTextScorer``: term counts and two
   running sums per user, a post costs its own length);
@@ -117,18 +118,23 @@ def make_chooser(classifier, incremental: bool):
                         extract_topic="extract")
 
 
-def fold(stage, records: list[Record]) -> dict:
-    """Hand ``records`` to the stage one by one; wall and CPU time, per-record latency."""
+def fold(stage, records: list[Record], batch: int = 500) -> dict:
+    """Hand ``records`` to the stage one by one and take its changelog records after every ``batch``
+    (``TransactionalStage`` polls up to 500 records per transaction); wall and CPU time, per-record latency."""
     clock = time.perf_counter_ns
     lat = []
+    changelog = 0
     cpu0, t0 = time.process_time(), time.perf_counter()
-    for record in records:
+    for i, record in enumerate(records, start=1):
         t = clock()
         stage.handle(record)
         lat.append(clock() - t)
+        if i % batch == 0 or i == len(records):
+            changelog += sum(len(value) for _, value in stage.changes())
     seconds, cpu = time.perf_counter() - t0, time.process_time() - cpu0
     lat.sort()
     return {"posts": len(records), "seconds": round(seconds, 3), "cpu_seconds": round(cpu, 3),
+            "changelog_bytes": changelog,
             "posts_per_s": len(records) / seconds, "cpu_posts_per_s": len(records) / cpu if cpu > 0 else None,
             "latency_us_p50": lat[len(lat) // 2] / 1000, "latency_us_p99": lat[int(len(lat) * 0.99)] / 1000}
 
@@ -189,7 +195,8 @@ def main(argv: list[str] | None = None) -> None:
     del slow, stages
     rest = fold(fast, records[n_base:]) if len(records) > n_base else None
     total = {"posts": len(records), "seconds": same_posts["seconds"] + (rest["seconds"] if rest else 0),
-             "cpu_seconds": same_posts["cpu_seconds"] + (rest["cpu_seconds"] if rest else 0)}
+             "cpu_seconds": same_posts["cpu_seconds"] + (rest["cpu_seconds"] if rest else 0),
+             "changelog_bytes": same_posts["changelog_bytes"] + (rest["changelog_bytes"] if rest else 0)}
     total["posts_per_s"] = total["posts"] / total["seconds"]
     total["cpu_posts_per_s"] = total["posts"] / total["cpu_seconds"] if total["cpu_seconds"] > 0 else None
     if rest:
