@@ -108,7 +108,7 @@ def crawl(args, cfg) -> int:
                                    on_near_duplicate=lambda *_: metrics.near_duplicates.labels("sources").inc())
     site = urlsplit(args.site[0])
     clicks_url = args.clicks_url or f"{site.scheme}://{site.netloc}{CLICKS_PATH}"
-    clicks = ClickLog(lambda since: json.loads(fetcher.get(f"{clicks_url}?since={since!r}", accept=["application/json"])),
+    clicks = ClickLog(lambda since: fetcher.get(f"{clicks_url}?since={since!r}", accept=["application/json"]),
                       f"{site.scheme}://{site.netloc}")
     state = producer.restore()
     source_crawler.restore(state)

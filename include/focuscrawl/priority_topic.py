@@ -13,11 +13,35 @@ from __future__ import annotations
 import json
 import logging
 import threading
-from typing import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable
+
+from focuscrawl.records import field_value, json_object
 
 log = logging.getLogger(__name__)
 
 USER_PRIORITIES_TOPIC = "focuscrawl.user_priorities"
+
+
+@dataclass(frozen=True)
+class Priority:
+    """A priority topic's value: ``{"score": s, ...}``, the pushed row's other plain columns beside the score
+    (a schedule's ``skip_below``, ``P``, ``mu``; a score's ``extracted_users``)."""
+
+    score: float
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> bytes:
+        return json.dumps({"score": float(self.score), **self.extra}).encode()
+
+    @classmethod
+    def from_json(cls, value: bytes | str) -> "Priority":
+        row = json_object(value, cls.__name__)
+        return cls(field_value(cls.__name__, row, "score", float), {k: v for k, v in row.items() if k != "score"})
+
+    def row(self) -> dict[str, Any]:
+        """The pushed row as it was sent: ``score`` and the other columns."""
+        return {"score": self.score, **self.extra}
 
 
 def ensure_compacted_topic(bootstrap: str, topic: str, partitions: int | None = None,
@@ -38,7 +62,7 @@ def publish(bootstrap: str, topic: str, priorities: Iterable[tuple[str, float | 
     sent = 0
     try:
         for key, score, extra in priorities:
-            value = None if score is None else json.dumps({"score": float(score), **extra}).encode()
+            value = None if score is None else Priority(score, extra).to_json()
             producer.send(topic, key=key.encode(), value=value)
             sent += 1
         producer.flush(timeout=60)
@@ -63,10 +87,11 @@ def publish_table(table_uri: str, bootstrap: str, topic: str = USER_PRIORITIES_T
 
 
 def decode(value: bytes | None) -> float | None:
-    """The score carried by a record value (None for a deletion)."""
+    """The score carried by a record value (None for a deletion); :class:`~focuscrawl.records.RecordError`
+    (a ``ValueError``) naming ``score`` for a value that is not a :class:`Priority`."""
     if value is None:
         return None
-    return float(json.loads(value)["score"])
+    return Priority.from_json(value).score
 
 
 class PriorityFollower(threading.Thread):

@@ -12,12 +12,11 @@ offsets are committed after the history was flushed (``focuscrawl.streamproc.Str
 from __future__ import annotations
 
 import dataclasses
-import json
 import sys
 import time
 
 from focuscrawl.config import settings
-from focuscrawl.fue.pipeline import EXTRACT_TOPIC, HISTORIES_TOPIC, SITE_CAP, RedditClient, UserExtractor
+from focuscrawl.fue.pipeline import EXTRACT_TOPIC, HISTORIES_TOPIC, SITE_CAP, ExtractRequest, RedditClient, UserExtractor
 from focuscrawl.streamproc import StreamProcess, Stopped, parser
 from focuscrawl.topics import TopicSpec
 
@@ -43,7 +42,7 @@ def main(argv: list[str] | None = None) -> int:
         next_slot = [time.monotonic()]
 
         def handle(record):
-            user = json.loads(record.value)["user"]
+            user = ExtractRequest.from_json(record.value).user
             # The budget is a rate: one user per slot; a slot missed while a history was slow is not banked.
             if proc.wait(next_slot[0] - time.monotonic()):
                 raise Stopped()

@@ -88,6 +88,18 @@ def test_pages_go_by_expected_remaining_profit_and_those_below_nu_are_skipped():
     assert crawler.step() == "recrawl" and crawler.counts["pages"] == 2
 
 
+def test_click_log_reads_the_body_and_names_what_a_malformed_answer_lacks():
+    from focuscrawl.records import RecordError
+
+    bodies = iter([b'{"since": 0, "until": 5.0, "clicks": [{"path": "/n/1", "crawled_at": 1.0, "clicks": 2}]}',
+                   b'{"until": 9.0, "clicks": [{"path": "/n/1", "clicks": 1}]}'])
+    log = ClickLog(lambda since: next(bodies), "http://w.example")
+    assert log.poll() == {"until": 5.0, "clicks": [{"url": "http://w.example/n/1", "crawled_at": 1.0, "clicks": 2.0}]}
+    with pytest.raises(RecordError, match=r"^ClickAnswer\.clicks: item 0: PageClicks\.crawled_at: missing"):
+        log.poll()
+    assert log.since_ == 5.0 and log.totals_ == {"http://w.example/n/1": 2.0}  # the bad answer changed nothing
+
+
 def test_click_log_counts_from_the_crawl_and_keeps_only_our_pages():
     answers = iter([
         {"since": 0, "until": 500.0, "clicks": [{"path": "/n/1", "crawled_at": 100.0, "clicks": 2.4},

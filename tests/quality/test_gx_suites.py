@@ -60,12 +60,13 @@ def test_range_checks_come_from_declared_bounds_not_comment_prose():
 
 def test_the_platform_columns_in_the_unit_interval_declare_it():
     """What the comments used to declare by prose is now declared by ``bounds`` (each table module imported)."""
+    import focuscrawl.fue.pipeline  # noqa: F401 - declares fue_extractions
     import focuscrawl.outlinks.tables  # noqa: F401 - declares page_priorities
     import focuscrawl.user_priority  # noqa: F401 - user_priorities
     from focuscrawl.tables import TABLES
 
     bounded = {(t.name, c.name) for t in TABLES.values() for c in t.columns if c.bounds == UNIT_INTERVAL}
-    assert {("page_priorities", "score"), ("user_priorities", "priority")} <= bounded
+    assert {("page_priorities", "score"), ("user_priorities", "priority"), ("fue_extractions", "probability")} <= bounded
 
 
 def test_good_table_passes(tmp_path):

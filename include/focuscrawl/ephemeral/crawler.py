@@ -52,6 +52,7 @@ from focuscrawl.ephemeral.schedulers import PlannedPolicy
 from focuscrawl.ephemeral.sources import ContentSource, read_source
 from focuscrawl.fetch.warc import warc_columns
 from focuscrawl.parse.rejection import Rejection
+from focuscrawl.records import JsonRecord
 
 log = logging.getLogger(__name__)
 
@@ -64,7 +65,7 @@ def micros(seconds: float) -> int:
 
 
 @dataclass(frozen=True)
-class SourceState:
+class SourceState(JsonRecord):
     """One content source as the crawler knows it (changelog key ``source:<url>``).
 
     ``batches``: the frontier's batches of discovered pages not fetched yet, oldest first, each
@@ -78,20 +79,9 @@ class SourceState:
     known: tuple[str, ...] = ()
     batches: tuple[tuple[float, float, tuple[tuple[str, float | None], ...]], ...] = field(default=())
 
-    def to_json(self) -> bytes:
-        return json.dumps({"url": self.url, "last_read": self.last_read, "last_recrawl": self.last_recrawl,
-                           "last_gap": self.last_gap, "known": list(self.known),
-                           "batches": [[t, g, [list(p) for p in pages]] for t, g, pages in self.batches]}).encode()
-
-    @classmethod
-    def from_json(cls, value: bytes) -> "SourceState":
-        d = json.loads(value)
-        return cls(d["url"], d["last_read"], float(d["last_recrawl"]), d["last_gap"], tuple(d["known"]),
-                   tuple((float(t), float(g), tuple((u, pub) for u, pub in pages)) for t, g, pages in d["batches"]))
-
 
 @dataclass(frozen=True)
-class CrawledPage:
+class CrawledPage(JsonRecord):
     """A fetched new page (changelog key ``page:<url>``): its source and publication time, for click rows,
     and its MinHash signature (base64, :func:`focuscrawl.dedup.encode_signature`) when near-duplicates are skipped."""
 
@@ -100,14 +90,23 @@ class CrawledPage:
     published: float | None
     minhash: str | None = None
 
-    def to_json(self) -> bytes:
+    def to_json(self) -> bytes:  # no "minhash" key when there is none, as the rows written before it
         d = {"url": self.url, "source_url": self.source_url, "published": self.published}
         return json.dumps({**d, "minhash": self.minhash} if self.minhash else d).encode()
 
-    @classmethod
-    def from_json(cls, value: bytes) -> "CrawledPage":
-        d = json.loads(value)
-        return cls(d["url"], d["source_url"], d["published"], d.get("minhash"))
+
+@dataclass(frozen=True)
+class ClickPosition(JsonRecord):
+    """The click log's position (changelog key ``clicks``): the site's ``until`` of the last poll."""
+
+    since: float
+
+
+@dataclass(frozen=True)
+class ClickTotal(JsonRecord):
+    """A page's running click total (changelog key ``clicks:<url>``)."""
+
+    total: float
 
 
 class PushedPlan(PlannedPolicy):
@@ -358,40 +357,58 @@ class SourceCrawler:
 CLICKS_PATH = "/search/clicks.json"
 
 
+@dataclass(frozen=True)
+class PageClicks(JsonRecord):
+    """One page of a click log's answer: the clicks ``path`` got since the asked time (or since its crawl)."""
+
+    path: str
+    crawled_at: float
+    clicks: float
+
+
+@dataclass(frozen=True)
+class ClickAnswer(JsonRecord):
+    """A click log's answer (``focuscrawl.world.clicks``): ``{"until": t, "clicks": [PageClicks, ...]}``;
+    no ``until`` keeps the asked time."""
+
+    until: float | None = None
+    clicks: tuple[PageClicks, ...] = ()
+
+
 class ClickLog:
     """Clicks crawled pages received, read from a search engine's click log (on the world, its crawl
     surface's :data:`CLICKS_PATH`: clicks on the pages this crawler fetched, from its first fetch):
     each poll asks for what arrived since the previous one and keeps the running total per page, so
-    a row always counts from the crawl. ``get_json(since)`` answers ``{"until": t, "clicks":
-    [{"path", "crawled_at", "clicks"}, ...]}``; paths are made URLs on ``base_url`` (the crawled site)."""
+    a row always counts from the crawl. ``get_json(since)`` answers a :class:`ClickAnswer` (its JSON body,
+    or the body decoded); paths are made URLs on ``base_url`` (the crawled site)."""
 
-    def __init__(self, get_json: Callable[[float], dict], base_url: str) -> None:
+    def __init__(self, get_json: Callable[[float], bytes | dict], base_url: str) -> None:
         self.get_json, self.base_url = get_json, base_url.rstrip("/")
         self.since_ = 0.0
         self.totals_: dict[str, float] = {}
         self._changed: dict[str, None] = {}
 
     def poll(self) -> dict:
-        answer = self.get_json(self.since_)
+        answer = ClickAnswer.from_json(self.get_json(self.since_))
         items = []
-        for item in answer.get("clicks", []):
-            url = self.base_url + item["path"]
-            self.totals_[url] = self.totals_.get(url, 0.0) + float(item["clicks"])
-            items.append({"url": url, "crawled_at": item["crawled_at"], "clicks": self.totals_[url]})
-        self.since_ = float(answer.get("until", self.since_))
+        for item in answer.clicks:
+            url = self.base_url + item.path
+            self.totals_[url] = self.totals_.get(url, 0.0) + item.clicks
+            items.append({"url": url, "crawled_at": item.crawled_at, "clicks": self.totals_[url]})
+        self.since_ = self.since_ if answer.until is None else answer.until
         self._changed.update(dict.fromkeys(item["url"] for item in items))
         return {"until": self.since_, "clicks": items}
 
     def changes(self) -> list[tuple[str, bytes]]:
         """Changelog records: the position (``clicks``) and each changed page total (``clicks:<url>``)."""
-        out = [("clicks", json.dumps({"since": self.since_}).encode())]
-        out += [(f"clicks:{url}", json.dumps({"total": self.totals_[url]}).encode()) for url in self._changed]
+        out = [("clicks", ClickPosition(self.since_).to_json())]
+        out += [(f"clicks:{url}", ClickTotal(self.totals_[url]).to_json()) for url in self._changed]
         self._changed.clear()
         return out
 
     def restore(self, records: Iterable[tuple[str, bytes]]) -> None:
         for key, value in records:
             if key == "clicks":
-                self.since_ = float(json.loads(value)["since"])
+                self.since_ = ClickPosition.from_json(value).since
             elif key.startswith("clicks:"):
-                self.totals_[key.removeprefix("clicks:")] = float(json.loads(value)["total"])
+                self.totals_[key.removeprefix("clicks:")] = ClickTotal.from_json(value).total

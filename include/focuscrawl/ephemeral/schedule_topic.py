@@ -9,12 +9,11 @@ crawler (:mod:`focuscrawl.ephemeral.crawler`) follows it with :class:`ScheduleFo
 
 from __future__ import annotations
 
-import json
 import logging
 
 from focuscrawl.config import Settings
 from focuscrawl.ephemeral.tables import SOURCE_SCHEDULE
-from focuscrawl.priority_topic import PriorityFollower
+from focuscrawl.priority_topic import Priority, PriorityFollower
 
 log = logging.getLogger(__name__)
 
@@ -37,9 +36,6 @@ class ScheduleFollower(PriorityFollower):
 
     def _apply(self, rec) -> None:
         try:
-            row = None if rec.value is None else json.loads(rec.value)
-            if row is not None:
-                float(row["score"])
-            self.apply(rec.key.decode(), row)
+            self.apply(rec.key.decode(), None if rec.value is None else Priority.from_json(rec.value).row())
         except (AttributeError, ValueError, KeyError, TypeError) as exc:
             log.warning("ignoring malformed schedule row %s@%d key=%r: %s", self.topic, rec.offset, rec.key, exc)

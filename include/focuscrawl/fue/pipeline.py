@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 import random
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Iterable, Sequence
 from urllib.parse import quote, urlencode
 
@@ -31,11 +31,12 @@ from focuscrawl.fetch.warc import warc_columns
 from focuscrawl.fue.classifier import REFERENCE_THRESHOLD, UserClassifier
 from focuscrawl.fue.evidence import Post
 from focuscrawl.parse.listing import parse_listing
+from focuscrawl.records import JsonRecord, decode
 from focuscrawl.registry import Registry
-from focuscrawl.tables import Column, table
+from focuscrawl.tables import UNIT_INTERVAL, Column, table
 
-POSTS_TOPIC = "focuscrawl.fue.posts"          # key = author: one user's evidence stays in one chooser
-EXTRACT_TOPIC = "focuscrawl.fue.extract"      # + ".<method>"; key = user, one record per chosen user
+POSTS_TOPIC = "focuscrawl.fue.posts"          # key = author (one user's evidence stays in one chooser), value = Post
+EXTRACT_TOPIC = "focuscrawl.fue.extract"      # + ".<method>"; key = user, value = ExtractRequest
 HISTORIES_TOPIC = "focuscrawl.fue.histories"  # key = user, value = History
 STATS_TOPIC = "focuscrawl.fue.stats"          # key = user, value = StatsEvent
 SCORES_TOPIC = "focuscrawl.fue.scores"        # + ".<method>"; compacted, pushed by pseudo-training
@@ -58,7 +59,8 @@ STATS_TABLE = table(
         Column("extraction_seconds", pa.float64(), "wall seconds the extractor spent on the user's history"),
         Column("items", pa.int64(), "posts and comments read from the history"),
         Column("pages", pa.int64(), "listing pages fetched for the history"),
-        Column("probability", pa.float64(), "reference classifier's probability of the whole history"),
+        Column("probability", pa.float64(), "reference classifier's probability of the whole history",
+               bounds=UNIT_INTERVAL),
         Column("relevant", pa.bool_(), "probability above the reference threshold (0.9)", nullable=False),
         Column("history_text", pa.string(), "the history as judged (pseudo-training reads it back)"),
         *LINEAGE_COLUMNS,
@@ -117,10 +119,9 @@ def post_to_json(post: Post) -> bytes:
 
 
 def post_from_json(value: bytes) -> Post:
-    fields = json.loads(value)
-    if isinstance(fields, dict) and fields.get("warc") is not None:
-        fields["warc"] = tuple(fields["warc"])  # a JSON list: back to a hashable tuple
-    return Post(**fields)
+    """A :data:`POSTS_TOPIC` value as a :class:`Post`, each field checked (:class:`~focuscrawl.records.RecordError`
+    names a missing or mistyped one); ``warc`` comes back a hashable tuple."""
+    return decode(Post, value)
 
 
 def post_row(record) -> dict:
@@ -230,7 +231,15 @@ class CommunityExplorer:
 
 
 @dataclass(frozen=True, slots=True)
-class History:
+class ExtractRequest(JsonRecord):
+    """A :data:`EXTRACT_TOPIC` message: the user a chooser picked, and the method that picked it."""
+
+    user: str
+    method: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class History(JsonRecord):
     """A user's extracted history: every text read, and what reading it cost."""
 
     user: str
@@ -244,15 +253,6 @@ class History:
     @property
     def text(self) -> str:
         return "\n".join(self.texts)
-
-    def to_json(self) -> bytes:
-        return json.dumps({**asdict(self), "texts": list(self.texts), "communities": list(self.communities)}).encode()
-
-    @classmethod
-    def from_json(cls, value: bytes) -> "History":
-        d = json.loads(value)
-        return cls(d["user"], tuple(d["texts"]), int(d["pages"]), float(d["seconds"]), d.get("method", ""),
-                   tuple(d.get("communities", ())), d.get("fetched_at"))
 
 
 class UserExtractor:
@@ -301,7 +301,7 @@ class UserExtractor:
 
 
 @dataclass(frozen=True, slots=True)
-class StatsEvent:
+class StatsEvent(JsonRecord):
     """A judged extraction: one row of :data:`STATS_TABLE` (without the Kafka lineage)."""
 
     run_id: str
@@ -315,13 +315,6 @@ class StatsEvent:
     probability: float
     relevant: bool
     history_text: str = ""
-
-    def to_json(self) -> bytes:
-        return json.dumps(asdict(self)).encode()
-
-    @classmethod
-    def from_json(cls, value: bytes) -> "StatsEvent":
-        return cls(**json.loads(value))
 
 
 class ReferenceJudge:

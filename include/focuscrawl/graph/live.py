@@ -17,7 +17,6 @@ The process (``streaming/graph_sampler.py``) only wires Kafka and the fetch laye
 
 from __future__ import annotations
 
-import json
 import math
 import time
 from dataclasses import asdict, dataclass
@@ -28,6 +27,7 @@ import numpy as np
 from focuscrawl.fetch.warc import warc_columns
 from focuscrawl.graph.access import GraphAccess
 from focuscrawl.graph.samplers import SAMPLERS, Sample
+from focuscrawl.records import JsonRecord
 
 GRAPH_SAMPLE_TOPIC = "focuscrawl.graph.sample"
 GRAPH_SAMPLER_STATE_TOPIC = "focuscrawl.graph.sampler.state"
@@ -67,9 +67,10 @@ def sample_rows(sample: Sample, crawl: str, sampler: str) -> list[dict]:
 
 def graph_sample_row(record) -> dict:
     """Sink conversion (``focuscrawl.sinks``): one Kafka record of :data:`GRAPH_SAMPLE_TOPIC` -> one row."""
+    from focuscrawl.delta_sink import json_row
     from focuscrawl.graph.tables import GRAPH_SAMPLE
 
-    row = json.loads(record.value)
+    row = json_row(record)
     missing = [c.name for c in GRAPH_SAMPLE.columns if not c.nullable and row.get(c.name) is None]
     if missing:
         raise ValueError(f"graph sample record without {missing}: not written by graph/live.py")
@@ -77,7 +78,7 @@ def graph_sample_row(record) -> dict:
 
 
 @dataclass(frozen=True)
-class RoundRecord:
+class RoundRecord(JsonRecord):
     """What the state topic keeps of a committed round (the sampler's changelog)."""
 
     round: int
@@ -87,13 +88,6 @@ class RoundRecord:
     draws: int
     queries: int
     finished_at: float  # wall clock (Unix seconds): the next round is due ``every`` seconds later
-
-    def to_json(self) -> bytes:
-        return json.dumps(asdict(self), sort_keys=True).encode()
-
-    @classmethod
-    def from_json(cls, value: bytes) -> "RoundRecord":
-        return cls(**json.loads(value))
 
 
 class SamplingRounds:
