@@ -45,6 +45,23 @@ def cfg():
 
 
 @pytest.fixture(scope="session")
+def dag_bag():
+    """DAG files parsed offline once per run (``helpers.parse_dags``): ``dag_bag("outlinks.py")`` is
+    ``{dag_id: DAG}`` of that file, ``dag_bag()`` of every file in dags/. A test that changes what the
+    DAG files read (the active project) parses with ``parse_dags`` itself."""
+    from helpers import parse_dags
+
+    parsed: dict = {}
+
+    def bag(dag_file: str | None = None) -> dict:
+        if dag_file not in parsed:
+            parsed[dag_file] = parse_dags(dag_file)
+        return parsed[dag_file]
+
+    return bag
+
+
+@pytest.fixture(scope="session")
 def shared_data(cfg):
     """The real data folder (../shared/data); tests that need it skip with the reason when absent."""
     if cfg.data_dir is None:

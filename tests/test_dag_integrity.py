@@ -18,16 +18,10 @@ DAG_FILES = sorted(p for p in (ROOT / "dags").glob("*.py") if p.name not in HELP
 
 
 @pytest.fixture(scope="module", params=DAG_FILES, ids=lambda p: p.name)
-def dags(request):
-    from airflow.dag_processing.dagbag import BundleDagBag
-
-    with pytest.MonkeyPatch.context() as mp:
-        # Parsing imports pandas, pyspark's helpers and GX: on a busy CI box that can outlast the 30 s default.
-        mp.setenv("AIRFLOW__CORE__DAGBAG_IMPORT_TIMEOUT", "300")
-        bag = BundleDagBag(dag_folder=str(request.param), bundle_path=ROOT / "dags")
-    assert bag.import_errors == {}, f"{request.param.name} does not import: {bag.import_errors}"
-    assert bag.dags, f"{request.param.name} defines no DAG (a helper module belongs in HELPER_MODULES)"
-    return list(bag.dags.values())
+def dags(request, dag_bag):
+    found = dag_bag(request.param.name)  # fails naming the file on an import error
+    assert found, f"{request.param.name} defines no DAG (a helper module belongs in HELPER_MODULES)"
+    return list(found.values())
 
 
 def test_no_cycles(dags):

@@ -1,8 +1,8 @@
 """Issue 21, point 1: every method name a default mentions resolves through its registry.
 
-Defaults live in three places: DAG Params, the project file (the loop models' defaults, every
-``projects/*.toml`` and the ``focuscrawl init`` template) and the command lines (argparse defaults of
-every ``main`` in the product and the benchmarks). Each place is read as the program reads it (DAGs
+Defaults live in DAG Params, the project file (the loop models' defaults, every ``projects/*.toml``
+and the ``focuscrawl init`` template), the command lines (argparse defaults of every ``main`` in the
+product and the benchmarks) and the functions behind them (parameter defaults). Each place is read as the program reads it (DAGs
 parsed with BundleDagBag, parsers captured from ``main``), and every key that names components must
 be in the table of its place, so a new Param, key or flag naming a method is checked too.
 """
@@ -104,18 +104,12 @@ def _unresolved(found: dict, table: dict, stale: bool = True) -> list[str]:
 # -- DAG Params -------------------------------------------------------------------------------
 
 
-def _dag_params() -> dict:
-    from airflow.dag_processing.dagbag import BundleDagBag
-
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("AIRFLOW__CORE__DAGBAG_IMPORT_TIMEOUT", "300")
-        bag = BundleDagBag(dag_folder=str(ROOT / "dags"), bundle_path=ROOT / "dags")
-    assert bag.import_errors == {}
-    return {(dag_id, key): value for dag_id, dag in bag.dags.items() for key, value in dag.params.dump().items()}
+def _dag_params(dags: dict) -> dict:
+    return {(dag_id, key): value for dag_id, dag in dags.items() for key, value in dag.params.dump().items()}
 
 
-def test_every_dag_param_naming_components_resolves() -> None:
-    found = _dag_params()
+def test_every_dag_param_naming_components_resolves(dag_bag) -> None:
+    found = _dag_params(dag_bag())
     assert ("outlinks_train", "score_model") in found  # the DAGs were read
     assert _unresolved(found, DAG_PARAMS) == []
 
@@ -142,28 +136,35 @@ class _Parsed(Exception):
         self.parser = parser
 
 
-def _entry_points() -> list[tuple[str, object]]:
-    """(place, module) of every module of the product or the benchmarks whose ``main`` parses arguments."""
-    out = []
-    for top in ("include/focuscrawl", "dags", "streaming", "spark_jobs", "bench"):
+PRODUCT = ("include/focuscrawl", "dags", "streaming", "spark_jobs", "bench")
+
+
+def _module(path: Path) -> tuple[str, object]:
+    """(place, module) of a file of the product: a dotted name under include/, else its path."""
+    if path.is_relative_to(ROOT / "include"):
+        place = ".".join(path.relative_to(ROOT / "include").with_suffix("").parts)
+        return place, importlib.import_module(place)
+    place = str(path.relative_to(ROOT))
+    name = "_named_defaults_" + re.sub(r"\W", "_", place)
+    if name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(name, path)
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module  # dataclasses look their module up there
+        spec.loader.exec_module(module)
+    return place, sys.modules[name]
+
+
+def _sources():
+    for top in PRODUCT:
         for path in sorted((ROOT / top).rglob("*.py")):
             text = path.read_text()
-            tree = ast.parse(text)
-            if "argparse" not in text and "parser(" not in text:
-                continue
-            if not any(isinstance(n, ast.FunctionDef) and n.name == "main" for n in tree.body):
-                continue
-            if top == "include/focuscrawl":
-                place = ".".join(path.relative_to(ROOT / "include").with_suffix("").parts)
-                out.append((place, importlib.import_module(place)))
-            else:
-                place = str(path.relative_to(ROOT))
-                spec = importlib.util.spec_from_file_location(f"_named_defaults_{len(out)}", path)
-                module = importlib.util.module_from_spec(spec)
-                sys.modules[spec.name] = module  # dataclasses look their module up there
-                spec.loader.exec_module(module)
-                out.append((place, module))
-    return out
+            yield path, text, ast.parse(text)
+
+
+def _entry_points() -> list[tuple[str, object]]:
+    """(place, module) of every module of the product or the benchmarks whose ``main`` parses arguments."""
+    return [_module(path) for path, text, tree in _sources() if ("argparse" in text or "parser(" in text)
+            and any(isinstance(n, ast.FunctionDef) and n.name == "main" for n in tree.body)]
 
 
 def _actions(parser: argparse.ArgumentParser):
@@ -203,6 +204,41 @@ def test_every_cli_default_naming_components_resolves() -> None:
     assert unreached == [], f"these mains parsed no arguments before returning: {unreached}"
     assert ("spark_jobs/outlinks_score.py", "model") in found
     assert _unresolved(found, CLI_FLAGS) == []
+
+
+def _signature_defaults() -> dict:
+    """(place, function, parameter) -> default of every parameter with a default that names components."""
+    found = {}
+    for path, _, tree in _sources():
+        for fn in ast.walk(tree):
+            if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            args = fn.args.posonlyargs + fn.args.args
+            pairs = list(zip(args[len(args) - len(fn.args.defaults):], fn.args.defaults))
+            pairs += [(a, d) for a, d in zip(fn.args.kwonlyargs, fn.args.kw_defaults) if d is not None]
+            for arg, default in pairs:
+                if not NAMES_COMPONENTS.match(arg.arg) or (isinstance(default, ast.Constant) and default.value is None):
+                    continue
+                place, module = _module(path)
+                value = default.value if isinstance(default, ast.Constant) else eval(ast.unparse(default), vars(module))
+                found[(f"{place}:{fn.name}", arg.arg)] = value
+    return found
+
+
+SIGNATURE_DEFAULTS = {
+    ("focuscrawl.outlinks.spark_transforms:related", "method"): "related-pages method",
+    ("focuscrawl.outlinks.training:train_and_register", "models"): "outlink model spec",
+    ("focuscrawl.outlinks.training:promote_latest", "models"): "outlink model spec",
+    ("focuscrawl.outlinks.experiment:prepare", "related_method"): "related-pages method",
+    ("focuscrawl.outlinks.related:related_pages", "method"): "related-pages method",
+    ("spark_jobs/outlinks_train.py:run", "models"): "outlink model spec",
+    ("spark_jobs/outlinks_score.py:run", "model"): "outlink model spec",
+    ("spark_jobs/outlinks_related.py:run", "method"): "related-pages method",
+}
+
+
+def test_every_signature_default_naming_components_resolves() -> None:
+    assert _unresolved(_signature_defaults(), SIGNATURE_DEFAULTS) == []
 
 
 def test_named_constants_resolve() -> None:

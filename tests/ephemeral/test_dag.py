@@ -2,20 +2,12 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
-
-ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")
-def dag():
-    from airflow.dag_processing.dagbag import BundleDagBag
-
-    bag = BundleDagBag(dag_folder=str(ROOT / "dags" / "source_schedule.py"), bundle_path=ROOT / "dags")
-    assert bag.import_errors == {}
-    return bag.dags["source_schedule"]
+def dag(dag_bag):
+    return dag_bag("source_schedule.py")["source_schedule"]
 
 
 def test_dag_documents_itself_and_retries_with_back_off(dag):

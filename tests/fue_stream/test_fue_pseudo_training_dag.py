@@ -3,20 +3,13 @@
 from __future__ import annotations
 
 from datetime import timedelta
-from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
-
 
 @pytest.fixture(scope="module")
-def dag():
-    from airflow.dag_processing.dagbag import BundleDagBag
-
-    bag = BundleDagBag(dag_folder=str(ROOT / "dags" / "fue_pseudo_training.py"), bundle_path=ROOT / "dags")
-    assert bag.import_errors == {}
-    return bag.dags["fue_pseudo_training"]
+def dag(dag_bag):
+    return dag_bag("fue_pseudo_training.py")["fue_pseudo_training"]
 
 
 def test_dag_documents_itself_runs_every_five_minutes_and_retries(dag):

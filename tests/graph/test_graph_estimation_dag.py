@@ -3,20 +3,13 @@
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
-
 
 @pytest.fixture(scope="module")
-def dag():
-    from airflow.dag_processing.dagbag import BundleDagBag
-
-    bag = BundleDagBag(dag_folder=str(ROOT / "dags" / "graph_estimation.py"), bundle_path=ROOT / "dags")
-    assert bag.import_errors == {}
-    return bag.dags["graph_estimation"]
+def dag(dag_bag):
+    return dag_bag("graph_estimation.py")["graph_estimation"]
 
 
 def test_dag_documents_itself_and_retries_with_back_off(dag):

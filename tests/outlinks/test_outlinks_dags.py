@@ -4,7 +4,6 @@ fails the task on a corrupted snapshot table."""
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 
 import pyarrow as pa
 import pytest
@@ -13,16 +12,10 @@ from focuscrawl.outlinks.synthetic import generate_snapshots
 from focuscrawl.outlinks.tables import SNAPSHOTS
 from focuscrawl.quality import QUALITY_RESULTS_TABLE, DataQualityError
 
-ROOT = Path(__file__).resolve().parents[2]
-
 
 @pytest.fixture(scope="module")
-def dags():
-    from airflow.dag_processing.dagbag import BundleDagBag
-
-    bag = BundleDagBag(dag_folder=str(ROOT / "dags" / "outlinks.py"), bundle_path=ROOT / "dags")
-    assert bag.import_errors == {}
-    return bag.dags
+def dags(dag_bag):
+    return dag_bag("outlinks.py")
 
 
 def test_dags_document_themselves_and_retry(dags):

@@ -5,14 +5,12 @@ from __future__ import annotations
 import json
 import sys
 from datetime import timedelta
-from pathlib import Path
 
 import pytest
 
 from focuscrawl.config import settings
 from focuscrawl.dag_schedules import DEFAULT_PSEUDO_METHODS, DEFAULT_SCHEDULES, dag_schedule, dag_schedules, pseudo_methods
-
-ROOT = Path(__file__).resolve().parents[2]
+from helpers import parse_dags
 
 
 def test_a_bad_schedule_in_the_active_project_names_the_grammar(tmp_path, monkeypatch):
@@ -46,7 +44,6 @@ def test_defaults_without_a_project_and_the_project_over_them(tmp_path, monkeypa
 
 
 def test_dag_files_take_their_schedule_from_the_project(tmp_path, monkeypatch):
-    from airflow.dag_processing.dagbag import BundleDagBag
     from airflow.sdk import AssetOrTimeSchedule
 
     _with_project(tmp_path, monkeypatch, {"schedules": {"fue_pseudo_training": "1m", "outlinks_features": "2m",
@@ -55,33 +52,31 @@ def test_dag_files_take_their_schedule_from_the_project(tmp_path, monkeypatch):
                                                     "graph": {"enabled": True, "estimators": ["SCE", "WCE"]}}})
     saved = {m: sys.modules.pop(m) for m in ("common", "assets") if m in sys.modules}  # re-read the settings
     try:
-        bag = BundleDagBag(dag_folder=str(ROOT / "dags"), bundle_path=ROOT / "dags")
+        dags = parse_dags()  # not the run's cached dag_bag: this parse reads the project above
     finally:
         for m in ("common", "assets"):
             sys.modules.pop(m, None)
         sys.modules.update(saved)
-    assert bag.import_errors == {}
-    assert bag.dags["fue_pseudo_training"].schedule == timedelta(minutes=1)
-    assert bag.dags["delta_maintenance"].schedule is None
+    assert dags["fue_pseudo_training"].schedule == timedelta(minutes=1)
+    assert dags["delta_maintenance"].schedule is None
     # a cron preset runs once on the first unpause (the default @hourly of source_schedule here)
-    assert bag.dags["source_schedule"].schedule.timetable.run_immediately is True
-    feats = bag.dags["outlinks_features"].schedule
+    assert dags["source_schedule"].schedule.timetable.run_immediately is True
+    feats = dags["outlinks_features"].schedule
     assert isinstance(feats, AssetOrTimeSchedule) and feats.timetable.delta == timedelta(minutes=2)
     assert [a.name for a in feats.asset_condition.objects] == ["delta.page_snapshots"]
-    assert [a.name for a in bag.dags["outlinks_train"].timetable.asset_condition.objects] == ["delta.outlink_features"]
-    assert not isinstance(bag.dags["outlinks_train"].schedule, AssetOrTimeSchedule)  # "assets": the Asset alone
+    assert [a.name for a in dags["outlinks_train"].timetable.asset_condition.objects] == ["delta.outlink_features"]
+    assert not isinstance(dags["outlinks_train"].schedule, AssetOrTimeSchedule)  # "assets": the Asset alone
     # the batch side plans with the running processes' budgets and names
-    assert bag.dags["source_schedule"].params["budget"] == 0.05
-    assert bag.dags["graph_estimation"].params["estimators"] == "SCE,WCE"
+    assert dags["source_schedule"].params["budget"] == 0.05
+    assert dags["graph_estimation"].params["estimators"] == "SCE,WCE"
 
 
-def test_every_spark_task_runs_in_the_spark_pool():
-    from airflow.dag_processing.dagbag import BundleDagBag
+def test_every_spark_task_runs_in_the_spark_pool(dag_bag):
     from airflow.providers.apache.spark.operators.spark_submit import SparkSubmitOperator
 
     from focuscrawl.services.airflow import SPARK_POOL
 
-    bag = BundleDagBag(dag_folder=str(ROOT / "dags"), bundle_path=ROOT / "dags")
-    spark_tasks = [t for dag in bag.dags.values() for t in dag.tasks if isinstance(t, SparkSubmitOperator)]
-    assert len(spark_tasks) >= 6  # source_schedule, graph_estimation, embed, related, features, train, score
+    spark_tasks = [t for dag in dag_bag().values() for t in dag.tasks if isinstance(t, SparkSubmitOperator)]
+    # source_schedule, graph_estimation, outlinks_features' one chain task (embed, related, features), train, score
+    assert len(spark_tasks) >= 5
     assert {t.pool for t in spark_tasks} == {SPARK_POOL}

@@ -1,0 +1,113 @@
+"""Helpers shared by the test folders (``tests/`` is on the path, as for ``stream_positions``).
+
+- :class:`HttpSite`: one local HTTP site on a loopback port, for every test that needs real HTTP
+  without the world (the fetch layer, the listing crawler, graph access, the revisitor process).
+- :func:`parse_dags`: DAG files parsed offline as the DAG processor does, no running Airflow; the
+  ``dag_bag`` fixture of ``tests/conftest.py`` caches it per file for a run.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Callable
+
+ROOT = Path(__file__).resolve().parents[1]
+DAGS = ROOT / "dags"
+
+Answer = tuple[int, dict, bytes]  # status, headers, body
+
+
+class HttpSite:
+    """A site on ``127.0.0.1`` at a free port, serving GETs from ``routes`` in its own threads.
+
+    ``routes``: exact path (query included) -> ``(status, headers, body)`` or ``callable(handler)``
+    returning that tuple; any other path goes to ``default`` (a callable like a route), else 404.
+    ``Content-Type`` defaults to text/plain and ``Content-Length`` to the body's. Every request is
+    logged as ``(self.clock() at arrival, path)``; ``max_in_flight`` is the most answered at once.
+    Stop it with ``stop()`` or use it as a context manager.
+    """
+
+    def __init__(self, routes: dict | None = None, default: Callable[[BaseHTTPRequestHandler], Answer] | None = None) -> None:
+        self.routes: dict = dict(routes or {})
+        self.default = default
+        self.clock = time.monotonic  # what arrival times are read from (a test's FakeClock: its time)
+        self.log: list[tuple[float, str]] = []  # (time at arrival, path)
+        self.in_flight = 0
+        self.max_in_flight = 0
+        self.lock = threading.Lock()
+        site = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_GET(self):  # noqa: N802 (http.server's name)
+                with site.lock:
+                    site.log.append((site.clock(), self.path))
+                    site.in_flight += 1
+                    site.max_in_flight = max(site.max_in_flight, site.in_flight)
+                try:
+                    route = site.routes.get(self.path, site.default or (404, {}, b"not found"))
+                    status, headers, body = route(self) if callable(route) else route
+                finally:
+                    # Counted as served once the response is ready: the client may read it and send
+                    # its next request before this thread gets back from writing.
+                    with site.lock:
+                        site.in_flight -= 1
+                self.send_response(status)
+                headers = {"Content-Type": "text/plain", **headers}
+                for k, v in headers.items():
+                    self.send_header(k, v)
+                if "Content-Length" not in headers:
+                    self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *args):
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.port = self.server.server_address[1]
+        self.host = f"127.0.0.1:{self.port}"  # what FOCUSCRAWL_ALLOW_PRIVATE_HOSTS / AddressGuard allow
+        self.url = f"http://{self.host}"
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+
+    def paths(self) -> list[str]:
+        return [p for _, p in self.log]
+
+    def times(self, path: str) -> list[float]:
+        return [t for t, p in self.log if p == path]
+
+    def stop(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+    def __enter__(self) -> "HttpSite":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+
+def parse_dags(dag_file: str | Path | None = None) -> dict:
+    """``{dag_id: DAG}`` of one DAG file of ``dags/`` (a name such as ``"outlinks.py"``, or a path), or of
+    the whole folder; fails on any import error. Parsed with ``BundleDagBag`` (``from assets import ...``
+    resolves), with a 300 s import timeout: pandas, pyspark's helpers and GX can outlast the 30 s default
+    on a busy CI box."""
+    from airflow.dag_processing.dagbag import BundleDagBag
+
+    folder = DAGS if dag_file is None else DAGS / dag_file
+    previous = os.environ.get("AIRFLOW__CORE__DAGBAG_IMPORT_TIMEOUT")
+    os.environ["AIRFLOW__CORE__DAGBAG_IMPORT_TIMEOUT"] = "300"
+    try:
+        bag = BundleDagBag(dag_folder=str(folder), bundle_path=DAGS)
+    finally:
+        if previous is None:
+            os.environ.pop("AIRFLOW__CORE__DAGBAG_IMPORT_TIMEOUT")
+        else:
+            os.environ["AIRFLOW__CORE__DAGBAG_IMPORT_TIMEOUT"] = previous
+    assert bag.import_errors == {}, f"{Path(folder).name} does not import: {bag.import_errors}"
+    return bag.dags
