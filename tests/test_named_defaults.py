@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import functools
 import importlib
 import importlib.util
 import re
@@ -154,11 +155,11 @@ def _module(path: Path) -> tuple[str, object]:
     return place, sys.modules[name]
 
 
-def _sources():
-    for top in PRODUCT:
-        for path in sorted((ROOT / top).rglob("*.py")):
-            text = path.read_text()
-            yield path, text, ast.parse(text)
+@functools.lru_cache(maxsize=1)
+def _sources() -> tuple[tuple[Path, str, ast.Module], ...]:
+    """(path, text, syntax tree) of every Python file of the product and the benchmarks."""
+    return tuple((path, path.read_text(), ast.parse(path.read_text()))
+                 for top in PRODUCT for path in sorted((ROOT / top).rglob("*.py")))
 
 
 def _entry_points() -> list[tuple[str, object]]:
