@@ -191,7 +191,10 @@ def markdown(report: dict) -> str:
              f"{m['cpus']} CPUs, threads {', '.join(f'{k}={v}' for k, v in report['threads'].items())}, "
              f"load average (1/5/15 min) {m['load_start']} at start, {m['load_end']} at end "
              "(the machine is shared: timings under load are longer than on an idle machine; CPU s is the "
-             "benchmark process's own CPU time, all threads, where it measured it: the cost without the wait).", "",
+             "benchmark process's own CPU time, all threads, where it measured it: the cost without the wait)."
+             + (f" This run measured {', '.join(report['ran'])} only; the rows of {', '.join(report['kept'])} are "
+                "kept from earlier runs, whose start and commit the lines below the table give."
+                if report.get("kept") else ""), "",
              "| benchmark | what | n | seconds | CPU s | rate | unit | recall@30 | note |",
              "| --- | --- | ---: | ---: | ---: | ---: | --- | ---: | --- |"]
     for name, b in report["benchmarks"].items():
@@ -260,6 +263,8 @@ def main(argv: list[str] | None = None) -> int:
                 kept = report["benchmarks"][name] = old["benchmarks"][name]
                 kept.setdefault("commit", old.get("commit"))
                 kept.setdefault("started", old.get("started"))
+                report.setdefault("kept", []).append(name)
+        report["ran"] = names
     for name in names:
         try:
             report["benchmarks"][name] = run_bench(name, mode, out_dir, env, args.timeout)

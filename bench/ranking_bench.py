@@ -145,6 +145,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--sizes", default="1000000", help="comma-separated candidate counts (add 10000000 for 10M)")
     ap.add_argument("--updates", type=int, default=500_000, help="score changes of existing candidates to time")
     ap.add_argument("--pops", type=int, default=100_000, help="pops to time")
+    ap.add_argument("--kinds", default=",".join(KINDS), help=f"structures to run, of {', '.join(KINDS)}")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--out", type=Path, default=RESULTS)
     ap.add_argument("--one", help=argparse.SUPPRESS)  # child mode: "kind:n"
@@ -157,7 +158,7 @@ def main(argv: list[str] | None = None) -> None:
     rows = []
     for n in (int(s) for s in args.sizes.split(",")):
         pair = {}
-        for kind in KINDS:
+        for kind in [k for k in args.kinds.split(",") if k in KINDS]:
             out = subprocess.run(
                 [sys.executable, __file__, "--one", f"{kind}:{n}", "--updates", str(args.updates),
                  "--pops", str(args.pops), "--seed", str(args.seed)],
@@ -169,9 +170,11 @@ def main(argv: list[str] | None = None) -> None:
             print(f"{kind:>8} n={n:>11,}  updates/s {r['updates_per_s']:>10,.0f} (CPU {r['cpu_updates_per_s'] or 0:>10,.0f})"
                   f"  pop p50 {r['pop_us_p50']:6.2f} us p99 {r['pop_us_p99']:6.2f} us  bytes/candidate"
                   f" {r['bytes_per_candidate_after_updates']:6.1f}  peak RSS {r['peak_rss_mb']:,.0f} MB", flush=True)
-        h = pair["heapq"]
+        h = pair.get("heapq")
         for kind in ("frontier", "blocks"):
-            f = pair[kind]
+            f = pair.get(kind)
+            if h is None or f is None:
+                continue
             ratios = {
                 "candidates": n,
                 "updates_per_s_ratio": f["updates_per_s"] / h["updates_per_s"],
