@@ -153,6 +153,12 @@ class CommunityChooser:
     def next(self, communities: Sequence[str]) -> str:
         raise NotImplementedError
 
+    @staticmethod
+    def _known(communities: Sequence[str]) -> Sequence[str]:
+        if not communities:
+            raise ValueError("no community known yet to choose from: discover some first (/r/all/new.json lists them)")
+        return communities
+
 
 @COMMUNITY_CHOOSERS.register("RANDOM")
 class RandomCommunityChooser(CommunityChooser):
@@ -163,7 +169,7 @@ class RandomCommunityChooser(CommunityChooser):
         self._rng = random.Random(seed)
 
     def next(self, communities: Sequence[str]) -> str:
-        return communities[self._rng.randrange(len(communities))]
+        return communities[self._rng.randrange(len(self._known(communities)))]
 
 
 @COMMUNITY_CHOOSERS.register("ROUND-ROBIN")
@@ -175,8 +181,9 @@ class RoundRobinCommunityChooser(CommunityChooser):
         self._i = seed
 
     def next(self, communities: Sequence[str]) -> str:
+        known = sorted(self._known(communities))
         self._i += 1
-        return sorted(communities)[self._i % len(communities)]
+        return known[self._i % len(known)]
 
 
 class CommunityExplorer:
