@@ -1,14 +1,13 @@
-"""A tiny local site on a loopback port (allow-listed per test), with an access log."""
+"""A tiny local site on a loopback port (allow-listed per test, ``helpers.HttpSite``), with an access log."""
 
 from __future__ import annotations
 
 import threading
-import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
 from focuscrawl.fetch import AddressGuard, Fetcher, HostPoliteness, RetryPolicy
+from helpers import HttpSite
 
 
 class FakeClock:
@@ -26,62 +25,6 @@ class FakeClock:
             self.now += max(seconds, 0.0)
 
 
-class Site:
-    """Routes: path -> (status, headers, body) or a callable(handler) -> that tuple."""
-
-    def __init__(self) -> None:
-        self.routes: dict = {}
-        self.clock = time.monotonic  # what arrival times are read from (a test's FakeClock: its time)
-        self.log: list[tuple[float, str]] = []  # (time at arrival, path)
-        self.in_flight = 0
-        self.max_in_flight = 0
-        self.lock = threading.Lock()
-        site = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_GET(self):  # noqa: N802 (http.server's name)
-                with site.lock:
-                    site.log.append((site.clock(), self.path))
-                    site.in_flight += 1
-                    site.max_in_flight = max(site.max_in_flight, site.in_flight)
-                try:
-                    route = site.routes.get(self.path, (404, {}, b"not found"))
-                    status, headers, body = route(self) if callable(route) else route
-                finally:
-                    # Counted as served once the response is ready: the client may read it and send
-                    # its next request before this thread gets back from writing.
-                    with site.lock:
-                        site.in_flight -= 1
-                self.send_response(status)
-                headers = {"Content-Type": "text/plain", **headers}
-                for k, v in headers.items():
-                    self.send_header(k, v)
-                if "Content-Length" not in headers:
-                    self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-
-            def log_message(self, *args):
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
-        self.port = self.server.server_address[1]
-        self.url = f"http://127.0.0.1:{self.port}"
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-        self.thread.start()
-
-    def paths(self) -> list[str]:
-        return [p for _, p in self.log]
-
-    def times(self, path: str) -> list[float]:
-        return [t for t, p in self.log if p == path]
-
-    def stop(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
-
-
 @pytest.fixture
 def fake_clock():
     return FakeClock()
@@ -89,10 +32,8 @@ def fake_clock():
 
 @pytest.fixture
 def site():
-    s = Site()
-    s.routes["/robots.txt"] = (200, {}, b"User-agent: *\nDisallow: /private/\n")
-    yield s
-    s.stop()
+    with HttpSite({"/robots.txt": (200, {}, b"User-agent: *\nDisallow: /private/\n")}) as s:
+        yield s
 
 
 @pytest.fixture

@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import json
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import numpy as np
 import pytest
 
 from focuscrawl.graph.access import BudgetExhausted, HttpGraphAccess, InMemoryGraph
 from focuscrawl.graph.samplers import SAMPLERS, Sample
+from helpers import HttpSite
 
 # A lollipop: triangle 0-1-2, tail 2-3-4 (degrees 2, 2, 3, 2, 1); vertex 2 holds two copies.
 EDGES = np.array([[0, 1], [1, 2], [0, 2], [2, 3], [3, 4]])
@@ -96,18 +95,18 @@ def test_sample_take_regathers_copies(lollipop):
     assert again.copy_draw.tolist() == [0, 0, 1, 1]
 
 
-class _ContractHandler(BaseHTTPRequestHandler):
-    graph: InMemoryGraph
+def _contract_site(graph: InMemoryGraph) -> HttpSite:
+    """The vertex-query contract of HttpGraphAccess: /graph/random.json (always vertex 4 here) and
+    /graph/vertex/<id>.json, each the vertex's neighbours and content as JSON."""
 
-    def do_GET(self):  # noqa: N802 (http.server API)
-        if self.path == "/graph/random.json":
+    def answer(handler):
+        if handler.path == "/graph/random.json":
             v = 4
-        elif self.path.startswith("/graph/vertex/") and self.path.endswith(".json"):
-            v = int(self.path[len("/graph/vertex/") : -len(".json")])
+        elif handler.path.startswith("/graph/vertex/") and handler.path.endswith(".json"):
+            v = int(handler.path[len("/graph/vertex/") : -len(".json")])
         else:
-            self.send_error(404)
-            return
-        rec = self.graph.record(v)
+            return 404, {}, b"not found"
+        rec = graph.record(v)
         doc = {
             "id": str(v),
             "neighbors": [str(n) for n in rec.neighbors],
@@ -116,24 +115,14 @@ class _ContractHandler(BaseHTTPRequestHandler):
                 for c in rec.content
             ],
         }
-        body = json.dumps(doc).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
+        return 200, {"Content-Type": "application/json"}, json.dumps(doc).encode()
 
-    def log_message(self, *args):
-        pass
+    return HttpSite(default=answer)
 
 
 def test_http_access_follows_the_documented_contract(lollipop):
-    handler = type("H", (_ContractHandler,), {"graph": lollipop})
-    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        access = HttpGraphAccess(f"http://127.0.0.1:{server.server_port}", budget=20, num_vertices=5)
+    with _contract_site(lollipop) as site:
+        access = HttpGraphAccess(site.url, budget=20, num_vertices=5)
         rec = access.random_vertex()
         assert rec.id == "4" and rec.neighbors.tolist() == ["3"]
         assert list(rec.content)[0] == ("c0", "a", 2, False)
@@ -141,6 +130,3 @@ def test_http_access_follows_the_documented_contract(lollipop):
         sample = SAMPLERS.create("RW").sample(access, rng)
         assert access.queries == 20 and len(sample) == 19
         assert sample.weights.tolist() == [float(DEGREES[int(v)]) for v in sample.vertices]
-    finally:
-        server.shutdown()
-        server.server_close()

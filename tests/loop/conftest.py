@@ -1,13 +1,13 @@
-"""A tiny local site serving Reddit-format listings (test-only; the real world server is another area's)."""
+"""A tiny local site serving Reddit-format listings (``helpers.HttpSite``; the real world server is another area's)."""
 
 from __future__ import annotations
 
 import json
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlparse
 
 import pytest
+
+from helpers import HttpSite
 
 # Two pages of /r/all/new.json: the first points to the second with `after`.
 AUTHORS = [["alice", "bob", "carol"], ["dave", "bob"]]
@@ -26,50 +26,31 @@ def listing(page: int) -> dict:
     return {"kind": "Listing", "data": {"after": after, "children": children}}
 
 
-class ListingSite:
+class ListingSite(HttpSite):
+    """``/r/all/new.json`` in two pages (``?after=`` the first page's last name); every other path 404.
+    ``throttle``: answer this many requests (any path) with 429 and ``Retry-After: 1`` first."""
+
     def __init__(self) -> None:
-        self.requests: list[str] = []
-        self.throttle = 0  # answer this many requests with 429 first
-        site = self
+        super().__init__(default=self._answer)
+        self.throttle = 0
 
-        class Handler(BaseHTTPRequestHandler):
-            def do_GET(self):  # noqa: N802 - http.server's name
-                site.requests.append(self.path)
-                if site.throttle > 0:
-                    site.throttle -= 1
-                    self.send_response(429)
-                    self.send_header("Retry-After", "1")
-                    self.end_headers()
-                    return
-                url = urlparse(self.path)
-                if url.path != "/r/all/new.json":
-                    self.send_error(404)
-                    return
-                after = parse_qs(url.query).get("after", [None])[0]
-                page = 0 if after is None else 1 + next(
-                    i for i in range(len(AUTHORS)) if listing(i)["data"]["after"] == after)
-                body = json.dumps(listing(page)).encode()
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
+    @property
+    def requests(self) -> list[str]:
+        return self.paths()
 
-            def log_message(self, *args):
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-        self.thread.start()
-
-    def close(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
+    def _answer(self, handler) -> tuple[int, dict, bytes]:
+        if self.throttle > 0:
+            self.throttle -= 1
+            return 429, {"Retry-After": "1"}, b""
+        url = urlparse(handler.path)
+        if url.path != "/r/all/new.json":
+            return 404, {}, b"not found"
+        after = parse_qs(url.query).get("after", [None])[0]
+        page = 0 if after is None else 1 + next(i for i in range(len(AUTHORS)) if listing(i)["data"]["after"] == after)
+        return 200, {"Content-Type": "application/json"}, json.dumps(listing(page)).encode()
 
 
 @pytest.fixture
 def listing_site():
-    site = ListingSite()
-    yield site
-    site.close()
+    with ListingSite() as site:
+        yield site

@@ -8,9 +8,7 @@ import signal
 import socket
 import subprocess
 import sys
-import threading
 import uuid
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
@@ -19,28 +17,20 @@ from focuscrawl.metrics import scrape
 from focuscrawl.services.process import wait_until
 from focuscrawl.status import read_status
 
+from helpers import HttpSite
 from test_near_duplicate_skip import TEXTS, html  # tests/outlinks is on the path (rootdir-less test folders)
 
 ROOT = Path(__file__).resolve().parents[2]
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(600)]
 
 
-class Planted(BaseHTTPRequestHandler):
-    def do_GET(self):  # noqa: N802 - http.server's name
-        name = self.path.rsplit("/", 1)[-1]
-        if name not in TEXTS:
-            self.send_error(404)
-            return
-        links = [f"/wiki/{n}" for n in TEXTS if n != "Original"] if name == "Original" else ["/wiki/Original"]
-        body = html(TEXTS[name], links)
-        self.send_response(200)
-        self.send_header("Content-Type", "text/html; charset=utf-8")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, *args):
-        pass
+def planted(handler) -> tuple[int, dict, bytes]:
+    """The planted pages as a site: Original links to the others, each links back to Original."""
+    name = handler.path.rsplit("/", 1)[-1]
+    if name not in TEXTS:
+        return 404, {}, b"not found"
+    links = [f"/wiki/{n}" for n in TEXTS if n != "Original"] if name == "Original" else ["/wiki/Original"]
+    return 200, {"Content-Type": "text/html; charset=utf-8"}, html(TEXTS[name], links)
 
 
 def free_port() -> int:
@@ -52,9 +42,8 @@ def free_port() -> int:
 def test_the_revisitor_process_counts_its_skips(cfg, kafka_broker, tmp_path):
     from deltalake import DeltaTable
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Planted)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    site = f"127.0.0.1:{server.server_address[1]}"
+    server = HttpSite(default=planted)
+    site = server.host
     port = free_port()
     env = {**os.environ, "FOCUSCRAWL_ALLOW_PRIVATE_HOSTS": site}
     log = Path(cfg.var_dir) / "logs" / f"revisitor-neardup-{uuid.uuid4().hex[:6]}.log"
@@ -83,4 +72,4 @@ def test_the_revisitor_process_counts_its_skips(cfg, kafka_broker, tmp_path):
         except subprocess.TimeoutExpired:
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait(timeout=10)
-        server.shutdown()
+        server.stop()
