@@ -50,9 +50,9 @@ test: setup sysdeps
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
 # The live platform end to end (focuscrawl up on the world, every loop closing through Airflow, a SIGKILL of
-# every kind of process): tests/platform/test_platform_e2e.py, 19-27 min on 2 cores; not yet part of make test.
+# every kind of process): tests/platform/test_platform_e2e.py alone, 13-18 min on 2 cores; make test runs it too.
 test-platform: setup sysdeps
-	FOCUSCRAWL_PLATFORM_E2E=1 $(BIN)/python -m pytest tests/platform/test_platform_e2e.py $(PYTEST_ARGS)
+	$(BIN)/python -m pytest tests/platform/test_platform_e2e.py $(PYTEST_ARGS)
 
 test-unit: setup
 	$(BIN)/python -m pytest -m "not integration" $(PYTEST_ARGS)

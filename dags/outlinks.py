@@ -36,7 +36,7 @@ from assets import PAGE_PRIORITIES as PRIORITIES_ASSET
 from assets import PAGE_PRIORITIES_PUSHED as PRIORITIES_PUSHED
 from assets import RELATED_PAGES as RELATED_ASSET
 from assets import SNAPSHOTS as SNAPSHOTS_ASSET
-from common import DEFAULT_ARGS, cfg, schedule, spark_chain, spark_job
+from common import DEFAULT_ARGS, SPARK_POOL, cfg, schedule, spark_chain, spark_job
 from focuscrawl.dedup import DEFAULT as NEAR_DUPLICATE_DEFAULTS
 from focuscrawl.outlinks.related import RELATED
 from focuscrawl.outlinks.tables import FEATURES, SNAPSHOTS
@@ -93,7 +93,10 @@ def outlinks_train():
                                                      "{{ params.history_size }}", "--no-promote"],
                       inlets=[FEATURES_ASSET], outlets=[MODELS_ASSET])
 
-    @task.short_circuit
+    # In the Spark pool though it runs no Spark: it keeps the slot from train to score. Outside it, a
+    # newer run's Spark task took the free slot during the 4 s promote and the score waited for it
+    # (platform e2e, 2026-12-01: 96 s).
+    @task.short_circuit(pool=SPARK_POOL)
     def promote(params=None) -> bool:
         from focuscrawl.outlinks.training import model_store, promote_latest
 

@@ -38,6 +38,7 @@ def test_data_aware_chain(dags, cfg):
     assert chain.application_args.count("--") == 3
     assert [t.task_id for t in train.topological_sort()] == ["quality_outlink_features", "train", "promote",
                                                                  "score"]
+    assert {t.task_id for t in train.tasks if t.pool == "spark"} == {"train", "promote", "score"}  # slot kept to score
     assert [a.name for a in chain.outlets] == ["delta.page_embeddings", "delta.related_pages", "delta.outlink_features",
                                               "delta.near_duplicates"]
     assert [a.name for a in feats.timetable.asset_condition.objects] == ["delta.page_snapshots"]

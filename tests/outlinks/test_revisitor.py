@@ -67,6 +67,7 @@ def test_each_page_once_per_period_in_pushed_priority_order_with_discovery():
     assert rev.order(3) == [(c, 0.9), (b, 0.2), (a, -1.0)]
     now[0] += WEEK
     rev.revisit_next()
+    assert rev.status()["best_known"] == [c, 0.9] and rev.status()["next_pick"] == b  # c went first
     rev.apply_priority(a, 1.0)  # a push during the period reorders what is still due
     drain(rev)
     assert site.log[3:] == [c, a, b] and [r["period"] for r in rows[3:]] == [1, 1, 1]

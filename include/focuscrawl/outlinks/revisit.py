@@ -230,11 +230,15 @@ class PageRevisitor:
     def status(self) -> dict:
         head = self.order(5)
         with self._lock:
+            best = self.ranking.top(1)
             return {
                 "period": self.current_period,
                 "next_pick": head[0][0] if head else None,
                 "next_pick_score": head[0][1] if head else None,
                 "order": [[url, score] for url, score in head],
+                # the next period's first pick: within a period the best page goes first, so the
+                # queue's head is the best page only until then
+                "best_known": [best[0][0], best[0][1]] if best else None,
                 "known": len(self.ranking),
                 "due": len(self.queue),
                 "done_this_period": len(self.done),
