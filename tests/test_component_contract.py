@@ -24,7 +24,9 @@ ROOT = Path(__file__).resolve().parents[1]
 PRODUCT = ("include/focuscrawl", "dags", "streaming", "spark_jobs")
 CHECKS = all_checks()
 # Breaches found by the contract and not fixed yet; strict: a fixed one must leave this table.
-KNOWN_BREACHES: dict[str, str] = {}
+KNOWN_BREACHES = {f"content estimator:{n}:keyword_only_constructor[target={t}]":
+                  "graph/estimators.py takes target by position; it is being edited for issue 21, point 5"
+                  for n in ("NAIVE", "SCE", "WCE", "MLE") for t in ("copies", "label")}
 
 
 @pytest.mark.parametrize("check", [pytest.param(c, marks=pytest.mark.xfail(reason=KNOWN_BREACHES[c.id], strict=True))
@@ -66,7 +68,7 @@ def test_every_registered_name_is_checked() -> None:
     assert checked == {(a.registry.kind, n) for a in adapters() for n in a.registry.names()}
     kinds = {c.check for c in CHECKS}
     assert kinds == {"name_round_trips", "implements_protocol", "init_only_stores_parameters", "deterministic", "empty_input", "no_io",
-                     "fit_returns_self"}
+                     "fit_returns_self", "keyword_only_constructor"}
 
 
 def test_an_unknown_registry_is_refused() -> None:
@@ -101,6 +103,12 @@ class _ChangesParameter(_Fine):
 class _ForgetsParameter(_Fine):
     def __init__(self, *, window: int = 3, **kwargs):
         super().__init__(**kwargs)
+
+
+class _PositionalArgument(_Fine):
+    def __init__(self, window: int = 3, **kwargs):
+        super().__init__(**kwargs)
+        self.window = window
 
 
 class _PublicState(_Fine):
@@ -157,6 +165,7 @@ BROKEN = [
     ("init_only_stores_parameters", "FINE", _ChangesParameter),
     ("init_only_stores_parameters", "FINE", _ForgetsParameter),
     ("init_only_stores_parameters", "FINE", _PublicState),
+    ("keyword_only_constructor", "FINE", _PositionalArgument),
     ("init_only_stores_parameters", "FINE", _AddsPublicAttribute),
     ("deterministic", "FINE", _Unseeded),
     ("empty_input", "FINE", _CrashesOnEmpty),

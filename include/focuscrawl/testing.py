@@ -10,6 +10,8 @@
 - ``init_only_stores_parameters``: every constructor argument is kept unchanged under its own name, and
   ``__init__`` sets no other public attribute (state a component keeps ends in ``_`` or starts with it);
   running the component changes no parameter and adds no public attribute without a trailing ``_``;
+- ``keyword_only_constructor``: every constructor argument is keyword-only, so ``registry.create(name,
+  **kwargs)`` is the one way to build any of them;
 - ``deterministic``: two components built with the same seed give the same output on the same input;
 - ``empty_input``: the empty input gives an empty output (``None`` or length 0) or a ``ValueError``;
 - ``no_io``: building and running it opens no file, socket or process;
@@ -85,6 +87,7 @@ def check_component(registry: Registry, name: str, adapter: Adapter | None = Non
     adapter = adapter or adapter_for(registry)
     checks: list[tuple[str, Callable]] = [
         ("init_only_stores_parameters", _check_init_only_stores_parameters),
+        ("keyword_only_constructor", _check_keyword_only_constructor),
         ("deterministic", _check_deterministic),
         ("empty_input", _check_empty_input),
         ("no_io", _check_no_io),
@@ -164,6 +167,14 @@ def _init_parameters(cls) -> list[str]:
         if not any(p.kind is p.VAR_KEYWORD for p in params):
             break
     return list(dict.fromkeys(names))
+
+
+def _check_keyword_only_constructor(adapter: Adapter, name: str, variant: dict) -> None:
+    cls = adapter.registry.get(name)
+    positional = [p.name for k in cls.__mro__ if "__init__" in vars(k) and k is not object
+                  for p in inspect.signature(vars(k)["__init__"]).parameters.values()
+                  if p.name != "self" and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    assert not positional, f"{name}: constructor arguments {sorted(set(positional))} can be given by position (put * first)"
 
 
 def _equal(a, b) -> bool:

@@ -132,7 +132,7 @@ class SourceCrawler:
         self.on_rejection = on_rejection
         self.near_duplicates, self.on_near_duplicate = near_duplicates, on_near_duplicate
         n = len(self.sources)
-        self.policy = PushedPlan(budget, np.full(n, 1.0 / min_interval_s))
+        self.policy = PushedPlan(budget=budget, max_rate=np.full(n, 1.0 / min_interval_s))
         self.policy.last_recrawl_[:] = clock() - default_interval_s  # never recrawled: due at once
         # Until a schedule arrives: every source on the default interval, the prior's P and μ, no skipping.
         self.plan_ = pd.DataFrame({"source_url": [s.url for s in self.sources],

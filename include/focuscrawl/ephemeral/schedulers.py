@@ -10,7 +10,7 @@ its creation, so it spends nothing on recrawls and never waits for discovery.
 
 Protocol (Frontera-style: reacts to events, does no I/O)::
 
-    policy = SCHEDULERS.create("LAGRANGE", budget=0.05, max_rate=caps)
+    policy = SCHEDULERS.create("LAGRANGE", budget=0.05, max_rate=caps)   # keyword arguments only
     policy.fit(estimates)                      # per-source λ, P, μ (rows in source order)
     action = policy.next_action(now)           # Action("recrawl", i) | Action("page", i, page) | None
     policy.discovered(i, page_ids, now, window_s)   # after a recrawl of i found page_ids
@@ -44,7 +44,7 @@ class CrawlPolicy(ABC):
 
     knows_creation = False
 
-    def __init__(self, budget: float, max_rate) -> None:
+    def __init__(self, *, budget: float, max_rate) -> None:
         self.budget = budget
         self.max_rate = np.asarray(max_rate, dtype=float)
         self.last_recrawl_ = np.zeros(len(self.max_rate))
@@ -119,8 +119,8 @@ class PlannedPolicy(CrawlPolicy):
     while a source could be checked. Variants override :meth:`plan` only.
     """
 
-    def __init__(self, budget: float, max_rate) -> None:
-        super().__init__(budget, max_rate)
+    def __init__(self, *, budget: float, max_rate) -> None:
+        super().__init__(budget=budget, max_rate=max_rate)
         self.frontier_ = ProfitFrontier(len(self.max_rate))
         self.rate_ = np.zeros(len(self.max_rate))
         self.skip_below_ = 0.0
@@ -171,8 +171,8 @@ class LagrangeScheduler(PlannedPolicy):
     keep being recrawled until their estimates firm up (they would otherwise never be re-examined).
     """
 
-    def __init__(self, budget: float, max_rate, optimism: float = 0.0) -> None:
-        super().__init__(budget, max_rate)
+    def __init__(self, *, budget: float, max_rate, optimism: float = 0.0) -> None:
+        super().__init__(budget=budget, max_rate=max_rate)
         self.optimism = optimism
 
     def fit(self, estimates):
@@ -189,8 +189,8 @@ class LagrangeScheduler(PlannedPolicy):
 class FixedQuotaScheduler(PlannedPolicy):
     """A fixed share of the budget for recrawls, spread evenly over sources (seed: "fixed quota")."""
 
-    def __init__(self, budget: float, max_rate, recrawl_share: float = 0.5) -> None:
-        super().__init__(budget, max_rate)
+    def __init__(self, *, budget: float, max_rate, recrawl_share: float = 0.5) -> None:
+        super().__init__(budget=budget, max_rate=max_rate)
         self.recrawl_share = recrawl_share
 
     def plan(self, estimates):
@@ -205,8 +205,8 @@ class LinkRateScheduler(PlannedPolicy):
     ``min_recrawl_share`` keeps some recrawls when the pages alone would take the whole budget.
     """
 
-    def __init__(self, budget: float, max_rate, min_recrawl_share: float = 0.1) -> None:
-        super().__init__(budget, max_rate)
+    def __init__(self, *, budget: float, max_rate, min_recrawl_share: float = 0.1) -> None:
+        super().__init__(budget=budget, max_rate=max_rate)
         self.min_recrawl_share = min_recrawl_share
 
     def plan(self, estimates):
@@ -242,8 +242,8 @@ class BreadthFirstScheduler(CrawlPolicy):
     that politeness does not yet allow is passed over until it is.
     """
 
-    def __init__(self, budget: float, max_rate) -> None:
-        super().__init__(budget, max_rate)
+    def __init__(self, *, budget: float, max_rate) -> None:
+        super().__init__(budget=budget, max_rate=max_rate)
         self._queue: deque[Action] = deque(Action("recrawl", i) for i in range(len(self.max_rate)))
 
     def fit(self, estimates):

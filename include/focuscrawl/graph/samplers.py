@@ -92,7 +92,7 @@ class _Sampler:
 
     uniform = False
 
-    def __init__(self, burn_in: int = 0, thinning: int = 1, start: Any = None) -> None:
+    def __init__(self, *, burn_in: int = 0, thinning: int = 1, start: Any = None) -> None:
         if burn_in < 0 or thinning < 1:
             raise ValueError(f"burn_in must be >= 0 and thinning >= 1 (got {burn_in}, {thinning})")
         self.burn_in = burn_in
@@ -171,8 +171,8 @@ class FrontierSampler(_Sampler):
     G^m has the same degree-proportional vertex marginal as RW but mixes from m starting points,
     which helps on loosely connected graphs. Start vertices are uniform (or ``start`` for all)."""
 
-    def __init__(self, walkers: int = 10, burn_in: int = 0, thinning: int = 1, start: Any = None) -> None:
-        super().__init__(burn_in, thinning, start)
+    def __init__(self, *, walkers: int = 10, burn_in: int = 0, thinning: int = 1, start: Any = None) -> None:
+        super().__init__(burn_in=burn_in, thinning=thinning, start=start)
         if walkers < 1:
             raise ValueError(f"walkers must be >= 1 (got {walkers})")
         self.walkers = walkers

@@ -128,7 +128,7 @@ class ExactRelatedPages(_FaissRelatedPages):
 
     exact = True
 
-    def __init__(self, k: int = 30, block_size: int = 16_384) -> None:
+    def __init__(self, *, k: int = 30, block_size: int = 16_384) -> None:
         self.k = k
         self.block_size = block_size
 
@@ -146,7 +146,7 @@ class HnswRelatedPages(_FaissRelatedPages):
 
     exact = False
 
-    def __init__(self, k: int = 30, m: int = 32, ef_construction: int = 64, ef_search: int = 96,
+    def __init__(self, *, k: int = 30, m: int = 32, ef_construction: int = 64, ef_search: int = 96,
                  block_size: int = 16_384) -> None:
         self.k = k
         self.m = m
@@ -172,7 +172,7 @@ class IvfRelatedPages(_FaissRelatedPages):
 
     exact = False
 
-    def __init__(self, k: int = 30, n_lists: int | None = None, n_probe: int = 16, seed: int = 0,
+    def __init__(self, *, k: int = 30, n_lists: int | None = None, n_probe: int = 16, seed: int = 0,
                  block_size: int = 16_384) -> None:
         self.k = k
         self.n_lists = n_lists
