@@ -4,8 +4,8 @@ Seed `000_c12b299f5bad9cdf.txt` section V (issue 4): every five minutes (the act
 `[schedules] fue_pseudo_training`), for each pseudo-trained HCP variant the project's FUE loop
 runs (`HCP-0.9-0.1`, `HCP-0.5-0.5`, `HCP-POS`; all three without a project):
 
-1. **retrain**: a new candidate classifier from the original training set (snippets of the
-   world corpus' users, eRisk when present) plus the users the variant extracted, labelled by
+1. **retrain**: a new candidate classifier from the original training set (one whole-user document
+   per donor of `focuscrawl.corpora`, eRisk when present, at most 83/403) plus the users the variant extracted, labelled by
    the reference classifier's verdicts in `fue_extractions`; the waiting candidates (authors of
    the FUE loop's own landed posts in `reddit_posts`, not extracted yet) are re-scored, the best `top_n` by the previous model first,
    into `fue_candidate_scores` (`focuscrawl.fue.batch`, plain delta-rs: one run's data is small).
