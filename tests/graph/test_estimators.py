@@ -55,6 +55,8 @@ def test_every_estimator_returns_a_typed_distribution_of_its_target(name, target
     assert isinstance(found, Distribution) and found.target == target and len(found) > 0
     assert sum(found.values()) == pytest.approx(1.0)
     assert Distribution.from_json(found.to_json()) == found
+    truth = graph.truth(target)  # the ground truth is the same kind of value
+    assert isinstance(truth, Distribution) and truth.target == target and sum(truth.values()) == pytest.approx(1.0)
     with pytest.raises(TypeError):
         found["x"] = 1.0
 

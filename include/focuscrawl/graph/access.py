@@ -26,6 +26,8 @@ from urllib.parse import quote
 
 import numpy as np
 
+from focuscrawl.graph.distribution import Distribution
+
 
 class BudgetExhausted(RuntimeError):
     """Raised by an access when its vertex-query budget is spent; samplers stop on it."""
@@ -225,12 +227,12 @@ class InMemoryGraph:
     def degrees(self) -> np.ndarray:
         return np.diff(self.indptr)
 
-    def truth(self, target: str) -> dict:
+    def truth(self, target: str) -> Distribution:
         """Ground-truth distribution over the contents present: ``target`` is ``copies`` (omega) or ``label``."""
         present = self.content_copies > 0
         values = self.content_copies[present] if target == "copies" else self.content_label[present]
         keys, counts = np.unique(values, return_counts=True)
-        return dict(zip(keys.tolist(), (counts / counts.sum()).tolist()))
+        return Distribution(target, dict(zip(keys.tolist(), (counts / counts.sum()).tolist())))
 
     def record(self, v: int) -> VertexRecord:
         s, e = self.copy_ptr[v], self.copy_ptr[v + 1]

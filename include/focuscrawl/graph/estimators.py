@@ -19,64 +19,13 @@ weights only need to be known up to a constant.
 
 from __future__ import annotations
 
-import json
-from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
 from typing import Protocol
 
 import numpy as np
 
+from focuscrawl.graph.distribution import TARGETS, Distribution  # noqa: F401 - TARGETS is read from here too
 from focuscrawl.graph.samplers import Sample
-from focuscrawl.records import RecordError, field_value, json_object
 from focuscrawl.registry import Registry
-
-TARGETS = ("copies", "label")
-
-
-@dataclass(frozen=True, eq=False)
-class Distribution(Mapping):
-    """An estimate: the share of the graph's contents per value of ``target`` (a copy count for
-    ``copies``, a label for ``label``), summing to 1; empty when the sample holds no content.
-
-    A read-only mapping ``{value: share}``, so the evaluation reads it like the ground truth's dict
-    (and compares equal to a dict with the same items). JSON: ``{"target": ..., "shares": {value: share}}``,
-    the values as strings (JSON keys), read back as ints for ``copies``.
-    """
-
-    target: str
-    shares: Mapping[int | str, float] = field(default_factory=dict)
-
-    def __post_init__(self) -> None:
-        if self.target not in TARGETS:
-            raise ValueError(f"target must be one of {TARGETS} (got {self.target!r})")
-        object.__setattr__(self, "shares", dict(self.shares))
-
-    def __getitem__(self, value: int | str) -> float:
-        return self.shares[value]
-
-    def __iter__(self) -> Iterator[int | str]:
-        return iter(self.shares)
-
-    def __len__(self) -> int:
-        return len(self.shares)
-
-    def __repr__(self) -> str:
-        return f"Distribution({self.target!r}, {self.shares!r})"
-
-    def to_json(self) -> bytes:
-        return json.dumps({"target": self.target, "shares": {str(k): v for k, v in self.shares.items()}}).encode()
-
-    @classmethod
-    def from_json(cls, value: bytes | str) -> "Distribution":
-        row = json_object(value, cls.__name__)
-        target = field_value(cls.__name__, row, "target", str)
-        if target not in TARGETS:
-            raise RecordError(cls.__name__, f"expected one of {TARGETS}, got {target!r}", "target")
-        shares = field_value(cls.__name__, row, "shares", dict[str, float])
-        try:
-            return cls(target, {(int(k) if target == "copies" else k): float(v) for k, v in shares.items()})
-        except (TypeError, ValueError) as exc:
-            raise RecordError(cls.__name__, f"expected {{value: share}} numbers ({exc})", "shares") from None
 
 
 class ContentEstimator(Protocol):
