@@ -23,6 +23,7 @@ import math
 from abc import ABC, abstractmethod
 from collections import deque
 from dataclasses import dataclass
+from typing import Protocol
 
 import numpy as np
 import pandas as pd
@@ -39,8 +40,35 @@ class Action:
     page: int = -1
 
 
-class CrawlPolicy(ABC):
-    """One way of spending ``budget`` fetches/s; ``max_rate``: politeness cap on recrawls/s per source."""
+class CrawlPolicy(Protocol):
+    """One way of spending ``budget`` fetches/s; ``max_rate``: politeness cap on recrawls/s per source.
+
+    ``last_recrawl_`` is the state a crawler restores (when each source was last recrawled)."""
+
+    knows_creation: bool
+    budget: float
+    max_rate: np.ndarray
+    last_recrawl_: np.ndarray
+
+    def fit(self, estimates: pd.DataFrame) -> "CrawlPolicy":
+        """Re-plan from per-source estimates (columns lam, P, mu, ...; one row per source, in order)."""
+        ...
+
+    def next_action(self, now: float) -> Action | None:
+        """What to fetch in the slot starting at ``now`` (None: nothing worth a fetch)."""
+        ...
+
+    def discovered(self, source: int, pages: list[int], now: float, window_s: float) -> None:
+        """A recrawl of ``source`` at ``now`` found ``pages``, created in the last ``window_s`` seconds."""
+        ...
+
+    def created(self, source: int, page: int, now: float) -> None:
+        """Told when a page appears (only policies with ``knows_creation``)."""
+        ...
+
+
+class _Policy(ABC):
+    """What every policy here shares: the constructor, the recrawl clock, politeness."""
 
     knows_creation = False
 
@@ -50,19 +78,16 @@ class CrawlPolicy(ABC):
         self.last_recrawl_ = np.zeros(len(self.max_rate))
 
     @abstractmethod
-    def fit(self, estimates: pd.DataFrame) -> "CrawlPolicy":
-        """Re-plan from per-source estimates (columns lam, P, mu, ...; one row per source, in order)."""
+    def fit(self, estimates: pd.DataFrame) -> "_Policy": ...
 
     @abstractmethod
-    def next_action(self, now: float) -> Action | None:
-        """What to fetch in the slot starting at ``now`` (None: nothing worth a fetch)."""
+    def next_action(self, now: float) -> Action | None: ...
 
     @abstractmethod
-    def discovered(self, source: int, pages: list[int], now: float, window_s: float) -> None:
-        """A recrawl of ``source`` at ``now`` found ``pages``, created in the last ``window_s`` seconds."""
+    def discovered(self, source: int, pages: list[int], now: float, window_s: float) -> None: ...
 
     def created(self, source: int, page: int, now: float) -> None:
-        """Told when a page appears (only policies with ``knows_creation``)."""
+        pass
 
     def polite(self, source: int, now: float) -> bool:
         return now - self.last_recrawl_[source] >= 1.0 / self.max_rate[source] - 1e-9
@@ -111,7 +136,7 @@ class ProfitFrontier:
         return best, page
 
 
-class PlannedPolicy(CrawlPolicy):
+class PlannedPolicy(_Policy):
     """Recrawl each source every 1/rate seconds, fetch discovered pages by expected remaining profit.
 
     A slot goes to the most overdue recrawl, else to the best page worth at least ``skip_below_``,
@@ -235,7 +260,7 @@ class OracleScheduler(PlannedPolicy):
 
 
 @SCHEDULERS.register("BFS")
-class BreadthFirstScheduler(CrawlPolicy):
+class BreadthFirstScheduler(_Policy):
     """Breadth-first: one FIFO queue of source recrawls and discovered pages, sources round-robin.
 
     A recrawl puts the pages it found, then the source itself, at the back of the queue; a source

@@ -20,7 +20,7 @@ import json
 import random
 import time
 from dataclasses import dataclass
-from typing import Iterable, Sequence
+from typing import Iterable, Protocol, Sequence
 from urllib.parse import quote, urlencode
 
 import pyarrow as pa
@@ -144,14 +144,21 @@ def post_row(record) -> dict:
 COMMUNITY_CHOOSERS: Registry["CommunityChooser"] = Registry("community chooser")
 
 
-class CommunityChooser:
+class CommunityChooser(Protocol):
     """Which known community to read next. ``next(communities)`` is pure apart from its own RNG."""
+
+    seed: int
+
+    def next(self, communities: Sequence[str]) -> str:
+        """One of ``communities``; a ValueError when there is none."""
+        ...
+
+
+class _Chooser:
+    """What the choosers share: a seed, and the refusal of an empty list."""
 
     def __init__(self, *, seed: int = 0) -> None:
         self.seed = seed
-
-    def next(self, communities: Sequence[str]) -> str:
-        raise NotImplementedError
 
     @staticmethod
     def _known(communities: Sequence[str]) -> Sequence[str]:
@@ -161,7 +168,7 @@ class CommunityChooser:
 
 
 @COMMUNITY_CHOOSERS.register("RANDOM")
-class RandomCommunityChooser(CommunityChooser):
+class RandomCommunityChooser(_Chooser):
     """Uniformly random, as in the paper (section II-B); seeded, so runs are repeatable."""
 
     def __init__(self, *, seed: int = 0) -> None:
@@ -173,7 +180,7 @@ class RandomCommunityChooser(CommunityChooser):
 
 
 @COMMUNITY_CHOOSERS.register("ROUND-ROBIN")
-class RoundRobinCommunityChooser(CommunityChooser):
+class RoundRobinCommunityChooser(_Chooser):
     """Every known community in turn: equal coverage, no randomness."""
 
     def __init__(self, *, seed: int = 0) -> None:
