@@ -38,13 +38,6 @@ def test_estimators_on_a_hand_computed_sample():
 
 @pytest.mark.parametrize("name", ESTIMATORS.names())
 @pytest.mark.parametrize("target", ["copies", "label"])
-def test_every_estimator_returns_empty_on_an_empty_sample(name, target):
-    empty = Sample(np.array([3]), np.array([1.0]), np.array([0, 0]), ContentCopies.from_rows([]), uniform=True, num_vertices=10)
-    assert ESTIMATORS.create(name, target=target).estimate(empty) == {}
-
-
-@pytest.mark.parametrize("name", ESTIMATORS.names())
-@pytest.mark.parametrize("target", ["copies", "label"])
 def test_every_estimator_returns_a_typed_distribution_of_its_target(name, target):
     """Issue 21, point 5: a :class:`Distribution` (a read-only mapping), not a bare dict."""
     graph = synthetic_graph(num_vertices=200, num_contents=300, seed=1)

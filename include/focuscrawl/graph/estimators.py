@@ -40,7 +40,7 @@ ESTIMATORS: Registry[ContentEstimator] = Registry("content estimator")
 class _Estimator:
     requires_uniform = False
 
-    def __init__(self, target: str = "copies") -> None:
+    def __init__(self, *, target: str = "copies") -> None:
         if target not in TARGETS:
             raise ValueError(f"target must be one of {TARGETS} (got {target!r})")
         self.target = target
@@ -201,9 +201,9 @@ class MaximumLikelihoodEstimator(_Estimator):
 
     requires_uniform = True
 
-    def __init__(self, target: str = "copies", max_copies: int | None = None, iterations: int = 300,
+    def __init__(self, *, target: str = "copies", max_copies: int | None = None, iterations: int = 300,
                  num_vertices: str = "sample") -> None:
-        super().__init__(target)
+        super().__init__(target=target)
         if num_vertices not in ("sample", "known"):
             raise ValueError(f"num_vertices must be 'sample' (estimate |V| by collisions) or 'known' (got {num_vertices!r})")
         self.max_copies = max_copies
