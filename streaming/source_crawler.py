@@ -25,6 +25,12 @@ landed rows end (land with ``isolation_level="read_committed"``). ``--skip-near-
 page whose text near-duplicates a page crawled before (``focuscrawl.dedup``), counted in the status
 file's ``near_duplicates_skipped`` and its ``metrics`` (``focuscrawl_near_duplicates_skipped_total``).
 
+``crawl`` runs on the stream scaffold (``focuscrawl.streamproc``: ``--bootstrap``, ``--status-file``,
+``--status-every``, ``--metrics-port``, ``--log-level``, the WARC arguments); its fetches are counted on
+``--metrics-port``. ``--project FILE --site NAME`` fetches as the project's site (User-Agent, politeness
+floor, robots, OAuth): a ``--site`` value with ``://`` is a site root to crawl, one without is the
+project's site name, and with ``--project`` the roots default to that site's URL.
+
 ``land --table NAME`` runs the one exactly-once consumer, ``streaming/consumer.py --sink NAME``, for one of
 the two history tables. SIGTERM/SIGINT stop both cleanly.
 """
@@ -34,123 +40,134 @@ from __future__ import annotations
 import argparse
 import json
 import logging
-import signal
 import sys
-import threading
 import time
 from pathlib import Path
 from urllib.parse import urlsplit
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))  # streaming/: the shared consumer and status writer
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # streaming/: the shared consumer entry point
 
 from focuscrawl.config import settings  # noqa: E402
 from focuscrawl.crawl.dead_letters import DEAD_LETTER_TOPIC  # noqa: E402
 from focuscrawl.ephemeral.schedule_topic import SOURCE_SCHEDULE_TOPIC  # noqa: E402
 from focuscrawl.ephemeral.tables import HISTORY_TABLES, HISTORY_TOPICS  # noqa: E402
+from focuscrawl.streamproc import StreamArgumentParser, StreamProcess, add_common_args  # noqa: E402
 
 log = logging.getLogger("focuscrawl.source_crawler")
+
+NAME = "source-crawler"
+
+
+class SiteArgument(argparse.Action):
+    """``--site``: a value with ``://`` is a site root to crawl (repeatable); one without is, with
+    ``--project``, the project's site name (the scaffold's ``--site NAME``, which the platform's plan passes)."""
+
+    def __call__(self, parser, namespace, value, option_string=None):
+        if "://" in value:
+            namespace.site = [*(namespace.site or []), value]
+        else:
+            namespace.site_name = value
 
 
 def crawl(args, cfg) -> int:
     from focuscrawl.changelog import ChangelogProducer, changelog_topic
-    from focuscrawl.metrics import Metrics
-    from focuscrawl.status import write_status
     from focuscrawl.crawl import dead_letters
     from focuscrawl.ephemeral.crawler import CLICKS_PATH, ClickLog, SourceCrawler
     from focuscrawl.ephemeral.schedule_topic import ScheduleFollower
     from focuscrawl.ephemeral.sources import ACCEPT, discover_sources
-    from focuscrawl.fetch import FetchError, Fetcher, HostPoliteness
+    from focuscrawl.fetch import FetchError
     from focuscrawl.fetch.clock import SiteClock, robots_url
-    from focuscrawl.fetch.warc import archive_from_args
-    from focuscrawl.topics import TopicSpec, ensure_topics, host_key
+    from focuscrawl.topics import TopicSpec, host_key
 
-    stopping = threading.Event()
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        # Not stopping.set() in the handler: it deadlocks when the signal lands inside stopping.wait().
-        signal.signal(sig, lambda *_: threading.Thread(target=stopping.set, daemon=True).start())
-    ensure_topics(args.bootstrap, [TopicSpec(t, "host") for t in (*HISTORY_TOPICS.values(), args.dead_letter_topic)],
-                  cfg.kafka_partitions, cfg.kafka_replication)
-    # Restart-safe (issue 16, point 5): rows and the crawler's state records commit in one transaction.
-    producer = ChangelogProducer(args.bootstrap, changelog_topic(args.name), args.name, partitions=cfg.kafka_partitions,
-                                 replication=cfg.kafka_replication)
-    archive = archive_from_args(args, args.name, cfg.user_agent)  # --warc: every fetch archived
-    fetcher = Fetcher.from_settings(cfg, politeness=HostPoliteness(min_delay=args.politeness_delay), archive=archive)
+    # The process is named after the crawler (its metrics' process label, its WARC files), as before.
+    with StreamProcess(args.name, args, cfg) as proc:
+        proc.ensure_topics([TopicSpec(t, "host") for t in (*HISTORY_TOPICS.values(), args.dead_letter_topic)])
+        # Restart-safe (issue 16, point 5): rows and the crawler's state records commit in one transaction,
+        # so this process keeps its own transactional producer, not the scaffold's idempotent one.
+        producer = proc.until_kafka(lambda: ChangelogProducer(
+            proc.bootstrap, changelog_topic(args.name), args.name, partitions=cfg.kafka_partitions,
+            replication=cfg.kafka_replication), "connecting the transactional producer")
+        proc.on_exit(producer.close)
+        # The project site's with --project (User-Agent, politeness floor, robots, OAuth), counted, --warc archived.
+        fetcher = proc.fetcher(politeness_delay=args.politeness_delay)
 
-    def fetch(url: str):
-        result = fetcher.fetch(url, accept=ACCEPT)
-        return result.body, result.content_type, result.url, result.warc
+        def fetch(url: str):
+            result = fetcher.fetch(url, accept=ACCEPT)
+            return result.body, result.content_type, result.url, result.warc
 
-    def emit(table: str, key: str, row: dict) -> None:
-        producer.send(HISTORY_TOPICS[table], key.encode(), json.dumps(row).encode())
+        def emit(table: str, key: str, row: dict) -> None:
+            producer.send(HISTORY_TOPICS[table], key.encode(), json.dumps(row).encode())
+            proc.metrics.produced.labels(HISTORY_TOPICS[table]).inc()
 
-    def dead_letter(rejection) -> None:
-        producer.send(args.dead_letter_topic, host_key(rejection.url),
-                      dead_letters.encode(rejection.dead_letter("source-crawler")))
+        def dead_letter(rejection) -> None:
+            producer.send(args.dead_letter_topic, host_key(rejection.url),
+                          dead_letters.encode(rejection.dead_letter("source-crawler")))
+            proc.metrics.produced.labels(args.dead_letter_topic).inc()
 
-    metrics = Metrics(args.name)
-    index = None
-    if args.skip_near_duplicates:
-        from focuscrawl.dedup import NearDuplicateIndex
+        index = None
+        if args.skip_near_duplicates:
+            from focuscrawl.dedup import NearDuplicateIndex
 
-        index = NearDuplicateIndex()
-    clock = time.time if args.clock == "wall" else SiteClock(
-        lambda: fetcher.fetch(robots_url(args.site[0])), refresh_s=args.clock_refresh).attach(fetcher)
-    sources = []
-    for site in args.site:
-        found, rejections = discover_sources(fetch, site, args.max_sources)
-        with producer.transaction():
-            for rejection in rejections:
-                dead_letter(rejection)
-        sources.extend(found)
-        log.info("%s: %d content sources (%s)", site, len(found), ", ".join(sorted({s.kind for s in found})))
-    source_crawler = SourceCrawler(sources, fetch, emit, clock, args.budget, args.default_interval, args.min_interval,
-                                   on_rejection=dead_letter, near_duplicates=index,
-                                   on_near_duplicate=lambda *_: metrics.near_duplicates.labels("sources").inc())
-    site = urlsplit(args.site[0])
-    clicks_url = args.clicks_url or f"{site.scheme}://{site.netloc}{CLICKS_PATH}"
-    clicks = ClickLog(lambda since: fetcher.get(f"{clicks_url}?since={since!r}", accept=["application/json"]),
-                      f"{site.scheme}://{site.netloc}")
-    state = producer.restore()
-    source_crawler.restore(state)
-    clicks.restore(state)
-    log.info("restored %d sources and %d crawled pages from %s", source_crawler.counts["restored_sources"],
-             source_crawler.counts["restored_pages"], producer.changelog)
-    follower = ScheduleFollower(args.bootstrap, args.schedule_topic, source_crawler.apply)
-    follower.start()
-    log.info("crawling %d sources with %.4g fetches/s; following %s; status in %s",
-             len(sources), args.budget, args.schedule_topic, args.status_file)
+            index = NearDuplicateIndex()
+        clock = time.time if args.clock == "wall" else SiteClock(
+            lambda: fetcher.fetch(robots_url(args.site[0])), refresh_s=args.clock_refresh).attach(fetcher)
+        sources = []
+        for site in args.site:
+            found, rejections = discover_sources(fetch, site, args.max_sources)
+            with producer.transaction():
+                for rejection in rejections:
+                    dead_letter(rejection)
+            sources.extend(found)
+            log.info("%s: %d content sources (%s)", site, len(found), ", ".join(sorted({s.kind for s in found})))
+        source_crawler = SourceCrawler(
+            sources, fetch, emit, clock, args.budget, args.default_interval, args.min_interval,
+            on_rejection=dead_letter, near_duplicates=index,
+            on_near_duplicate=lambda *_: proc.metrics.near_duplicates.labels("sources").inc())
+        site = urlsplit(args.site[0])
+        clicks_url = args.clicks_url or f"{site.scheme}://{site.netloc}{CLICKS_PATH}"
+        clicks = ClickLog(lambda since: fetcher.get(f"{clicks_url}?since={since!r}", accept=["application/json"]),
+                          f"{site.scheme}://{site.netloc}")
+        state = producer.restore()
+        source_crawler.restore(state)
+        clicks.restore(state)
+        log.info("restored %d sources and %d crawled pages from %s", source_crawler.counts["restored_sources"],
+                 source_crawler.counts["restored_pages"], producer.changelog)
+        proc.follow(args.schedule_topic, source_crawler.apply, follower_cls=ScheduleFollower)
 
-    next_slot = clock()
-    next_feedback = next_status = time.monotonic()
-    while not stopping.is_set():
-        now = clock()
-        if now >= next_slot:
-            with producer.transaction(source_crawler.changes):
-                source_crawler.step()
-            # A slot missed while a fetch was slow is lost, not banked: the budget is a rate.
-            next_slot = max(next_slot + 1.0 / args.budget, now)
-        if time.monotonic() >= next_feedback:
-            next_feedback = time.monotonic() + args.feedback_every
-            with producer.transaction(clicks.changes):
-                try:
-                    for row in source_crawler.click_rows(clicks.poll()):
-                        emit("page_clicks", host_key(row["source_url"]).decode(), row)
-                except (FetchError, ValueError) as exc:
-                    log.warning("click log not readable (%s); next try in %.0f s", exc, args.feedback_every)
-        if time.monotonic() >= next_status:
-            next_status = time.monotonic() + 1.0
-            write_status(args.status_file, {**source_crawler.status(), "transactions": producer.transactions,
-                                            "metrics": metrics.snapshot()})
-        stopping.wait(0.01)
+        def status() -> dict:
+            figures = source_crawler.status()
+            proc.metrics.frontier.set(figures["frontier"])  # new pages waiting
+            proc.metrics.candidates.set(figures["sources"])
+            return {**figures, "transactions": producer.transactions}
 
-    follower.stop()
-    follower.join(timeout=10)
-    producer.close()
-    fetcher.close()
-    if archive is not None:
-        archive.close()
-    write_status(args.status_file, {**source_crawler.status(), "metrics": metrics.snapshot()})
-    log.info("stopped: %s", source_crawler.counts)
+        proc.status(status)
+        log.info("crawling %d sources with %.4g fetches/s; following %s; status in %s",
+                 len(sources), args.budget, args.schedule_topic, args.status_file)
+
+        def wall_until(site_time: float) -> float:
+            """Wall seconds until the crawler's clock reads ``site_time`` (the site clock's extrapolation)."""
+            return site_time - time.time() if clock is time.time else clock.wall_until(site_time)
+
+        next_slot = clock()
+        next_feedback = time.monotonic()
+        while proc.running():
+            now = clock()
+            if now >= next_slot:
+                with producer.transaction(source_crawler.changes):
+                    source_crawler.step()
+                # A slot missed while a fetch was slow is lost, not banked: the budget is a rate.
+                next_slot = max(next_slot + 1.0 / args.budget, now)
+            if time.monotonic() >= next_feedback:
+                next_feedback = time.monotonic() + args.feedback_every
+                with producer.transaction(clicks.changes):
+                    try:
+                        for row in source_crawler.click_rows(clicks.poll()):
+                            emit("page_clicks", host_key(row["source_url"]).decode(), row)
+                    except (FetchError, ValueError) as exc:
+                        log.warning("click log not readable (%s); next try in %.0f s", exc, args.feedback_every)
+            # Asleep until the next slot, click-log read or status write (or a stop), not polling.
+            proc.wait(min(wall_until(next_slot), next_feedback - time.monotonic(), proc.status_due_in()))
+        log.info("stopped: %s", source_crawler.counts)
     return 0
 
 
@@ -162,15 +179,20 @@ def land(args, cfg) -> int:
                           *(["--group", args.group] if args.group else [])])
 
 
-def main(argv: list[str] | None = None) -> int:
-    from focuscrawl.fetch.warc import add_warc_arguments
-
-    cfg = settings()
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--bootstrap", default=cfg.kafka_bootstrap)
-    sub = ap.add_subparsers(dest="command", required=True)
-    c = sub.add_parser("crawl", help="discover the sites' content sources and crawl them")
-    c.add_argument("--site", action="append", required=True, help="a site's root URL (repeat for several)")
+def build_parser(cfg) -> tuple[argparse.ArgumentParser, argparse.ArgumentParser]:
+    """The command line: ``crawl`` with the scaffold's common arguments (the platform's plan passes them
+    after ``crawl``), ``land``; returns the parser and its ``crawl`` subparser."""
+    ap = StreamArgumentParser(prog="source_crawler.py", description=__doc__.splitlines()[0])
+    ap.cfg = cfg  # StreamArgumentParser.parse_args reads the --project site
+    ap.add_argument("--bootstrap", dest="top_bootstrap", metavar="BOOTSTRAP",
+                    help=f"Kafka bootstrap servers (default {cfg.kafka_bootstrap}; also taken after the command)")
+    sub = ap.add_subparsers(dest="command", required=True, parser_class=argparse.ArgumentParser)
+    c = sub.add_parser("crawl", help="discover the sites' content sources and crawl them", conflict_handler="resolve",
+                       description="Discover the sites' content sources and crawl them on the pushed schedule.")
+    add_common_args(c, NAME, cfg)
+    c.add_argument("--site", action=SiteArgument, dest="site", default=None, metavar="URL | NAME",
+                   help="a site's root URL (repeat for several); a NAME without :// is the --project site's name")
+    c.set_defaults(site_name=None, bootstrap=None)  # the scaffold's --site NAME, taken by the argument above
     c.add_argument("--budget", type=float, default=0.025, help="fetches per second (recrawls + new pages)")
     c.add_argument("--default-interval", type=float, default=3600.0, help="seconds between recrawls before a schedule")
     c.add_argument("--min-interval", type=float, default=60.0, help="politeness: least seconds between recrawls of a source")
@@ -185,18 +207,36 @@ def main(argv: list[str] | None = None) -> int:
     c.add_argument("--skip-near-duplicates", action="store_true",
                    help="skip a new page whose text near-duplicates a page crawled before (shingle Jaccard >= 0.7)")
     c.add_argument("--schedule-topic", default=SOURCE_SCHEDULE_TOPIC)
-    c.add_argument("--name", default="source-crawler",
+    c.add_argument("--name", default=NAME,
                    help="this crawler's name: its changelog topic and transactional id (one process per name)")
     c.add_argument("--dead-letter-topic", default=DEAD_LETTER_TOPIC)
-    c.add_argument("--status-file", type=Path, default=cfg.var_dir / "crawler" / "sources.json")
-    add_warc_arguments(c)
     land_ = sub.add_parser("land", help="land one history topic in its Delta table, exactly once")
+    land_.add_argument("--bootstrap", default=None, help="Kafka bootstrap servers")
     land_.add_argument("--table", required=True, choices=sorted(HISTORY_TABLES))
     land_.add_argument("--group", help="consumer group (default: <table>-to-delta)")
     land_.add_argument("--batch-seconds", type=float, default=2.0)
+    return ap, c
+
+
+def parse(argv: list[str] | None, cfg) -> argparse.Namespace:
+    ap, crawl_parser = build_parser(cfg)
     args = ap.parse_args(argv)
+    # --bootstrap before the command (as it always was) or after it (the scaffold's); after it wins.
+    args.bootstrap = args.bootstrap or args.top_bootstrap or cfg.kafka_bootstrap
+    if args.command == "crawl" and not args.site:
+        if args.project_site is None:
+            crawl_parser.error("give --site URL (a site's root; repeat for several), or --project FILE")
+        args.site = [args.project_site.url(cfg) + "/"]
+    return args
+
+
+def main(argv: list[str] | None = None) -> int:
+    cfg = settings()
+    args = parse(argv, cfg)
+    if args.command == "crawl":
+        return crawl(args, cfg)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    return crawl(args, cfg) if args.command == "crawl" else land(args, cfg)
+    return land(args, cfg)
 
 
 if __name__ == "__main__":

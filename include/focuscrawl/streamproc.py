@@ -208,6 +208,10 @@ class StreamProcess:
         """Add a provider of status figures (merged, in order, into every status write)."""
         self._status_fns.append(fn)
 
+    def status_due_in(self) -> float:
+        """Seconds until :meth:`running` writes the next status (0: at the next call)."""
+        return max(0.0, self._last_status + self.status_every - time.monotonic())
+
     def tick(self) -> None:
         if time.monotonic() - self._last_status >= self.status_every:
             self.write_status()

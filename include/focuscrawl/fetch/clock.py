@@ -145,6 +145,24 @@ class SiteClock:
             self._returned = now
             return now
 
+    def wall_until(self, site_time: float) -> float:
+        """Wall seconds until ``self()`` reads ``site_time`` if no response arrives meanwhile (0 when it
+        already does; the extrapolation at the measured rate), at most until the clock goes stale and
+        its next call probes the site (then it reads the site again): how long a loop timed by this
+        clock may sleep without acting later than polling it would."""
+        wall = self._wall()
+        with self._lock:
+            if not self._obs:
+                return 0.0
+            until = 0.0
+            if max(self._floor, self._returned) < site_time:
+                ahead = site_time - self._extrapolate_locked(wall)
+                rate = self._rate_locked()
+                until = 0.0 if ahead <= 0 else ahead / rate if rate > 0 else float("inf")
+            if self.probe is not None:  # stale once strictly more than refresh_s passed: a millisecond after
+                until = min(until, max(0.0, self._obs[-1][0] + self.refresh_s + 0.001 - wall))
+            return until
+
     def state(self) -> dict:
         """For status files: the last site time read, the measured rate, observations and jumps."""
         with self._lock:

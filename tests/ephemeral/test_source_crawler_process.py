@@ -1,0 +1,162 @@
+"""streaming/source_crawler.py on the stream scaffold (focuscrawl.streamproc): the command line the platform's
+plan passes, the loop asleep between its deadlines (SiteClock.wall_until), and as a process against the world
+on the real broker: its fetches counted on --metrics-port, its status file, a clean SIGTERM."""
+
+from __future__ import annotations
+
+import email.utils
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+
+from focuscrawl.fetch.clock import SiteClock
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "streaming"))
+
+import source_crawler  # noqa: E402
+
+
+class Wall:
+    def __init__(self) -> None:
+        self.t = 100.0
+
+    def __call__(self) -> float:
+        return self.t
+
+
+def http_date(t: float) -> str:
+    return email.utils.formatdate(int(t), usegmt=True)
+
+
+def test_wall_until_is_the_extrapolation_to_a_site_time_bounded_by_the_next_probe():
+    wall, site = Wall(), 1_700_000_000.0
+    clock = SiteClock(wall=wall, min_span_s=3.0, refresh_s=30.0)
+    for _ in range(40):  # a world sped up 60x, answering every 0.25 wall seconds
+        clock.observe(http_date(site + 60 * (wall.t - 100.0)))
+        wall.t += 0.25
+    now = clock()
+    assert clock.wall_until(now - 1) == 0.0 and clock.wall_until(now) == 0.0
+    assert clock.wall_until(now + 120) == pytest.approx(2.0, rel=0.05)  # 120 site seconds at 60x
+    wall.t += clock.wall_until(now + 120)
+    assert clock() == pytest.approx(now + 120, abs=0.01)
+    # With a probe, no longer than until the clock goes stale (its next call asks the site again).
+    clock.probe = lambda: None
+    last = wall.t - 0.25 - 2.0  # the last response
+    assert clock.wall_until(now + 60 * 3600) == pytest.approx(last + 30.0 + 0.001 - wall.t, abs=1e-6)
+    wall.t = last + 31
+    assert clock.wall_until(now + 60 * 3600) == 0.0
+    assert SiteClock(wall=Wall()).wall_until(site) == 0.0  # no response yet: read the site now
+
+
+def test_the_plans_command_line_parses_with_the_project_site_and_the_scaffolds_arguments(tmp_path):
+    from focuscrawl.config import settings
+    from focuscrawl.platform.plan import Models, plan
+    from focuscrawl.project import load_project
+
+    cfg = settings()
+    project_file = ROOT / "projects" / "world.toml"
+    specs = {s.name: s for s in plan(load_project(project_file), cfg, project_file=project_file,
+                                     models=Models(Path("/m/r.joblib"), Path("/m/c.joblib")), log=lambda _: None)}
+    spec = specs["source-crawler"]
+    assert spec.metrics_port and spec.command[spec.command.index("--metrics-port") + 1] == str(spec.metrics_port)
+    assert "--project" in spec.command
+    args = source_crawler.parse(list(spec.command[2:]), cfg)
+    assert args.command == "crawl" and args.metrics_port == spec.metrics_port
+    assert args.site and all("://" in s for s in args.site)  # the roots; the project's site name apart
+    assert args.project_site is not None and args.site_name == args.project_site.name
+    assert str(args.status_file) == spec.status_file and args.bootstrap == cfg.kafka_bootstrap
+
+
+def test_sites_bootstrap_and_land_parse_as_before():
+    from focuscrawl.config import settings
+
+    cfg = settings()
+    args = source_crawler.parse(["--bootstrap", "h:1", "crawl", "--site", "http://a/", "--site", "http://b/x/"], cfg)
+    assert (args.bootstrap, args.site, args.project_site, args.metrics_port) == ("h:1", ["http://a/", "http://b/x/"],
+                                                                                None, 0)
+    assert args.status_file == cfg.var_dir / "status" / "source-crawler.json"
+    assert source_crawler.parse(["crawl", "--site", "http://a/", "--bootstrap", "h:2"], cfg).bootstrap == "h:2"
+    land = source_crawler.parse(["--bootstrap", "h:1", "land", "--table", "page_clicks"], cfg)
+    assert (land.command, land.table, land.bootstrap, land.batch_seconds) == ("land", "page_clicks", "h:1", 2.0)
+    with pytest.raises(SystemExit):
+        source_crawler.parse(["crawl"], cfg)  # neither a root nor a project
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def main_thread_switches(pid: int) -> int:
+    """Voluntary context switches of the process's main thread: one per wake-up of its loop."""
+    for line in Path(f"/proc/{pid}/task/{pid}/status").read_text().splitlines():
+        if line.startswith("voluntary_ctxt_switches:"):
+            return int(line.split()[1])
+    raise AssertionError("no voluntary_ctxt_switches")
+
+
+@pytest.mark.integration
+@pytest.mark.timeout(600)
+def test_the_process_serves_its_fetch_counters_on_the_metrics_port_and_sleeps_between_slots(cfg, kafka_broker,
+                                                                                             tmp_path):
+    import requests
+    from prometheus_client.parser import text_string_to_metric_families
+
+    from focuscrawl.services.process import wait_until
+    from focuscrawl.status import read_status
+    from focuscrawl.world import build_world
+    from focuscrawl.world.server import WorldServer
+
+    world = build_world(6, data_dir=None, users=300, cache_dir=cfg.var_dir, paused=True, rate_limit=0)
+    world.clock.advance(12 * 3600)  # half a day of content: sources are found by the dated links they list
+    world.clock.resume()
+    run = uuid.uuid4().hex[:8]
+    name, port, status = f"sc-{run}", free_port(), tmp_path / "sources.json"
+    log = Path(cfg.var_dir) / "logs" / f"source-crawler-{run}.log"
+    log.parent.mkdir(parents=True, exist_ok=True)
+    with WorldServer(world, cfg.bind_host, 0, 0) as server:
+        env = {**os.environ, "FOCUSCRAWL_ALLOW_PRIVATE_HOSTS": server.url.removeprefix("http://")}
+        # One slot per 100 s of the wall clock: the first fires at once, then the loop only waits.
+        proc = subprocess.Popen(
+            [sys.executable, "streaming/source_crawler.py", "crawl", "--site", f"{server.url}/site/{world.web.hosts[0]}/",
+             "--clock", "wall", "--budget", "0.01", "--max-sources", "6", "--politeness-delay", "0.02",
+             "--feedback-every", "60", "--schedule-topic", f"focuscrawl.test.schedule.{run}", "--name", name,
+             "--bootstrap", kafka_broker.url, "--status-file", str(status), "--metrics-port", str(port)],
+            cwd=ROOT, env=env, stdout=log.open("ab"), stderr=subprocess.STDOUT, start_new_session=True)
+        try:
+            # discovery, the first slot and the first click-log read: three transactions
+            wait_until(lambda: read_status(status).get("transactions", 0) >= 3, 300, f"no slot committed; see {log}")
+            text = requests.get(f"http://{cfg.bind_host}:{port}/metrics", timeout=10).text
+            samples = [s for f in text_string_to_metric_families(text) for s in f.samples]
+            assert [s.labels["process"] for s in samples if s.name == "focuscrawl_process_info"] == [name]
+            ok = [s for s in samples if s.name == "focuscrawl_fetches_total" and s.labels["status"] == "200"]
+            assert ok and {s.labels["host"] for s in ok} == {server.url}, ok
+            fetched = sum(s.value for s in ok)
+            assert fetched >= 2  # the front page and its sources at least (discovery, then a slot)
+            state = read_status(status)
+            assert state["process"] == name and state["metrics"]["fetches_total"] >= fetched
+            assert state["sources"] >= 1 and "intervals" in state and "transactions" in state
+            # Between slots the main thread wakes for the status writes (1 s), not every 10 ms.
+            before = main_thread_switches(proc.pid)
+            time.sleep(5)
+            woke = main_thread_switches(proc.pid) - before
+            assert woke < 60, f"the main loop woke {woke} times in 5 s"
+        finally:
+            os.killpg(proc.pid, signal.SIGTERM)
+            try:
+                code = proc.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, signal.SIGKILL)
+                raise
+        assert code == 0, log.read_text()[-3000:]
+        final = read_status(status)
+        assert final["metrics"]["fetches_total"] >= fetched and final["process"] == name
