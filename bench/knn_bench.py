@@ -283,6 +283,7 @@ def spark_job(method: str, n: int, threads: int, sample: int, master: str, optio
     from focuscrawl.services.spark_cluster import spark_submit
 
     base = settings()
+    base.var_dir.mkdir(parents=True, exist_ok=True)  # a fresh checkout's first benchmark: no state folder yet
     scratch = Path(tempfile.mkdtemp(prefix="knn-bench-", dir=base.var_dir))
     cfg = dataclasses.replace(base, var_dir=scratch, lake=str(scratch / "lake"), spark_master=master)
     x, gen_secs = timed(lambda: vectors(n), f"synthetic vectors n={n}")

@@ -112,9 +112,11 @@ def spark(cfg):
     session.stop()
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def world_service(cfg):
-    """The world as its own process on the configured ports (what `services up` runs)."""
+    """The world as its own process on the configured ports (what `services up` runs). Module-scoped:
+    the tests after the live platform's module start worlds of their own on the same ports (in the
+    session scope they found the port taken: 5 failed in CI, 2026-12-01)."""
     from focuscrawl.services.manager import WorldService
 
     world = WorldService(cfg)

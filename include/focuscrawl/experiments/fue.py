@@ -77,10 +77,17 @@ def parse_duration(text: str) -> float:
 # -- the topics: real Kafka or an in-memory log with the same contract ------------------------
 
 
+def run_topic(topic: str, run_id: str) -> str:
+    """One run's name of ``topic``: a rerun never reads another's records, and the rows it lands say
+    which log they came from, never the live platform's topic (whose sink shares the table)."""
+    return f"{topic}.{run_id}"
+
+
 class MemoryLog:
     """Topics as in-memory lists; each consumer group reads from its own position, like Kafka."""
 
-    def __init__(self) -> None:
+    def __init__(self, run_id: str) -> None:
+        self.run_id = run_id
         self._topics: dict[str, list[tuple[bytes, bytes]]] = {}
         self._positions: dict[tuple[str, str], int] = {}
 
@@ -91,7 +98,8 @@ class MemoryLog:
         log_ = self._topics.get(topic, [])
         start = self._positions.get((topic, group), 0)
         self._positions[(topic, group)] = len(log_)
-        return [StreamRecord(topic, 0, start + i, v, k) for i, (k, v) in enumerate(log_[start:])]
+        name = run_topic(topic, self.run_id)
+        return [StreamRecord(name, 0, start + i, v, k) for i, (k, v) in enumerate(log_[start:])]
 
     def close(self) -> None:
         pass
@@ -113,7 +121,7 @@ class KafkaLog:
         self._created: set[str] = set()
 
     def _name(self, topic: str) -> str:
-        return f"{topic}.{self.run_id}"  # one run's topics, so a rerun never reads another's records
+        return run_topic(topic, self.run_id)
 
     def _ensure(self, topic: str) -> None:
         if topic in self._created:
@@ -447,7 +455,7 @@ def run_folds(args, opts_base: dict, population: dict, out: Path, corpus, cfg, d
         print(f"fold {fw.fold.fold}/{args.folds}: training on {len(fw.fold.train[True])}+{len(fw.fold.train[False])} donors, "
               f"world from {len(fw.world_donor_ids[True])}+{len(fw.world_donor_ids[False])} others "
               f"({fw.dropped_writings} writings dropped: their text is also a training donor's)", flush=True)
-        topics = KafkaLog(args.kafka, opts.run_id) if args.kafka else MemoryLog()
+        topics = KafkaLog(args.kafka, opts.run_id) if args.kafka else MemoryLog(opts.run_id)
         sink = DeltaSink(args.table, STATS_TABLE, f"fue-stats-{opts.run_id}",
                          dead_letter_uri=STREAM_DEAD_LETTER_TABLE.path(cfg))
         fetchers = []
