@@ -36,6 +36,7 @@ from typing import Iterable
 from focuscrawl.frontier import BlockFrontier
 from focuscrawl.fue.evidence import EvidenceAggregator, EvidenceState, Post, UserEvidence
 from focuscrawl.fue.methods import RankingMethod
+from focuscrawl.fue.pipeline import ExtractRequest
 from focuscrawl.fue.textscore import IncrementalTextScorer
 
 STATUSES = ("candidate", "chosen", "judged")
@@ -397,7 +398,7 @@ class ChooserStage:
             if user is None:
                 break
             self.counts["chosen"] += 1
-            out.append((self.extract_topic, user, json.dumps({"user": user, "method": self.method}).encode()))
+            out.append((self.extract_topic, user, ExtractRequest(user=user, method=self.method).to_json()))
         return out
 
     def changes(self) -> list[tuple[str, bytes]]:
