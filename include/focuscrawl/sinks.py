@@ -176,6 +176,13 @@ class StreamConsumer:
                                       session_timeout_ms=self.session_timeout_ms,
                                       heartbeat_interval_ms=self.session_timeout_ms // 3,
                                       client_id=f"focuscrawl-consumer-{self.group}")
+        # The group leader assigns only the partitions its metadata knows. Joined before that, a member
+        # got none, and its rejoin once never finished: source_recrawls landed nothing for 10 minutes
+        # of a CI run (2026-12-01) while page_clicks, started alike, recovered. So know them first.
+        deadline = time.monotonic() + 60
+        while not consumer.partitions_for_topic(self.topic) and time.monotonic() < deadline:
+            if self.proc.wait(0.5):
+                break
         consumer.subscribe([self.topic], listener=SeekToTable())
         return consumer
 
