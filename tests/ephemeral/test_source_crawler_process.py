@@ -1,10 +1,10 @@
 """streaming/source_crawler.py on the stream scaffold (focuscrawl.streamproc): the command line the platform's
-plan passes, the loop asleep between its deadlines (SiteClock.wall_until), and as a process against the world
-on the real broker: its fetches counted on --metrics-port, its status file, a clean SIGTERM."""
+plan passes, and as a process against the world on the real broker: its fetches counted on --metrics-port, its
+status file, a clean SIGTERM. Its sleep until the next deadline (SiteClock.wall_until) is tested with the
+other site-clock tests, tests/live/test_live_site_clock.py."""
 
 from __future__ import annotations
 
-import email.utils
 import os
 import signal
 import socket
@@ -16,44 +16,11 @@ from pathlib import Path
 
 import pytest
 
-from focuscrawl.fetch.clock import SiteClock
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "streaming"))
 
 import source_crawler  # noqa: E402
-
-
-class Wall:
-    def __init__(self) -> None:
-        self.t = 100.0
-
-    def __call__(self) -> float:
-        return self.t
-
-
-def http_date(t: float) -> str:
-    return email.utils.formatdate(int(t), usegmt=True)
-
-
-def test_wall_until_is_the_extrapolation_to_a_site_time_bounded_by_the_next_probe():
-    wall, site = Wall(), 1_700_000_000.0
-    clock = SiteClock(wall=wall, min_span_s=3.0, refresh_s=30.0)
-    for _ in range(40):  # a world sped up 60x, answering every 0.25 wall seconds
-        clock.observe(http_date(site + 60 * (wall.t - 100.0)))
-        wall.t += 0.25
-    now = clock()
-    assert clock.wall_until(now - 1) == 0.0 and clock.wall_until(now) == 0.0
-    assert clock.wall_until(now + 120) == pytest.approx(2.0, rel=0.05)  # 120 site seconds at 60x
-    wall.t += clock.wall_until(now + 120)
-    assert clock() == pytest.approx(now + 120, abs=0.01)
-    # With a probe, no longer than until the clock goes stale (its next call asks the site again).
-    clock.probe = lambda: None
-    last = wall.t - 0.25 - 2.0  # the last response
-    assert clock.wall_until(now + 60 * 3600) == pytest.approx(last + 30.0 + 0.001 - wall.t, abs=1e-6)
-    wall.t = last + 31
-    assert clock.wall_until(now + 60 * 3600) == 0.0
-    assert SiteClock(wall=Wall()).wall_until(site) == 0.0  # no response yet: read the site now
 
 
 def test_the_plans_command_line_parses_with_the_project_site_and_the_scaffolds_arguments(tmp_path):

@@ -101,3 +101,23 @@ def test_a_failing_probe_before_any_response_names_the_cause():
 
 def test_robots_url_of_a_page():
     assert robots_url("http://127.0.0.1:18090/site/a.wiki.test/wiki/X?y=1") == "http://127.0.0.1:18090/robots.txt"
+
+
+def test_wall_until_is_the_extrapolation_to_a_site_time_bounded_by_the_next_probe():
+    wall, site = Wall(), 1_700_000_000.0
+    clock = SiteClock(wall=wall, min_span_s=3.0, refresh_s=30.0)
+    for _ in range(40):  # a world sped up 60x, answering every 0.25 wall seconds
+        clock.observe(http_date(site + 60 * (wall.t - 100.0)))
+        wall.t += 0.25
+    now = clock()
+    assert clock.wall_until(now - 1) == 0.0 and clock.wall_until(now) == 0.0
+    assert clock.wall_until(now + 120) == pytest.approx(2.0, rel=0.05)  # 120 site seconds at 60x
+    wall.t += clock.wall_until(now + 120)
+    assert clock() == pytest.approx(now + 120, abs=0.01)
+    # With a probe, no longer than until the clock goes stale (its next call asks the site again).
+    clock.probe = lambda: None
+    last = wall.t - 0.25 - 2.0  # the last response
+    assert clock.wall_until(now + 60 * 3600) == pytest.approx(last + 30.0 + 0.001 - wall.t, abs=1e-6)
+    wall.t = last + 31
+    assert clock.wall_until(now + 60 * 3600) == 0.0
+    assert SiteClock(wall=Wall()).wall_until(site) == 0.0  # no response yet: read the site now
