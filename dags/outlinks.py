@@ -100,10 +100,10 @@ def outlinks_train():
     def promote(params=None) -> bool:
         from focuscrawl.outlinks.training import model_store, promote_latest
 
-        outcome = promote_latest(model_store(cfg), params["models"].split(","))
-        for name, what in outcome.items():
-            print(f"{name}: {what}")
-        return any("promoted" in what for what in outcome.values())
+        promotions = promote_latest(model_store(cfg), params["models"].split(","))
+        for promotion in promotions:
+            print(promotion)
+        return any(p.promoted for p in promotions)
 
     score = spark_job("score", "outlinks_score.py", ["--model", "{{ params.score_model }}",
                                                      "--scope", "{{ params.score_scope }}", "--publish"],

@@ -12,6 +12,7 @@ from focuscrawl.outlinks.schema import feature_columns, feature_groups
 from focuscrawl.outlinks.models import ESTIMATORS, model_specs, train
 from focuscrawl.outlinks.store import ModelStore, ModelVersion
 from focuscrawl.outlinks.targets import targets
+from focuscrawl.outlinks.training import promote_latest
 from focuscrawl.outlinks.urls import registered_domain, split_outlinks, url_depth
 
 
@@ -193,3 +194,21 @@ def test_store_promotes_only_when_not_worse(tmp_path):
     assert (meta.version, model, meta.data_version) == (3, {"m": 3}, 3)
     with pytest.raises(LookupError):
         store.load("nothing")
+
+
+def test_promote_latest_says_what_it_did(tmp_path):
+    store = ModelStore(tmp_path, metric="pk_area")
+    for area in (0.60, 0.55):
+        store.register(ModelVersion(name="NNL-ET_LBLA/int", version=0, metrics={"pk_area": area}, data_version=1,
+                                    eval_period=9), {"m": area})
+    store.promote_if_not_worse(store.versions("NNL-ET_LBLA/int")[0])
+    store.register(ModelVersion(name="NNL-ET_LBLA/ext", version=0, metrics={"pk_area": 0.4}, data_version=1,
+                                eval_period=9), {"m": 0})
+    kept, first = promote_latest(store, ["NNL-ET_LBLA"])
+    assert (kept.model, kept.version, kept.promoted) == ("NNL-ET_LBLA/int", 2, False)
+    assert (first.model, first.version, first.promoted, first.reason) == ("NNL-ET_LBLA/ext", 1, True,
+                                                                         "no current model")
+    assert str(kept) == "NNL-ET_LBLA/int: v2 kept champion: pk_area 0.5500 < current v1 0.6000"
+    assert str(first) == "NNL-ET_LBLA/ext: v1 promoted: no current model"
+    with pytest.raises(LookupError):
+        promote_latest(store, ["NNL-NGB"])

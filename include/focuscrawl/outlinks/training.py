@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import datetime, timezone
 
 import numpy as np
@@ -57,16 +58,29 @@ def train_and_register(features: pd.DataFrame, data_version: int, store: ModelSt
     return out
 
 
-def promote_latest(store: ModelStore, models=DEFAULT_MODELS, scopes=("int", "ext")) -> dict[str, str]:
-    """Promote each model's newest version when it is not worse than the champion; ``{name: outcome}``."""
-    outcome = {}
+@dataclass(frozen=True)
+class Promotion:
+    """What :func:`promote_latest` did with one model's newest version."""
+
+    model: str  # e.g. "NNL-ET_LBLA/int"
+    version: int
+    promoted: bool
+    reason: str
+
+    def __str__(self) -> str:
+        return f"{self.model}: v{self.version} {'promoted' if self.promoted else 'kept champion'}: {self.reason}"
+
+
+def promote_latest(store: ModelStore, models=DEFAULT_MODELS, scopes=("int", "ext")) -> list[Promotion]:
+    """Promote each model's newest version when it is not worse than the champion."""
+    outcome = []
     for name in models:
         for scope in scopes:
             versions = store.versions(model_key(name, scope))
             if not versions:
                 raise LookupError(f"no trained version of {model_key(name, scope)} in {store.root}")
-            ok, why = store.promote_if_not_worse(versions[-1])
-            outcome[versions[-1].name] = f"v{versions[-1].version} {'promoted' if ok else 'kept champion'}: {why}"
+            promoted, reason = store.promote_if_not_worse(versions[-1])
+            outcome.append(Promotion(versions[-1].name, versions[-1].version, promoted, reason))
     return outcome
 
 
