@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from focuscrawl.ephemeral.crawler import ClickAnswer, ClickPosition, ClickTotal, CrawledPage, PageClicks, SourceState
-from focuscrawl.fue.evidence import Post
+from focuscrawl.fue.chooser import UserState
+from focuscrawl.fue.evidence import EvidenceState, Post, UserEvidence
 from focuscrawl.fue.pipeline import ExtractRequest, History, StatsEvent, post_from_json, post_to_json
 from focuscrawl.graph.estimators import Distribution
 from focuscrawl.graph.live import RoundRecord
@@ -57,6 +58,10 @@ SAMPLES = {
                     ["until", "clicks"]),
     "Priority": (Priority, Priority(0.25, {"skip_below": 0.1, "source": "x"}), ["score", "skip_below", "source"]),
     "Distribution": (Distribution, Distribution("copies", {1: 0.75, 4: 0.25}), ["target", "shares"]),
+    "UserState": (UserState, UserState("alice", "judged", 4, (0.5, 0.25),
+                                       EvidenceState(2, 5.0, 1.0, 30.0, 0.5, -0.5, ["a", "b"], 3, ["c"], ["t3_x", "t3_y"]),
+                                       UserEvidence("alice", 2, 2.5, 0.5, 15.0, 14.5, "a b", ("c",)), True),
+                  ["user", "status", "seq", "scores", "evidence", "snapshot", "relevant"]),
 }
 
 
@@ -107,6 +112,10 @@ MALFORMED = [
     (Distribution, b'{"target": "copies", "shares": {"two": 1.0}}', "Distribution.shares: expected {value: share}"),
     (Distribution, b'{"target": "label", "shares": {"a": "most"}}', "Distribution.shares: expected {value: share}"),
     (Distribution, b'{"target": "label"}', "Distribution.shares: missing"),
+    (UserState, b'{"user": "a", "status": "chosen", "seq": 1, "snapshot": {"count": 2}}',
+     "UserState.snapshot: UserEvidence.user: missing"),
+    (UserState, b'{"user": "a", "status": "candidate", "seq": 1, "scores": [0.5, "high"]}',
+     "UserState.scores: item 1: expected a number, got 'high'"),
 ]
 
 
@@ -144,6 +153,10 @@ def test_wire_format_is_what_the_bare_dicts_were():
     assert json.loads(CrawledPage("u", "s", None).to_json()) == {"url": "u", "source_url": "s", "published": None}
     assert json.loads(ClickPosition(3.0).to_json()) == {"since": 3.0}
     assert json.loads(Priority(1, {"P": 2}).to_json()) == {"score": 1.0, "P": 2}
+    evidence = EvidenceState(1, 2.0, texts=["x"], post_ids=["t3_x"])
+    assert json.loads(UserState("a", "candidate", 3, (0.5,), evidence).to_json()) == {
+        "user": "a", "status": "candidate", "seq": 3, "scores": [0.5], "evidence": evidence.to_dict(), "snapshot": None,
+        "relevant": None}
     # Written before the records: History without method/communities/fetched_at, SourceState without last_gap.
     assert History.from_json(b'{"user": "a", "texts": ["x"], "pages": 1, "seconds": 2}') == History("a", ("x",), 1, 2.0)
     assert SourceState.from_json(b'{"url": "u", "last_read": null, "last_recrawl": 1, "known": [], "batches": []}') \

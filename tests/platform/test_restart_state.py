@@ -19,8 +19,9 @@ from pathlib import Path
 import pytest
 
 from focuscrawl.fue import Post
-from focuscrawl.fue.pipeline import post_to_json
+from focuscrawl.fue.pipeline import StatsEvent, post_to_json
 from focuscrawl.platform.supervisor import ProcessSpec, RestartPolicy, Supervisor
+from focuscrawl.priority_topic import Priority
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(600)]
 
@@ -163,7 +164,9 @@ def test_a_sigkilled_chooser_ranks_as_its_uninterrupted_twin_and_extracts_no_use
     def verdicts(expect_chosen: int):
         users = wait_for("A's users in flight", lambda: read_status(status["a"]).get("in_flight"))
         assert users == read_status(status["b"])["in_flight"]
-        bus.send(stats_t, [(u, json.dumps({"method": "HAS", "user": u, "relevant": i % 2 == 0}).encode())
+        bus.send(stats_t, [(u, StatsEvent(run_id="restart", method="HAS", user=u, sim_time=60.0 * i, sim_epoch=1.7e9,
+                                          extraction_seconds=1.0, items=3, pages=1, probability=0.95 if i % 2 == 0
+                                          else 0.1, relevant=i % 2 == 0).to_json())
                            for i, u in enumerate(users)])
         quiet(expect_chosen)
 
@@ -191,7 +194,7 @@ def test_a_sigkilled_chooser_ranks_as_its_uninterrupted_twin_and_extracts_no_use
         assert read_status(status["b"])["skipped"] == 1  # the malformed post was skipped, not a crash loop
 
         # Phase 3: pushed scores and verdicts; then A is killed again at rest and restarts idle.
-        bus.send(scores_t, [(f"user{u:04d}", json.dumps({"score": 10.0 + u / 1000}).encode()) for u in range(0, 400, 37)])
+        bus.send(scores_t, [(f"user{u:04d}", Priority(10.0 + u / 1000).to_json()) for u in range(0, 400, 37)])
         quiet(2 * LEAD)
         verdicts(3 * LEAD)
         old = sup.procs["chooser-a"].state.pid

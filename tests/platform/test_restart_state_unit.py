@@ -14,7 +14,9 @@ from focuscrawl.changelog import latest_per_key
 from focuscrawl.fue import RANKING_METHODS, EvidenceAggregator, Post, UserChooser
 from focuscrawl.fue.chooser import ChooserStage, UserState
 from focuscrawl.fue.evidence import EvidenceState
-from focuscrawl.fue.pipeline import post_to_json
+from focuscrawl.fue.pipeline import StatsEvent, post_to_json
+from focuscrawl.priority_topic import Priority
+from focuscrawl.records import RecordError
 
 WORDS = "hopeless numb lonely football recipe guitar weekend crying".split()
 
@@ -183,6 +185,12 @@ def test_two_stages_reading_the_partitions_in_different_interleavings_rank_ties_
     assert [k for _, k, _ in a.idle(True)] == [k for _, k, _ in b.idle(True)]
 
 
+def _verdict(method: str, user: str, relevant: bool) -> bytes:
+    """A whole verdict, as the classifier writes it to the stats topic."""
+    return StatsEvent(run_id="run", method=method, user=user, sim_time=60.0, sim_epoch=1.7e9, extraction_seconds=1.0,
+                      items=3, pages=1, probability=0.95 if relevant else 0.1, relevant=relevant).to_json()
+
+
 def test_stage_chooses_only_when_caught_up_or_after_the_wait_and_drops_revoked_partitions():
     now = [0.0]
     stage = ChooserStage(_chooser("HAS"), method="HAS", posts_topic="p", stats_topic="s", scores_topic="sc",
@@ -193,15 +201,27 @@ def test_stage_chooses_only_when_caught_up_or_after_the_wait_and_drops_revoked_p
     now[0] = 6.0
     out = stage.idle(caught_up=False)                  # waited long enough: choose anyway
     assert [key for _, key, _ in out] == ["b", "c"] and stage.idle(True) == []  # lead reached
-    stage.handle(_rec("s", 1, "b", json.dumps({"method": "HAS", "user": "b", "relevant": True}).encode()))
-    stage.handle(_rec("s", 1, "b", json.dumps({"method": "OTHER", "user": "c", "relevant": True}).encode()))
+    stage.handle(_rec("s", 1, "b", _verdict("HAS", "b", True)))
+    stage.handle(_rec("s", 1, "c", _verdict("OTHER", "c", True)))  # another method's verdict: not ours
     assert [key for _, key, _ in stage.idle(True)] == ["a"]
     changes = dict(stage.changes())
     assert {UserState.from_json(v).status for v in changes.values()} == {"judged", "chosen"}
     stage.revoked([0])                                 # a and c were seen on partition 0
     assert stage.chooser.processed == {"b"}
-    stage.handle(_rec("sc", 1, "zz", json.dumps({"score": 0.5}).encode()))  # unknown user: ignored
+    stage.handle(_rec("sc", 1, "zz", Priority(0.5).to_json()))  # unknown user: ignored
     assert stage.counts["scores_applied"] == 0
+
+
+def test_stage_refuses_a_verdict_that_is_not_a_whole_stats_event():
+    stage = ChooserStage(_chooser("HAS"), method="HAS", posts_topic="p", stats_topic="s", scores_topic="sc",
+                         extract_topic="x")
+    partial = json.dumps({"method": "HAS", "user": "a", "relevant": True}).encode()
+    with pytest.raises(RecordError, match="StatsEvent.run_id: missing"):
+        stage.handle(_rec("s", 0, "a", partial))
+    mistyped = json.dumps({**json.loads(_verdict("HAS", "a", True)), "relevant": "yes"}).encode()
+    with pytest.raises(RecordError, match="StatsEvent.relevant: expected true or false"):
+        stage.handle(_rec("s", 0, "a", mistyped))
+    assert stage.counts["verdicts"] == 0
 
 
 # -- the revisitor's frontier, rebuilt from the snapshot table -----------------------------------

@@ -29,21 +29,21 @@ re-vectorises the whole text per post, as before: the baseline of ``bench/choose
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from typing import Iterable
 
 from focuscrawl.frontier import BlockFrontier
 from focuscrawl.fue.evidence import EvidenceAggregator, EvidenceState, Post, UserEvidence
 from focuscrawl.fue.methods import RankingMethod
-from focuscrawl.fue.pipeline import ExtractRequest
+from focuscrawl.fue.pipeline import ExtractRequest, StatsEvent
 from focuscrawl.fue.textscore import IncrementalTextScorer
+from focuscrawl.records import JsonRecord
 
 STATUSES = ("candidate", "chosen", "judged")
 
 
 @dataclass(frozen=True, slots=True)
-class UserState:
+class UserState(JsonRecord):
     """One user's state in a chooser, as its changelog record holds it.
 
     ``seq`` orders the records of one status: arrival order of candidates (the frontier's
@@ -64,22 +64,6 @@ class UserState:
     def __post_init__(self) -> None:
         if self.status not in STATUSES:
             raise ValueError(f"user state {self.status!r} of {self.user!r}: use one of {', '.join(STATUSES)}")
-
-    def to_json(self) -> bytes:
-        return json.dumps({
-            "user": self.user, "status": self.status, "seq": self.seq, "scores": list(self.scores),
-            "evidence": None if self.evidence is None else self.evidence.to_dict(),
-            "snapshot": None if self.snapshot is None else self.snapshot.to_dict(),
-            "relevant": self.relevant,
-        }).encode()
-
-    @classmethod
-    def from_json(cls, value: bytes) -> "UserState":
-        d = json.loads(value)
-        return cls(user=d["user"], status=d["status"], seq=int(d["seq"]), scores=tuple(map(float, d["scores"])),
-                   evidence=None if d["evidence"] is None else EvidenceState.from_dict(d["evidence"]),
-                   snapshot=None if d["snapshot"] is None else UserEvidence.from_dict(d["snapshot"]),
-                   relevant=d["relevant"])
 
 
 class UserChooser:
@@ -332,7 +316,9 @@ class ChooserStage:
     Inputs (all keyed by user, co-partitioned): posts (``Post`` JSON) fold into evidence, verdicts
     (``StatsEvent`` JSON of this ``method``) free an in-flight slot and feed adaptive methods, pushed
     scores (``{"score": s}``, compacted topic; seed section V, pseudo-training) re-rank waiting
-    candidates. When idle it keeps ``lead`` chosen users in flight, one extract request each.
+    candidates. Each input is read as its typed record (``Post``, ``StatsEvent``, ``Priority``), so a
+    malformed one raises :class:`~focuscrawl.records.RecordError` for the runner to skip and count.
+    When idle it keeps ``lead`` chosen users in flight, one extract request each.
     It chooses only once its input is read to the end (or ``catch_up_wait`` seconds passed since it
     last was), so a chooser behind its input (a restart, a burst) picks from all the evidence there
     is, as an uninterrupted one would. State goes out as :class:`UserState` changelog records.
@@ -376,9 +362,9 @@ class ChooserStage:
                                                           record.offset))
             self.counts["posts"] += 1
         elif record.topic == self.stats_topic:
-            verdict = json.loads(record.value)
-            if verdict.get("method") == self.method and self.chooser.waits_for(verdict["user"]):
-                self.chooser.feedback(verdict["user"], bool(verdict["relevant"]))
+            verdict = StatsEvent.from_json(record.value)
+            if verdict.method == self.method and self.chooser.waits_for(verdict.user):
+                self.chooser.feedback(verdict.user, verdict.relevant)
                 self.counts["verdicts"] += 1
         elif record.topic == self.scores_topic and record.key is not None:
             score = decode(record.value)
