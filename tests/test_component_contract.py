@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from focuscrawl.fue.methods import RankingMethod
+from focuscrawl.fue.methods import _Method
 from focuscrawl.outlinks.models import ESTIMATORS as OUTLINK_ESTIMATORS, NnlAverage
 from focuscrawl.registry import Registry
 from focuscrawl.testing import adapter_for, adapters, all_checks, check_component, with_registry
@@ -77,7 +77,7 @@ def test_an_unknown_registry_is_refused() -> None:
 # -- each check fails on a component broken for it ------------------------------------------------
 
 
-class _Fine(RankingMethod):
+class _Fine(_Method):  # the base the package's ranking methods share
     name = "FINE"
 
     def score(self, evidence):

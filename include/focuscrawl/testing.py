@@ -3,8 +3,8 @@
 ``check_component(registry, name)`` yields the checks one registered name must pass, each a
 :class:`Check` whose call raises ``AssertionError`` on a breach:
 
-- ``implements_protocol``: the class has every method of its registry's protocol (a ``Protocol`` or
-  the base class the kind shares) with the protocol's parameters, and every attribute it declares;
+- ``implements_protocol``: the class has every method of its registry's protocol (a ``typing.Protocol``,
+  one idiom for every registry) with the protocol's parameters, and every attribute it declares;
 - ``name_round_trips``: the registry gives the class back for the name in any case, ``parse`` keeps it,
   the class is registered under no other name, and a ``name`` attribute (ranking methods) agrees;
 - ``init_only_stores_parameters``: every constructor argument is kept unchanged under its own name, and
@@ -50,7 +50,7 @@ class Adapter:
     must be empty, built with ``empty_kwargs`` over ``kwargs`` (a scheduler of no sources);
     ``fit(component)``: what ``fit`` returned, or None when the kind has no ``fit``; ``variants``: extra
     constructor arguments every check is repeated with (e.g. each target); ``protocol``: what every class
-    of the registry implements (a ``Protocol``, or the base class the kind shares).
+    of the registry implements (a ``typing.Protocol``).
     """
 
     registry: Registry
@@ -137,8 +137,7 @@ def _check_name_round_trips(registry: Registry, name: str) -> None:
 
 def _check_implements_protocol(adapter: Adapter, name: str) -> None:
     cls, protocol = adapter.registry.get(name), adapter.protocol
-    if not getattr(protocol, "_is_protocol", False):
-        assert issubclass(cls, protocol), f"{name}: {cls.__name__} is not a {protocol.__name__}"
+    assert getattr(protocol, "_is_protocol", False), f"{name}: declare {protocol.__name__} as a typing.Protocol"
     component = _build(adapter, name, adapter.variants[0])
     for member, declared in vars(protocol).items():
         if member.startswith("_"):

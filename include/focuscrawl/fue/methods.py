@@ -6,7 +6,7 @@ hierarchical). Where the truncated text of section V is silent, the behaviour fo
 paper's published code (blind-sniper/heuristics ``user_chooser.py``): fusion averages the
 positions in the top 100 of each ranking, hierarchical breaks exact HCP ties by N06 then HAC.
 
-Protocol (``RankingMethod``):
+Protocol (``RankingMethod``, a ``typing.Protocol`` as every registry's; ``_Method`` is what the methods share):
 - ``score(evidence) -> float``: higher = extract sooner; pure, no I/O; ``score_many`` batches it.
 - ``components()``: the per-candidate scores a chooser keeps a frontier for (just ``self``,
   except for fusion, which ranks over two frontiers).
@@ -28,28 +28,52 @@ from __future__ import annotations
 import hashlib
 import math
 from collections import defaultdict
-from typing import Callable, ClassVar, Sequence
+from typing import Any, Callable, ClassVar, Protocol, Sequence
 
 import numpy as np
 
 from focuscrawl.fue.evidence import UserEvidence, hour_distance
 from focuscrawl.registry import Registry
 
-RANKING_METHODS: Registry["RankingMethod"] = Registry("ranking method")
-
 EvidenceOf = Callable[[str], UserEvidence]
 Tops = Sequence[Sequence[tuple[str, float]]]
 MAX_HOUR_DISTANCE = 12.0
 
 
-class RankingMethod:
-    """Base of every prioritisation method (see the module docstring for the protocol)."""
+class RankingMethod(Protocol):
+    """What every prioritisation method offers (see the module docstring for each member)."""
+
+    name: ClassVar[str]
+    depth: ClassVar[int]
+    dynamic: ClassVar[bool]
+    needs_classifier: ClassVar[bool]
+    scorer: ClassVar[str]   # which classifier a caller passes: "reference" or "snippets"
+    classifier: Any         # the candidate classifier, or None; the chooser puts its text scorer in front
+
+    def score(self, evidence: UserEvidence) -> float: ...
+
+    def score_many(self, evidences: Sequence[UserEvidence]) -> np.ndarray: ...
+
+    def components(self) -> tuple[RankingMethod, ...]: ...
+
+    def pick(self, tops: Tops, evidence_of: EvidenceOf) -> str | None: ...
+
+    def rank(self, evidences: Sequence[UserEvidence]) -> list[str]: ...
+
+    def observe(self, evidence: UserEvidence, relevant: bool) -> None: ...
+
+
+RANKING_METHODS: Registry[RankingMethod] = Registry("ranking method")
+
+
+class _Method:
+    """What the methods share: the constructor every one takes, and the single-frontier defaults."""
 
     name: ClassVar[str] = ""
     depth: ClassVar[int] = 1
     dynamic: ClassVar[bool] = False
     needs_classifier: ClassVar[bool] = False
-    scorer: ClassVar[str] = "reference"   # which classifier a caller passes: "reference" or "snippets"
+    scorer: ClassVar[str] = "reference"
 
     def __init__(self, *, classifier=None, seed: int = 0, hour_mean: str = "arithmetic") -> None:
         if self.needs_classifier and classifier is None:
@@ -66,13 +90,10 @@ class RankingMethod:
     def __repr__(self) -> str:
         return f"{type(self).__name__}(name={self.name!r})"
 
-    def score(self, evidence: UserEvidence) -> float:
-        raise NotImplementedError
-
     def score_many(self, evidences: Sequence[UserEvidence]) -> np.ndarray:
         return np.fromiter((self.score(e) for e in evidences), dtype=float, count=len(evidences))
 
-    def components(self) -> tuple["RankingMethod", ...]:
+    def components(self) -> tuple[RankingMethod, ...]:
         return (self,)
 
     def pick(self, tops: Tops, evidence_of: EvidenceOf) -> str | None:
@@ -95,7 +116,7 @@ class RankingMethod:
 
 
 @RANKING_METHODS.register("RND")
-class Random(RankingMethod):
+class Random(_Method):
     """RND (IV-A): a uniform random order, fixed by ``seed`` and the user name (call order free)."""
 
     name = "RND"
@@ -108,7 +129,7 @@ class Random(RankingMethod):
 # -- IV-B, IV-C ---------------------------------------------------------------------------------
 
 
-class _AverageFeature(RankingMethod):
+class _AverageFeature(_Method):
     """Rank by a per-user average, descending (``sign=+1``) or ascending (``sign=-1``)."""
 
     sign: ClassVar[float] = 1.0
@@ -149,7 +170,7 @@ class LowestAverageComments(_AverageFeature):
 # -- IV-D ---------------------------------------------------------------------------------------
 
 
-class _NearHour(RankingMethod):
+class _NearHour(_Method):
     """Nxx (IV-D, eq. 5): closest average posting hour to ``target`` on the 24 h circle.
 
     Score = minus the circular distance in hours; a user without an hour gets the largest
@@ -198,7 +219,7 @@ class Near18(_NearHour):
 
 
 @RANKING_METHODS.register("HCP")
-class HighestClassificationProbability(RankingMethod):
+class HighestClassificationProbability(_Method):
     """HCP (IV-E, eq. 6): highest probability of the text seen so far, scored by the reference
     (whole-user) classifier itself, as in the paper ("these two classifiers are the same", V).
 
@@ -304,7 +325,7 @@ def mean_rank_fusion(rankings: Sequence[Sequence[str]], depth: int) -> list[str]
     return [user for _, user in order]
 
 
-class _RankFusion(RankingMethod):
+class _RankFusion(_Method):
     """Fusion (V): mean-rank fusion of the top ``depth`` candidates of two base methods."""
 
     depth = 100
