@@ -46,8 +46,14 @@ def test_feeds_and_sitemap_are_well_formed(web):
     sitemap = next(s for s in truth if s["kind"] == "sitemap")
     from lxml import etree
 
-    root = etree.fromstring(requests.get(web.url + sitemap["path"], timeout=10).content)
-    assert root.tag.endswith("urlset")
+    body = requests.get(web.url + sitemap["path"], timeout=10).content
+    assert etree.fromstring(body).tag.endswith("urlset")
+    # sitemaps.org: every <loc> is a full URL, so the product's parser takes them all
+    from focuscrawl.parse.sitemap import parse_sitemap
+
+    parsed = parse_sitemap(body, web.url + sitemap["path"])
+    assert parsed.urls and not parsed.rejections
+    assert all(e.loc.startswith(web.url + "/site/") for e in parsed.urls)
 
 
 def test_click_feedback_after_crawl_follows_the_profit_curve(web):

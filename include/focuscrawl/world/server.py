@@ -109,7 +109,9 @@ class CrawlHandler(_Handler):
         if path == CLICKS_PATH:
             status, ctype, body = world.click_log.answer(client, q, float(int(world.clock.now())), world.web)
         else:
-            status, ctype, body = world.crawl(path, q, urlsplit(self.path).query)
+            # the address the world advertises (not the client's Host header, which it could forge)
+            origin = "http://%s:%d" % self.server.server_address[:2]
+            status, ctype, body = world.crawl(path, q, urlsplit(self.path).query, origin)
         if dice["malformed"]:
             body = body[: len(body) // 3] + b'<<{"\x00'
             log(status, "malformed")

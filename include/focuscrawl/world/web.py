@@ -161,7 +161,10 @@ class Web:
         self._uni = random.Random(seed + 7)
 
     # serving ------------------------------------------------------------------------------------
-    def crawl(self, path: str, q: dict[str, str], now: float) -> tuple[int, str, bytes]:
+    def crawl(self, path: str, q: dict[str, str], now: float, origin: str = "") -> tuple[int, str, bytes]:
+        """Serve ``path`` at ``now``. ``origin`` (``http://host:port``, as the client addressed the
+        server) makes sitemap ``<loc>``s absolute, as sitemaps.org requires; in-process callers
+        without one get paths."""
         if path.startswith("/graph/"):
             return self._graph(path)
         parts = path.split("/")  # ['', 'site', host, ...]
@@ -173,7 +176,7 @@ class Web:
             return 200, "text/plain; charset=UTF-8", f"User-agent: *\nAllow: /\nSitemap: /site/{host}/sitemap.xml\n".encode()
         src = self.source_at.get(path) or self.source_at.get(path + "/")
         if src is not None:
-            return self._source(src, now)
+            return self._source(src, now, origin)
         if rest.startswith("wiki/"):
             p = self.index.get(unquote(rest[5:]))
             if p is not None and self._host(self.topic[p]) == host:
@@ -184,7 +187,7 @@ class Web:
                 return found
         return 404, "text/html; charset=UTF-8", b"<html><body>404 not found</body></html>"
 
-    def _source(self, src: Source, now: float) -> tuple[int, str, bytes]:
+    def _source(self, src: Source, now: float, origin: str = "") -> tuple[int, str, bytes]:
         times = self.published(src.num, now)
         newest = list(range(len(times) - 1, max(-1, len(times) - 1 - SHOWN), -1))
         items = [(f"/site/{src.host}/n/{src.num}-{k}", self._new_title(src, k), times[k]) for k in newest]
@@ -201,7 +204,7 @@ class Web:
                 f'<?xml version="1.0" encoding="UTF-8"?><feed xmlns="http://www.w3.org/2005/Atom"><title>{src.host}</title>'
                 f"<id>/site/{src.host}/feed.atom</id><updated>{_iso(now)}</updated>{body}</feed>").encode()
         if src.kind == "sitemap":
-            body = "".join(f"<url><loc>{u}</loc><lastmod>{_iso(ts)}</lastmod></url>" for u, _, ts in items)
+            body = "".join(f"<url><loc>{origin}{u}</loc><lastmod>{_iso(ts)}</lastmod></url>" for u, _, ts in items)
             return 200, "application/xml; charset=UTF-8", (
                 '<?xml version="1.0" encoding="UTF-8"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">'
                 f"{body}</urlset>").encode()

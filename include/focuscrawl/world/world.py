@@ -56,7 +56,7 @@ class World:
         return now
 
     # crawl surface ------------------------------------------------------------------------------
-    def crawl(self, path: str, q: dict[str, str], query: str = "") -> tuple[int, str, bytes]:
+    def crawl(self, path: str, q: dict[str, str], query: str = "", origin: str = "") -> tuple[int, str, bytes]:
         if self.replay is not None and path != "/robots.txt":
             found = self.replay.answer(path, query, self.clock.now())
             if found is None:
@@ -69,7 +69,7 @@ class World:
         if path.startswith(("/site/", "/graph/")):
             if self.web is None:
                 return _not_found("this world has no web part")
-            return self.web.crawl(path, q, float(int(self.clock.now())))
+            return self.web.crawl(path, q, float(int(self.clock.now())), origin)
         pop = self.population
         limit = reddit.clamp_limit(q.get("limit"))
         after = q.get("after")
