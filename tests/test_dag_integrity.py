@@ -12,6 +12,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 HELPER_MODULES = {"assets.py", "common.py"}
+HOUSE_OWNER = "focuscrawl"
 # Data-quality gates (focuscrawl.quality.gx_gate's quality_<table>) may skip retries.
 DATA_QUALITY_GATE = "quality_"
 DAG_FILES = sorted(p for p in (ROOT / "dags").glob("*.py") if p.name not in HELPER_MODULES)
@@ -39,7 +40,7 @@ def test_owner_and_retries_with_exponential_back_off(dags):
     for dag in dags:
         for t in dag.tasks:
             where = f"{dag.dag_id}.{t.task_id}"
-            assert t.owner and t.owner != "airflow", f"{where}: no owner"
+            assert t.owner == HOUSE_OWNER, f"{where}: owner {t.owner!r}, not {HOUSE_OWNER!r} (dags/common.py's default_args)"
             if t.task_id.startswith(DATA_QUALITY_GATE):
                 continue  # a data-quality gate fails for good: a retry cannot repair the data
             assert t.retries >= 1, f"{where}: retries={t.retries}"

@@ -12,13 +12,12 @@ def dag(dag_bag):
     return dag_bag("fue_pseudo_training.py")["fue_pseudo_training"]
 
 
-def test_dag_documents_itself_runs_every_five_minutes_and_retries(dag):
+def test_dag_documents_itself_and_runs_every_five_minutes(dag):
+    # Owner, retries and back-off: tests/test_dag_integrity.py, for every DAG.
     assert dag.doc_md.startswith("# fue_pseudo_training")
     assert set(dag.tags) == {"focuscrawl", "fue", "pseudo-training", "priorities"}
     assert dag.schedule == timedelta(minutes=5)
     assert dag.params["methods"] == ["HCP-0.9-0.1", "HCP-0.5-0.5", "HCP-POS"] and dag.params["top_n"] == 50_000
-    for t in dag.tasks:
-        assert t.owner == "focuscrawl" and t.retries == 2 and t.retry_exponential_backoff
 
 
 def test_retrain_feeds_publish_and_declares_its_assets(dag):
