@@ -118,14 +118,18 @@ def _fue(project, cfg, models: Models | None) -> list[_Draft]:
     ]
 
 
+def _pages(loop, site, cfg, seed_flag: str) -> list[str]:
+    """What a crawling loop (sources, revisits) says of its pages, as its process's arguments: each seed
+    after ``seed_flag`` (the site's root when it lists none), and whether near-duplicates are skipped."""
+    seeds = list(loop.seeds) or [site.url(cfg) + "/"]
+    return [arg for seed in seeds for arg in (seed_flag, seed)] + (
+        ["--skip-near-duplicates"] if loop.skip_near_duplicates else [])
+
+
 def _sources(project, cfg, models=None) -> list[_Draft]:
     loop, site = project.loops.sources, project.site(project.loops.sources.site)
-    seeds = list(loop.seeds) or [site.url(cfg) + "/"]
-    args = ["crawl", "--budget", f"{loop.fetches_per_second:g}", "--politeness-delay", f"{site.politeness_delay:g}"]
-    for seed in seeds:
-        args += ["--site", seed]
-    if loop.skip_near_duplicates:
-        args.append("--skip-near-duplicates")
+    args = ["crawl", "--budget", f"{loop.fetches_per_second:g}", "--politeness-delay", f"{site.politeness_delay:g}",
+            *_pages(loop, site, cfg, "--site")]
     return [_Draft("source-crawler", "sources.crawler", "sources", FETCHERS, "streaming/source_crawler.py", args,
                    fetches=True)]
 
@@ -135,19 +139,15 @@ def _revisits(project, cfg, models=None) -> list[_Draft]:
     if not loop.seeds and not site.world:
         raise PlanError(f"loops.revisits.seeds: empty; list pages of {site.name} to revisit, "
                         "e.g. seeds = [\"https://example.org/some/page\"]")
-    seeds = list(loop.seeds) or [site.url(cfg) + "/"]
     # fetches_per_second bounds the requests to each host (the revisitor's politeness is per host).
     delay = max(site.politeness_delay, 1.0 / loop.fetches_per_second)
-    args = ["--interval-days", f"{loop.revisit_seconds / 86400:g}", "--politeness-delay", f"{delay:g}"]
-    for seed in seeds:
-        args += ["--seed", seed]
+    args = ["--interval-days", f"{loop.revisit_seconds / 86400:g}", "--politeness-delay", f"{delay:g}",
+            *_pages(loop, site, cfg, "--seed")]
     if loop.discover:
         args += ["--discover", loop.discover]
     max_pages = getattr(loop, "max_pages", None)  # RevisitsLoop.max_pages (asked of project on the BOARD)
     if max_pages:
         args += ["--max-pages", str(max_pages)]
-    if loop.skip_near_duplicates:
-        args.append("--skip-near-duplicates")
     return [_Draft("revisitor", "revisits.revisitor", "revisits", FETCHERS, "streaming/revisitor.py", args,
                    fetches=True)]
 
