@@ -14,7 +14,7 @@ import pytest
 from focuscrawl.config import settings
 from focuscrawl.services.airflow import AirflowService
 from focuscrawl.services.manager import _kill_group, our_processes, stray_groups
-from focuscrawl.services.process import group_members, settings_env
+from focuscrawl.services.process import ManagedProcess, group_members, settings_env
 
 
 @pytest.fixture
@@ -96,3 +96,10 @@ def test_stray_group_running_out_of_var_is_found_and_killed(tmp_cfg):
     finally:
         if proc.poll() is None:
             proc.kill()
+
+
+def test_a_service_that_never_gets_ready_is_stopped_again(tmp_path):
+    proc = ManagedProcess("never-ready", tmp_path / "run", tmp_path / "log", ["sleep", "60"])
+    with pytest.raises(TimeoutError, match="never ready not ready after 1s"):
+        proc.start_until(lambda: False, 1.0, "never ready")
+    assert not proc.running() and not proc.pid_file.exists()

@@ -10,7 +10,7 @@ import subprocess
 from pathlib import Path
 
 from focuscrawl.config import Settings
-from focuscrawl.services.process import ManagedProcess, port_open, wait_until
+from focuscrawl.services.process import ManagedProcess, port_open
 
 
 class KafkaBroker:
@@ -108,12 +108,7 @@ class KafkaBroker:
         self._write_config()
         self._format_storage()
         self.process.command = self._java("kafka.Kafka", str(self.properties), heap=self.cfg.kafka_heap)
-        self.process.start()
-        try:
-            wait_until(self._ready, timeout, f"Kafka broker on {self.url}", log=self.process)
-        except BaseException:
-            self.process.stop()
-            raise
+        self.process.start_until(self._ready, timeout, f"Kafka broker on {self.url}")
 
     def _ready(self) -> bool:
         if not port_open(self.cfg.bind_host, self.cfg.kafka_port):

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from focuscrawl.config import Settings
-from focuscrawl.services.process import ManagedProcess, group_members, settings_env, wait_until
+from focuscrawl.services.process import ManagedProcess, group_members, settings_env
 
 DEFAULT_SERVICES = ("kafka", "airflow", "world")
 
@@ -60,12 +60,7 @@ class WorldService:
     def start(self, timeout: float = 120.0) -> None:
         if self.healthy():
             return
-        self.process.start()
-        try:
-            wait_until(self._ready, timeout, f"world server on {self.url}", log=self.process)
-        except BaseException:
-            self.process.stop()
-            raise
+        self.process.start_until(self._ready, timeout, f"world server on {self.url}")
 
     def stop(self) -> bool:
         return self.process.stop()

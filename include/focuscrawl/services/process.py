@@ -98,6 +98,16 @@ class ManagedProcess:
         self.pid_file.write_text(str(proc.pid))
         return proc.pid
 
+    def start_until(self, ready, timeout: float, what: str) -> None:
+        """Start it and wait until ``ready()``; if it never gets there (or the wait is interrupted) it is
+        stopped again, so a failed start leaves no half-started service behind."""
+        self.start()
+        try:
+            wait_until(ready, timeout, what, log=self)
+        except BaseException:
+            self.stop()
+            raise
+
     def returncode(self) -> int | None:
         """Exit code of the process this object started, once it has ended (negative: killed by
         that signal); None while it runs or when another object started it. Call it before
