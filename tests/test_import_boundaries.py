@@ -22,6 +22,8 @@ APART = [
     ("focuscrawl.fue", "focuscrawl.world"),
     ("focuscrawl.corpora", "focuscrawl.world"),
     ("focuscrawl.corpora", "focuscrawl.fue"),
+    # The parsers hand back rejections; where they land (the ``dead_letter`` spec) is the sink's business.
+    ("focuscrawl.parse", "focuscrawl.tables"),
 ]
 
 

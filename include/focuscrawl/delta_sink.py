@@ -23,10 +23,10 @@ keys already stored are read per partition from the table and kept while no othe
 writes that partition (its transaction version tells). Changing a topic's partition count
 breaks that premise: re-key or dedupe the table once after doing it.
 
-Records that do not fit the table's schema go to a dead-letter table (raw payload, reason, topic,
+Records that do not fit the table's schema go to the ``dead_letter`` table (raw payload, reason, topic,
 partition, offset) under the same rule, written *before* the main table: if the process dies in
-between, the replay re-writes only the main rows, because the dead-letter table's own positions
-already cover the dead letters.
+between, the replay re-writes only the main rows, because the dead letters' own positions (app ids
+of their own, since the ``dead_letter`` sink writes both into one table) already cover them.
 """
 
 from __future__ import annotations
@@ -40,6 +40,7 @@ from typing import Any, Callable, Iterable, Sequence
 
 import pyarrow as pa
 
+from focuscrawl.parse.rejection import fingerprint
 from focuscrawl.tables import Column, TableSpec, table
 
 log = logging.getLogger(__name__)
@@ -52,21 +53,30 @@ LINEAGE_COLUMNS = (
     Column("kafka_offset", pa.int64(), "offset of the record in its partition", nullable=False),
 )
 
-STREAM_DEAD_LETTER_TABLE = table(
-    "stream_dead_letter",
-    "Kafka records a consumer could not convert to its target table's schema, kept with the raw "
-    "payload and the reason, exactly once per (topic, partition, offset), so none is lost or crashes the consumer.",
+# Both ways input is refused land here: a parser's rejection (``parse/rejection.py``: the crawler
+# produces it to the dead-letter topic, whose sink lands it) and a record a sink could not convert
+# (:meth:`DeltaSink._write_dead_letters`). The spec sits here, not beside the parsers, because the
+# sink writes both and ``parse/`` stays free of table declarations.
+DEAD_LETTER_TABLE = table(
+    "dead_letter",
+    "Input refused on its way into the lake, kept with the reason and the raw payload so nothing is silently "
+    "lost and every rejection can be replayed: a parser's rejection (malformed listing JSON, HTML, feed, "
+    "sitemap, robots.txt; parser and url set) and a Kafka record a consumer could not convert to its target "
+    "table (target_table and key set), each exactly once per (topic, partition, offset).",
     [
-        Column("target_table", pa.string(), "table the record was meant for", nullable=False),
-        Column("consumer_group", pa.string(), "consumer group that read it", nullable=False),
-        Column("reason", pa.string(), "why it did not fit the target schema", nullable=False),
-        Column("key", pa.binary(), "raw Kafka record key"),
-        Column("payload", pa.binary(), "raw Kafka record value as received"),
-        *LINEAGE_COLUMNS,
+        Column("source", pa.string(), "crawler or consumer group that refused it", nullable=False),
+        Column("reason", pa.string(), "why it was refused, in words that name the fault", nullable=False),
+        Column("parser", pa.string(), "parser that refused it: listing, html, feed, sitemap, robots (null: a sink)"),
+        Column("url", pa.string(), "URL the payload was fetched from (null: a Kafka record)"),
+        Column("target_table", pa.string(), "table a Kafka record was meant for (null: a parser's rejection)"),
+        Column("key", pa.binary(), "raw Kafka record key of a record a consumer refused"),
+        Column("payload", pa.binary(), "the raw payload as received (a record, or the whole body; null: a tombstone)"),
+        Column("payload_sha256", pa.string(), "SHA-256 of payload, hex: the dedup key of a replay"),
+        Column("payload_size", pa.int64(), "payload length in bytes"),
+        *(Column(c.name, c.type, c.comment) for c in LINEAGE_COLUMNS),
         Column("record_timestamp_ms", pa.int64(), "Kafka record timestamp, Unix epoch milliseconds"),
-        Column("rejected_at_ms", pa.int64(), "when the consumer rejected it, Unix epoch milliseconds", nullable=False),
+        Column("rejected_at_ms", pa.int64(), "when it was rejected, Unix epoch milliseconds", nullable=False),
     ],
-    partition_by=("target_table",),
 )
 
 
@@ -147,13 +157,14 @@ class WriteResult:
 class _TxnTable:
     """A Delta table plus the per-partition positions its transaction actions record."""
 
-    def __init__(self, uri: str, spec: TableSpec, group: str, storage_options: dict[str, str] | None) -> None:
-        self.uri, self.spec, self.group = uri, spec, group
+    def __init__(self, uri: str, spec: TableSpec, group: str, storage_options: dict[str, str] | None,
+                 app: str = "focuscrawl") -> None:
+        self.uri, self.spec, self.group, self.app = uri, spec, group, app
         self.storage_options = storage_options
         self._table = None
 
     def app_id(self, topic: str, partition: int) -> str:
-        return f"focuscrawl:{self.group}:{topic}:{partition}"
+        return f"{self.app}:{self.group}:{topic}:{partition}"
 
     def refresh(self):
         if self._table is None:
@@ -206,7 +217,8 @@ class DeltaSink:
         self.group = group
         self.convert = convert
         self.table = _TxnTable(table_uri, spec, group, storage_options)
-        self.dead_letters = _TxnTable(dead_letter_uri, STREAM_DEAD_LETTER_TABLE, group, storage_options)
+        self.dead_letters = _TxnTable(dead_letter_uri, DEAD_LETTER_TABLE, group, storage_options,
+                                      app="focuscrawl-dead-letter")
         self._schema = spec.arrow_schema()
         self._lineage = {c.name for c in LINEAGE_COLUMNS} <= set(spec.column_names)
         if unique_key is not None and (unique_key not in spec.column_names or not self._lineage):
@@ -318,14 +330,16 @@ class DeltaSink:
             if r.offset < (starts[(r.topic, r.partition)] or 0):
                 continue  # written by the attempt that crashed before the main commit
             log.warning("dead letter %s[%d]@%d for %s: %s", r.topic, r.partition, r.offset, self.spec.name, reason)
+            sha256, size = fingerprint(r.value) if r.value is not None else (None, None)
             keep.append({
-                "target_table": self.spec.name, "consumer_group": self.group, "reason": reason,
-                "key": r.key, "payload": r.value, "kafka_topic": r.topic, "kafka_partition": r.partition,
-                "kafka_offset": r.offset, "record_timestamp_ms": r.timestamp_ms, "rejected_at_ms": now,
+                "source": self.group, "reason": reason, "target_table": self.spec.name, "key": r.key,
+                "payload": r.value, "payload_sha256": sha256, "payload_size": size, "kafka_topic": r.topic,
+                "kafka_partition": r.partition, "kafka_offset": r.offset, "record_timestamp_ms": r.timestamp_ms,
+                "rejected_at_ms": now,
             })
             ends[(r.topic, r.partition)] = max(ends.get((r.topic, r.partition), 0), r.offset + 1)
         if keep:
-            self.dead_letters.append(_to_table(keep, STREAM_DEAD_LETTER_TABLE.arrow_schema()), ends)
+            self.dead_letters.append(_to_table(keep, DEAD_LETTER_TABLE.arrow_schema()), ends)
         return len(keep)
 
 

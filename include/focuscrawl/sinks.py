@@ -21,7 +21,7 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable
 
-from focuscrawl.delta_sink import STREAM_DEAD_LETTER_TABLE, DeltaSink, StreamRecord, json_row
+from focuscrawl.delta_sink import DEAD_LETTER_TABLE, DeltaSink, StreamRecord, json_row
 from focuscrawl.tables import TableSpec
 from focuscrawl.topics import TopicSpec
 
@@ -61,7 +61,6 @@ def _fue_posts() -> SinkSpec:
 
 def _dead_letter() -> SinkSpec:
     from focuscrawl.crawl import dead_letters
-    from focuscrawl.parse.rejection import DEAD_LETTER_TABLE
 
     return SinkSpec(DEAD_LETTER_TABLE, dead_letters.DEAD_LETTER_TOPIC, dead_letters.decode_row)
 
@@ -144,7 +143,7 @@ class StreamConsumer:
         group = group or f"{name}-to-delta"
         options = storage_options(cfg) or None
         delta = DeltaSink(table_uri or spec.table.path(cfg), spec.table, group,
-                          dead_letter_uri=STREAM_DEAD_LETTER_TABLE.path(cfg), convert=spec.convert,
+                          dead_letter_uri=DEAD_LETTER_TABLE.path(cfg), convert=spec.convert,
                           storage_options=options, unique_key=spec.unique_key)
         return cls(proc, topic or spec.topic, group, delta, observe=spec.observe, **kwargs)
 

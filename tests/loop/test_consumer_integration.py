@@ -60,7 +60,7 @@ class ConsumerProcess:
                      "--batch-seconds", "0.3", "--session-timeout-ms", "6000", "--bootstrap", bootstrap]
         self.proc: subprocess.Popen | None = None
         self.table = str(tmp_path / "lake" / "reddit_posts")
-        self.dead = str(tmp_path / "lake" / "stream_dead_letter")
+        self.dead = str(tmp_path / "lake" / "dead_letter")
 
     def start(self) -> None:
         with open(self.log, "ab") as log:

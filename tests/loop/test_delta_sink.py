@@ -8,7 +8,9 @@ import pyarrow as pa
 import pytest
 from deltalake import DeltaTable
 
-from focuscrawl.delta_sink import LINEAGE_COLUMNS, STREAM_DEAD_LETTER_TABLE, DeltaSink, StreamRecord
+import hashlib
+
+from focuscrawl.delta_sink import DEAD_LETTER_TABLE, LINEAGE_COLUMNS, DeltaSink, StreamRecord
 from focuscrawl.tables import Column, TableSpec
 
 SPEC = TableSpec(
@@ -87,11 +89,14 @@ def test_bad_records_go_to_dead_letter_table_once(sink, tmp_path):
     dead = rows(str(tmp_path / "dl"))
     assert [r["kafka_offset"] for r in dead] == [11, 12, 13, 14, 15]
     assert dead[0]["payload"] == b"{not json" and dead[0]["key"] == b"k"
+    assert (dead[0]["payload_sha256"], dead[0]["payload_size"]) == (hashlib.sha256(b"{not json").hexdigest(), 9)
+    assert (dead[0]["kafka_topic"], dead[0]["record_timestamp_ms"]) == ("posts", 1011)
+    assert (dead[0]["parser"], dead[0]["url"]) == (None, None)  # those are a parser's rejection's
     assert "not JSON" in dead[0]["reason"]
     assert "missing required field(s): user" in dead[1]["reason"]
-    assert dead[4]["payload"] is None and "tombstone" in dead[4]["reason"]
-    assert {r["target_table"] for r in dead} == {"sink_test"} and {r["consumer_group"] for r in dead} == {"g1"}
-    assert DeltaTable(str(tmp_path / "dl")).metadata().description == STREAM_DEAD_LETTER_TABLE.comment
+    assert dead[4]["payload"] is None and dead[4]["payload_sha256"] is None and "tombstone" in dead[4]["reason"]
+    assert {r["target_table"] for r in dead} == {"sink_test"} and {r["source"] for r in dead} == {"g1"}
+    assert DeltaTable(str(tmp_path / "dl")).metadata().description == DEAD_LETTER_TABLE.comment
     # Replaying the batch duplicates neither table.
     sink.write(batch)
     assert len(rows(str(tmp_path / "t"))) == 2 and len(rows(str(tmp_path / "dl"))) == 5
@@ -138,3 +143,33 @@ def test_zombie_writer_with_stale_positions_cannot_commit(sink, tmp_path, monkey
     with pytest.raises(CommitFailedError, match="Concurrent transaction"):
         sink.write([rec(0, 1, {"user": "b"}), rec(0, 2, {"user": "c"})])
     assert [r["kafka_offset"] for r in rows(str(tmp_path / "t"))] == [0, 1, 2]
+
+
+def test_parser_rejections_and_sink_dead_letters_land_in_one_table(sink, tmp_path):
+    """Both ways input is refused end in ``dead_letter``: a crawler's rejection through the dead-letter
+    topic's own landing, and a record another sink could not convert; replays add nothing to either."""
+    from focuscrawl.crawl import dead_letters
+    from focuscrawl.parse.rejection import Rejection
+
+    uri = str(tmp_path / "dl")
+    letters = DeltaSink(uri, DEAD_LETTER_TABLE, "dead_letter-to-delta", dead_letter_uri=uri,
+                        convert=dead_letters.decode_row)
+    letter = Rejection("body is not valid JSON", b"{bad", "http://h/r/all/new.json", "listing").dead_letter(
+        "listing-crawler", at_ms=7)
+    topic = dead_letters.DEAD_LETTER_TOPIC
+    landing = [StreamRecord(topic, 0, 0, dead_letters.encode(letter), key=b"h"),
+               StreamRecord(topic, 0, 1, b'{"reason": "no payload"}', key=b"h", timestamp_ms=5)]
+    writes = [(letters.write(landing).written, sink.write([rec(0, 0, b"{not json")]).dead_lettered) for _ in range(2)]
+    assert writes == [(1, 1), (0, 0)]
+    assert letters.positions(topic, [0]) == {0: 2} and sink.positions("posts", [0]) == {0: 1}
+    got = {(r["source"], r["kafka_offset"]): r for r in DeltaTable(uri).to_pyarrow_table().to_pylist()}
+    assert sorted(got) == [("dead_letter-to-delta", 1), ("g1", 0), ("listing-crawler", 0)]
+    parsed = got[("listing-crawler", 0)]
+    assert {k: parsed[k] for k in ("parser", "url", "payload", "payload_size", "rejected_at_ms", "target_table")} == \
+        {"parser": "listing", "url": "http://h/r/all/new.json", "payload": b"{bad", "payload_size": 4,
+         "rejected_at_ms": 7, "target_table": None}
+    assert (parsed["kafka_topic"], parsed["payload_sha256"]) == (topic, letter.payload_sha256)
+    unlanded = got[("dead_letter-to-delta", 1)]
+    assert (unlanded["target_table"], unlanded["kafka_topic"], unlanded["record_timestamp_ms"]) == ("dead_letter", topic, 5)
+    assert "base64" in unlanded["reason"] and unlanded["parser"] is None
+    assert (got[("g1", 0)]["target_table"], got[("g1", 0)]["kafka_topic"]) == ("sink_test", "posts")

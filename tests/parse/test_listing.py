@@ -61,22 +61,26 @@ def test_malformed_json_is_one_rejection_not_an_exception():
     assert rejection_counts()["listing"] == before + 1
 
 
-def test_dead_letter_row_carries_payload_and_hash():
+def test_dead_letter_carries_payload_and_hash():
     [rej] = parse_listing(b"not json", URL).rejections
-    row = rej.dead_letter(source="crawler-1", at_ms=5).as_row()
-    assert row["payload"] == b"not json"
-    assert row["payload_sha256"] == hashlib.sha256(b"not json").hexdigest()
-    assert row["payload_size"] == 8 and row["rejected_at_ms"] == 5 and row["source"] == "crawler-1"
+    letter = rej.dead_letter(source="crawler-1", at_ms=5)
+    assert letter.payload == b"not json"
+    assert letter.payload_sha256 == hashlib.sha256(b"not json").hexdigest()
+    assert letter.payload_size == 8 and letter.rejected_at_ms == 5 and letter.source == "crawler-1"
 
 
-def test_dead_letter_row_fits_the_declared_table():
+def test_dead_letter_fits_the_declared_table():
+    from dataclasses import asdict
+
     import pyarrow as pa
 
-    from focuscrawl.parse import DEAD_LETTER_TABLE
+    from focuscrawl.delta_sink import DEAD_LETTER_TABLE
     from focuscrawl.tables import TABLES
 
     [rej] = parse_listing(b"{", URL).rejections
-    table = pa.Table.from_pylist([rej.dead_letter(source="c", at_ms=1).as_row()], schema=DEAD_LETTER_TABLE.arrow_schema())
+    letter = asdict(rej.dead_letter(source="c", at_ms=1))
+    assert set(letter) <= set(DEAD_LETTER_TABLE.column_names)
+    table = pa.Table.from_pylist([letter], schema=DEAD_LETTER_TABLE.arrow_schema())
     assert TABLES["dead_letter"] is DEAD_LETTER_TABLE
     assert table.column("reason")[0].as_py().startswith("body is not valid JSON")
     assert table.column("payload")[0].as_py() == b"{"

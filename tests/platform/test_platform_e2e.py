@@ -245,24 +245,27 @@ def _topic_offsets(bootstrap: str, topic: str, below: dict[int, int]) -> dict[in
 def _snapshot(cfg, meta: dict):
     """``(positions, table)`` of one landing read from ONE Delta version: the next offset per partition
     its commits hold, and the table as of that commit."""
-    from focuscrawl.delta_sink import STREAM_DEAD_LETTER_TABLE, DeltaSink
+    from focuscrawl.delta_sink import DEAD_LETTER_TABLE, DeltaSink
     from focuscrawl.sinks import sink
 
     spec = sink(meta["sink"]).table
-    landing = DeltaSink(spec.path(cfg), spec, meta["group"], STREAM_DEAD_LETTER_TABLE.path(cfg))
+    landing = DeltaSink(spec.path(cfg), spec, meta["group"], DEAD_LETTER_TABLE.path(cfg))
     dt = landing.table.refresh()
     partitions = range(table_partitions(cfg, meta["topic"]))
     return {p: dt.transaction_version(landing.table.app_id(meta["topic"], p)) or 0 for p in partitions}, dt
 
 
 def _dead_lettered(cfg, topic: str) -> set[tuple[int, int]]:
-    from focuscrawl.delta_sink import STREAM_DEAD_LETTER_TABLE
+    from focuscrawl.delta_sink import DEAD_LETTER_TABLE
 
-    uri = STREAM_DEAD_LETTER_TABLE.path(cfg)
+    uri = DEAD_LETTER_TABLE.path(cfg)
     if not DeltaTable.is_deltatable(uri):
         return set()
+    # A sink's dead letters name their target table; the parsers' rejections landed from the
+    # dead-letter topic (no target table) are that landing's rows, not its dead letters.
     return {(r["kafka_partition"], r["kafka_offset"]) for r in DeltaTable(uri).to_pyarrow_table(
-        columns=["kafka_partition", "kafka_offset"], filters=[("kafka_topic", "=", topic)]).to_pylist()}
+        columns=["kafka_partition", "kafka_offset", "target_table"], filters=[("kafka_topic", "=", topic)]).to_pylist()
+        if r["target_table"] is not None}
 
 
 def _landed_exactly_once(cfg, meta: dict, before: tuple) -> int:

@@ -16,11 +16,11 @@ import sys
 PROBE = r"""
 import json, sys, tempfile
 from focuscrawl.crawl import dead_letters
-from focuscrawl.delta_sink import DeltaSink, StreamRecord
-from focuscrawl.parse.rejection import DEAD_LETTER_TABLE, Rejection
+from focuscrawl.delta_sink import DEAD_LETTER_TABLE, DeltaSink, StreamRecord
+from focuscrawl.parse.rejection import Rejection
 
 lake = tempfile.mkdtemp()
-sink = DeltaSink(lake + "/dead_letter", DEAD_LETTER_TABLE, "g", lake + "/sdl", convert=dead_letters.decode_row)
+sink = DeltaSink(lake + "/dead_letter", DEAD_LETTER_TABLE, "g", lake + "/dead_letter", convert=dead_letters.decode_row)
 letter = Rejection("body is not valid JSON", b"{bad", "http://h/r/all/new.json", "listing").dead_letter("probe")
 before = set(sys.modules)
 result = sink.write([StreamRecord("t", 0, 0, dead_letters.encode(letter))])

@@ -3,7 +3,7 @@
 Issue 8, point 3: a malformed listing body is never a crash and never a silent drop. The crawler
 produces each :class:`~focuscrawl.parse.rejection.DeadLetter` to :data:`DEAD_LETTER_TOPIC`
 (JSON, payload in base64 because it is raw bytes) and a stream consumer appends it to
-:data:`~focuscrawl.parse.rejection.DEAD_LETTER_TABLE` exactly once per offset.
+:data:`~focuscrawl.delta_sink.DEAD_LETTER_TABLE` exactly once per offset.
 """
 
 from __future__ import annotations

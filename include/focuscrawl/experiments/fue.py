@@ -44,7 +44,7 @@ from pathlib import Path
 
 from focuscrawl.commandline import parser
 from focuscrawl.config import settings
-from focuscrawl.delta_sink import STREAM_DEAD_LETTER_TABLE, DeltaSink, StreamRecord
+from focuscrawl.delta_sink import DEAD_LETTER_TABLE, DeltaSink, StreamRecord
 from focuscrawl.fue.chooser import UserChooser
 from focuscrawl.fue import report
 from focuscrawl.fue.metrics import HOUR
@@ -457,7 +457,7 @@ def run_folds(args, opts_base: dict, population: dict, out: Path, corpus, cfg, d
               f"({fw.dropped_writings} writings dropped: their text is also a training donor's)", flush=True)
         topics = KafkaLog(args.kafka, opts.run_id) if args.kafka else MemoryLog(opts.run_id)
         sink = DeltaSink(args.table, STATS_TABLE, f"fue-stats-{opts.run_id}",
-                         dead_letter_uri=STREAM_DEAD_LETTER_TABLE.path(cfg))
+                         dead_letter_uri=DEAD_LETTER_TABLE.path(cfg))
         fetchers = []
 
         def fold_report(events: list[StatsEvent], elapsed: float, fold_out=fold_out, labels=labels):

@@ -4,6 +4,6 @@ Every parser takes the raw body and the URL and returns its result together with
 :class:`Rejection` (issue 8, point 3): malformed input never raises and is never dropped silently.
 """
 
-from focuscrawl.parse.rejection import DEAD_LETTER_TABLE, DeadLetter, Rejection, rejection_counts
+from focuscrawl.parse.rejection import DeadLetter, Rejection, rejection_counts
 
-__all__ = ["DEAD_LETTER_TABLE", "DeadLetter", "Rejection", "rejection_counts"]
+__all__ = ["DeadLetter", "Rejection", "rejection_counts"]

@@ -2,8 +2,9 @@
 
 Issue 8, point 3: any malformed input becomes a counted, logged rejection carrying the reason
 and the raw payload, never a crash and never a silent drop. A :class:`Rejection` is what a
-parser hands back; :class:`DeadLetter` is the row it becomes in the ``dead_letter`` Delta table
-(and the record on the dead-letter Kafka topic), so the input can be inspected and replayed.
+parser hands back; :class:`DeadLetter` is the record on the dead-letter Kafka topic and the row it
+becomes in the ``dead_letter`` Delta table (declared in ``focuscrawl.delta_sink``, whose sinks also
+dead-letter the Kafka records they cannot convert), so the input can be inspected and replayed.
 """
 
 from __future__ import annotations
@@ -14,10 +15,6 @@ import threading
 import time
 from collections import Counter
 from dataclasses import dataclass
-
-import pyarrow as pa
-
-from focuscrawl.tables import Column, table
 
 log = logging.getLogger(__name__)
 
@@ -44,6 +41,11 @@ def decode_recovering(raw: bytes, codec: str = "utf-8") -> tuple[str, str | None
         bad = text.count("\ufffd") - raw.decode(codec, errors="ignore").count("\ufffd")
         return text, (f"not valid {codec.upper()} (first bad byte at offset {exc.start}); {bad} undecodable "
                       f"sequence(s) read as U+FFFD, the rest recovered")
+
+
+def fingerprint(payload: bytes) -> tuple[str, int]:
+    """SHA-256 (hex) and length of a refused payload: the dedup key of a replay."""
+    return hashlib.sha256(payload).hexdigest(), len(payload)
 
 
 @dataclass(frozen=True)
@@ -74,13 +76,14 @@ class Rejection:
     def dead_letter(self, source: str = "", at_ms: int | None = None) -> "DeadLetter":
         """The dead-letter record of this rejection (``source``: the crawler or consumer that hit it)."""
         raw = self.payload_bytes
+        sha256, size = fingerprint(raw)
         return DeadLetter(
             parser=self.parser,
             url=self.url,
             reason=self.reason,
             payload=raw,
-            payload_sha256=hashlib.sha256(raw).hexdigest(),
-            payload_size=len(raw),
+            payload_sha256=sha256,
+            payload_size=size,
             source=source,
             rejected_at_ms=int(time.time() * 1000) if at_ms is None else at_ms,
         )
@@ -88,7 +91,7 @@ class Rejection:
 
 @dataclass(frozen=True)
 class DeadLetter:
-    """A row of the ``dead_letter`` table: enough to see why input was refused and to replay it."""
+    """A parser's rejection as a ``dead_letter`` row: enough to see why input was refused and to replay it."""
 
     parser: str
     url: str
@@ -98,25 +101,3 @@ class DeadLetter:
     payload_size: int
     source: str
     rejected_at_ms: int
-
-    def as_row(self) -> dict:
-        """The row in :data:`DEAD_LETTER_TABLE` column order."""
-        return {c: getattr(self, c) for c in DEAD_LETTER_TABLE.column_names}
-
-
-DEAD_LETTER_TABLE = table(
-    "dead_letter",
-    "Input a parser refused (malformed listing JSON, HTML, feed, sitemap, robots.txt), with the reason "
-    "and the raw payload, so nothing fetched is silently lost and every rejection can be replayed.",
-    [
-        Column("parser", pa.string(), "which parser refused it: listing, html, feed, sitemap, robots", nullable=False),
-        Column("url", pa.string(), "URL the payload was fetched from", nullable=False),
-        Column("reason", pa.string(), "why it was refused, in words that name the fault", nullable=False),
-        Column("payload", pa.binary(), "the raw payload as received (a record, or the whole body)", nullable=False),
-        Column("payload_sha256", pa.string(), "SHA-256 of payload, hex: the dedup key of a replay", nullable=False),
-        Column("payload_size", pa.int64(), "payload length in bytes", nullable=False),
-        Column("source", pa.string(), "crawler or consumer that hit the rejection"),
-        Column("rejected_at_ms", pa.int64(), "when it was rejected, Unix epoch milliseconds", nullable=False),
-    ],
-    partition_by=("parser",),
-)

@@ -66,14 +66,14 @@ def delta_positions(cfg, sink_name: str, group: str, topic: str, partitions) -> 
     """Next offset per partition as the table's own commits record them (``DeltaSink.positions``)."""
     from deltalake import DeltaTable
 
-    from focuscrawl.delta_sink import STREAM_DEAD_LETTER_TABLE, DeltaSink
+    from focuscrawl.delta_sink import DEAD_LETTER_TABLE, DeltaSink
     from focuscrawl.sinks import sink
 
     spec = sink(sink_name).table
     uri = spec.path(cfg)
     if not DeltaTable.is_deltatable(uri):  # not landed yet (status creates nothing)
         return {p: None for p in partitions}
-    return DeltaSink(uri, spec, group, STREAM_DEAD_LETTER_TABLE.path(cfg)).positions(topic, partitions)
+    return DeltaSink(uri, spec, group, DEAD_LETTER_TABLE.path(cfg)).positions(topic, partitions)
 
 
 def consumer_lag(cfg, timeout_ms: int = 5000) -> dict:
