@@ -32,7 +32,39 @@ from typing import Iterable, Iterator
 import numpy as np
 
 
-class PriorityFrontier:
+class _Frontier:
+    """What both frontiers do alike, over their ``_slot`` (key -> slot of each live key), ``update``
+    and ``remove``: size, membership, a batch of updates, removal if present, the tie-break sequence."""
+
+    __slots__ = ()
+
+    def __len__(self) -> int:
+        return len(self._slot)
+
+    def __bool__(self) -> bool:
+        return bool(self._slot)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._slot
+
+    def update_many(self, items: Iterable[tuple[str, float]]) -> None:
+        """``update`` for each ``(key, score)``; convenient for a batch of pushed scores."""
+        for key, score in items:
+            self.update(key, score)
+
+    def discard(self, key: str) -> None:
+        """Remove ``key`` if present."""
+        if key in self._slot:
+            self.remove(key)
+
+    def _sequence(self, order: int | None) -> int:
+        """A new key's place among equal scores: ``order`` if given, else the next insertion sequence."""
+        seq = self._next_seq
+        self._next_seq = seq + 1
+        return seq if order is None else int(order)
+
+
+class PriorityFrontier(_Frontier):
     """Indexed binary max-heap: ``update``/``pop``/``remove`` in O(log n), ``peek``/``in`` in O(1).
 
     >>> f = PriorityFrontier()
@@ -58,15 +90,6 @@ class PriorityFrontier:
             self.update(key, score)
 
     # -- queries ---------------------------------------------------------------------------
-
-    def __len__(self) -> int:
-        return len(self._heap_slot)
-
-    def __bool__(self) -> bool:
-        return len(self._heap_slot) > 0
-
-    def __contains__(self, key: object) -> bool:
-        return key in self._slot
 
     def score_of(self, key: str) -> float:
         """The current score of ``key`` (``KeyError`` if it is not in the frontier)."""
@@ -127,11 +150,6 @@ class PriorityFrontier:
         elif score < old:
             self._sift_down(i)
 
-    def update_many(self, items: Iterable[tuple[str, float]]) -> None:
-        """``update`` for each ``(key, score)``; convenient for a batch of pushed scores."""
-        for key, score in items:
-            self.update(key, score)
-
     def pop(self) -> tuple[str, float]:
         """Remove and return the top ``(key, score)`` (``IndexError`` when empty)."""
         if not self._heap_slot:
@@ -151,18 +169,10 @@ class PriorityFrontier:
         self._release(key, slot)
         return score
 
-    def discard(self, key: str) -> None:
-        """Remove ``key`` if present."""
-        if key in self._slot:
-            self.remove(key)
-
     # -- internals -------------------------------------------------------------------------
 
     def _insert(self, key: str, score: float, order: int | None = None) -> None:
-        seq = self._next_seq
-        self._next_seq = seq + 1
-        if order is not None:
-            seq = int(order)
+        seq = self._sequence(order)
         i = len(self._heap_slot)
         if self._free:
             slot = self._free.pop()
@@ -246,7 +256,7 @@ class PriorityFrontier:
 _NO_SEQ = 2**63 - 1  # the sequence number of a free slot: it loses every tie
 
 
-class BlockFrontier:
+class BlockFrontier(_Frontier):
     """A frontier for many updates and few pops: scores in flat arrays, the best of each block kept.
 
     Seed ``000_c12b299f5bad9cdf.txt`` section II (complexity) and Algorithm 1: the chooser's
@@ -290,15 +300,6 @@ class BlockFrontier:
             self.update(key, score)
 
     # -- queries ---------------------------------------------------------------------------
-
-    def __len__(self) -> int:
-        return len(self._slot)
-
-    def __bool__(self) -> bool:
-        return bool(self._slot)
-
-    def __contains__(self, key: object) -> bool:
-        return key in self._slot
 
     def score_of(self, key: str) -> float:
         """The current score of ``key`` (``KeyError`` if it is not in the frontier)."""
@@ -388,11 +389,6 @@ class BlockFrontier:
             self._bmax[block] = score
             self._bbest[block] = slot
 
-    def update_many(self, items: Iterable[tuple[str, float]]) -> None:
-        """``update`` for each ``(key, score)``."""
-        for key, score in items:
-            self.update(key, score)
-
     def pop(self) -> tuple[str, float]:
         """Remove and return the top ``(key, score)`` (``IndexError`` when empty)."""
         if not self._slot:
@@ -414,18 +410,10 @@ class BlockFrontier:
         self._release(key, slot)
         return score
 
-    def discard(self, key: str) -> None:
-        """Remove ``key`` if present."""
-        if key in self._slot:
-            self.remove(key)
-
     # -- internals -------------------------------------------------------------------------
 
     def _insert(self, key: str, score: float, order: int | None) -> None:
-        seq = self._next_seq
-        self._next_seq = seq + 1
-        if order is not None:
-            seq = int(order)
+        seq = self._sequence(order)
         if self._free:
             slot = self._free.pop()
             self._keys[slot] = key
