@@ -5,19 +5,21 @@ A DAG file states its tasks and its Assets; its schedule comes from the active p
 ``focuscrawl up``, defaults when absent), read here and nowhere else. The mechanics of spark-submit
 live here once (conn ``spark_default``, the session conf of ``focuscrawl.spark``, the environment
 pip's pyspark needs), so a Spark task is one call: ``spark_job("x", "x.py", args, inlets, outlets)``, or
-``spark_chain`` for several jobs in one driver.
+``spark_chain`` for several jobs in one driver. A DAG's Params come from its area's parameter object
+(``focuscrawl.params``) through :func:`dag_params`, so their defaults are the ones the jobs' flags have.
 """
 
 from __future__ import annotations
 
 from datetime import timedelta
 
-from airflow.sdk import AssetOrTimeSchedule, CronTriggerTimetable, DeltaTriggerTimetable
+from airflow.sdk import AssetOrTimeSchedule, CronTriggerTimetable, DeltaTriggerTimetable, Param
 from airflow.providers.apache.spark.operators.spark_submit import SparkSubmitOperator
 
 from focuscrawl.airflow_priority import OLDEST_RUN_FIRST
 from focuscrawl.config import settings
 from focuscrawl.dag_schedules import dag_schedule
+from focuscrawl.params import param_schemas
 from focuscrawl.services.airflow import SPARK_POOL
 from focuscrawl.spark import session_conf, submit_env
 
@@ -50,6 +52,12 @@ def schedule(dag_id: str, assets=None):
     timetable = (DeltaTriggerTimetable(when) if isinstance(when, timedelta)
                  else CronTriggerTimetable(when, timezone="UTC", run_immediately=True))
     return timetable if assets is None else AssetOrTimeSchedule(timetable=timetable, assets=assets)
+
+
+def dag_params(params, names=None) -> dict[str, Param]:
+    """Airflow Params of the knobs ``names`` (all when None) of a parameter object: its values are the
+    defaults, each field's help the description and its bounds the schema (``focuscrawl.params.knob``)."""
+    return {name: Param(default, **schema) for name, (default, schema) in param_schemas(params, names).items()}
 
 
 def spark_job(task_id: str, application: str, application_args: list[str] | None = None, **kwargs) -> SparkSubmitOperator:

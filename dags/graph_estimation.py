@@ -10,7 +10,8 @@ crawl to the `graph_sample` Delta table. This DAG runs when that table changes:
    (omega) and the label distribution; writes `graph_estimates` with percentile intervals,
    replacing the rows of the crawls it processed.
 
-Params: `estimators`, `targets`, `replicates`, `block_length`, `level`, `crawl_ids` (empty: the crawls
+Params: `estimators` (the project's `[loops.graph] estimators`), `targets`, `replicates`, `block_length`,
+`level`, `seed` (defaults: `focuscrawl.graph.params.GraphEstimationParams`), `crawl_ids` (empty: the crawls
 not estimated yet, so a run on the sampler's newest crawl estimates that one; `all`: every crawl).
 Spark master and jars come from `focuscrawl.spark.session_conf`; the `spark_default` connection
 names the master for spark-submit.
@@ -18,13 +19,18 @@ names the master for spark-submit.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import timedelta
 
 from airflow.sdk import Param, dag
 
 from assets import GRAPH_ESTIMATES_ASSET as ESTIMATES, GRAPH_SAMPLES as SAMPLES
-from common import DEFAULT_ARGS, cfg, schedule, spark_job
+from common import DEFAULT_ARGS, cfg, dag_params, schedule, spark_job
 from focuscrawl.dag_schedules import loop_setting
+from focuscrawl.graph.params import DEFAULT, ESTIMATION
+from focuscrawl.params import cli_args
+
+PARAMS = replace(DEFAULT, estimators=tuple(loop_setting(cfg, "graph", "estimators", DEFAULT.estimators)))
 
 
 @dag(
@@ -37,13 +43,7 @@ from focuscrawl.dag_schedules import loop_setting
     default_args=DEFAULT_ARGS,
     dagrun_timeout=timedelta(hours=2),
     params={
-        "estimators": Param(",".join(loop_setting(cfg, "graph", "estimators", ["NAIVE", "MLE", "SCE", "WCE"])),
-                            type="string", description="comma-separated (the project's [loops.graph] estimators); "
-                                                       "MLE only on UNI crawls"),
-        "targets": Param("copies,label", type="string", description="copies (omega) and/or label"),
-        "replicates": Param(200, type="integer", minimum=1, description="bootstrap replicates per crawl"),
-        "block_length": Param(20, type="integer", minimum=1, description="moving-block length in draws"),
-        "level": Param(0.95, type="number", exclusiveMinimum=0, exclusiveMaximum=1, description="confidence level"),
+        **dag_params(PARAMS, ESTIMATION),
         "crawl_ids": Param("", type="string", description="comma-separated crawls to estimate, 'all', or empty: "
                                                           "the crawls without estimates yet"),
     },
@@ -52,14 +52,7 @@ def graph_estimation():
     spark_job(
         "graph_estimation",
         "graph_estimation.py",
-        [
-            "--estimators", "{{ params.estimators }}",
-            "--targets", "{{ params.targets }}",
-            "--replicates", "{{ params.replicates }}",
-            "--block-length", "{{ params.block_length }}",
-            "--level", "{{ params.level }}",
-            "--crawl-ids", "{{ params.crawl_ids }}",
-        ],
+        cli_args([*ESTIMATION, "crawl_ids"]),
         inlets=[SAMPLES],
         outlets=[ESTIMATES],
     )

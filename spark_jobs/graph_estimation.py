@@ -1,7 +1,9 @@
 """Spark job: graph crawls (``graph_sample``) -> content estimates with bootstrap intervals (``graph_estimates``).
 
-    spark-submit spark_jobs/graph_estimation.py [--crawl-ids a,b|all] [--estimators NAIVE,MLE,SCE,WCE]
-        [--targets copies,label] [--replicates 200] [--block-length 20] [--level 0.95] [--seed 0]
+    spark-submit spark_jobs/graph_estimation.py [--crawl-ids a,b|all] [--estimators ...] [--targets ...]
+        [--replicates N] [--block-length N] [--level L] [--seed N]
+
+(defaults: :class:`focuscrawl.graph.params.GraphEstimationParams`)
 
 Seed ``003_3ce707ea6f24f484.txt``. A crawl is small by design (a query budget), so each one is
 collected to the driver as a :class:`focuscrawl.graph.samplers.Sample`; the bootstrap replicates are
@@ -20,7 +22,8 @@ import sys
 
 from focuscrawl.config import Settings, settings
 from focuscrawl.delta_sink import ensure_table
-from focuscrawl.graph.estimators import ESTIMATORS, TARGETS
+from focuscrawl.graph.estimators import ESTIMATORS
+from focuscrawl.graph.params import DEFAULT, ESTIMATION, GraphEstimationParams
 from focuscrawl.graph.tables import (
     GRAPH_ESTIMATES,
     GRAPH_SAMPLE,
@@ -29,6 +32,7 @@ from focuscrawl.graph.tables import (
     sample_from_frame,
     summarise_replicates,
 )
+from focuscrawl.params import add_arguments, from_args
 from focuscrawl.tables import with_comments
 
 REPLICATE_SCHEMA = "crawl_id string, replicate long, estimator string, target string, value string, share double"
@@ -54,9 +58,10 @@ def pending_crawls(spark, cfg: Settings) -> list[str]:
     return sorted(crawls)
 
 
-def transform(samples, estimators: list[str], targets: list[str], replicates: int, block_length: int, level: float, seed: int):
+def transform(samples, params: GraphEstimationParams):
     """``graph_sample`` rows -> ``graph_estimates`` rows (one per crawl, estimator, target, value)."""
     spark = samples.sparkSession
+    estimators, targets = ESTIMATORS.parse(",".join(params.estimators)), list(params.targets)
     crawl_ids = sorted(r.crawl_id for r in samples.select("crawl_id").distinct().collect())
     parts = []
     for crawl_id in crawl_ids:
@@ -64,10 +69,11 @@ def transform(samples, estimators: list[str], targets: list[str], replicates: in
 
         def run(batches, sample=sample, crawl_id=crawl_id):
             for batch in batches:
-                yield replicate_estimates(sample, crawl_id, batch["id"].tolist(), estimators, targets, block_length, seed)[REPLICATE_COLUMNS]
+                yield replicate_estimates(sample, crawl_id, batch["id"].tolist(), estimators, targets,
+                                          params.block_length, params.seed)[REPLICATE_COLUMNS]
 
         # Replicate -1 is the crawl itself (the point estimate).
-        ids = spark.range(-1, replicates, numPartitions=max(1, spark.sparkContext.defaultParallelism))
+        ids = spark.range(-1, params.replicates, numPartitions=max(1, spark.sparkContext.defaultParallelism))
         parts.append(ids.mapInPandas(run, REPLICATE_SCHEMA))
     if not parts:
         return spark.createDataFrame([], ESTIMATE_SCHEMA)
@@ -75,7 +81,7 @@ def transform(samples, estimators: list[str], targets: list[str], replicates: in
     for part in parts[1:]:
         rows = rows.unionByName(part)
     return rows.groupBy("crawl_id", "estimator", "target").applyInPandas(
-        lambda frame: summarise_replicates(frame, level), ESTIMATE_SCHEMA
+        lambda frame: summarise_replicates(frame, params.level), ESTIMATE_SCHEMA
     )
 
 
@@ -95,12 +101,11 @@ def load(estimates, cfg: Settings, crawl_ids: list[str]) -> None:
     )
 
 
-def run(spark, cfg: Settings, crawl_ids: list[str] | None = None, estimators: list[str] | None = None,
-        targets: list[str] | None = None, replicates: int = 200, block_length: int = 20, level: float = 0.95, seed: int = 0) -> int:
+def run(spark, cfg: Settings, crawl_ids: list[str] | None = None, params: GraphEstimationParams = DEFAULT) -> int:
     """Estimate every crawl (or ``crawl_ids``); returns the number of estimate rows written."""
     samples = extract(spark, cfg, crawl_ids)
     done = sorted(r.crawl_id for r in samples.select("crawl_id").distinct().collect())
-    estimates = transform(samples, estimators or ESTIMATORS.names(), targets or list(TARGETS), replicates, block_length, level, seed).cache()
+    estimates = transform(samples, params).cache()
     load(estimates, cfg, done)
     n = estimates.count()
     estimates.unpersist()
@@ -113,13 +118,9 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--crawl-ids", default="", help="comma-separated crawls to estimate, or 'all' "
                                                     "(default: those without estimates yet)")
-    ap.add_argument("--estimators", default="NAIVE,MLE,SCE,WCE", help="MLE is skipped on non-UNI crawls")
-    ap.add_argument("--targets", default=",".join(TARGETS), help="copies (omega) and/or label")
-    ap.add_argument("--replicates", type=int, default=200, help="bootstrap replicates per crawl")
-    ap.add_argument("--block-length", type=int, default=20, help="moving-block length in draws (walks are correlated)")
-    ap.add_argument("--level", type=float, default=0.95, help="confidence level of the intervals")
-    ap.add_argument("--seed", type=int, default=0)
+    add_arguments(ap, DEFAULT, ESTIMATION)
     args = ap.parse_args(argv)
+    params = from_args(DEFAULT, args, ESTIMATION)
     cfg = settings()
     spark = get_session("graph_estimation", cfg=cfg)
     chosen = [c for c in args.crawl_ids.split(",") if c.strip()]
@@ -128,13 +129,7 @@ def main(argv: list[str] | None = None) -> int:
         print("graph_estimation: every crawl is estimated already")
         spark.stop()
         return 0
-    n = run(
-        spark, cfg,
-        crawl_ids=crawl_ids,
-        estimators=ESTIMATORS.parse(args.estimators),
-        targets=[t.strip() for t in args.targets.split(",") if t.strip()],
-        replicates=args.replicates, block_length=args.block_length, level=args.level, seed=args.seed,
-    )
+    n = run(spark, cfg, crawl_ids=crawl_ids, params=params)
     print(f"graph_estimation: {n} estimates -> {GRAPH_ESTIMATES.path(cfg)}")
     spark.stop()
     return 0

@@ -24,6 +24,8 @@ import time
 
 from focuscrawl.config import settings
 from focuscrawl.graph.live import GRAPH_SAMPLE_TOPIC, GRAPH_SAMPLER_STATE_TOPIC, RoundRecord, SamplingRounds
+from focuscrawl.graph.params import DEFAULT as GRAPH, SAMPLING
+from focuscrawl.params import add_arguments
 from focuscrawl.streamproc import Stopped, StreamProcess, parser
 from focuscrawl.topics import TopicSpec
 
@@ -61,8 +63,7 @@ def main(argv: list[str] | None = None) -> int:
     cfg = settings()
     ap = parser(NAME, __doc__, cfg)
     ap.add_argument("--base-url", default=cfg.world_url, help="the site whose graph is sampled")
-    ap.add_argument("--sampler", default="RW", help="registered sampler: UNI, RW, MHRW, FS")
-    ap.add_argument("--query-budget", type=int, default=500, help="vertex queries per round")
+    add_arguments(ap, GRAPH, SAMPLING)
     ap.add_argument("--every", type=float, default=300.0, help="wall seconds from one round's end to the next's start")
     ap.add_argument("--rounds", type=int, default=0, help="rounds in all, then stop (0: never stop)")
     ap.add_argument("--name", help="crawl name; crawls are <name>-r00000, ... (default: live-<sampler>)")

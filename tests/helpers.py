@@ -4,11 +4,18 @@
   without the world (the fetch layer, the listing crawler, graph access, the revisitor process).
 - :func:`parse_dags`: DAG files parsed offline as the DAG processor does, no running Airflow; the
   ``dag_bag`` fixture of ``tests/conftest.py`` caches it per file for a run.
+- :func:`load_module` and :func:`main_parser`: a product file as a module, and the argument parser
+  its ``main`` builds, read without running the program.
 """
 
 from __future__ import annotations
 
+import argparse
+import importlib
+import importlib.util
 import os
+import re
+import sys
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -111,3 +118,42 @@ def parse_dags(dag_file: str | Path | None = None) -> dict:
             os.environ["AIRFLOW__CORE__DAGBAG_IMPORT_TIMEOUT"] = previous
     assert bag.import_errors == {}, f"{Path(folder).name} does not import: {bag.import_errors}"
     return bag.dags
+
+
+def load_module(path: Path):
+    """A file of the product as a module: by its dotted name under ``include/``, else loaded from its path."""
+    path = Path(path).resolve()
+    if path.is_relative_to(ROOT / "include"):
+        return importlib.import_module(".".join(path.relative_to(ROOT / "include").with_suffix("").parts))
+    name = "_product_" + re.sub(r"\W", "_", str(path.relative_to(ROOT)))
+    if name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(name, path)
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module  # dataclasses look their module up there
+        spec.loader.exec_module(module)
+    return sys.modules[name]
+
+
+class _Parsed(Exception):
+    def __init__(self, parser: argparse.ArgumentParser) -> None:
+        self.parser = parser
+
+
+def main_parser(main, argv: list[str] | None = None) -> argparse.ArgumentParser | None:
+    """The parser ``main(argv)`` parses its arguments with, stopped right there (nothing else of the
+    program runs); None when ``main`` returns or exits without parsing any."""
+    import pytest
+
+    def capture(self, *args, **kwargs):
+        raise _Parsed(self)
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(argparse.ArgumentParser, "parse_args", capture)
+        mp.setattr(argparse.ArgumentParser, "parse_known_args", capture)
+        try:
+            main([] if argv is None else argv)
+        except _Parsed as parsed:
+            return parsed.parser
+        except SystemExit:
+            pass
+    return None

@@ -12,14 +12,11 @@ from __future__ import annotations
 import argparse
 import ast
 import functools
-import importlib
-import importlib.util
 import re
-import sys
 import tomllib
 from pathlib import Path
 
-import pytest
+from helpers import load_module, main_parser
 
 from focuscrawl.dag_schedules import DEFAULT_PSEUDO_METHODS
 from focuscrawl.ephemeral.schedulers import SCHEDULERS
@@ -132,27 +129,14 @@ def test_every_project_default_naming_components_resolves() -> None:
 # -- command lines ----------------------------------------------------------------------------
 
 
-class _Parsed(Exception):
-    def __init__(self, parser: argparse.ArgumentParser) -> None:
-        self.parser = parser
-
-
 PRODUCT = ("include/focuscrawl", "dags", "streaming", "spark_jobs", "bench")
 
 
 def _module(path: Path) -> tuple[str, object]:
     """(place, module) of a file of the product: a dotted name under include/, else its path."""
-    if path.is_relative_to(ROOT / "include"):
-        place = ".".join(path.relative_to(ROOT / "include").with_suffix("").parts)
-        return place, importlib.import_module(place)
-    place = str(path.relative_to(ROOT))
-    name = "_named_defaults_" + re.sub(r"\W", "_", place)
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, path)
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module  # dataclasses look their module up there
-        spec.loader.exec_module(module)
-    return place, sys.modules[name]
+    inside = path.is_relative_to(ROOT / "include")
+    place = ".".join(path.relative_to(ROOT / "include").with_suffix("").parts) if inside else str(path.relative_to(ROOT))
+    return place, load_module(path)
 
 
 @functools.lru_cache(maxsize=1)
@@ -179,24 +163,14 @@ def _actions(parser: argparse.ArgumentParser):
 
 def _cli_defaults() -> tuple[dict, list[str]]:
     found, unreached = {}, []
-
-    def capture(self, *args, **kwargs):
-        raise _Parsed(self)
-
     for place, module in _entry_points():
-        with pytest.MonkeyPatch.context() as mp:
-            mp.setattr(argparse.ArgumentParser, "parse_args", capture)
-            mp.setattr(argparse.ArgumentParser, "parse_known_args", capture)
-            try:
-                module.main([])
-            except _Parsed as parsed:
-                for action in _actions(parsed.parser):
-                    if action.default not in (None, argparse.SUPPRESS) and isinstance(action.default, (str, list, tuple)):
-                        found[(place, action.dest)] = action.default
-            except SystemExit:
-                unreached.append(place)
-            else:
-                unreached.append(place)
+        parser = main_parser(module.main)
+        if parser is None:
+            unreached.append(place)
+            continue
+        for action in _actions(parser):
+            if action.default not in (None, argparse.SUPPRESS) and isinstance(action.default, (str, list, tuple)):
+                found[(place, action.dest)] = action.default
     return found, unreached
 
 

@@ -47,6 +47,8 @@ from pydantic import (
     model_validator,
 )
 
+from focuscrawl.graph.params import DEFAULT as GRAPH
+
 # DAG ids a project may schedule (tests/project checks this against dags/).
 DAG_IDS = ("delta_maintenance", "fue_pseudo_training", "graph_estimation", "outlinks_features",
            "outlinks_train", "source_schedule")
@@ -529,11 +531,12 @@ class RevisitsLoop(Loop):
 
 
 class GraphLoop(Loop):
-    """Content over large graphs (seed 003): sampling design and unbiased estimators."""
+    """Content over large graphs (seed 003): sampling design and unbiased estimators
+    (defaults: :class:`focuscrawl.graph.params.GraphEstimationParams`)."""
 
-    sampler: str = "RW"
-    estimators: tuple[str, ...] = ("MLE", "SCE", "WCE")
-    query_budget: Annotated[int, Field(gt=0)] = 1000
+    sampler: str = GRAPH.sampler
+    estimators: tuple[str, ...] = GRAPH.estimators
+    query_budget: Annotated[int, Field(gt=0)] = GRAPH.query_budget
     fetches_per_second: Positive = 1.0
 
     _sampler = field_validator("sampler")(_name_in("focuscrawl.graph.samplers", "SAMPLERS"))

@@ -6,6 +6,8 @@ import sys
 
 import pytest
 
+from focuscrawl.graph.params import DEFAULT
+
 
 @pytest.fixture(scope="module")
 def dag(dag_bag):
@@ -15,7 +17,7 @@ def dag(dag_bag):
 def test_dag_documents_itself_and_retries_with_back_off(dag):
     assert dag.doc_md.startswith("# graph_estimation")
     assert "graph" in dag.tags and "focuscrawl" in dag.tags
-    assert dag.params["replicates"] == 200 and dag.params["estimators"] == "NAIVE,MLE,SCE,WCE"
+    assert dag.params["replicates"] == DEFAULT.replicates and dag.params["estimators"] == "NAIVE,MLE,SCE,WCE"
     for t in dag.tasks:
         assert t.owner == "focuscrawl" and t.retries == 2 and t.retry_exponential_backoff
 

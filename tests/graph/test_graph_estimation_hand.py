@@ -18,6 +18,7 @@ import pytest
 from deltalake import DeltaTable
 
 from focuscrawl.graph.access import ContentCopies
+from focuscrawl.graph.params import DEFAULT
 from focuscrawl.graph.samplers import Sample
 from focuscrawl.graph.tables import GRAPH_ESTIMATES, GRAPH_SAMPLE, append_sample
 
@@ -61,8 +62,7 @@ def test_job_writes_hand_worked_estimates_with_bootstrap_intervals(spark, cfg, t
     job = _job(cfg)
     assert job.pending_crawls(spark, lake) == [hand]  # what the DAG's default run estimates
     # The DAG's defaults but the replicates and block length of the hand computation below.
-    job.run(spark, lake, crawl_ids=[hand], estimators=["NAIVE", "MLE", "SCE", "WCE"],
-            replicates=REPLICATES, block_length=1)
+    job.run(spark, lake, crawl_ids=[hand], params=dataclasses.replace(DEFAULT, replicates=REPLICATES, block_length=1))
     assert job.pending_crawls(spark, lake) == []  # the next asset-triggered run has nothing to redo
     append_sample(GRAPH_SAMPLE.path(lake), _alternating_crawl(2), "newer", "RW")
     assert job.pending_crawls(spark, lake) == ["newer"]

@@ -10,6 +10,7 @@ import pytest
 from deltalake import DeltaTable
 
 from focuscrawl.graph.estimators import ESTIMATORS
+from focuscrawl.graph.params import DEFAULT
 from focuscrawl.graph.samplers import SAMPLERS
 from focuscrawl.graph.synthetic import synthetic_graph
 from focuscrawl.graph.tables import GRAPH_ESTIMATES, GRAPH_SAMPLE, append_sample, sample_from_frame, sample_to_frame
@@ -50,8 +51,9 @@ def test_job_writes_estimates_with_bootstrap_intervals(spark, cfg, tmp_path, cra
         append_sample(GRAPH_SAMPLE.path(lake), sample, f"crawl-{name}", name)
     job = _job(cfg)
 
-    n = job.run(spark, lake, targets=["label"], replicates=30, block_length=5)
-    assert job.run(spark, lake, targets=["label"], replicates=30, block_length=5) == n  # a rerun replaces, not appends
+    params = dataclasses.replace(DEFAULT, targets=("label",), replicates=30, block_length=5)
+    n = job.run(spark, lake, params=params)
+    assert job.run(spark, lake, params=params) == n  # a rerun replaces, not appends
     dt = DeltaTable(GRAPH_ESTIMATES.path(lake))
     assert dt.metadata().description == GRAPH_ESTIMATES.comment
     rows = dt.to_pyarrow_table().to_pandas()

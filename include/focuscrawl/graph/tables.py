@@ -128,8 +128,8 @@ def replicate_estimates(
     replicates: list[int],
     estimators: list[str],
     targets: list[str],
-    block_length: int = 1,
-    seed: int = 0,
+    block_length: int,
+    seed: int,
 ) -> pd.DataFrame:
     """Estimates on bootstrap replicates of one crawl (replicate -1: the crawl itself).
 
@@ -153,7 +153,7 @@ def replicate_estimates(
     return pd.DataFrame(rows, columns=REPLICATE_COLUMNS)
 
 
-def summarise_replicates(frame: pd.DataFrame, level: float = 0.95) -> pd.DataFrame:
+def summarise_replicates(frame: pd.DataFrame, level: float) -> pd.DataFrame:
     """``graph_estimates`` rows of one (crawl, estimator, target): the share on the crawl itself and the
     percentile interval over the replicates (a value missing from a replicate has share 0 there).
 
