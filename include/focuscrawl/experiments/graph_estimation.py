@@ -238,67 +238,65 @@ def sweep_table(estimates: pd.DataFrame, truth: pd.DataFrame, replicates: int = 
     return table, pd.DataFrame(claims)
 
 
-def plot_sweep(table: pd.DataFrame, path: Path) -> Path:
+def _sampler_panels(frame: pd.DataFrame, path: Path, draw, style, ylabel: str, title: str) -> Path:
+    """A figure of one panel per sampler (y axis shared) with a line per estimator, each estimator in one
+    colour in every panel (MLE appears in the UNI panel only): ``draw(ax, rows, colour, estimator)`` draws a
+    line, ``style(ax)`` sets a panel's axes up; saved to ``path``."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    samplers = sorted(table.sampler.unique())
-    colours = {e: f"C{i}" for i, e in enumerate(sorted(table.estimator.unique()))}
+    samplers = sorted(frame.sampler.unique())
+    colours = {e: f"C{i}" for i, e in enumerate(sorted(frame.estimator.unique()))}
     fig, axes = plt.subplots(1, len(samplers), figsize=(4 * len(samplers), 3.4), sharey=True, squeeze=False)
     for ax, s_name in zip(axes[0], samplers):
-        for e_name, line in table[table.sampler == s_name].groupby("estimator"):
-            line = line.sort_values("spearman")
-            ax.errorbar(line.spearman, line.rel_bias, yerr=[line.rel_bias - line.bias_low, line.bias_high - line.rel_bias],
-                        marker="o", capsize=3, color=colours[e_name], label=e_name)
-        ax.axhline(0, color="k", lw=0.8)
+        for e_name, line in frame[frame.sampler == s_name].groupby("estimator"):
+            draw(ax, line, colours[e_name], e_name)
         ax.set_title(s_name)
-        ax.set_xlabel("label-exposure correlation (Spearman)")
-        ax.grid(True, alpha=0.3)
-    axes[0][0].set_ylabel(f"relative bias of {table.label.iloc[0]} (95% CI)")
+        style(ax)
+    axes[0][0].set_ylabel(ylabel)
     handles = [plt.Line2D([], [], color=c, marker="o", label=e) for e, c in colours.items()]
     fig.legend(handles=handles, loc="upper right", ncol=len(handles))
-    fig.suptitle(f"generated graph, {table.fraction.iloc[0]:.0%} of the vertices: label bias vs dependence on exposure")
+    fig.suptitle(title)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
     return path
 
 
+def plot_sweep(table: pd.DataFrame, path: Path) -> Path:
+    def draw(ax, line, colour, estimator):
+        line = line.sort_values("spearman")
+        ax.errorbar(line.spearman, line.rel_bias, yerr=[line.rel_bias - line.bias_low, line.bias_high - line.rel_bias],
+                    marker="o", capsize=3, color=colour, label=estimator)
+
+    def style(ax):
+        ax.axhline(0, color="k", lw=0.8)
+        ax.set_xlabel("label-exposure correlation (Spearman)")
+        ax.grid(True, alpha=0.3)
+
+    return _sampler_panels(table, path, draw, style, f"relative bias of {table.label.iloc[0]} (95% CI)",
+                           f"generated graph, {table.fraction.iloc[0]:.0%} of the vertices: label bias vs dependence "
+                           "on exposure")
+
+
 def plot(summary: pd.DataFrame, out: Path) -> list[Path]:
-    import matplotlib
+    def draw(ax, line, colour, estimator):
+        line = line.sort_values("fraction")
+        ax.plot(line.fraction * 100, line.nrmse, marker="o", color=colour, label=estimator)
+        if "nrmse_low" in line:
+            ax.fill_between(line.fraction * 100, line.nrmse_low, line.nrmse_high, color=colour, alpha=0.15)
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    def style(ax):
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xlabel("vertices sampled (%)")
+        ax.grid(True, which="both", alpha=0.3)
 
-    paths = []
-    for (graph, target), part in summary.groupby(["graph", "target"]):
-        samplers = sorted(part.sampler.unique())
-        # One colour per estimator in every panel (MLE appears in the UNI panel only).
-        colours = {e: f"C{i}" for i, e in enumerate(sorted(part.estimator.unique()))}
-        fig, axes = plt.subplots(1, len(samplers), figsize=(4 * len(samplers), 3.4), sharey=True, squeeze=False)
-        for ax, s_name in zip(axes[0], samplers):
-            for e_name, line in part[part.sampler == s_name].groupby("estimator"):
-                line = line.sort_values("fraction")
-                ax.plot(line.fraction * 100, line.nrmse, marker="o", color=colours[e_name], label=e_name)
-                if "nrmse_low" in line:
-                    ax.fill_between(line.fraction * 100, line.nrmse_low, line.nrmse_high, color=colours[e_name], alpha=0.15)
-            ax.set_title(s_name)
-            ax.set_xscale("log")
-            ax.set_yscale("log")
-            ax.set_xlabel("vertices sampled (%)")
-            ax.grid(True, which="both", alpha=0.3)
-        axes[0][0].set_ylabel(f"NRMSE ({'omega' if target == 'copies' else 'label'})")
-        handles = [plt.Line2D([], [], color=c, marker="o", label=e) for e, c in colours.items()]
-        fig.legend(handles=handles, loc="upper right", ncol=len(handles))
-        fig.suptitle(f"{graph}: {target}")
-        fig.tight_layout()
-        path = out / f"nrmse_{graph}_{target}.png"
-        fig.savefig(path, dpi=110)
-        plt.close(fig)
-        paths.append(path)
-    return paths
+    return [_sampler_panels(part, out / f"nrmse_{graph}_{target}.png", draw, style,
+                            f"NRMSE ({'omega' if target == 'copies' else 'label'})", f"{graph}: {target}")
+            for (graph, target), part in summary.groupby(["graph", "target"])]
 
 
 def run_grid(graph: InMemoryGraph, samplers: list[str], estimators: list[str], fractions: list[float], runs: int, seed: int,
