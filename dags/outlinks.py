@@ -14,6 +14,9 @@ Seed 002 ("Look back, look around"), issue 5. Two data-aware DAGs:
    - `spark_jobs/near_duplicates.py`: MinHash + LSH over each page's latest text, pairs at shingle
      Jaccard >= the threshold with their clusters -> `near_duplicates` (`focuscrawl.dedup`).
 
+Their Params' defaults are `focuscrawl.outlinks.params.OutlinksParams` (`method`: the project's
+`[loops.revisits] related`).
+
 **outlinks_train** runs when `outlink_features` changes:
 1. `quality_outlink_features`: the same gate on the feature table;
 2. `train` (`spark_jobs/outlinks_train.py --no-promote`): ExtraTrees/NGBoost versions, evaluated on
@@ -26,6 +29,8 @@ Seed 002 ("Look back, look around"), issue 5. Two data-aware DAGs:
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from airflow.sdk import Param, dag, task
 
 from assets import EMBEDDINGS as EMBEDDINGS_ASSET
@@ -36,14 +41,17 @@ from assets import PAGE_PRIORITIES as PRIORITIES_ASSET
 from assets import PAGE_PRIORITIES_PUSHED as PRIORITIES_PUSHED
 from assets import RELATED_PAGES as RELATED_ASSET
 from assets import SNAPSHOTS as SNAPSHOTS_ASSET
-from common import DEFAULT_ARGS, SPARK_POOL, cfg, schedule, spark_chain, spark_job
+from common import DEFAULT_ARGS, SPARK_POOL, cfg, dag_params, schedule, spark_chain, spark_job
+from focuscrawl.dag_schedules import loop_setting
 from focuscrawl.dedup import DEFAULT as NEAR_DUPLICATE_DEFAULTS
-from focuscrawl.outlinks.related import RELATED
+from focuscrawl.outlinks.params import DEFAULT, FEATURE_KNOBS, RELATED_KNOBS, TRAIN_KNOBS
+from focuscrawl.params import cli_args
 from focuscrawl.outlinks.tables import FEATURES, SNAPSHOTS
 from focuscrawl.quality import gx_gate
 
 # A page is snapshotted once per period; a feature row is one page and target period.
 PAGE_PERIOD = ("url", "period")
+PARAMS = replace(DEFAULT, method=loop_setting(cfg, "revisits", "related", DEFAULT.method))
 
 
 @dag(
@@ -55,19 +63,16 @@ PAGE_PERIOD = ("url", "period")
     tags=["focuscrawl", "outlinks", "seed-002"],
     default_args=DEFAULT_ARGS,
     params={
-        "dimensions": Param(100, type="integer", minimum=2, description="LSA dimensions"),
-        "k": Param(30, type="integer", minimum=1, description="related pages per page"),
-        "method": Param("EXACT", enum=RELATED.names(), description="related-pages search"),
-        "history_size": Param(4, type="integer", minimum=1, description="look-back intervals"),
+        **dag_params(PARAMS, ("dimensions", *RELATED_KNOBS, *FEATURE_KNOBS)),
         "near_duplicate_threshold": Param(NEAR_DUPLICATE_DEFAULTS.threshold, type="number", minimum=0.05, maximum=1,
                                           description="shingle Jaccard similarity of a near-duplicate pair"),
     },
 )
 def outlinks_features():
     features = spark_chain("features", [
-        ("outlinks_embed.py", ["--dimensions", "{{ params.dimensions }}"]),
-        ("outlinks_related.py", ["--k", "{{ params.k }}", "--method", "{{ params.method }}"]),
-        ("outlinks_features.py", ["--history-size", "{{ params.history_size }}"]),
+        ("outlinks_embed.py", cli_args(["dimensions"])),
+        ("outlinks_related.py", cli_args(RELATED_KNOBS)),
+        ("outlinks_features.py", cli_args(FEATURE_KNOBS)),
         ("near_duplicates.py", ["--threshold", "{{ params.near_duplicate_threshold }}"]),
     ], inlets=[SNAPSHOTS_ASSET], outlets=[EMBEDDINGS_ASSET, RELATED_ASSET, FEATURES_ASSET, NEAR_DUPLICATES_ASSET])
     gx_gate(SNAPSHOTS, PAGE_PERIOD)() >> features
@@ -82,15 +87,11 @@ def outlinks_features():
     tags=["focuscrawl", "outlinks", "seed-002"],
     default_args=DEFAULT_ARGS,
     params={
-        "models": Param("NNL-ET_LBLA,NNL-NGB", type="string", description="model specs to train"),
-        "history_size": Param(4, type="integer", minimum=1, description="look-back intervals"),
-        "score_model": Param("NNL-ET_LBLA", type="string", description="champion that sets revisit priorities"),
-        "score_scope": Param("int", enum=["int", "ext"], description="internal or external new outlinks"),
+        **dag_params(PARAMS, (*TRAIN_KNOBS, "score_model", "score_scope")),
     },
 )
 def outlinks_train():
-    train = spark_job("train", "outlinks_train.py", ["--models", "{{ params.models }}", "--history-size",
-                                                     "{{ params.history_size }}", "--no-promote"],
+    train = spark_job("train", "outlinks_train.py", [*cli_args(TRAIN_KNOBS), "--no-promote"],
                       inlets=[FEATURES_ASSET], outlets=[MODELS_ASSET])
 
     # In the Spark pool though it runs no Spark: it keeps the slot from train to score. Outside it, a

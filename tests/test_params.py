@@ -18,6 +18,7 @@ import pytest
 from helpers import ROOT, load_module, main_parser
 
 from focuscrawl.graph import params as graph
+from focuscrawl.outlinks import params as outlinks
 from focuscrawl.params import add_arguments, cli_args, from_args, knob, param_schemas
 from focuscrawl.project import Loops
 
@@ -27,8 +28,13 @@ class Area:
     default: object
     dags: tuple[tuple[str, str, tuple[str, ...]], ...]  # (DAG file, dag id, knobs its Params are)
     clis: tuple[tuple[str, tuple[str, ...]], ...]       # (file whose main parses flags, knobs it takes)
-    loop: tuple[str, tuple[str, ...]] | None            # ([loops.<name>], knobs it has)
-    functions: tuple[str, ...]                          # files whose functions may default a knob
+    loop: tuple[str, dict[str, str]] | None             # ([loops.<name>], {its key: the knob})
+    functions: tuple[str, ...]                          # files whose functions and classes may default a knob
+    aliases: dict[str, str] = dataclasses.field(default_factory=dict)  # a flag's or parameter's name: the knob
+
+
+def _knob(area: Area, name: str) -> str:
+    return area.aliases.get(name, name)
 
 
 AREAS = {
@@ -36,8 +42,23 @@ AREAS = {
         graph.DEFAULT,
         dags=(("graph_estimation.py", "graph_estimation", graph.ESTIMATION),),
         clis=(("spark_jobs/graph_estimation.py", graph.ESTIMATION), ("streaming/graph_sampler.py", graph.SAMPLING)),
-        loop=("graph", (*graph.SAMPLING, "estimators")),
+        loop=("graph", {k: k for k in (*graph.SAMPLING, "estimators")}),
         functions=("spark_jobs/graph_estimation.py", "streaming/graph_sampler.py", "include/focuscrawl/graph/tables.py"),
+    ),
+    "outlinks (seed 002)": Area(
+        outlinks.DEFAULT,
+        dags=(("outlinks.py", "outlinks_features", ("dimensions", *outlinks.RELATED_KNOBS, *outlinks.FEATURE_KNOBS)),
+              ("outlinks.py", "outlinks_train", (*outlinks.TRAIN_KNOBS, "score_model", "score_scope"))),
+        clis=(("spark_jobs/outlinks_embed.py", outlinks.EMBED_KNOBS), ("spark_jobs/outlinks_related.py", outlinks.RELATED_KNOBS),
+              ("spark_jobs/outlinks_features.py", outlinks.FEATURE_KNOBS), ("spark_jobs/outlinks_train.py", outlinks.TRAIN_KNOBS),
+              ("spark_jobs/outlinks_score.py", ("model", "scope"))),
+        loop=("revisits", {"related": "method"}),
+        functions=("spark_jobs/outlinks_embed.py", "spark_jobs/outlinks_related.py", "spark_jobs/outlinks_features.py",
+                   "spark_jobs/outlinks_train.py", "spark_jobs/outlinks_score.py", "include/focuscrawl/outlinks/related.py",
+                   "include/focuscrawl/outlinks/spark_transforms.py", "include/focuscrawl/outlinks/training.py",
+                   "include/focuscrawl/outlinks/experiment.py", "include/focuscrawl/outlinks/store.py",
+                   "include/focuscrawl/outlinks/embedding.py"),
+        aliases={"model": "score_model", "scope": "score_scope", "related_method": "method"},
     ),
 }
 
@@ -61,36 +82,37 @@ def test_flags_default_to_the_parameter_object(name) -> None:
     for path, knobs in area.clis:
         parser = main_parser(load_module(ROOT / path).main)
         assert parser is not None, f"{path}: main parsed no arguments"
-        assert {k: parser.get_default(k) for k in knobs} == {k: _shown(area)[k] for k in knobs}, path
+        assert {k: parser.get_default(k) for k in knobs} == {k: _shown(area)[_knob(area, k)] for k in knobs}, path
 
 
 @pytest.mark.parametrize("name", [n for n, a in AREAS.items() if a.loop])
 def test_project_loop_defaults_are_the_parameter_object(name) -> None:
     area = AREAS[name]
-    loop, knobs = area.loop
+    loop, keys = area.loop
     defaults = getattr(Loops(), loop)
-    assert {k: getattr(defaults, k) for k in knobs} == {k: getattr(area.default, k) for k in knobs}
+    assert {k: getattr(defaults, k) for k in keys} == {k: getattr(area.default, knob) for k, knob in keys.items()}
 
 
 @pytest.mark.parametrize("name", AREAS)
 def test_function_defaults_are_the_parameter_object(name) -> None:
-    """A function parameter named like a knob defaults to the knob's value (or has none); one taking
-    the whole object defaults to the area's default object."""
+    """A parameter of a function or class named like a knob defaults to the knob's value (or has none);
+    one taking the whole object defaults to the area's default object."""
     area = AREAS[name]
     values = {f.name: getattr(area.default, f.name) for f in dataclasses.fields(area.default)}
     bad = []
     for path in area.functions:
         module = load_module(ROOT / path)
-        for fn_name, fn in inspect.getmembers(module, inspect.isfunction):
+        for fn_name, fn in inspect.getmembers(module, lambda m: inspect.isfunction(m) or inspect.isclass(m)):
             if fn.__module__ != module.__name__:
                 continue
             for p in inspect.signature(fn).parameters.values():
+                knob = _knob(area, p.name)
                 if p.default is inspect.Parameter.empty or p.default is None:
                     continue
                 if isinstance(p.default, type(area.default)) and p.default != area.default:
                     bad.append(f"{path}:{fn_name}({p.name}) is not the area's default object")
-                elif p.name in values and p.default != values[p.name] and p.default != _shown(area)[p.name]:
-                    bad.append(f"{path}:{fn_name}({p.name}={p.default!r}), the knob is {values[p.name]!r}")
+                elif knob in values and p.default not in (values[knob], _shown(area)[knob]):
+                    bad.append(f"{path}:{fn_name}({p.name}={p.default!r}), the knob is {values[knob]!r}")
     assert bad == []
 
 

@@ -26,7 +26,8 @@ _JSON_TYPES = ((bool, "boolean"), (int, "integer"), (float, "number"), (str, "st
 
 def knob(default: Any, help: str, **schema: Any) -> Any:
     """A parameter field: ``default``, ``help`` (a flag's help, a Param's description) and JSON-schema
-    bounds for the DAG's Param (``minimum``, ``exclusiveMinimum``, ``maximum``, ``enum``, ...)."""
+    bounds for the DAG's Param (``minimum``, ``exclusiveMinimum``, ``maximum``, ``enum``, ...). A bound
+    may be a function, called when the schema is built (a registry's names, once it is filled)."""
     return dataclasses.field(default=default, metadata={"help": help, "schema": schema})
 
 
@@ -79,7 +80,8 @@ def param_schemas(params: Any, names: Iterable[str] | None = None) -> dict[str, 
     for f in _fields(params, names):
         value = getattr(params, f.name)
         kind = next(t for cls, t in _JSON_TYPES if isinstance(value, cls))
-        out[f.name] = (_shown(value), {"type": kind, "description": f.metadata["help"], **f.metadata["schema"]})
+        bounds = {k: v() if callable(v) else v for k, v in f.metadata["schema"].items()}
+        out[f.name] = (_shown(value), {"type": kind, "description": f.metadata["help"], **bounds})
     return out
 
 

@@ -48,6 +48,7 @@ from pydantic import (
 )
 
 from focuscrawl.graph.params import DEFAULT as GRAPH
+from focuscrawl.outlinks.params import DEFAULT as OUTLINKS
 
 # DAG ids a project may schedule (tests/project checks this against dags/).
 DAG_IDS = ("delta_maintenance", "fue_pseudo_training", "graph_estimation", "outlinks_features",
@@ -498,10 +499,11 @@ class SourcesLoop(Loop):
 
 
 class RevisitsLoop(Loop):
-    """Look back, look around (seed 002): which known page to revisit for new outlinks."""
+    """Look back, look around (seed 002): which known page to revisit for new outlinks (``related``: the
+    ``outlinks_features`` DAG's related-pages search, :class:`focuscrawl.outlinks.params.OutlinksParams`)."""
 
     model: str = "ET-REG"
-    related: str = "EXACT"
+    related: str = OUTLINKS.method
     revisit_period: str = "7d"
     fetches_per_second: Positive = 1.0
     seeds: tuple[str, ...] = Field((), description="pages known at the start")

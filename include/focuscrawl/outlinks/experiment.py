@@ -17,6 +17,7 @@ from focuscrawl.outlinks.embedding import LsaEmbedder
 from focuscrawl.outlinks.evaluation import curve_area, precision_at_k_curve, spearman
 from focuscrawl.outlinks.features import build_features, labelled
 from focuscrawl.outlinks.models import ModelSpec, model_specs, train
+from focuscrawl.outlinks.params import DEFAULT
 from focuscrawl.outlinks.related import related_pages
 from focuscrawl.outlinks.schema import SCOPES, TARGETS, target_column
 from focuscrawl.outlinks.targets import targets
@@ -39,8 +40,9 @@ def related_frame(urls: list[str], indices: np.ndarray, sims: np.ndarray) -> pd.
     })
 
 
-def prepare(snapshots: pd.DataFrame, history_size: int = 4, k: int = 30, dimensions: int = 100,
-            related_method: str = "EXACT", eval_period: int | None = None) -> pd.DataFrame:
+def prepare(snapshots: pd.DataFrame, history_size: int = DEFAULT.history_size, k: int = DEFAULT.k,
+            dimensions: int = DEFAULT.dimensions, related_method: str = DEFAULT.method,
+            eval_period: int | None = None) -> pd.DataFrame:
     """Feature rows (with true targets) for every page and interval with a full history."""
     eval_period = int(snapshots["period"].max()) if eval_period is None else eval_period
     texts = latest_texts(snapshots, eval_period)

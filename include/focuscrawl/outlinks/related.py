@@ -26,6 +26,7 @@ from typing import Protocol
 import numpy as np
 
 from focuscrawl.outlinks.embedding import normalise_rows
+from focuscrawl.outlinks.params import DEFAULT
 from focuscrawl.registry import Registry
 
 
@@ -128,7 +129,7 @@ class ExactRelatedPages(_FaissRelatedPages):
 
     exact = True
 
-    def __init__(self, *, k: int = 30, block_size: int = 16_384) -> None:
+    def __init__(self, *, k: int = DEFAULT.k, block_size: int = 16_384) -> None:
         self.k = k
         self.block_size = block_size
 
@@ -146,7 +147,7 @@ class HnswRelatedPages(_FaissRelatedPages):
 
     exact = False
 
-    def __init__(self, *, k: int = 30, m: int = 32, ef_construction: int = 64, ef_search: int = 96,
+    def __init__(self, *, k: int = DEFAULT.k, m: int = 32, ef_construction: int = 64, ef_search: int = 96,
                  block_size: int = 16_384) -> None:
         self.k = k
         self.m = m
@@ -172,7 +173,7 @@ class IvfRelatedPages(_FaissRelatedPages):
 
     exact = False
 
-    def __init__(self, *, k: int = 30, n_lists: int | None = None, n_probe: int = 16, seed: int = 0,
+    def __init__(self, *, k: int = DEFAULT.k, n_lists: int | None = None, n_probe: int = 16, seed: int = 0,
                  block_size: int = 16_384) -> None:
         self.k = k
         self.n_lists = n_lists
@@ -202,7 +203,7 @@ class IvfRelatedPages(_FaissRelatedPages):
         index.nprobe = min(self.n_probe, index.nlist)
 
 
-def related_pages(vectors: np.ndarray, method: str = "EXACT", k: int = 30, **options) -> tuple[np.ndarray, np.ndarray]:
+def related_pages(vectors: np.ndarray, method: str = DEFAULT.method, k: int = DEFAULT.k, **options) -> tuple[np.ndarray, np.ndarray]:
     """The k related pages of every fitted vector (self excluded)."""
     searcher = RELATED.create(method, k=k, **options).fit(vectors)
     return searcher.search(vectors, query_ids=np.arange(len(vectors)))

@@ -17,6 +17,7 @@ import pandas as pd
 from focuscrawl.outlinks.embedding import LsaEmbedder
 from focuscrawl.outlinks.features import page_look_back, page_statics
 from focuscrawl.outlinks.related import RELATED, set_threads
+from focuscrawl.outlinks.params import DEFAULT
 from focuscrawl.outlinks.schema import AROUND_SPEC, SCOPES, around_name, feature_groups, look_back_columns
 from focuscrawl.outlinks.targets import TARGET_COLUMNS, page_targets
 
@@ -35,7 +36,7 @@ def latest_snapshots(snapshots: "DataFrame", before_period: int | None = None) -
     return snapshots.withColumn("_r", F.row_number().over(w)).where("_r = 1").drop("_r")
 
 
-def embed(snapshots: "DataFrame", dimensions: int = 100, sample_size: int = 50_000, seed: int = 0,
+def embed(snapshots: "DataFrame", dimensions: int = DEFAULT.dimensions, sample_size: int = DEFAULT.sample_size, seed: int = 0,
           before_period: int | None = None) -> "DataFrame":
     """url, as_of_period, vector: LSA fitted on a sample of texts on the driver, applied per partition."""
     from pyspark.sql import functions as F
@@ -66,7 +67,7 @@ def _searcher(key: str, shared):
     return _SEARCHERS[key]
 
 
-def related(embeddings: "DataFrame", k: int = 30, method: str = "EXACT", partitions: int | None = None,
+def related(embeddings: "DataFrame", k: int = DEFAULT.k, method: str = DEFAULT.method, partitions: int | None = None,
             **options) -> "DataFrame":
     """url, neighbour, rank, similarity: the k related pages of every page (seed 002, Section 7).
 

@@ -15,6 +15,8 @@ from typing import Any
 
 import joblib
 
+from focuscrawl.outlinks.params import DEFAULT
+
 
 @dataclass
 class ModelVersion:
@@ -24,7 +26,7 @@ class ModelVersion:
     data_version: int  # Delta version of the feature table it trained on
     eval_period: int
     features: list[str] = field(default_factory=list)
-    history_size: int = 4
+    history_size: int = DEFAULT.history_size
     created_at: str = ""
     promoted: bool = False
 

@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import pyarrow as pa
 
-from focuscrawl.outlinks.schema import SCOPES, feature_groups
 from focuscrawl.fetch.warc import WARC_COLUMNS
+from focuscrawl.outlinks.params import DEFAULT
+from focuscrawl.outlinks.schema import SCOPES, feature_groups
 from focuscrawl.tables import UNIT_INTERVAL, Column, table
 
-DEFAULT_HISTORY_SIZE = 4
+DEFAULT_HISTORY_SIZE = DEFAULT.history_size  # the Spark jobs read it until they read OutlinksParams
 # Compacted topic the revisitor follows: key = page URL, value = {"score": 0-1, ...}.
 PAGE_PRIORITIES_TOPIC = "focuscrawl.page_priorities"
 

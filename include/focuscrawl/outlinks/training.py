@@ -14,9 +14,11 @@ from focuscrawl.config import Settings
 from focuscrawl.outlinks.evaluation import evaluate
 from focuscrawl.outlinks.features import labelled
 from focuscrawl.outlinks.models import model_specs, train
+from focuscrawl.outlinks.params import DEFAULT
+from focuscrawl.outlinks.schema import SCOPES
 from focuscrawl.outlinks.store import ModelStore, ModelVersion
 
-DEFAULT_MODELS = ("NNL-ET_LBLA", "NNL-NGB")
+DEFAULT_MODELS = DEFAULT.models  # spark_jobs/outlinks_train.py reads it until it reads OutlinksParams
 
 
 def model_store(cfg: Settings) -> ModelStore:
@@ -29,7 +31,7 @@ def model_key(name: str, scope: str) -> str:
 
 
 def train_and_register(features: pd.DataFrame, data_version: int, store: ModelStore, history_size: int,
-                       models=DEFAULT_MODELS, scopes=("int", "ext"), seed: int = 0, promote: bool = True,
+                       models=DEFAULT.models, scopes=SCOPES, seed: int = 0, promote: bool = True,
                        **options) -> list[dict]:
     """One new version per (model, scope), trained before the last observed period and evaluated on it;
     returns the rows of the ``outlink_models`` table. ``promote=False`` leaves promotion to
@@ -71,7 +73,7 @@ class Promotion:
         return f"{self.model}: v{self.version} {'promoted' if self.promoted else 'kept champion'}: {self.reason}"
 
 
-def promote_latest(store: ModelStore, models=DEFAULT_MODELS, scopes=("int", "ext")) -> list[Promotion]:
+def promote_latest(store: ModelStore, models=DEFAULT.models, scopes=SCOPES) -> list[Promotion]:
     """Promote each model's newest version when it is not worse than the champion."""
     outcome = []
     for name in models:

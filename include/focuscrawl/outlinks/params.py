@@ -1,0 +1,43 @@
+"""The revisit loop's knobs (seed 002), declared once: embedding, related pages, look back and the models.
+
+Seed ``002_f70440d1db7174f2.txt``. ``[loops.revisits] related``, the ``outlinks_features`` and
+``outlinks_train`` DAGs' Params, the ``spark_jobs/outlinks_*.py`` flags and the domain functions
+(``focuscrawl.outlinks``) take their defaults from :data:`DEFAULT` (``focuscrawl.params``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from focuscrawl.outlinks.schema import SCOPES
+from focuscrawl.params import knob
+
+
+def _related_methods() -> list[str]:
+    from focuscrawl.outlinks.related import RELATED  # the registry imports this module's defaults
+
+    return RELATED.names()
+
+
+@dataclass(frozen=True)
+class OutlinksParams:
+    # Section 7, "Embedding": TF-IDF reduced by LSA; the dimensions and the fitting sample are ours.
+    dimensions: int = knob(100, "LSA dimensions", minimum=2)
+    sample_size: int = knob(50_000, "pages the TF-IDF/SVD is fitted on", minimum=1)
+    # Section 7, "KNN": "We use the KNN algorithm to find k=30 most related pages of each page".
+    k: int = knob(30, "related pages per page", minimum=1)
+    method: str = knob("EXACT", "related-pages search", enum=_related_methods)
+    history_size: int = knob(4, "look-back intervals", minimum=1)
+    # The seed's results (Figures 14, 15): ExtraT on the LBLA features alone predicts best, and
+    # NNL-NGB is remarkably strong on internal outlinks; the champion is the first of the two.
+    models: tuple[str, ...] = knob(("NNL-ET_LBLA", "NNL-NGB"), "comma-separated model specs to train")
+    score_model: str = knob("NNL-ET_LBLA", "champion that sets revisit priorities")
+    score_scope: str = knob("int", "internal or external new outlinks", enum=list(SCOPES))
+
+
+DEFAULT = OutlinksParams()
+# The knobs each job takes.
+EMBED_KNOBS = ("dimensions", "sample_size")  # spark_jobs/outlinks_embed.py
+RELATED_KNOBS = ("k", "method")              # spark_jobs/outlinks_related.py
+FEATURE_KNOBS = ("history_size",)            # spark_jobs/outlinks_features.py
+TRAIN_KNOBS = ("models", "history_size")     # spark_jobs/outlinks_train.py
