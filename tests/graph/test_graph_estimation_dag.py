@@ -14,12 +14,11 @@ def dag(dag_bag):
     return dag_bag("graph_estimation.py")["graph_estimation"]
 
 
-def test_dag_documents_itself_and_retries_with_back_off(dag):
+def test_dag_documents_itself_and_takes_its_params(dag):
+    # Owner, retries and back-off: tests/test_dag_integrity.py, for every DAG.
     assert dag.doc_md.startswith("# graph_estimation")
-    assert "graph" in dag.tags and "focuscrawl" in dag.tags
+    assert "graph" in dag.tags
     assert dag.params["replicates"] == DEFAULT.replicates and dag.params["estimators"] == "NAIVE,MLE,SCE,WCE"
-    for t in dag.tasks:
-        assert t.owner == "focuscrawl" and t.retries == 2 and t.retry_exponential_backoff
 
 
 def test_spark_task_runs_the_job_on_the_sample_asset(dag, cfg):

@@ -25,6 +25,16 @@ from focuscrawl.graph.tables import GRAPH_ESTIMATES, GRAPH_SAMPLE, append_sample
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(900)]
 
 REPLICATES = 100
+# Every point estimate of _alternating_crawl worked out by hand, (estimator, target, value) -> share;
+# MLE is skipped (the crawl is a walk, not uniform). tests/reliability/test_airflow_task_kill.py checks these too.
+HAND_WORKED = {
+    ("NAIVE", "label", "x"): 0.5, ("NAIVE", "label", "y"): 0.5,
+    ("NAIVE", "copies", "1"): 0.5, ("NAIVE", "copies", "3"): 0.5,
+    ("SCE", "label", "x"): 0.5, ("SCE", "label", "y"): 0.5,
+    ("SCE", "copies", "1"): 0.5, ("SCE", "copies", "3"): 0.5,
+    ("WCE", "label", "x"): 1 / 3, ("WCE", "label", "y"): 2 / 3,
+    ("WCE", "copies", "1"): 2 / 3, ("WCE", "copies", "3"): 1 / 3,
+}
 
 
 def _alternating_crawl(pairs: int) -> Sample:
@@ -72,16 +82,7 @@ def test_job_writes_hand_worked_estimates_with_bootstrap_intervals(spark, cfg, t
     assert set(rows.replicates) == {REPLICATES} and set(rows.level) == {0.95}
     assert ((rows.ci_low <= rows.estimate + 1e-12) & (rows.estimate <= rows.ci_high + 1e-12)).all()
 
-    # MLE skipped (the crawl is a walk, not uniform); every point estimate worked out by hand.
-    mine = rows.set_index(["estimator", "target", "value"]).estimate.to_dict()
-    assert mine == pytest.approx({
-        ("NAIVE", "label", "x"): 0.5, ("NAIVE", "label", "y"): 0.5,
-        ("NAIVE", "copies", "1"): 0.5, ("NAIVE", "copies", "3"): 0.5,
-        ("SCE", "label", "x"): 0.5, ("SCE", "label", "y"): 0.5,
-        ("SCE", "copies", "1"): 0.5, ("SCE", "copies", "3"): 0.5,
-        ("WCE", "label", "x"): 1 / 3, ("WCE", "label", "y"): 2 / 3,
-        ("WCE", "copies", "1"): 2 / 3, ("WCE", "copies", "3"): 1 / 3,
-    })
+    assert rows.set_index(["estimator", "target", "value"]).estimate.to_dict() == pytest.approx(HAND_WORKED)
     # With block length 1 a replicate holds k ~ Binomial(40, 1/2) draws of vertex 7, so WCE's 95%
     # interval for y is about [f(14), f(26)]; allow the spread of 100 replicates' percentiles.
     y = rows[(rows.estimator == "WCE") & (rows.target == "label") & (rows.value == "y")].iloc[0]

@@ -23,18 +23,13 @@ from pathlib import Path
 import pytest
 
 from harness import wait_for
+from helpers import load_module
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(1500)]
 
 def hand_module():
     """The hand-worked crawl and its estimates (tests/graph/test_graph_estimation_hand.py)."""
-    import importlib.util
-
-    path = Path(__file__).resolve().parents[1] / "graph" / "test_graph_estimation_hand.py"
-    spec = importlib.util.spec_from_file_location("graph_estimation_hand", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_module(Path(__file__).resolve().parents[1] / "graph" / "test_graph_estimation_hand.py")
 
 
 def process_tree(root: int) -> list[int]:
@@ -125,11 +120,4 @@ def test_sigkill_of_a_running_airflow_task_neither_loses_nor_doubles(request, cf
     rows = rows[rows.crawl_id == crawl]
     keys = list(zip(rows.estimator, rows.target, rows.value))
     assert len(keys) == len(set(keys)) == 12  # one row per estimate: none lost or doubled (MLE skipped on a walk)
-    assert rows.set_index(["estimator", "target", "value"]).estimate.to_dict() == pytest.approx({
-        ("NAIVE", "label", "x"): 0.5, ("NAIVE", "label", "y"): 0.5,
-        ("NAIVE", "copies", "1"): 0.5, ("NAIVE", "copies", "3"): 0.5,
-        ("SCE", "label", "x"): 0.5, ("SCE", "label", "y"): 0.5,
-        ("SCE", "copies", "1"): 0.5, ("SCE", "copies", "3"): 0.5,
-        ("WCE", "label", "x"): 1 / 3, ("WCE", "label", "y"): 2 / 3,
-        ("WCE", "copies", "1"): 2 / 3, ("WCE", "copies", "3"): 1 / 3,
-    })
+    assert rows.set_index(["estimator", "target", "value"]).estimate.to_dict() == pytest.approx(hand.HAND_WORKED)
