@@ -12,20 +12,26 @@ pages' value decays.
    `focuscrawl.source_schedule`; crawlers follow it and keep their last plan between pushes.
 
 Runs when new recrawl or click data lands, and hourly as estimates age. Params: `budget`
-(fetches per second), `host_min_interval_s` (politeness), `optimism` (exploration).
+(fetches per second: the project's `[loops.sources] fetches_per_second`), `host_min_interval_s`
+(politeness), `optimism` (exploration); defaults: `focuscrawl.ephemeral.params.EphemeralParams`.
 """
 
 from __future__ import annotations
 
-from airflow.sdk import Param, dag, task
+from dataclasses import replace
+
+from airflow.sdk import dag, task
 
 from assets import PAGE_CLICKS_ASSET as CLICKS
 from assets import SOURCE_ESTIMATES_ASSET as ESTIMATES
 from assets import SOURCE_RECRAWLS_ASSET as RECRAWLS
 from assets import SOURCE_SCHEDULE_ASSET as SCHEDULE
 from assets import SOURCE_SCHEDULE_PUSHED as SCHEDULE_PUSHED
-from common import DEFAULT_ARGS, cfg, schedule, spark_job
+from common import DEFAULT_ARGS, cfg, dag_params, schedule, spark_job
 from focuscrawl.dag_schedules import loop_setting
+from focuscrawl.ephemeral.params import DEFAULT, SCHEDULE_KNOBS
+
+PARAMS = replace(DEFAULT, budget=float(loop_setting(cfg, "sources", "fetches_per_second", DEFAULT.budget)))
 
 
 @dag(
@@ -36,14 +42,7 @@ from focuscrawl.dag_schedules import loop_setting
     max_active_runs=1,
     tags=["focuscrawl", "ephemeral", "schedule", "seed-001"],
     default_args=DEFAULT_ARGS,
-    params={
-        "budget": Param(float(loop_setting(cfg, "sources", "fetches_per_second", 0.025)), type="number",
-                        exclusiveMinimum=0, description="crawl budget, fetches per second (the project's "
-                                                        "[loops.sources] fetches_per_second)"),
-        "host_min_interval_s": Param(60.0, type="number", exclusiveMinimum=0,
-                                     description="politeness: seconds between two fetches of one host"),
-        "optimism": Param(0.0, type="number", minimum=0, description="posterior sds added to λ and P"),
-    },
+    params=dag_params(PARAMS, SCHEDULE_KNOBS),
 )
 def source_schedule():
     compute = spark_job(

@@ -49,8 +49,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))  # streaming/: the shar
 
 from focuscrawl.config import settings  # noqa: E402
 from focuscrawl.crawl.dead_letters import DEAD_LETTER_TOPIC  # noqa: E402
+from focuscrawl.ephemeral.params import DEFAULT as EPHEMERAL  # noqa: E402
 from focuscrawl.ephemeral.schedule_topic import SOURCE_SCHEDULE_TOPIC  # noqa: E402
 from focuscrawl.ephemeral.tables import HISTORY_TABLES, HISTORY_TOPICS  # noqa: E402
+from focuscrawl.params import add_arguments  # noqa: E402
 from focuscrawl.streamproc import StreamArgumentParser, StreamProcess, add_common_args  # noqa: E402
 
 log = logging.getLogger("focuscrawl.source_crawler")
@@ -193,7 +195,7 @@ def build_parser(cfg) -> tuple[argparse.ArgumentParser, argparse.ArgumentParser]
     c.add_argument("--site", action=SiteArgument, dest="site", default=None, metavar="URL | NAME",
                    help="a site's root URL (repeat for several); a NAME without :// is the --project site's name")
     c.set_defaults(site_name=None, bootstrap=None)  # the scaffold's --site NAME, taken by the argument above
-    c.add_argument("--budget", type=float, default=0.025, help="fetches per second (recrawls + new pages)")
+    add_arguments(c, EPHEMERAL, ["budget"])
     c.add_argument("--default-interval", type=float, default=3600.0, help="seconds between recrawls before a schedule")
     c.add_argument("--min-interval", type=float, default=60.0, help="politeness: least seconds between recrawls of a source")
     c.add_argument("--politeness-delay", type=float, default=0.2, help="wall seconds between requests to one host")

@@ -47,6 +47,7 @@ from pydantic import (
     model_validator,
 )
 
+from focuscrawl.ephemeral.params import DEFAULT as EPHEMERAL
 from focuscrawl.graph.params import DEFAULT as GRAPH
 from focuscrawl.outlinks.params import DEFAULT as OUTLINKS
 
@@ -487,10 +488,11 @@ class FueLoop(Loop):
 
 
 class SourcesLoop(Loop):
-    """Timely crawling of ephemeral content (seed 001): recrawl schedule of content sources."""
+    """Timely crawling of ephemeral content (seed 001): recrawl schedule of content sources
+    (defaults: :class:`focuscrawl.ephemeral.params.EphemeralParams`; ``fetches_per_second`` is its budget)."""
 
-    scheduler: str = "LAMBDA"
-    fetches_per_second: Positive = 0.5
+    scheduler: str = EPHEMERAL.scheduler
+    fetches_per_second: Positive = EPHEMERAL.budget
     seeds: tuple[str, ...] = Field((), description="site roots whose feeds, sitemaps and pages are sources")
     skip_near_duplicates: bool = Field(False, description=NEAR_DUPLICATES_SWITCH)
 

@@ -30,6 +30,7 @@ import pandas as pd
 
 from focuscrawl.ephemeral.estimate import optimistic
 from focuscrawl.ephemeral.optimiser import allocate
+from focuscrawl.ephemeral.params import DEFAULT
 from focuscrawl.registry import Registry
 
 
@@ -196,7 +197,7 @@ class LagrangeScheduler(PlannedPolicy):
     keep being recrawled until their estimates firm up (they would otherwise never be re-examined).
     """
 
-    def __init__(self, *, budget: float, max_rate, optimism: float = 0.0) -> None:
+    def __init__(self, *, budget: float, max_rate, optimism: float = DEFAULT.optimism) -> None:
         super().__init__(budget=budget, max_rate=max_rate)
         self.optimism = optimism
 

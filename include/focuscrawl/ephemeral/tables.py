@@ -19,6 +19,7 @@ import pyarrow as pa
 from focuscrawl.ephemeral.estimate import (ESTIMATE_COLUMNS, LinkRatePrior, ProfitPrior, combine_estimates,
                                            optimistic, pooled_prior, profit_fit_one_source)
 from focuscrawl.ephemeral.optimiser import allocate
+from focuscrawl.ephemeral.params import DEFAULT
 from focuscrawl.fetch.warc import WARC_COLUMNS
 from focuscrawl.tables import Column, table
 
@@ -94,7 +95,7 @@ HISTORY_TABLES = {SOURCE_RECRAWLS.name: SOURCE_RECRAWLS, PAGE_CLICKS.name: PAGE_
 
 
 def schedule_sources(estimates: pd.DataFrame, hosts, budget: float, host_min_interval_s: float,
-                     optimism: float = 0.0) -> pd.DataFrame:
+                     optimism: float = DEFAULT.optimism) -> pd.DataFrame:
     """The ``source_schedule`` rows: :func:`allocate` with politeness shared by the sources of a host.
 
     A host allows one fetch per ``host_min_interval_s``; its sources split that cap evenly.

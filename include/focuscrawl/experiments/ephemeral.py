@@ -33,6 +33,8 @@ import pandas as pd
 
 from focuscrawl.commandline import parser
 from focuscrawl.config import settings
+from focuscrawl.params import add_arguments
+from focuscrawl.ephemeral.params import DEFAULT as EPHEMERAL
 from focuscrawl.ephemeral.quality import dynamic_quality, overall_quality
 from focuscrawl.ephemeral.schedulers import SCHEDULERS
 from focuscrawl.ephemeral.simulate import DAY, WORLDS, Run, WorldSpec, discover_sources, make_world, simulate
@@ -191,7 +193,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--schedulers", default=",".join(SCHEDULERS.names()), help="comma-separated names (default: all)")
     p.add_argument("--worlds", default="model,second", help=f"comma-separated of {', '.join(WORLDS)}")
     p.add_argument("--seeds", default="0,1,2,3,4", help="comma-separated world seeds (each a fresh world)")
-    p.add_argument("--budget", type=float, default=0.025, help="fetches per second (default 0.025: 90 an hour)")
+    add_arguments(p, EPHEMERAL, ["budget"])
     p.add_argument("--sources", type=int, default=WorldSpec.n_sources, help="candidate sources")
     p.add_argument("--days", type=float, default=WorldSpec.days, help="crawled days after discovery")
     p.add_argument("--discovery-days", type=float, default=1.0, help="crawl history for source discovery (0: watch all)")

@@ -1,0 +1,28 @@
+"""The sources loop's knobs (seed 001), declared once: the crawl budget and how the schedule is planned.
+
+Seed ``001_c276720796c36144.txt`` splits one crawl budget between recrawling content sources and
+fetching the new pages they reveal (introduction, section 2); it fixes no numbers, so these are
+this platform's. ``[loops.sources]`` of the project file, the ``source_schedule`` DAG's Params,
+``spark_jobs/source_schedule.py``, ``streaming/source_crawler.py`` and ``focuscrawl experiment
+ephemeral`` take their defaults from :data:`DEFAULT` (``focuscrawl.params``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from focuscrawl.params import knob
+
+
+@dataclass(frozen=True)
+class EphemeralParams:
+    scheduler: str = knob("LAMBDA", "registered scheduler: BFS, FIXED_QUOTA, LAGRANGE, LAMBDA")
+    # 90 fetches an hour: fewer than the default world's ~100 new pages an hour, so the budget has
+    # to choose between recrawls and new pages, which is the seed's problem (README of ephemeral/).
+    budget: float = knob(0.025, "crawl budget, fetches per second (recrawls + new pages)", exclusiveMinimum=0)
+    host_min_interval_s: float = knob(60.0, "politeness: seconds between two fetches of one host", exclusiveMinimum=0)
+    optimism: float = knob(0.0, "posterior sds added to λ and P (exploration)", minimum=0)
+
+
+DEFAULT = EphemeralParams()
+SCHEDULE_KNOBS = ("budget", "host_min_interval_s", "optimism")  # spark_jobs/source_schedule.py
