@@ -31,7 +31,7 @@ import pandas as pd
 from focuscrawl.commandline import parser
 from focuscrawl.config import settings
 from focuscrawl.graph.access import InMemoryGraph
-from focuscrawl.graph.estimators import ESTIMATORS, TARGETS, NotEstimable
+from focuscrawl.graph.estimators import ESTIMATORS, TARGETS, estimates_of
 from focuscrawl.graph.evaluation import binned, difference_interval, estimate_matrix, run_bootstrap
 from focuscrawl.graph.samplers import SAMPLERS
 
@@ -80,17 +80,12 @@ def crawl_estimates(
             for run in range(runs):
                 rng = np.random.default_rng([seed, run, int(fraction * 1e6), SAMPLERS.names().index(s_name)])
                 sample = sampler.sample(graph.access(budget, rng), rng)
-                for e_name in estimators:
-                    for target in TARGETS:
-                        est = ESTIMATORS.create(e_name, target=target)
-                        if est.requires_uniform and not sample.uniform:
-                            continue
-                        try:
-                            found = binned(est.estimate(sample), target)
-                        except NotEstimable:
-                            rows.append((s_name, e_name, target, fraction, run, None, np.nan))
-                            continue
-                        rows.extend((s_name, e_name, target, fraction, run, str(v), float(x)) for v, x in found.items())
+                for e_name, target, found in estimates_of(sample, estimators):
+                    if found is None:
+                        rows.append((s_name, e_name, target, fraction, run, None, np.nan))
+                    else:
+                        rows.extend((s_name, e_name, target, fraction, run, str(v), float(x))
+                                    for v, x in binned(found, target).items())
                 if progress is not None:
                     progress.update(1)
     return pd.DataFrame(rows, columns=["sampler", "estimator", "target", "fraction", "run", "value", "share"])

@@ -19,7 +19,7 @@ weights only need to be known up to a constant.
 
 from __future__ import annotations
 
-from typing import Protocol
+from typing import Iterable, Iterator, Protocol
 
 import numpy as np
 
@@ -247,3 +247,20 @@ class MaximumLikelihoodEstimator(_Estimator):
             totals[label] = len(mine) / observed
         norm = sum(totals.values())
         return Distribution("label", {k: v / norm for k, v in totals.items()})
+
+
+def estimates_of(sample: Sample, estimators: Iterable[str],
+                 targets: Iterable[str] = TARGETS) -> Iterator[tuple[str, str, Distribution | None]]:
+    """``(estimator, target, distribution)`` for each pair that applies to ``sample`` (an estimator that
+    needs a uniform sample is left out on any other); the distribution is None where the sample holds no
+    information for it (:class:`NotEstimable`, e.g. MLE with no vertex drawn twice), for callers to count."""
+    for name in estimators:
+        for target in targets:
+            estimator = ESTIMATORS.create(name, target=target)
+            if estimator.requires_uniform and not sample.uniform:
+                continue
+            try:
+                found = estimator.estimate(sample)
+            except NotEstimable:
+                found = None
+            yield name, target, found

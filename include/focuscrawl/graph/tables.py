@@ -13,7 +13,7 @@ import pandas as pd
 import pyarrow as pa
 
 from focuscrawl.graph.access import ContentCopies
-from focuscrawl.graph.estimators import ESTIMATORS, NotEstimable
+from focuscrawl.graph.estimators import estimates_of
 from focuscrawl.graph.samplers import Sample
 from focuscrawl.fetch.warc import WARC_COLUMNS
 from focuscrawl.tables import Column, table
@@ -139,17 +139,10 @@ def replicate_estimates(
     rows = []
     for r in replicates:
         part = sample if r < 0 else sample.take(block_bootstrap_draws(len(sample), block_length, np.random.default_rng([seed, r])))
-        for name in estimators:
-            for target in targets:
-                est = ESTIMATORS.create(name, target=target)
-                if est.requires_uniform and not sample.uniform:
-                    continue
-                try:
-                    found = est.estimate(part)
-                except NotEstimable:  # e.g. MLE's |V| on a resample without a collision: no row, counted as missing
-                    continue
-                for value, share in found.items():
-                    rows.append((crawl_id, r, name, target, str(value), float(share)))
+        for name, target, found in estimates_of(part, estimators, targets):
+            if found is None:  # e.g. MLE's |V| on a resample without a collision: no row, counted as missing
+                continue
+            rows.extend((crawl_id, r, name, target, str(value), float(share)) for value, share in found.items())
     return pd.DataFrame(rows, columns=REPLICATE_COLUMNS)
 
 
