@@ -71,9 +71,9 @@ def _count_verdicts(rows: list[dict], metrics: "Metrics") -> None:
 
 
 def _fue_extractions() -> SinkSpec:
-    from focuscrawl.fue.pipeline import STATS_TABLE, STATS_TOPIC
+    from focuscrawl.fue.pipeline import STATS_TABLE, STATS_TOPIC, stats_row
 
-    return SinkSpec(STATS_TABLE, STATS_TOPIC, json_row, observe=_count_verdicts)
+    return SinkSpec(STATS_TABLE, STATS_TOPIC, stats_row, observe=_count_verdicts)
 
 
 def _source_history(name: str) -> Callable[[], SinkSpec]:

@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 import random
 import time
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Iterable, Protocol, Sequence
 from urllib.parse import quote, urlencode
 
@@ -346,6 +346,15 @@ class ReferenceJudge:
                           extraction_seconds=history.seconds, items=len(history.texts), pages=history.pages,
                           probability=p, relevant=p > self.threshold,
                           history_text=history.text[-self.keep_text_chars:])
+
+
+def stats_row(record) -> dict:
+    """A :data:`STATS_TOPIC` record as a :data:`STATS_TABLE` row, read as the :class:`StatsEvent` it must be:
+    a malformed verdict is dead-lettered naming its field (the chooser refuses the same record)."""
+    try:
+        return asdict(StatsEvent.from_json(record.value))
+    except ValueError as exc:
+        raise RecordRejected(f"not a FUE verdict: {exc}") from None
 
 
 class VerdictTimes:
