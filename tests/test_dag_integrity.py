@@ -32,7 +32,8 @@ def test_no_cycles(dags):
 
 def test_documented_and_tagged(dags):
     for dag in dags:
-        assert dag.doc_md and dag.doc_md.lstrip().startswith("#"), f"{dag.dag_id}: doc_md must open with a '# title'"
+        title = f"# {Path(dag.fileloc).stem}"
+        assert dag.doc_md and dag.doc_md.startswith(title), f"{dag.dag_id}: doc_md must open with {title!r}, its file's name"
         assert "focuscrawl" in dag.tags, f"{dag.dag_id}: tags {sorted(dag.tags)} lack 'focuscrawl'"
 
 
