@@ -13,7 +13,8 @@ runs (`HCP-0.9-0.1`, `HCP-0.5-0.5`, `HCP-POS`; all three without a project):
    the running choosers (`streaming/fue/chooser.py`) follow it and re-rank without a restart.
 
 A variant with no new pseudo-example since its last model still re-scores (new candidates keep
-arriving). Params: `methods`, `top_n` (the paper's Batch Updater: 50,000), `seed`.
+arriving). Params: `methods`, `top_n` (the paper's Batch Updater: 50,000), `seed`; their defaults and
+the donors' cap are `focuscrawl.fue.params.FueParams`.
 
 **Schedule and simulated time.** The schedule is 5 minutes of wall-clock time: the paper's period
 against a real site, or a world served at `--speedup 1`. The world's default speedup is 60
@@ -32,10 +33,11 @@ from pathlib import Path
 from airflow.sdk import Param, dag, task
 
 from assets import CANDIDATE_SCORES, EXTRACTIONS, POSTS, fue_scores_pushed
-from common import DEFAULT_ARGS, cfg, schedule
+from common import DEFAULT_ARGS, cfg, dag_params, schedule
 from focuscrawl.crawl.listing_crawler import POSTS_TABLE
 from focuscrawl.dag_schedules import pseudo_methods
 from focuscrawl.fue.batch import CANDIDATE_SCORES_TABLE
+from focuscrawl.fue.params import DEFAULT as FUE, PSEUDO_TRAINING_KNOBS
 from focuscrawl.fue.pipeline import SCORES_TOPIC, STATS_TABLE
 
 PSEUDO_METHODS = pseudo_methods(cfg)
@@ -55,8 +57,7 @@ SCORES_PUSHED = [fue_scores_pushed(m) for m in PSEUDO_METHODS]
     dagrun_timeout=timedelta(minutes=30),
     params={
         "methods": Param(PSEUDO_METHODS, type="array", description="pseudo-trained HCP variants to refresh"),
-        "top_n": Param(50_000, type="integer", minimum=1, description="best candidates re-scored per variant"),
-        "seed": Param(0, type="integer", description="world seed of the original training set"),
+        **dag_params(FUE, PSEUDO_TRAINING_KNOBS),
     },
 )
 def fue_pseudo_training():
@@ -75,7 +76,7 @@ def fue_pseudo_training():
         current = UserClassifier.load(model_path) if model_path.exists() else None
         extracted, done = extracted_users(STATS_TABLE.path(cfg), method)
         candidates = candidate_evidence(POSTS_TABLE.path(cfg), exclude=done)
-        train = original_training_set(int(params["seed"]), cfg.data_dir, Path(cfg.var_dir), {True: 83, False: 403})
+        train = original_training_set(int(params["seed"]), cfg.data_dir, Path(cfg.var_dir), FUE.max_donors)
         model, scores = pseudo_training_run(method, train, extracted, candidates, current, int(params["top_n"]))
         model.save(model_path)
         written = write_scores(CANDIDATE_SCORES_TABLE.path(cfg), method, scores, len(extracted))

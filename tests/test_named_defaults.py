@@ -18,9 +18,9 @@ from pathlib import Path
 
 from helpers import load_module, main_parser
 
-from focuscrawl.dag_schedules import DEFAULT_PSEUDO_METHODS
 from focuscrawl.ephemeral.schedulers import SCHEDULERS
 from focuscrawl.fue.methods import RANKING_METHODS
+from focuscrawl.fue.params import DEFAULT as FUE
 from focuscrawl.fue.pipeline import COMMUNITY_CHOOSERS
 from focuscrawl.graph.estimators import ESTIMATORS as GRAPH_ESTIMATORS
 from focuscrawl.graph.samplers import SAMPLERS
@@ -75,7 +75,9 @@ CLI_FLAGS = {
     ("streaming/graph_sampler.py", "sampler"): "graph sampler",
 }
 CONSTANTS = [("focuscrawl.outlinks.training.DEFAULT_MODELS", DEFAULT_MODELS, "outlink model spec"),
-             ("focuscrawl.dag_schedules.DEFAULT_PSEUDO_METHODS", DEFAULT_PSEUDO_METHODS, "ranking method")]
+             ("focuscrawl.fue.params.FueParams.pseudo_methods", FUE.pseudo_methods, "ranking method"),
+             ("focuscrawl.fue.params.FueParams.method", FUE.method, "ranking method"),
+             ("focuscrawl.fue.params.FueParams.community_chooser", FUE.community_chooser, "community chooser")]
 
 
 def _names(value) -> list[str]:

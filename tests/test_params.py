@@ -3,13 +3,15 @@
 For every area, the DAG's Params, the command lines' flags, the project file's loop defaults and the
 functions' parameter defaults are read as the program reads them (DAGs parsed, parsers captured
 from ``main``, the pydantic models and the signatures) and must equal the parameter object's
-values: a literal repeated in one of those places fails here once it drifts, and a knob not listed
-here is caught by its own area's table.
+values. And none of those places may write a knob's default as a literal again (a flag's
+``default=0.025``, a Param's ``Param(200, ...)``, a parameter's ``top_n=50_000``): they name the
+object's field, so a repeated literal fails here before it can drift.
 """
 
 from __future__ import annotations
 
 import argparse
+import ast
 import dataclasses
 import inspect
 from dataclasses import dataclass
@@ -18,10 +20,11 @@ import pytest
 from helpers import ROOT, load_module, main_parser
 
 from focuscrawl.ephemeral import params as ephemeral
+from focuscrawl.fue import params as fue
 from focuscrawl.graph import params as graph
 from focuscrawl.outlinks import params as outlinks
 from focuscrawl.params import add_arguments, cli_args, from_args, knob, param_schemas
-from focuscrawl.project import Loops
+from focuscrawl.project import Loops, parse_duration
 
 
 @dataclass(frozen=True)
@@ -71,7 +74,25 @@ AREAS = {
                    "include/focuscrawl/ephemeral/schedulers.py", "include/focuscrawl/ephemeral/crawler.py"),
         aliases={"host_min_interval": "host_min_interval_s"},
     ),
+    # The DAG's `methods` Param is the active project's variants (tests/platform/test_dag_schedules.py).
+    "FUE (seed 000)": Area(
+        fue.DEFAULT,
+        dags=(("fue_pseudo_training.py", "fue_pseudo_training", fue.PSEUDO_TRAINING_KNOBS),),
+        clis=(("streaming/fue/explorer.py", ("community_chooser",)),
+              ("include/focuscrawl/experiments/fue.py", ("community_chooser", "pseudo_every"))),
+        loop=("fue", {"method": "method", "community_chooser": "community_chooser"}),
+        functions=("include/focuscrawl/fue/pseudo.py", "include/focuscrawl/fue/batch.py",
+                   "include/focuscrawl/experiments/fue.py", "include/focuscrawl/fue/classifier.py"),
+        aliases={"pseudo_top": "top_n"},
+    ),
 }
+
+
+def _same(default, value) -> bool:
+    """A default equal to the knob as the object, a flag or a Param holds it; a duration also in seconds."""
+    if default in (value, ",".join(value) if isinstance(value, tuple) else value):
+        return True
+    return isinstance(value, str) and isinstance(default, float) and default == parse_duration(value).total_seconds()
 
 
 def _flag_defaults(parser: argparse.ArgumentParser) -> dict:
@@ -135,9 +156,98 @@ def test_function_defaults_are_the_parameter_object(name) -> None:
                     continue
                 if isinstance(p.default, type(area.default)) and p.default != area.default:
                     bad.append(f"{path}:{fn_name}({p.name}) is not the area's default object")
-                elif knob in values and p.default not in (values[knob], _shown(area)[knob]):
+                elif knob in values and not _same(p.default, values[knob]):
                     bad.append(f"{path}:{fn_name}({p.name}={p.default!r}), the knob is {values[knob]!r}")
     assert bad == []
+
+
+def _literal(node: ast.AST | None) -> bool:
+    if isinstance(node, (ast.Tuple, ast.List)):
+        return bool(node.elts) and all(_literal(e) for e in node.elts)
+    if isinstance(node, ast.UnaryOp):
+        return _literal(node.operand)
+    return isinstance(node, ast.Constant) and node.value is not None and not isinstance(node.value, bool)
+
+
+def _literal_defaults(path: str, keys: dict[str, str], classes: set[str] | None = None) -> list[str]:
+    """Places in ``path`` that write a knob's default as a literal: a parameter's default, a flag's
+    ``default=``, a DAG ``Param(...)`` under the knob's name, a class field (of ``classes`` only, when
+    given); ``keys``: name -> knob."""
+    tree = ast.parse((ROOT / path).read_text())
+    found = []
+
+    def hit(name: str | None, value: ast.AST | None, node: ast.AST) -> None:
+        if name in keys and _literal(value):
+            found.append(f"{path}:{node.lineno} {name} = {ast.unparse(value)}")
+
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            args = node.args.posonlyargs + node.args.args
+            for arg, default in [*zip(args[len(args) - len(node.args.defaults):], node.args.defaults),
+                                 *zip(node.args.kwonlyargs, node.args.kw_defaults)]:
+                hit(arg.arg, default, node)
+        elif isinstance(node, ast.Call) and getattr(node.func, "attr", None) == "add_argument" and node.args:
+            flags = [a.value for a in node.args if isinstance(a, ast.Constant) and str(a.value).startswith("--")]
+            kw = {k.arg: k.value for k in node.keywords}
+            dest = kw["dest"].value if isinstance(kw.get("dest"), ast.Constant) else (
+                flags[0][2:].replace("-", "_") if flags else None)
+            hit(dest, kw.get("default"), node)
+        elif isinstance(node, ast.Dict):
+            for key, value in zip(node.keys, node.values):
+                if (isinstance(key, ast.Constant) and isinstance(value, ast.Call)
+                        and getattr(value.func, "id", None) == "Param" and value.args):
+                    hit(key.value, value.args[0], node)
+        elif isinstance(node, ast.ClassDef) and (classes is None or node.name in classes):
+            for stmt in node.body:
+                if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
+                    value = stmt.value.args[0] if (isinstance(stmt.value, ast.Call) and stmt.value.args
+                                                   and getattr(stmt.value.func, "id", None) == "Field") else stmt.value
+                    hit(stmt.target.id, value, stmt)
+    return found
+
+
+# Literals still repeated where this change could not edit yet (the Spark jobs and fue/batch.py were
+# held by the lake I/O work): remove an entry once its file reads the object; a new one fails.
+PENDING = {
+    "spark_jobs/outlinks_related.py method = 'EXACT'",
+    "spark_jobs/outlinks_score.py model = 'NNL-ET_LBLA'",
+    "spark_jobs/outlinks_score.py scope = 'int'",
+    'include/focuscrawl/fue/batch.py top_n = 50000',
+    'spark_jobs/outlinks_embed.py dimensions = 100',
+    'spark_jobs/outlinks_embed.py sample_size = 50000',
+    'spark_jobs/outlinks_related.py k = 30',
+    'spark_jobs/source_schedule.py host_min_interval = 60.0',
+    'spark_jobs/source_schedule.py host_min_interval_s = 60.0',
+    'spark_jobs/source_schedule.py optimism = 0.0',
+}
+# Every random draw has its own seed, 0 by default: the name alone does not say which knob it is.
+GENERIC = {"seed"}
+
+
+def _unnumbered(place: str) -> str:
+    """``"path:12 name = 1"`` -> ``"path name = 1"`` (PENDING survives edits that move lines)."""
+    where, what = place.split(" ", 1)
+    return f"{where.rsplit(':', 1)[0]} {what}"
+
+
+def _literals(area: Area) -> list[str]:
+    knobs = {f.name: f.name for f in dataclasses.fields(area.default) if f.name not in GENERIC}
+    knobs |= {alias: knob for alias, knob in area.aliases.items() if knob in knobs}
+    files = {path for path, _ in area.clis} | set(area.functions) | {f"dags/{dag_file}" for dag_file, _, _ in area.dags}
+    found = [hit for path in sorted(files) for hit in _literal_defaults(path, knobs)]
+    if area.loop:
+        loop, keys = area.loop
+        found += _literal_defaults("include/focuscrawl/project.py", keys, {type(getattr(Loops(), loop)).__name__})
+    return [_unnumbered(f) for f in found]
+
+
+@pytest.mark.parametrize("name", AREAS)
+def test_no_knob_default_is_written_again_as_a_literal(name) -> None:
+    assert [f for f in _literals(AREAS[name]) if f not in PENDING] == []
+
+
+def test_pending_literals_are_still_there() -> None:
+    assert PENDING - {f for area in AREAS.values() for f in _literals(area)} == set(), "fixed: remove from PENDING"
 
 
 def test_every_knob_has_help_and_a_default() -> None:

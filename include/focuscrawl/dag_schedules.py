@@ -21,12 +21,12 @@ from datetime import timedelta
 from pathlib import Path
 
 from focuscrawl.config import Settings
+from focuscrawl.fue.params import DEFAULT as FUE
 
 ACTIVE_PROJECT = Path("run") / "project.json"  # under $FOCUSCRAWL_VAR, written by `focuscrawl up`
 
 DEFAULT_SCHEDULES: dict[str, str] = {
-    # seed 000 section V: a new prediction classifier every five minutes
-    "fue_pseudo_training": "5m",
+    "fue_pseudo_training": FUE.pseudo_every,
     # the data-aware DAGs run on their Assets; source_schedule also re-plans as estimates age
     "outlinks_features": "assets",
     "outlinks_train": "assets",
@@ -60,12 +60,10 @@ def dag_schedule(cfg: Settings, dag_id: str) -> timedelta | str | None:
     return airflow_schedule(check_schedule(schedules[dag_id]))
 
 
-DEFAULT_PSEUDO_METHODS = ["HCP-0.9-0.1", "HCP-0.5-0.5", "HCP-POS"]
-
-
 def pseudo_methods(cfg: Settings) -> list[str]:
     """The pseudo-trained HCP variants ``fue_pseudo_training`` refreshes: those the active project's FUE
-    loop runs (``loops.fue.method`` or ``loops.fue.methods``), every variant when no project is active.
+    loop runs (``loops.fue.method`` or ``loops.fue.methods``), every variant
+    (:class:`focuscrawl.fue.params.FueParams` ``pseudo_methods``) when no project is active.
 
     A project whose FUE loop runs only other methods (HAS, HCP without pseudo-training, ...) gets
     an empty list: the DAG then has nothing to retrain and succeeds at once.
@@ -74,7 +72,7 @@ def pseudo_methods(cfg: Settings) -> list[str]:
 
     fue = (active_project(cfg).get("loops") or {}).get("fue")
     if not fue:
-        return list(DEFAULT_PSEUDO_METHODS)
+        return list(FUE.pseudo_methods)
     if fue.get("enabled") is False:
         return []
     chosen = fue.get("methods") or ([fue["method"]] if fue.get("method") else [])

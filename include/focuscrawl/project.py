@@ -48,6 +48,7 @@ from pydantic import (
 )
 
 from focuscrawl.ephemeral.params import DEFAULT as EPHEMERAL
+from focuscrawl.fue.params import DEFAULT as FUE
 from focuscrawl.graph.params import DEFAULT as GRAPH
 from focuscrawl.outlinks.params import DEFAULT as OUTLINKS
 
@@ -469,10 +470,11 @@ class Loop(_Model):
 
 
 class FueLoop(Loop):
-    """Focused user extraction (seed 000): which candidate user to extract next."""
+    """Focused user extraction (seed 000): which candidate user to extract next
+    (defaults: :class:`focuscrawl.fue.params.FueParams`)."""
 
-    method: str = "HCP"
-    community_chooser: str = "RANDOM"
+    method: str = FUE.method
+    community_chooser: str = FUE.community_chooser
     users_per_hour: Positive = 600.0
     listing_path: str = "/r/all/new.json"
 

@@ -14,6 +14,7 @@ import logging
 import sys
 
 from focuscrawl.config import settings
+from focuscrawl.fue.params import DEFAULT as FUE
 from focuscrawl.fue.pipeline import COMMUNITY_CHOOSERS, POSTS_TOPIC, CommunityExplorer, RedditClient, post_to_json
 from focuscrawl.streamproc import StreamProcess, parser
 from focuscrawl.topics import TopicSpec
@@ -28,7 +29,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = parser(NAME, __doc__, cfg)
     ap.add_argument("--base-url", default=cfg.world_url)
     ap.add_argument("--topic", default=POSTS_TOPIC)
-    ap.add_argument("--community-chooser", default="RANDOM", type=str.upper, choices=COMMUNITY_CHOOSERS.names())
+    ap.add_argument("--community-chooser", default=FUE.community_chooser, type=str.upper, choices=COMMUNITY_CHOOSERS.names())
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--interval", type=float, default=2.0, help="seconds between community visits")
     args = ap.parse_args(argv)

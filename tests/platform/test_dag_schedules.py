@@ -9,7 +9,8 @@ from datetime import timedelta
 import pytest
 
 from focuscrawl.config import settings
-from focuscrawl.dag_schedules import DEFAULT_PSEUDO_METHODS, DEFAULT_SCHEDULES, dag_schedule, dag_schedules, pseudo_methods
+from focuscrawl.dag_schedules import DEFAULT_SCHEDULES, dag_schedule, dag_schedules, pseudo_methods
+from focuscrawl.fue.params import DEFAULT as FUE
 from helpers import parse_dags
 
 
@@ -29,7 +30,7 @@ def _with_project(tmp_path, monkeypatch, project: dict | None):
 
 def test_defaults_without_a_project_and_the_project_over_them(tmp_path, monkeypatch):
     cfg = _with_project(tmp_path, monkeypatch, None)
-    assert dag_schedules(cfg) == DEFAULT_SCHEDULES and pseudo_methods(cfg) == DEFAULT_PSEUDO_METHODS
+    assert dag_schedules(cfg) == DEFAULT_SCHEDULES and pseudo_methods(cfg) == list(FUE.pseudo_methods)
     cfg = _with_project(tmp_path, monkeypatch, {"schedules": {"fue_pseudo_training": "1m", "graph_estimation": "10m"},
                                                 "loops": {"fue": {"enabled": True, "method": "HCP-POS"}}})
     assert dag_schedule(cfg, "fue_pseudo_training") == timedelta(minutes=1)

@@ -49,6 +49,7 @@ from focuscrawl.fue.chooser import UserChooser
 from focuscrawl.fue import report
 from focuscrawl.fue.metrics import HOUR
 from focuscrawl.fue.methods import RANKING_METHODS
+from focuscrawl.fue.params import DEFAULT as FUE
 from focuscrawl.fue.pipeline import (
     COMMUNITY_CHOOSERS, POSTS_TOPIC, STATS_TABLE, STATS_TOPIC, CommunityExplorer, RedditClient, ReferenceJudge,
     StatsEvent, UserExtractor, candidate_texts, events_of, post_from_json, post_to_json,
@@ -234,9 +235,9 @@ class Settings:
     step: float = 300.0                # simulated seconds per lock-step
     visits_per_step: int = 2           # communities the explorer reads per step
     cap: int = 1000                    # items per user listing (the site's cap)
-    pseudo_every: float = 300.0        # seed V: every 5 minutes
-    pseudo_top: int = 50_000           # seed V: the Batch Updater re-scored the 50,000 best
-    community_chooser: str = "RANDOM"
+    pseudo_every: float = parse_duration(FUE.pseudo_every)  # simulated seconds
+    pseudo_top: int = FUE.top_n
+    community_chooser: str = FUE.community_chooser
     seed: int = 0
     run_id: str = ""
 
@@ -516,10 +517,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--duration", default="1d", help="simulated time: 90m, 6h, 7d ...")
     ap.add_argument("--budget", type=float, default=120.0, help="user-page requests per simulated hour, per method")
     ap.add_argument("--step", default="5m", help="simulated time per lock-step (at most --pseudo-every, dividing it)")
-    ap.add_argument("--pseudo-every", default="5m", help="pseudo-training period (seed V: 5 minutes)")
+    ap.add_argument("--pseudo-every", default=FUE.pseudo_every, help="pseudo-training period (seed V: 5 minutes)")
     ap.add_argument("--visits-per-step", type=int, default=2)
     ap.add_argument("--cap", type=int, default=1000, help="items per user listing (the site's cap)")
-    ap.add_argument("--community-chooser", default="RANDOM", type=str.upper, choices=COMMUNITY_CHOOSERS.names())
+    ap.add_argument("--community-chooser", default=FUE.community_chooser, type=str.upper, choices=COMMUNITY_CHOOSERS.names())
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--folds", type=int, default=2, help="donor-disjoint folds K (>= 2); each runs its own world")
     ap.add_argument("--only-fold", type=int, action="append", help="run only this fold (repeatable)")

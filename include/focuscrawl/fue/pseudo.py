@@ -19,6 +19,7 @@ from typing import Iterable, Sequence
 
 from focuscrawl.fue.classifier import TermCounts, UserClassifier
 from focuscrawl.fue.methods import RANKING_METHODS
+from focuscrawl.fue.params import DEFAULT
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,7 +97,7 @@ class PseudoTrainer:
         return UserClassifier(**self.classifier_params).fit_counts(self.counts, self._labels)
 
     def rescore(self, model: UserClassifier, candidates: Iterable[tuple[str, str, float]],
-                top_n: int = 50_000) -> list[tuple[str, float]]:
+                top_n: int = DEFAULT.top_n) -> list[tuple[str, float]]:
         """``(user, new score)`` of the ``top_n`` best ``(user, evidence text, current score)`` candidates
         by current score, re-scored by ``model``, best first (texts of the last call are not re-analysed)."""
         top = sorted(candidates, key=lambda c: -c[2])[:top_n]
@@ -113,7 +114,7 @@ def retrain_and_rescore(
     labelling: PseudoLabelling,
     candidates: Iterable[tuple[str, str, float]],
     *,
-    top_n: int = 50_000,
+    top_n: int = DEFAULT.top_n,
     classifier_params: dict | None = None,
 ) -> tuple[UserClassifier, list[tuple[str, float]]]:
     """One pseudo-training step from scratch (the DAG's: it keeps no trainer between runs).

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from focuscrawl.outlinks.params import DEFAULT
+
 
 def normalise_rows(x: np.ndarray) -> np.ndarray:
     """Unit-length rows (zero rows stay zero), float32 for BLAS speed."""
@@ -20,7 +22,7 @@ def normalise_rows(x: np.ndarray) -> np.ndarray:
 class LsaEmbedder:
     """TF-IDF + truncated SVD; ``fit`` on a sample of pages, ``transform`` any page (per partition in Spark)."""
 
-    def __init__(self, dimensions: int = 100, max_features: int = 50_000, min_df: int = 2, seed: int = 0) -> None:
+    def __init__(self, dimensions: int = DEFAULT.dimensions, max_features: int = 50_000, min_df: int = 2, seed: int = 0) -> None:
         self.dimensions = dimensions
         self.max_features = max_features
         self.min_df = min_df

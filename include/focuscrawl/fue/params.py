@@ -1,0 +1,38 @@
+"""The FUE loop's knobs (seed 000), declared once: the ranking, the explorer and pseudo-training.
+
+Seed ``000_c12b299f5bad9cdf.txt``. ``[loops.fue]`` of the project file, the ``fue_pseudo_training``
+DAG (its Params and its schedule's default), ``streaming/fue/explorer.py`` and ``focuscrawl
+experiment fue`` take their defaults from :data:`DEFAULT` (``focuscrawl.params``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from focuscrawl.params import knob
+
+
+@dataclass(frozen=True)
+class FueParams:
+    method: str = knob("HCP", "registered ranking method")
+    community_chooser: str = knob("RANDOM", "registered community chooser of the explorer")
+    # Section V: the pseudo-trained HCP variants (threshold pairs, and positives only).
+    pseudo_methods: tuple[str, ...] = knob(("HCP-0.9-0.1", "HCP-0.5-0.5", "HCP-POS"), "pseudo-trained HCP variants")
+    # Section V: "Every five minutes, a new prediction classifier is built from the original training
+    # set plus the new pseudo-examples available".
+    pseudo_every: str = knob("5m", "pseudo-training period (a duration)")
+    # Section V: the Batch Updater re-scored the 50,000 best waiting candidates.
+    top_n: int = knob(50_000, "best candidates re-scored per variant", minimum=1)
+    # Section IV: the reference classifier's "training set of 486 users (83 positives, 403 negatives)".
+    positive_donors: int = knob(83, "positive training users at most", minimum=1)
+    negative_donors: int = knob(403, "negative training users at most", minimum=1)
+    seed: int = knob(0, "world seed of the original training set")
+
+    @property
+    def max_donors(self) -> dict[bool, int]:
+        """Donors per class (True: positive), as ``focuscrawl.fue.classifier.corpus_histories`` caps them."""
+        return {True: self.positive_donors, False: self.negative_donors}
+
+
+DEFAULT = FueParams()
+PSEUDO_TRAINING_KNOBS = ("top_n", "seed")  # the fue_pseudo_training DAG's Params besides its methods
