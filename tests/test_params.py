@@ -82,8 +82,9 @@ AREAS = {
               ("include/focuscrawl/experiments/fue.py", ("community_chooser", "pseudo_every"))),
         loop=("fue", {"method": "method", "community_chooser": "community_chooser"}),
         functions=("include/focuscrawl/fue/pseudo.py", "include/focuscrawl/fue/batch.py",
-                   "include/focuscrawl/experiments/fue.py", "include/focuscrawl/fue/classifier.py"),
-        aliases={"pseudo_top": "top_n"},
+                   "include/focuscrawl/experiments/fue.py", "include/focuscrawl/fue/classifier.py",
+                   "include/focuscrawl/fue/pipeline.py"),
+        aliases={"pseudo_top": "top_n", "threshold": "reference_threshold"},
     ),
 }
 
@@ -152,7 +153,7 @@ def test_function_defaults_are_the_parameter_object(name) -> None:
                 continue
             for p in inspect.signature(fn).parameters.values():
                 knob = _knob(area, p.name)
-                if p.default is inspect.Parameter.empty or p.default is None:
+                if p.default is inspect.Parameter.empty or p.default is None or p.default == "":  # no value
                     continue
                 if isinstance(p.default, type(area.default)) and p.default != area.default:
                     bad.append(f"{path}:{fn_name}({p.name}) is not the area's default object")
@@ -166,7 +167,7 @@ def _literal(node: ast.AST | None) -> bool:
         return bool(node.elts) and all(_literal(e) for e in node.elts)
     if isinstance(node, ast.UnaryOp):
         return _literal(node.operand)
-    return isinstance(node, ast.Constant) and node.value is not None and not isinstance(node.value, bool)
+    return isinstance(node, ast.Constant) and node.value not in (None, "") and not isinstance(node.value, bool)
 
 
 def _literal_defaults(path: str, keys: dict[str, str], classes: set[str] | None = None) -> list[str]:

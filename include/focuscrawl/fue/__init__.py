@@ -5,7 +5,7 @@ Pure domain code: no Kafka, Spark or Airflow imports; the stream processes and D
 """
 
 from focuscrawl.fue.chooser import UserChooser
-from focuscrawl.fue.classifier import REFERENCE_THRESHOLD, UserClassifier, short_evidence_corpus
+from focuscrawl.fue.classifier import UserClassifier, short_evidence_corpus
 from focuscrawl.fue.evidence import EvidenceAggregator, Post, UserEvidence, hour_distance
 from focuscrawl.fue.methods import RANKING_METHODS, RankingMethod, mean_rank_fusion
 from focuscrawl.fue.metrics import Extraction, curve, extracted_per_hour, harvest_ratio, ratio_to_baseline
@@ -13,7 +13,6 @@ from focuscrawl.fue.pseudo import PseudoLabelling, PseudoTrainer, retrain_and_re
 
 __all__ = [
     "RANKING_METHODS",
-    "REFERENCE_THRESHOLD",
     "EvidenceAggregator",
     "Extraction",
     "Post",

@@ -6,7 +6,8 @@ users ... represented with a single document consisting of the concatenation of 
 writings", and "a threshold equal to 0.9" to call a user on-target. The hyper-parameters
 default to those of the paper's published trainer (blind-sniper/heuristics
 ``model_trainer.py``): word counts with ``min_df=20`` and English stop words, TF-IDF, liblinear
-L1 with ``C=16`` and class weights ``w/(1+w)`` for positives with ``w=4``.
+L1 with ``C=16`` and class weights ``w/(1+w)`` for positives with ``w=4``
+(:class:`focuscrawl.fue.params.FueParams` holds them and the threshold).
 
 Two roles (section V, "HCP with pseudo-training"):
 - the *reference* (evaluation) classifier judges an extracted user's full history;
@@ -26,8 +27,7 @@ from typing import Iterable, Sequence
 import numpy as np
 
 from focuscrawl.corpora import EriskCorpus, writing_body
-
-REFERENCE_THRESHOLD = 0.9
+from focuscrawl.fue.params import DEFAULT
 
 
 class UserClassifier:
@@ -36,11 +36,11 @@ class UserClassifier:
     def __init__(
         self,
         *,
-        C: float = 16.0,
-        positive_weight: float = 4.0,
-        min_df: int | float = 20,
+        C: float = DEFAULT.C,
+        positive_weight: float = DEFAULT.positive_weight,
+        min_df: int | float = DEFAULT.min_df,
         stop_words: str | None = "english",
-        threshold: float = REFERENCE_THRESHOLD,
+        threshold: float = DEFAULT.reference_threshold,
     ) -> None:
         self.C = C
         self.positive_weight = positive_weight
@@ -228,7 +228,7 @@ def reference_params(users: int) -> dict:
 
     The paper's ``min_df=20`` assumes its 486 users; a smaller set keeps words seen by 5% of users.
     """
-    return {"min_df": min(20, max(2, users // 20))}
+    return {"min_df": min(DEFAULT.min_df, max(2, users // 20))}
 
 
 def whole_user_documents(histories: Sequence[Sequence[str]]) -> list[str]:

@@ -27,6 +27,14 @@ class FueParams:
     positive_donors: int = knob(83, "positive training users at most", minimum=1)
     negative_donors: int = knob(403, "negative training users at most", minimum=1)
     seed: int = knob(0, "world seed of the original training set")
+    # The user classifier (section IV-F): "a threshold equal to 0.9" calls a user on-target; the
+    # hyper-parameters are those of the paper's published trainer (blind-sniper/heuristics
+    # model_trainer.py): words from 20 users up, liblinear L1 with C = 16, positives weighted w = 4.
+    reference_threshold: float = knob(0.9, "reference classifier's probability for an on-target user",
+                                      exclusiveMinimum=0, exclusiveMaximum=1)
+    min_df: int = knob(20, "words kept from this many training users up", minimum=1)
+    C: float = knob(16.0, "inverse L1 regularisation strength", exclusiveMinimum=0)
+    positive_weight: float = knob(4.0, "w: positives weigh w/(1+w), negatives 1/(1+w)", exclusiveMinimum=0)
 
     @property
     def max_donors(self) -> dict[bool, int]:

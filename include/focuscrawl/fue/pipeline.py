@@ -28,8 +28,9 @@ import pyarrow as pa
 from focuscrawl.delta_sink import LINEAGE_COLUMNS, RecordRejected
 from focuscrawl.fetch.clock import parse_http_date
 from focuscrawl.fetch.warc import warc_columns
-from focuscrawl.fue.classifier import REFERENCE_THRESHOLD, UserClassifier
+from focuscrawl.fue.classifier import UserClassifier
 from focuscrawl.fue.evidence import Post
+from focuscrawl.fue.params import DEFAULT as FUE
 from focuscrawl.parse.listing import parse_listing
 from focuscrawl.records import JsonRecord, decode
 from focuscrawl.registry import Registry
@@ -334,7 +335,7 @@ class StatsEvent(JsonRecord):
 class ReferenceJudge:
     """The seed's User Classifier: the reference classifier on the whole history, threshold 0.9."""
 
-    def __init__(self, classifier: UserClassifier, threshold: float = REFERENCE_THRESHOLD,
+    def __init__(self, classifier: UserClassifier, threshold: float = FUE.reference_threshold,
                  keep_text_chars: int = 20_000) -> None:
         self.classifier = classifier
         self.threshold = threshold
