@@ -33,6 +33,8 @@ import numpy as np
 import pyarrow as pa
 
 from focuscrawl.config import Settings, settings
+from focuscrawl.outlinks.params import DEFAULT as OUTLINKS
+from focuscrawl.params import add_arguments
 from ingest_bench import Procs, sample_posts, scaling
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -161,8 +163,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--method", default="HAS", help="the choosers' ranking method")
     ap.add_argument("--pages", type=int, default=5000, help="pages of the related-pages Spark job")
     ap.add_argument("--spark-timeout", type=float, default=1800.0, help="seconds one spark-submit may take")
-    ap.add_argument("--dimensions", type=int, default=100)
-    ap.add_argument("--k", type=int, default=30)
+    add_arguments(ap, OUTLINKS, ["dimensions", "k"])
     ap.add_argument("--out", type=Path, default=ROOT / "bench" / "results" / "scaling.json")
     args = ap.parse_args(argv)
 

@@ -121,16 +121,23 @@ def parse_dags(dag_file: str | Path | None = None) -> dict:
 
 
 def load_module(path: Path):
-    """A file of the product as a module: by its dotted name under ``include/``, else loaded from its path."""
+    """A file of the product as a module: by its dotted name under ``include/``, else loaded from its
+    path with its folder on ``sys.path``, as ``python <path>`` runs it (a benchmark imports its neighbours)."""
     path = Path(path).resolve()
     if path.is_relative_to(ROOT / "include"):
         return importlib.import_module(".".join(path.relative_to(ROOT / "include").with_suffix("").parts))
     name = "_product_" + re.sub(r"\W", "_", str(path.relative_to(ROOT)))
     if name not in sys.modules:
+        if str(path.parent) not in sys.path:
+            sys.path.append(str(path.parent))
         spec = importlib.util.spec_from_file_location(name, path)
         module = importlib.util.module_from_spec(spec)
         sys.modules[name] = module  # dataclasses look their module up there
-        spec.loader.exec_module(module)
+        try:
+            spec.loader.exec_module(module)
+        except BaseException:
+            del sys.modules[name]
+            raise
     return sys.modules[name]
 
 

@@ -55,7 +55,7 @@ AREAS = {
               ("outlinks.py", "outlinks_train", (*outlinks.TRAIN_KNOBS, "score_model", "score_scope"))),
         clis=(("spark_jobs/outlinks_embed.py", outlinks.EMBED_KNOBS), ("spark_jobs/outlinks_related.py", outlinks.RELATED_KNOBS),
               ("spark_jobs/outlinks_features.py", outlinks.FEATURE_KNOBS), ("spark_jobs/outlinks_train.py", outlinks.TRAIN_KNOBS),
-              ("spark_jobs/outlinks_score.py", ("model", "scope"))),
+              ("spark_jobs/outlinks_score.py", ("model", "scope")), ("bench/scaling_bench.py", ("dimensions", "k"))),
         loop=("revisits", {"related": "method"}),
         functions=("spark_jobs/outlinks_embed.py", "spark_jobs/outlinks_related.py", "spark_jobs/outlinks_features.py",
                    "spark_jobs/outlinks_train.py", "spark_jobs/outlinks_score.py", "include/focuscrawl/outlinks/related.py",
@@ -232,10 +232,14 @@ def _unnumbered(place: str) -> str:
 
 
 def _literals(area: Area) -> list[str]:
+    """A function's file is read for every knob; a command line's or a DAG's for the knobs it takes."""
     knobs = {f.name: f.name for f in dataclasses.fields(area.default) if f.name not in GENERIC}
     knobs |= {alias: knob for alias, knob in area.aliases.items() if knob in knobs}
-    files = {path for path, _ in area.clis} | set(area.functions) | {f"dags/{dag_file}" for dag_file, _, _ in area.dags}
-    found = [hit for path in sorted(files) for hit in _literal_defaults(path, knobs)]
+    taken: dict[str, set[str]] = {path: set(knobs) for path in area.functions}
+    for path, names in [*area.clis, *((f"dags/{dag_file}", names) for dag_file, _, names in area.dags)]:
+        taken.setdefault(path, set()).update(names)
+    found = [hit for path in sorted(taken)
+             for hit in _literal_defaults(path, {k: v for k, v in knobs.items() if k in taken[path]})]
     if area.loop:
         loop, keys = area.loop
         found += _literal_defaults("include/focuscrawl/project.py", keys, {type(getattr(Loops(), loop)).__name__})
