@@ -45,9 +45,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import handwritten_knn  # noqa: E402  (the baseline, beside this file)
 
 from focuscrawl.outlinks.embedding import normalise_rows  # noqa: E402
+from focuscrawl.outlinks.params import DEFAULT as OUTLINKS  # noqa: E402
 from focuscrawl.outlinks.related import RELATED, recall_at_k  # noqa: E402
 
-K = 30
+K = OUTLINKS.k
 ROOT = Path(__file__).resolve().parents[1]
 
 
