@@ -20,8 +20,8 @@ from __future__ import annotations
 import argparse
 import sys
 
+from focuscrawl import lake
 from focuscrawl.config import Settings, settings
-from focuscrawl.delta_sink import ensure_table
 from focuscrawl.graph.estimators import ESTIMATORS
 from focuscrawl.graph.params import DEFAULT, ESTIMATION, GraphEstimationParams
 from focuscrawl.graph.tables import (
@@ -33,7 +33,6 @@ from focuscrawl.graph.tables import (
     summarise_replicates,
 )
 from focuscrawl.params import add_arguments, from_args
-from focuscrawl.tables import with_comments
 
 REPLICATE_SCHEMA = "crawl_id string, replicate long, estimator string, target string, value string, share double"
 ESTIMATE_SCHEMA = (
@@ -43,18 +42,15 @@ ESTIMATE_SCHEMA = (
 
 
 def extract(spark, cfg: Settings, crawl_ids: list[str] | None = None):
-    samples = spark.read.format("delta").load(GRAPH_SAMPLE.path(cfg))
+    samples = lake.read(spark, GRAPH_SAMPLE, cfg)
     return samples if not crawl_ids else samples.where(samples.crawl_id.isin(crawl_ids))
 
 
 def pending_crawls(spark, cfg: Settings) -> list[str]:
     """Crawls in ``graph_sample`` without a row in ``graph_estimates`` yet."""
-    from deltalake import DeltaTable
-
     crawls = {r.crawl_id for r in extract(spark, cfg).select("crawl_id").distinct().collect()}
-    path = GRAPH_ESTIMATES.path(cfg)
-    if DeltaTable.is_deltatable(path):
-        crawls -= {r.crawl_id for r in spark.read.format("delta").load(path).select("crawl_id").distinct().collect()}
+    if lake.exists(GRAPH_ESTIMATES, cfg):
+        crawls -= {r.crawl_id for r in lake.read(spark, GRAPH_ESTIMATES, cfg).select("crawl_id").distinct().collect()}
     return sorted(crawls)
 
 
@@ -87,18 +83,11 @@ def transform(samples, params: GraphEstimationParams):
 
 def load(estimates, cfg: Settings, crawl_ids: list[str]) -> None:
     """Replace the estimates of the crawls just processed (a retried run writes the same rows once)."""
-    path = GRAPH_ESTIMATES.path(cfg)
-    ensure_table(path, GRAPH_ESTIMATES)
     if not crawl_ids:
+        lake.ensure(GRAPH_ESTIMATES, cfg)
         return
     quoted = ", ".join("'" + c.replace("'", "''") + "'" for c in crawl_ids)
-    (
-        with_comments(estimates, GRAPH_ESTIMATES)
-        .write.format("delta")
-        .mode("overwrite")
-        .option("replaceWhere", f"crawl_id IN ({quoted})")
-        .save(path)
-    )
+    lake.replace_where(estimates, GRAPH_ESTIMATES, cfg, f"crawl_id IN ({quoted})")
 
 
 def run(spark, cfg: Settings, crawl_ids: list[str] | None = None, params: GraphEstimationParams = DEFAULT) -> int:

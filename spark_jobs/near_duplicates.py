@@ -11,15 +11,15 @@ from __future__ import annotations
 import argparse
 import sys
 
+from focuscrawl import lake
 from focuscrawl.config import Settings, settings
 from focuscrawl.dedup import DEFAULT, NearDuplicateParams, spark_near_duplicates
-from focuscrawl.outlinks import lake
 from focuscrawl.outlinks.tables import NEAR_DUPLICATES, SNAPSHOTS
 
 
 def run(spark, cfg: Settings, params: NearDuplicateParams = DEFAULT) -> int:
     out = spark_near_duplicates(lake.read(spark, SNAPSHOTS, cfg), params)
-    lake.write(out, NEAR_DUPLICATES, cfg)
+    lake.overwrite(out, NEAR_DUPLICATES, cfg)
     return lake.read(spark, NEAR_DUPLICATES, cfg).count()
 
 

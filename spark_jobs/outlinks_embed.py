@@ -8,14 +8,15 @@ from __future__ import annotations
 import argparse
 import sys
 
+from focuscrawl import lake
 from focuscrawl.config import Settings, settings
-from focuscrawl.outlinks import lake, spark_transforms
+from focuscrawl.outlinks import spark_transforms
 from focuscrawl.outlinks.tables import EMBEDDINGS, SNAPSHOTS
 
 
 def run(spark, cfg: Settings, dimensions: int = 100, sample_size: int = 50_000) -> int:
     out = spark_transforms.embed(lake.read(spark, SNAPSHOTS, cfg), dimensions, sample_size).cache()
-    lake.write(out, EMBEDDINGS, cfg)
+    lake.overwrite(out, EMBEDDINGS, cfg)
     n = out.count()
     out.unpersist()
     return n

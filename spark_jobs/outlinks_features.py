@@ -8,15 +8,16 @@ from __future__ import annotations
 import argparse
 import sys
 
+from focuscrawl import lake
 from focuscrawl.config import Settings, settings
-from focuscrawl.outlinks import lake, spark_transforms
+from focuscrawl.outlinks import spark_transforms
 from focuscrawl.outlinks.tables import DEFAULT_HISTORY_SIZE, FEATURES, RELATED_PAGES, SNAPSHOTS
 
 
 def run(spark, cfg: Settings, history_size: int = DEFAULT_HISTORY_SIZE) -> int:
     out = spark_transforms.features(lake.read(spark, SNAPSHOTS, cfg), lake.read(spark, RELATED_PAGES, cfg),
                                     history_size)
-    lake.write(out, FEATURES, cfg)
+    lake.overwrite(out, FEATURES, cfg)
     return lake.read(spark, FEATURES, cfg).count()
 
 

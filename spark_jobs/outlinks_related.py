@@ -10,8 +10,9 @@ from __future__ import annotations
 import argparse
 import sys
 
+from focuscrawl import lake
 from focuscrawl.config import Settings, settings
-from focuscrawl.outlinks import lake, spark_transforms
+from focuscrawl.outlinks import spark_transforms
 from focuscrawl.outlinks.related import RELATED
 from focuscrawl.outlinks.tables import EMBEDDINGS, RELATED_PAGES
 
@@ -21,7 +22,7 @@ METHOD_OPTIONS = {"IVF": "n_probe", "HNSW": "ef_search"}
 
 def run(spark, cfg: Settings, k: int = 30, method: str = "EXACT", **options) -> int:
     out = spark_transforms.related(lake.read(spark, EMBEDDINGS, cfg), k=k, method=method, **options)
-    lake.write(out, RELATED_PAGES, cfg)
+    lake.overwrite(out, RELATED_PAGES, cfg)
     return lake.read(spark, RELATED_PAGES, cfg).count()
 
 

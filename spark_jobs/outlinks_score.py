@@ -8,15 +8,15 @@ from __future__ import annotations
 import argparse
 import sys
 
+from focuscrawl import lake
 from focuscrawl.config import Settings, settings
-from focuscrawl.outlinks import lake
 from focuscrawl.outlinks.tables import FEATURES, PAGE_PRIORITIES, PAGE_PRIORITIES_TOPIC
 from focuscrawl.outlinks.training import model_store, score_pages
 
 
 def run(spark, cfg: Settings, model: str = "NNL-ET_LBLA", scope: str = "int") -> int:
     scores = score_pages(lake.to_pandas(FEATURES, cfg), model_store(cfg), model, scope)
-    lake.write(spark.createDataFrame(scores), PAGE_PRIORITIES, cfg)
+    lake.overwrite(spark.createDataFrame(scores), PAGE_PRIORITIES, cfg)
     return len(scores)
 
 

@@ -14,8 +14,8 @@ import sys
 
 import pandas as pd
 
+from focuscrawl import lake
 from focuscrawl.config import Settings, settings
-from focuscrawl.outlinks import lake
 from focuscrawl.outlinks.models import model_specs
 from focuscrawl.outlinks.tables import DEFAULT_HISTORY_SIZE, FEATURES, MODELS
 from focuscrawl.outlinks.training import DEFAULT_MODELS, model_store, train_and_register
@@ -28,7 +28,7 @@ def run(spark, cfg: Settings, models=DEFAULT_MODELS, history_size: int = DEFAULT
     frame = spark.createDataFrame(pd.DataFrame(rows)).selectExpr(
         "name", "cast(version as int) version", "spearman", "pk_area", "cast(data_version as long) data_version",
         "cast(eval_period as int) eval_period", "promoted", "reason", "created_at")
-    lake.write(frame, MODELS, cfg, mode="append")
+    lake.append(frame, MODELS, cfg)
     return rows
 
 

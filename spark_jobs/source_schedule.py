@@ -5,7 +5,7 @@
 Extract ``source_recrawls`` and ``page_clicks``; transform with
 ``focuscrawl.ephemeral.tables.estimate_in_spark`` (groupBy + applyInPandas over the pure
 estimators) and ``schedule_sources`` (the Lagrangian optimiser); load ``source_estimates`` and
-``source_schedule`` (overwrite). The session comes from ``focuscrawl.spark.get_session``.
+``source_schedule`` (overwrite, ``focuscrawl.lake``). The session comes from ``focuscrawl.spark.get_session``.
 """
 
 from __future__ import annotations
@@ -13,18 +13,17 @@ from __future__ import annotations
 import argparse
 import sys
 
+from focuscrawl import lake
 from focuscrawl.config import Settings, settings
-from focuscrawl.delta_sink import ensure_table
 from focuscrawl.ephemeral.tables import (PAGE_CLICKS, SOURCE_ESTIMATES, SOURCE_RECRAWLS, SOURCE_SCHEDULE,
                                          estimate_in_spark, schedule_sources)
-from focuscrawl.tables import TableSpec, with_comments
+from focuscrawl.tables import TableSpec
 
 
 def _overwrite(spark, frame, spec: TableSpec, cfg: Settings) -> int:
-    path = spec.path(cfg)
-    ensure_table(path, spec)  # created from the spec first: the description comes from the one declaration
-    df = spark.createDataFrame(frame[spec.column_names], schema=spark.read.format("delta").load(path).schema)
-    with_comments(df, spec).write.format("delta").mode("overwrite").save(path)
+    # The pandas frame takes the column types of the table made from the spec (int32, timestamps).
+    lake.ensure(spec, cfg)
+    lake.overwrite(spark.createDataFrame(frame[spec.column_names], schema=lake.read(spark, spec, cfg).schema), spec, cfg)
     return len(frame)
 
 
@@ -33,9 +32,8 @@ def run(spark, cfg: Settings, budget: float, host_min_interval_s: float = 60.0, 
     # The DAG runs on either table's Asset: a young platform has recrawls before its first click
     # (or the reverse); the missing one is an empty table of its spec, not a failed run.
     for spec in (SOURCE_RECRAWLS, PAGE_CLICKS):
-        ensure_table(spec.path(cfg), spec)
-    recrawls = spark.read.format("delta").load(SOURCE_RECRAWLS.path(cfg))
-    clicks = spark.read.format("delta").load(PAGE_CLICKS.path(cfg))
+        lake.ensure(spec, cfg)
+    recrawls, clicks = lake.read(spark, SOURCE_RECRAWLS, cfg), lake.read(spark, PAGE_CLICKS, cfg)
     estimates = estimate_in_spark(recrawls, clicks)
     schedule = schedule_sources(estimates, estimates["host"], budget, host_min_interval_s, optimism)
     _overwrite(spark, estimates, SOURCE_ESTIMATES, cfg)

@@ -40,6 +40,7 @@ from typing import Any, Callable, Iterable, Sequence
 
 import pyarrow as pa
 
+from focuscrawl.lake import ensure_table
 from focuscrawl.parse.rejection import fingerprint
 from focuscrawl.tables import Column, TableSpec, table
 
@@ -107,41 +108,6 @@ def json_row(record: StreamRecord) -> dict[str, Any]:
     if not isinstance(row, dict):
         raise RecordRejected(f"value is JSON {type(row).__name__}, not an object")
     return row
-
-
-def ensure_table(uri: str, spec: TableSpec, storage_options: dict[str, str] | None = None):
-    """Open the Delta table at ``uri``, creating it from ``spec`` (schema, comments) if it is missing and
-    adding the nullable columns ``spec`` has and the table lacks."""
-    from deltalake import DeltaTable
-
-    if not DeltaTable.is_deltatable(uri, storage_options=storage_options):
-        # mode="ignore": two consumers starting together both try; the loser keeps the winner's table.
-        DeltaTable.create(
-            uri, spec.arrow_schema(), mode="ignore", partition_by=list(spec.partition_by) or None,
-            name=spec.name, description=spec.comment, storage_options=storage_options,
-        )
-    table = DeltaTable(uri, storage_options=storage_options)
-    have = {f.name for f in table.schema().fields}
-    added = [f for f, c in zip(spec.arrow_schema(), spec.columns) if c.name not in have and c.nullable]
-    if added:  # a table made before the spec grew (e.g. the WARC columns of issue 20): the new columns, null so far
-        from deltalake import Field
-
-        try:
-            table.alter.add_columns([Field.from_arrow(f) for f in added])
-            log.info("%s: added columns %s (null in the rows before)", spec.name, [f.name for f in added])
-        except Exception:  # noqa: BLE001 - another consumer added them first: the reopened table has them
-            pass
-        table = DeltaTable(uri, storage_options=storage_options)
-    return table
-
-
-def table_rows(uri: str, storage_options: dict[str, str] | None = None) -> int:
-    """Rows in the Delta table at ``uri``; 0 before a consumer has created it."""
-    from deltalake import DeltaTable
-
-    if not DeltaTable.is_deltatable(uri, storage_options=storage_options):
-        return 0
-    return DeltaTable(uri, storage_options=storage_options).to_pyarrow_dataset().count_rows()
 
 
 @dataclass

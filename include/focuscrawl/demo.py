@@ -114,11 +114,10 @@ def succeeded_by_itself(tally: dict[str, int]) -> int:
 
 
 def _frame(uri: str, columns: list[str] | None = None):
-    from deltalake import DeltaTable
+    from focuscrawl.lake import open_table
 
-    if not DeltaTable.is_deltatable(uri):
-        return None
-    return DeltaTable(uri).to_pandas(columns=columns)
+    table = open_table(uri)
+    return None if table is None else table.to_pandas(columns=columns)
 
 
 def live_summary(cfg: Settings, top: int = 10) -> dict:
@@ -131,7 +130,7 @@ def live_summary(cfg: Settings, top: int = 10) -> dict:
     from focuscrawl.outlinks.tables import MODELS, PAGE_PRIORITIES, SNAPSHOTS
 
     def rows(spec) -> int:
-        from focuscrawl.delta_sink import table_rows
+        from focuscrawl.lake import table_rows
 
         return table_rows(spec.path(cfg))
 

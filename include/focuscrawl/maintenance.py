@@ -39,17 +39,13 @@ class MaintenanceReport:
 
 def lake_table_locations(cfg: Settings) -> dict[str, str]:
     """Every Delta table of the lake: found on disk for a local lake, else the declared tables that exist."""
-    from deltalake import DeltaTable
-
-    from focuscrawl.spark import lake_tables
-    from focuscrawl.storage import is_object_store, storage_options
+    from focuscrawl.lake import exists, lake_tables
+    from focuscrawl.storage import is_object_store
     from focuscrawl.tables import TABLES
 
     if not is_object_store(cfg.lake):
         return lake_tables(cfg)
-    options = storage_options(cfg)
-    return {name: spec.path(cfg) for name, spec in sorted(TABLES.items())
-            if DeltaTable.is_deltatable(spec.path(cfg), storage_options=options)}
+    return {name: spec.path(cfg) for name, spec in sorted(TABLES.items()) if exists(spec, cfg)}
 
 
 def maintain_table(name: str, location: str, retention_hours: int = MIN_RETENTION_HOURS,

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from focuscrawl.config import Settings, settings
+from focuscrawl.lake import lake_tables
 from focuscrawl.storage import s3a_conf
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -90,14 +91,6 @@ def get_session(app_name: str = "focuscrawl", master: str | None = None, cfg: Se
     if catalog:
         register_tables(spark, cfg)
     return spark
-
-
-def lake_tables(cfg: Settings) -> dict[str, str]:
-    """Delta tables under a local lake root: ``{name: location}`` (a folder with ``_delta_log``)."""
-    root = Path(cfg.lake)
-    if "://" in cfg.lake or not root.is_dir():
-        return {}
-    return {p.parent.name: str(p.parent) for p in sorted(root.glob("*/_delta_log"))}
 
 
 def register_tables(spark: "SparkSession", cfg: Settings, names: dict[str, str] | None = None) -> list[str]:

@@ -9,14 +9,10 @@ Comments travel inside the Delta log (table description, column ``comment`` meta
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 import pyarrow as pa
 
 from focuscrawl.config import Settings
-
-if TYPE_CHECKING:  # pragma: no cover
-    from pyspark.sql import DataFrame
 
 TABLES: dict[str, "TableSpec"] = {}
 
@@ -68,11 +64,3 @@ def table(name: str, comment: str, columns: list[Column], partition_by: tuple[st
         raise ValueError(f"table {name!r} is declared twice with different definitions")
     TABLES[name] = spec
     return spec
-
-
-def with_comments(df: "DataFrame", spec: TableSpec) -> "DataFrame":
-    """``df`` in ``spec``'s column order, each column carrying its comment (Delta keeps it as the column comment)."""
-    from pyspark.sql import functions as F
-
-    comments = {c.name: c.comment for c in spec.columns}
-    return df.select([F.col(c).alias(c, metadata={"comment": comments[c]}) for c in spec.column_names])

@@ -12,7 +12,7 @@ import pyarrow as pa
 import pytest
 from deltalake import DeltaTable, write_deltalake
 
-from focuscrawl.delta_sink import ensure_table
+from focuscrawl.lake import ensure_table
 from focuscrawl.ephemeral.tables import PAGE_CLICKS, SOURCE_ESTIMATES, SOURCE_RECRAWLS, SOURCE_SCHEDULE
 
 pytestmark = pytest.mark.integration

@@ -102,7 +102,7 @@ def test_the_plan_archives_every_fetching_process_unless_switched_off(tmp_path, 
 def test_tables_made_before_the_warc_columns_take_them(tmp_path):
     from deltalake import DeltaTable, write_deltalake
 
-    from focuscrawl.delta_sink import ensure_table
+    from focuscrawl.lake import ensure_table
     from focuscrawl.crawl.listing_crawler import POSTS_TABLE
     from focuscrawl.outlinks.revisit import SnapshotWriter
     from focuscrawl.outlinks.tables import SNAPSHOTS

@@ -17,7 +17,7 @@ import pyarrow as pa
 import pytest
 from deltalake import write_deltalake
 
-from focuscrawl.delta_sink import ensure_table
+from focuscrawl.lake import ensure_table
 from focuscrawl.priority_topic import publish, publish_table
 from focuscrawl.user_priority import USER_PRIORITIES_TABLE
 

@@ -43,7 +43,7 @@ def lake_cfg(cfg, tmp_path_factory):
 def test_job_writes_the_reference_pairs_and_clusters(spark, lake_cfg):
     cfg, texts, planted = lake_cfg
     from focuscrawl.cli import run_sql
-    from focuscrawl.outlinks import lake
+    from focuscrawl import lake
     from focuscrawl.spark import register_tables
 
     n = job(cfg, "near_duplicates").run(spark, cfg)

@@ -38,7 +38,7 @@ def lake_cfg(cfg, tmp_path_factory):
 
 def test_jobs_chain_snapshots_to_priorities(spark, lake_cfg):
     cfg, snapshots = lake_cfg
-    from focuscrawl.outlinks import lake
+    from focuscrawl import lake
     from focuscrawl.outlinks.tables import EMBEDDINGS, FEATURES, MODELS, PAGE_PRIORITIES, RELATED_PAGES
 
     assert job(cfg, "outlinks_embed").run(spark, cfg, dimensions=16) == 80
@@ -73,7 +73,7 @@ def test_jobs_chain_snapshots_to_priorities(spark, lake_cfg):
 
 
 def test_chain_runs_its_jobs_in_order_in_one_driver(spark, lake_cfg, monkeypatch, capsys):
-    from focuscrawl.outlinks import lake
+    from focuscrawl import lake
     from focuscrawl.outlinks.tables import EMBEDDINGS, RELATED_PAGES
 
     cfg, _ = lake_cfg

@@ -80,7 +80,7 @@ LAKE_TABLES = ("reddit_posts", "fue_extractions", "fue_candidate_scores", "sourc
 
 
 def lake_rows(cfg) -> dict[str, int]:
-    from focuscrawl.delta_sink import table_rows
+    from focuscrawl.lake import table_rows
 
     return {name: table_rows(cfg.table_path(name)) for name in LAKE_TABLES}
 

@@ -44,11 +44,10 @@ CANDIDATE_SCORES_TABLE = table(
 
 
 def _read(uri: str, columns: list[str], filters=None) -> list[dict]:
-    from deltalake import DeltaTable
+    from focuscrawl.lake import open_table
 
-    if not DeltaTable.is_deltatable(uri):
-        return []
-    return DeltaTable(uri).to_pyarrow_table(columns=columns, filters=filters).to_pylist()
+    table = open_table(uri)
+    return [] if table is None else table.to_pyarrow_table(columns=columns, filters=filters).to_pylist()
 
 
 def extracted_users(stats_uri: str, method: str) -> tuple[list[tuple[str, float]], set[str]]:
@@ -107,7 +106,7 @@ def write_scores(uri: str, method: str, scores: list[tuple[str, float]], extract
     """Replace ``method``'s partition of the candidate-scores table."""
     from deltalake import write_deltalake
 
-    from focuscrawl.delta_sink import ensure_table
+    from focuscrawl.lake import ensure_table
 
     ensure_table(uri, CANDIDATE_SCORES_TABLE)
     now = int(time.time() * 1000)

@@ -437,13 +437,14 @@ def write_sensitivity(table: pd.DataFrame, parameter: str, out: Path) -> Path:
 def events_from_table(uri: str, run_id: str, storage_options: dict[str, str] | None = None) -> list[Extraction]:
     """A run's judged extractions read back from the ``fue_extractions`` Delta table."""
     import pyarrow.dataset as ds
-    from deltalake import DeltaTable
 
     from focuscrawl.fue.pipeline import events_of
+    from focuscrawl.lake import open_table
 
-    if not DeltaTable.is_deltatable(uri, storage_options=storage_options):
+    table = open_table(uri, storage_options)
+    if table is None:
         raise FileNotFoundError(f"no Delta table at {uri}: run `focuscrawl experiment fue` first or pass --table")
-    rows = (DeltaTable(uri, storage_options=storage_options).to_pyarrow_dataset()
+    rows = (table.to_pyarrow_dataset()
             .to_table(columns=["method", "user", "sim_time", "relevant"], filter=ds.field("run_id") == run_id)
             .to_pylist())
     if not rows:

@@ -180,7 +180,7 @@ def append_sample(uri: str, sample: Sample, crawl_id: str, sampler: str, storage
     """Append one crawl to the ``graph_sample`` Delta table at ``uri`` (delta-rs, no JVM); returns rows written."""
     from deltalake import write_deltalake
 
-    from focuscrawl.delta_sink import ensure_table
+    from focuscrawl.lake import ensure_table
 
     ensure_table(uri, GRAPH_SAMPLE, storage_options)
     rows = pa.Table.from_pandas(sample_to_frame(sample, crawl_id, sampler), schema=GRAPH_SAMPLE.arrow_schema(), preserve_index=False)

@@ -64,14 +64,13 @@ def _specs(cfg) -> list[dict]:
 
 def delta_positions(cfg, sink_name: str, group: str, topic: str, partitions) -> dict[int, int | None]:
     """Next offset per partition as the table's own commits record them (``DeltaSink.positions``)."""
-    from deltalake import DeltaTable
-
     from focuscrawl.delta_sink import DEAD_LETTER_TABLE, DeltaSink
+    from focuscrawl.lake import is_table
     from focuscrawl.sinks import sink
 
     spec = sink(sink_name).table
     uri = spec.path(cfg)
-    if not DeltaTable.is_deltatable(uri):  # not landed yet (status creates nothing)
+    if not is_table(uri):  # not landed yet (status creates nothing)
         return {p: None for p in partitions}
     return DeltaSink(uri, spec, group, DEAD_LETTER_TABLE.path(cfg)).positions(topic, partitions)
 
@@ -167,10 +166,9 @@ def _first(doc: dict, *keys, default=None):
 
 
 def _table(cfg, name: str):
-    from deltalake import DeltaTable
+    from focuscrawl.lake import open_table
 
-    uri = cfg.table_path(name)
-    return DeltaTable(uri) if DeltaTable.is_deltatable(uri) else None
+    return open_table(cfg.table_path(name))
 
 
 def fue_figures(cfg, project_name: str | None) -> dict:

@@ -167,7 +167,7 @@ def main(argv: list[str] | None = None) -> int:
     out = args.out or cfg.var_dir / "reports" / "outlinks"
     out.mkdir(parents=True, exist_ok=True)
     if args.lake:
-        from focuscrawl.outlinks.lake import to_pandas
+        from focuscrawl.lake import to_pandas
         from focuscrawl.outlinks.tables import FEATURES
 
         features, source = to_pandas(FEATURES, cfg), f"Delta table {FEATURES.path(cfg)}"

@@ -1,0 +1,160 @@
+"""The one way focuscrawl reads and writes its Delta lake, from Spark and from delta-rs (issue 21, point 4).
+
+Spark jobs load and store a :class:`~focuscrawl.tables.TableSpec` with :func:`read`, :func:`overwrite`
+and :func:`replace_where`; code without a JVM (stream sinks, Airflow tasks, reports, maintenance) opens
+tables with delta-rs: :func:`ensure_table` creates one from its spec, :func:`open_table` opens one that
+may not exist yet, :func:`version`, :func:`to_pandas` and :func:`table_rows` read it, and
+:func:`lake_tables` finds them all on disk. Every table a writer here creates carries its spec's
+description, column comments and partitioning, whichever side made it. pyspark and deltalake are
+imported inside the functions: the domain package stays importable without either.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from focuscrawl.config import Settings
+from focuscrawl.storage import storage_options as lake_options
+from focuscrawl.tables import TableSpec
+
+if TYPE_CHECKING:  # pragma: no cover
+    from deltalake import DeltaTable
+    from pyspark.sql import DataFrame, SparkSession
+
+log = logging.getLogger(__name__)
+
+
+# -- delta-rs (no JVM) ----------------------------------------------------------------------------
+
+def is_table(uri: str, storage_options: dict[str, str] | None = None) -> bool:
+    """Whether a Delta table is at ``uri`` (a consumer or job may not have created it yet)."""
+    from deltalake import DeltaTable
+
+    return DeltaTable.is_deltatable(uri, storage_options=storage_options)
+
+
+def open_table(uri: str, storage_options: dict[str, str] | None = None,
+               without_files: bool = False) -> "DeltaTable | None":
+    """The Delta table at ``uri``, or ``None`` while there is none (readers create nothing)."""
+    from deltalake import DeltaTable
+
+    if not is_table(uri, storage_options):
+        return None
+    return DeltaTable(uri, storage_options=storage_options, without_files=without_files)
+
+
+def ensure_table(uri: str, spec: TableSpec, storage_options: dict[str, str] | None = None) -> "DeltaTable":
+    """Open the Delta table at ``uri``, creating it from ``spec`` (schema, comments) if it is missing and
+    adding the nullable columns ``spec`` has and the table lacks."""
+    from deltalake import DeltaTable
+
+    _create(uri, spec, storage_options)
+    table = DeltaTable(uri, storage_options=storage_options)
+    have = {f.name for f in table.schema().fields}
+    added = [f for f, c in zip(spec.arrow_schema(), spec.columns) if c.name not in have and c.nullable]
+    if added:  # a table made before the spec grew (e.g. the WARC columns of issue 20): the new columns, null so far
+        from deltalake import Field
+
+        try:
+            table.alter.add_columns([Field.from_arrow(f) for f in added])
+            log.info("%s: added columns %s (null in the rows before)", spec.name, [f.name for f in added])
+        except Exception:  # noqa: BLE001 - another consumer added them first: the reopened table has them
+            pass
+        table = DeltaTable(uri, storage_options=storage_options)
+    return table
+
+
+def _create(uri: str, spec: TableSpec, storage_options: dict[str, str] | None) -> None:
+    """Make the empty table of ``spec`` at ``uri`` unless there is one: its schema, partitioning, description
+    and column comments (a Spark path write sets no description, so its tables are made here first)."""
+    from deltalake import DeltaTable
+
+    if not is_table(uri, storage_options):
+        # mode="ignore": two consumers starting together both try; the loser keeps the winner's table.
+        DeltaTable.create(
+            uri, spec.arrow_schema(), mode="ignore", partition_by=list(spec.partition_by) or None,
+            name=spec.name, description=spec.comment, storage_options=storage_options,
+        )
+
+
+def table_rows(uri: str, storage_options: dict[str, str] | None = None) -> int:
+    """Rows in the Delta table at ``uri``; 0 before a consumer has created it."""
+    table = open_table(uri, storage_options)
+    return 0 if table is None else table.to_pyarrow_dataset().count_rows()
+
+
+def ensure(spec: TableSpec, cfg: Settings) -> "DeltaTable":
+    """:func:`ensure_table` at ``spec``'s place in the lake."""
+    return ensure_table(spec.path(cfg), spec, _options(cfg))
+
+
+def exists(spec: TableSpec, cfg: Settings) -> bool:
+    """Whether ``spec``'s table is in the lake yet."""
+    return is_table(spec.path(cfg), _options(cfg))
+
+
+def version(spec: TableSpec, cfg: Settings) -> int:
+    """Current Delta version of the table (the version a model trained on is recorded with)."""
+    from deltalake import DeltaTable
+
+    return int(DeltaTable(spec.path(cfg), storage_options=_options(cfg), without_files=True).version())
+
+
+def to_pandas(spec: TableSpec, cfg: Settings, columns: list[str] | None = None):
+    """The whole table as pandas, for the data-quality gate and the driver-side training."""
+    from deltalake import DeltaTable
+
+    return DeltaTable(spec.path(cfg), storage_options=_options(cfg)).to_pandas(columns=columns)
+
+
+def _options(cfg: Settings) -> dict[str, str] | None:
+    return lake_options(cfg) or None
+
+
+def lake_tables(cfg: Settings) -> dict[str, str]:
+    """Delta tables under a local lake root: ``{name: location}`` (a folder with ``_delta_log``)."""
+    root = Path(cfg.lake)
+    if "://" in cfg.lake or not root.is_dir():
+        return {}
+    return {p.parent.name: str(p.parent) for p in sorted(root.glob("*/_delta_log"))}
+
+
+# -- Spark ----------------------------------------------------------------------------------------
+
+def read(spark: "SparkSession", spec: TableSpec, cfg: Settings) -> "DataFrame":
+    return spark.read.format("delta").load(spec.path(cfg))
+
+
+def overwrite(df: "DataFrame", spec: TableSpec, cfg: Settings) -> None:
+    """Replace the table with ``df``, schema included (feature columns follow the history size)."""
+    _create(spec.path(cfg), spec, _options(cfg))
+    _writer(df, spec, "overwrite").option("overwriteSchema", "true").save(spec.path(cfg))
+
+
+def append(df: "DataFrame", spec: TableSpec, cfg: Settings) -> None:
+    _create(spec.path(cfg), spec, _options(cfg))
+    _writer(df, spec, "append").save(spec.path(cfg))
+
+
+def replace_where(df: "DataFrame", spec: TableSpec, cfg: Settings, predicate: str) -> None:
+    """Replace the rows ``predicate`` (SQL) selects with ``df``, whose rows must all match it: a retried
+    run writes the same rows once, and the other rows stay. The table is made from the spec first, so
+    it exists (empty) even when nothing matched."""
+    ensure(spec, cfg)
+    _writer(df, spec, "overwrite").option("replaceWhere", predicate).save(spec.path(cfg))
+
+
+def _writer(df: "DataFrame", spec: TableSpec, mode: str):
+    writer = _commented(df, spec).write.format("delta").mode(mode)
+    return writer.partitionBy(*spec.partition_by) if spec.partition_by else writer
+
+
+def _commented(df: "DataFrame", spec: TableSpec) -> "DataFrame":
+    """``df`` with each column ``spec`` declares carrying its comment (Delta keeps it as the column comment)."""
+    from pyspark.sql import functions as F
+
+    comments = {c.name: c.comment for c in spec.columns}
+    return df.select([F.col(c).alias(c, metadata={"comment": comments[c]}) if c in comments else F.col(c)
+                      for c in df.columns])
