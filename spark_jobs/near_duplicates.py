@@ -3,7 +3,7 @@
     spark-submit spark_jobs/near_duplicates.py [--threshold 0.7] [--num-perm 128] [--shingle-words 5] [--min-words 20]
 
 The decisions (shingles, permutations, bands, threshold) are :class:`focuscrawl.dedup.NearDuplicateParams`;
-the transform is :func:`focuscrawl.dedup.spark_near_duplicates`. Issue 20, point 2.
+the transform is :func:`focuscrawl.outlinks.spark_transforms.near_duplicates`. Issue 20, point 2.
 """
 
 from __future__ import annotations
@@ -13,12 +13,13 @@ import sys
 
 from focuscrawl import lake
 from focuscrawl.config import Settings, settings
-from focuscrawl.dedup import DEFAULT, NearDuplicateParams, spark_near_duplicates
+from focuscrawl.dedup import DEFAULT, NearDuplicateParams
+from focuscrawl.outlinks import spark_transforms
 from focuscrawl.outlinks.tables import NEAR_DUPLICATES, SNAPSHOTS
 
 
 def run(spark, cfg: Settings, params: NearDuplicateParams = DEFAULT) -> int:
-    out = spark_near_duplicates(lake.read(spark, SNAPSHOTS, cfg), params)
+    out = spark_transforms.near_duplicates(lake.read(spark, SNAPSHOTS, cfg), params)
     lake.overwrite(out, NEAR_DUPLICATES, cfg)
     return lake.read(spark, NEAR_DUPLICATES, cfg).count()
 

@@ -277,19 +277,15 @@ def precision_recall(found: Iterable[tuple[str, str]], truth: Iterable[tuple[str
 
 # -- Spark (pyspark imported inside) -----------------------------------------------------------
 
-def spark_near_duplicates(snapshots: "DataFrame", params: NearDuplicateParams = DEFAULT) -> "DataFrame":
-    """``page_snapshots`` -> ``near_duplicates`` rows (url_a, url_b, estimated_jaccard, jaccard,
-    cluster_id, as_of_period): the latest text of each page, signatures and their bands computed per
-    partition (``mapInPandas``), candidates from a join on equal bands, each checked on its exact
-    Jaccard in a second ``mapInPandas``; the clusters of the few pairs kept are found on the driver."""
+def spark_near_duplicates(latest: "DataFrame", params: NearDuplicateParams = DEFAULT) -> "DataFrame":
+    """Pages (url, as_of_period, text) -> ``near_duplicates`` rows (url_a, url_b, estimated_jaccard, jaccard,
+    cluster_id, as_of_period): signatures and their bands computed per partition (``mapInPandas``),
+    candidates from a join on equal bands, each checked on its exact Jaccard in a second
+    ``mapInPandas``; the clusters of the few pairs kept are found on the driver."""
     import pandas as pd
     from pyspark.sql import functions as F
 
-    from focuscrawl.outlinks.spark_transforms import latest_snapshots
-
-    spark = snapshots.sparkSession
-    latest = latest_snapshots(snapshots.where(F.col("status").isNull() | (F.col("status") == 200))).select(
-        "url", F.col("period").cast("int").alias("as_of_period"), "text")
+    spark = latest.sparkSession
     b, r = params.bands
 
     def bands(batches: Iterator[pd.DataFrame]) -> Iterator[pd.DataFrame]:

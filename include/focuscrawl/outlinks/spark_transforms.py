@@ -14,6 +14,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
+from focuscrawl.dedup import DEFAULT as NEAR_DUPLICATE_DEFAULT
+from focuscrawl.dedup import NearDuplicateParams, spark_near_duplicates
 from focuscrawl.outlinks.embedding import LsaEmbedder
 from focuscrawl.outlinks.features import page_look_back, page_statics
 from focuscrawl.outlinks.related import RELATED, set_threads
@@ -36,13 +38,27 @@ def latest_snapshots(snapshots: "DataFrame", before_period: int | None = None) -
     return snapshots.withColumn("_r", F.row_number().over(w)).where("_r = 1").drop("_r")
 
 
+def latest_texts(snapshots: "DataFrame", before_period: int | None = None) -> "DataFrame":
+    """url, as_of_period, text of each url's latest snapshot (strictly before ``before_period`` when given)."""
+    from pyspark.sql import functions as F
+
+    return latest_snapshots(snapshots, before_period).select(
+        "url", F.col("period").cast("int").alias("as_of_period"), "text")
+
+
+def near_duplicates(snapshots: "DataFrame", params: NearDuplicateParams = NEAR_DUPLICATE_DEFAULT) -> "DataFrame":
+    """``page_snapshots`` -> ``near_duplicates`` rows: :func:`focuscrawl.dedup.spark_near_duplicates` over
+    each page's latest text fetched whole (status null or 200)."""
+    from pyspark.sql import functions as F
+
+    return spark_near_duplicates(latest_texts(snapshots.where(F.col("status").isNull() | (F.col("status") == 200))),
+                                 params)
+
+
 def embed(snapshots: "DataFrame", dimensions: int = DEFAULT.dimensions, sample_size: int = DEFAULT.sample_size, seed: int = 0,
           before_period: int | None = None) -> "DataFrame":
     """url, as_of_period, vector: LSA fitted on a sample of texts on the driver, applied per partition."""
-    from pyspark.sql import functions as F
-
-    latest = latest_snapshots(snapshots, before_period).select(
-        "url", F.col("period").cast("int").alias("as_of_period"), "text")
+    latest = latest_texts(snapshots, before_period)
     sample = latest.select("text").limit(sample_size).toPandas()["text"].fillna("").tolist()
     embedder = LsaEmbedder(dimensions=dimensions, seed=seed).fit(sample)
 
