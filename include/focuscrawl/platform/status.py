@@ -277,6 +277,12 @@ def _fmt(v) -> str:
     return str(v)
 
 
+def _section(out: list[str], title: str, part: dict) -> dict:
+    """Append ``title`` (with the error that kept its figures away, if any); its figures, none after an error."""
+    out.append(title + (f": {part['error']}" if "error" in part else ""))
+    return {} if "error" in part else part
+
+
 def render(doc: dict, error_lines: int = 3) -> str:
     """The status document as text for a terminal."""
     out = []
@@ -302,23 +308,17 @@ def render(doc: dict, error_lines: int = 3) -> str:
                 for line in p["last_error"][-error_lines:]:
                     out.append(f"    | {line}")
     out.append("")
-    lag = doc.get("lag", {})
-    out.append("consumer lag" + (f": {lag['error']}" if "error" in lag else ""))
-    if "error" not in lag:
-        for group, topics in lag.items():
-            for topic, row in topics.items():
-                delta = f", Delta {row['table']} behind {row['delta_lag']}" if "table" in row else ""
-                out.append(f"  {group:34} {topic:34} lag {row['lag']}{delta}")
+    for group, topics in _section(out, "consumer lag", doc.get("lag", {})).items():
+        for topic, row in topics.items():
+            delta = f", Delta {row['table']} behind {row['delta_lag']}" if "table" in row else ""
+            out.append(f"  {group:34} {topic:34} lag {row['lag']}{delta}")
     out.append("")
-    dags = doc.get("dags", {})
-    out.append("DAGs" + (f": {dags['error']}" if "error" in dags else ""))
-    if "error" not in dags:
-        for dag_id, d in dags.items():
-            last = d.get("last") or {}
-            when = last.get("run_after") or "-"
-            out.append(f"  {dag_id:24} {'paused' if d.get('paused') else 'active':7} runs {d.get('runs', 0):>3} "
-                       f"ok {d.get('succeeded', 0):>3}  last {last.get('state') or 'never'} "
-                       f"({last.get('run_type') or '-'}, {when})")
+    for dag_id, d in _section(out, "DAGs", doc.get("dags", {})).items():
+        last = d.get("last") or {}
+        when = last.get("run_after") or "-"
+        out.append(f"  {dag_id:24} {'paused' if d.get('paused') else 'active':7} runs {d.get('runs', 0):>3} "
+                   f"ok {d.get('succeeded', 0):>3}  last {last.get('state') or 'never'} "
+                   f"({last.get('run_type') or '-'}, {when})")
     out.append("")
     for loop, f in doc.get("loops", {}).items():
         if "error" in f:
