@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 from deltalake import DeltaTable
 
+from focuscrawl.fue.pipeline import StatsEvent
 from focuscrawl.metrics import scrape
 from focuscrawl.topics import TopicSpec, ensure_topics
 
@@ -90,10 +91,9 @@ def test_followers_read_every_partition_of_a_feedback_topic(kafka_broker, cfg):
         assert score == 0.07
 
 
-def verdict(i: int) -> dict:
-    return {"run_id": "t", "method": "HCP" if i % 2 else "RND", "user": f"u{i}", "sim_time": float(i),
-            "sim_epoch": 1.7e9 + i, "extraction_seconds": 0.1, "items": 3, "pages": 1, "probability": 0.5,
-            "relevant": i % 4 == 1, "history_text": "x"}
+def verdict(i: int) -> StatsEvent:
+    return StatsEvent(run_id="t", method="HCP" if i % 2 else "RND", user=f"u{i}", sim_time=float(i), sim_epoch=1.7e9 + i,
+                      extraction_seconds=0.1, items=3, pages=1, probability=0.5, relevant=i % 4 == 1, history_text="x")
 
 
 def test_consumer_entry_point_lands_a_registered_sink_with_its_metrics(kafka_broker, tmp_path):
@@ -106,7 +106,7 @@ def test_consumer_entry_point_lands_a_registered_sink_with_its_metrics(kafka_bro
     topic, n = f"st-{uuid.uuid4().hex[:8]}", 40
     producer = KafkaProducer(bootstrap_servers=kafka_broker.url, acks="all")
     for i in range(n):
-        producer.send(topic, key=f"u{i}".encode(), value=json.dumps(verdict(i)).encode())
+        producer.send(topic, key=f"u{i}".encode(), value=verdict(i).to_json())
     producer.send(topic, key=b"bad", value=b"not json")
     producer.flush(30)
     producer.close()
@@ -140,7 +140,7 @@ def test_consumer_entry_point_lands_a_registered_sink_with_its_metrics(kafka_bro
         proc.send_signal(signal.SIGTERM)
         rc = proc.wait(30)
     assert rc == 0, log.read_text()[-3000:]
-    relevant = {m: sum(verdict(i)["relevant"] for i in range(n) if verdict(i)["method"] == m) for m in ("HCP", "RND")}
+    relevant = {m: sum(verdict(i).relevant for i in range(n) if verdict(i).method == m) for m in ("HCP", "RND")}
     assert (got["extracted_users_total"], got["relevant_users_total"], got["dead_letters_total"]) == (n, 10, 1)
     assert (got["harvest_ratio[HCP]"], got["harvest_ratio[RND]"]) == (relevant["HCP"] / (n / 2), 0.0)
     assert got["records_consumed_total"] == n + 1
