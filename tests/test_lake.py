@@ -61,3 +61,38 @@ def test_replace_where_replaces_only_the_predicates_rows(spark, local):
     lake.replace_where(spark.createDataFrame([("a", 9)], "part string, n long"), SPEC, local, "part = 'a'")
     assert _rows(SPEC, local) == [("a", 9), ("b", 5)]
     assert DeltaTable(SPEC.path(local)).metadata().description == SPEC.comment
+
+
+def test_a_table_an_older_spec_made_is_rewritten_under_the_current_one_and_keeps_its_rows(local):
+    """The dead_letter table before issue 21 required parser and url and was partitioned by parser; a
+    sink's dead letter (no parser) must land in it after the upgrade, and the old rows must stay."""
+    from deltalake import write_deltalake
+
+    from focuscrawl.delta_sink import DEAD_LETTER_TABLE
+
+    uri = DEAD_LETTER_TABLE.path(local)
+    old = pa.schema([pa.field("parser", pa.string(), False), pa.field("url", pa.string(), False),
+                     pa.field("reason", pa.string(), False), pa.field("payload", pa.binary(), False),
+                     pa.field("source", pa.string()), pa.field("rejected_at_ms", pa.int64(), False)])
+    DeltaTable.create(uri, old, partition_by=["parser"], name="dead_letter")
+    write_deltalake(uri, pa.table({"parser": ["html", "feed"], "url": ["http://a/", "http://b/"],
+                                   "reason": ["no body", "not XML"], "payload": [b"x", b"y"],
+                                   "source": ["crawler", None], "rejected_at_ms": [1, 2]}, schema=old), mode="append")
+
+    table = lake.ensure_table(uri, DEAD_LETTER_TABLE)
+    assert table.metadata().partition_columns == []
+    fields = {f.name: f.nullable for f in table.schema().fields}
+    assert fields["parser"] and fields["url"] and fields["kafka_topic"]
+    assert fields["reason"] is False and fields["source"] is True  # an old row has no source: kept, not refused
+    schema = pa.schema(table.schema().to_arrow())
+    sink_letter = dict.fromkeys(schema.names) | {"source": "focuscrawl-posts", "reason": "not JSON",
+                                                  "target_table": "posts", "rejected_at_ms": 3}
+    write_deltalake(table, pa.Table.from_pylist([sink_letter], schema=schema), mode="append")
+
+    rows = sorted(DeltaTable(uri).to_pyarrow_table().to_pylist(), key=lambda r: r["rejected_at_ms"])
+    assert [(r["parser"], r["url"], r["reason"], r["source"]) for r in rows] == [
+        ("html", "http://a/", "no body", "crawler"), ("feed", "http://b/", "not XML", None),
+        (None, None, "not JSON", "focuscrawl-posts")]
+    again = lake.ensure_table(uri, DEAD_LETTER_TABLE)  # nothing left to rewrite: no new version
+    assert again.version() == DeltaTable(uri).version()
+    assert again.history(1)[0]["operation"] == "WRITE" and len(again.to_pyarrow_table()) == 3

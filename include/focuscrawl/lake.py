@@ -52,6 +52,8 @@ def ensure_table(uri: str, spec: TableSpec, storage_options: dict[str, str] | No
 
     _create(uri, spec, storage_options)
     table = DeltaTable(uri, storage_options=storage_options)
+    if _relaxed(table, spec):
+        table = _rewrite(uri, table, spec, storage_options)
     have = {f.name for f in table.schema().fields}
     added = [f for f, c in zip(spec.arrow_schema(), spec.columns) if c.name not in have and c.nullable]
     if added:  # a table made before the spec grew (e.g. the WARC columns of issue 20): the new columns, null so far
@@ -64,6 +66,37 @@ def ensure_table(uri: str, spec: TableSpec, storage_options: dict[str, str] | No
             pass
         table = DeltaTable(uri, storage_options=storage_options)
     return table
+
+
+def _relaxed(table: "DeltaTable", spec: TableSpec) -> bool:
+    """Whether ``spec`` lets a column be null that the table on disk requires, or partitions it otherwise:
+    a table an older focuscrawl made (``dead_letter`` before it took the stream sinks' rows, issue 21)."""
+    required = {f.name for f in table.schema().fields if not f.nullable}
+    loosened = [c.name for c in spec.columns if c.nullable and c.name in required]
+    return bool(loosened) or list(table.metadata().partition_columns) != list(spec.partition_by)
+
+
+def _rewrite(uri: str, table: "DeltaTable", spec: TableSpec,
+             storage_options: dict[str, str] | None) -> "DeltaTable":
+    """Rewrite every row of an older table under ``spec``'s schema and partitioning in one overwrite
+    commit. Columns the spec dropped stay readable in the versions before it (Delta time travel), so
+    nothing is lost; writers then append rows the old schema refused (a null ``parser``)."""
+    import pyarrow as pa
+    from deltalake import DeltaTable, write_deltalake
+
+    old = table.to_pyarrow_table()
+    # a column the spec requires but old rows left null stays nullable: better than refusing those rows
+    schema = pa.schema([f.with_nullable(True) if f.name in old.column_names and old[f.name].null_count else f
+                        for f in spec.arrow_schema()])
+    rows = pa.table({f.name: old[f.name].cast(f.type) if f.name in old.column_names else pa.nulls(len(old), f.type)
+                     for f in schema}, schema=schema)
+    dropped = sorted(set(old.column_names) - set(schema.names))
+    write_deltalake(table, rows, mode="overwrite", schema_mode="overwrite", partition_by=list(spec.partition_by),
+                    description=spec.comment, storage_options=storage_options)
+    log.warning("%s at %s: rewrote %d rows of version %d under the current schema (nullable columns, partitioning "
+                "%s)%s", spec.name, uri, len(rows), table.version(), list(spec.partition_by) or "none",
+                f"; columns no longer kept, still in version {table.version()}: {dropped}" if dropped else "")
+    return DeltaTable(uri, storage_options=storage_options)
 
 
 def _create(uri: str, spec: TableSpec, storage_options: dict[str, str] | None) -> None:
