@@ -30,6 +30,7 @@ from assets import SOURCE_SCHEDULE_PUSHED as SCHEDULE_PUSHED
 from common import DEFAULT_ARGS, cfg, dag_params, schedule, spark_job
 from focuscrawl.dag_schedules import loop_setting
 from focuscrawl.ephemeral.params import DEFAULT, SCHEDULE_KNOBS
+from focuscrawl.params import cli_args
 
 PARAMS = replace(DEFAULT, budget=float(loop_setting(cfg, "sources", "fetches_per_second", DEFAULT.budget)))
 
@@ -47,8 +48,7 @@ PARAMS = replace(DEFAULT, budget=float(loop_setting(cfg, "sources", "fetches_per
 def source_schedule():
     compute = spark_job(
         "source_schedule", "source_schedule.py",
-        ["--budget", "{{ params.budget }}", "--host-min-interval", "{{ params.host_min_interval_s }}",
-         "--optimism", "{{ params.optimism }}"],
+        cli_args(SCHEDULE_KNOBS),
         inlets=[RECRAWLS, CLICKS], outlets=[ESTIMATES, SCHEDULE],
     )
 

@@ -1,6 +1,6 @@
 """Spark job: page_snapshots + related_pages -> outlink_features (targets and LBLA features), seed 002 Sections 5-6.
 
-    spark-submit spark_jobs/outlinks_features.py [--history-size 4]
+    spark-submit spark_jobs/outlinks_features.py [--history-size N] (default: OutlinksParams)
 """
 
 from __future__ import annotations
@@ -11,10 +11,12 @@ import sys
 from focuscrawl import lake
 from focuscrawl.config import Settings, settings
 from focuscrawl.outlinks import spark_transforms
-from focuscrawl.outlinks.tables import DEFAULT_HISTORY_SIZE, FEATURES, RELATED_PAGES, SNAPSHOTS
+from focuscrawl.outlinks.params import DEFAULT, FEATURE_KNOBS
+from focuscrawl.outlinks.tables import FEATURES, RELATED_PAGES, SNAPSHOTS
+from focuscrawl.params import add_arguments
 
 
-def run(spark, cfg: Settings, history_size: int = DEFAULT_HISTORY_SIZE) -> int:
+def run(spark, cfg: Settings, history_size: int = DEFAULT.history_size) -> int:
     out = spark_transforms.features(lake.read(spark, SNAPSHOTS, cfg), lake.read(spark, RELATED_PAGES, cfg),
                                     history_size)
     lake.overwrite(out, FEATURES, cfg)
@@ -25,7 +27,7 @@ def main(argv: list[str] | None = None) -> int:
     from focuscrawl.spark import get_session
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--history-size", type=int, default=DEFAULT_HISTORY_SIZE, help="look-back intervals")
+    add_arguments(ap, DEFAULT, FEATURE_KNOBS)
     args = ap.parse_args(argv)
     cfg = settings()
     n = run(get_session("outlinks_features", cfg=cfg), cfg, args.history_size)

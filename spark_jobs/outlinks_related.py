@@ -1,6 +1,6 @@
 """Spark job: page_embeddings -> related_pages (k most similar pages on FAISS), seed 002 Section 7.
 
-    spark-submit spark_jobs/outlinks_related.py [--k 30] [--method EXACT|HNSW|IVF] [--n-probe 16] [--ef-search 96]
+    spark-submit spark_jobs/outlinks_related.py [--k N] [--method EXACT|HNSW|IVF] [--n-probe 16] [--ef-search 96]
 
 The index is built once on the driver and broadcast; the queries are partitioned over the executors.
 """
@@ -13,14 +13,16 @@ import sys
 from focuscrawl import lake
 from focuscrawl.config import Settings, settings
 from focuscrawl.outlinks import spark_transforms
+from focuscrawl.outlinks.params import DEFAULT
 from focuscrawl.outlinks.related import RELATED
 from focuscrawl.outlinks.tables import EMBEDDINGS, RELATED_PAGES
+from focuscrawl.params import add_arguments
 
 # The command-line knob each method takes (the others keep their defaults).
 METHOD_OPTIONS = {"IVF": "n_probe", "HNSW": "ef_search"}
 
 
-def run(spark, cfg: Settings, k: int = 30, method: str = "EXACT", **options) -> int:
+def run(spark, cfg: Settings, k: int = DEFAULT.k, method: str = DEFAULT.method, **options) -> int:
     out = spark_transforms.related(lake.read(spark, EMBEDDINGS, cfg), k=k, method=method, **options)
     lake.overwrite(out, RELATED_PAGES, cfg)
     return lake.read(spark, RELATED_PAGES, cfg).count()
@@ -30,8 +32,8 @@ def main(argv: list[str] | None = None) -> int:
     from focuscrawl.spark import get_session
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--k", type=int, default=30, help="related pages per page")
-    ap.add_argument("--method", default="EXACT", type=str.upper, choices=RELATED.names())
+    add_arguments(ap, DEFAULT, ["k"])
+    ap.add_argument("--method", default=DEFAULT.method, type=str.upper, choices=RELATED.names())
     ap.add_argument("--n-probe", type=int, default=None, help="IVF: cells scanned per query")
     ap.add_argument("--ef-search", type=int, default=None, help="HNSW: candidates kept per query")
     args = ap.parse_args(argv)

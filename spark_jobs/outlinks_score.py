@@ -10,11 +10,13 @@ import sys
 
 from focuscrawl import lake
 from focuscrawl.config import Settings, settings
+from focuscrawl.outlinks.params import DEFAULT
+from focuscrawl.outlinks.schema import SCOPES
 from focuscrawl.outlinks.tables import FEATURES, PAGE_PRIORITIES, PAGE_PRIORITIES_TOPIC
 from focuscrawl.outlinks.training import model_store, score_pages
 
 
-def run(spark, cfg: Settings, model: str = "NNL-ET_LBLA", scope: str = "int") -> int:
+def run(spark, cfg: Settings, model: str = DEFAULT.score_model, scope: str = DEFAULT.score_scope) -> int:
     scores = score_pages(lake.to_pandas(FEATURES, cfg), model_store(cfg), model, scope)
     lake.overwrite(spark.createDataFrame(scores), PAGE_PRIORITIES, cfg)
     return len(scores)
@@ -32,8 +34,8 @@ def main(argv: list[str] | None = None) -> int:
     from focuscrawl.spark import get_session
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--model", default="NNL-ET_LBLA")
-    ap.add_argument("--scope", default="int", choices=["int", "ext"])
+    ap.add_argument("--model", default=DEFAULT.score_model, help="model spec of the champion that scores")
+    ap.add_argument("--scope", default=DEFAULT.score_scope, choices=SCOPES)
     ap.add_argument("--publish", action="store_true", help="also push the scores to Kafka")
     args = ap.parse_args(argv)
     cfg = settings()

@@ -16,12 +16,13 @@ import pandas as pd
 
 from focuscrawl import lake
 from focuscrawl.config import Settings, settings
-from focuscrawl.outlinks.models import model_specs
-from focuscrawl.outlinks.tables import DEFAULT_HISTORY_SIZE, FEATURES, MODELS
-from focuscrawl.outlinks.training import DEFAULT_MODELS, model_store, train_and_register
+from focuscrawl.outlinks.params import DEFAULT, TRAIN_KNOBS
+from focuscrawl.outlinks.tables import FEATURES, MODELS
+from focuscrawl.outlinks.training import model_store, train_and_register
+from focuscrawl.params import add_arguments
 
 
-def run(spark, cfg: Settings, models=DEFAULT_MODELS, history_size: int = DEFAULT_HISTORY_SIZE, promote: bool = True,
+def run(spark, cfg: Settings, models=DEFAULT.models, history_size: int = DEFAULT.history_size, promote: bool = True,
         **options) -> list[dict]:
     rows = train_and_register(lake.to_pandas(FEATURES, cfg), lake.version(FEATURES, cfg), model_store(cfg),
                               history_size, models, promote=promote, **options)
@@ -36,8 +37,7 @@ def main(argv: list[str] | None = None) -> int:
     from focuscrawl.spark import get_session
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--models", default=",".join(DEFAULT_MODELS), help=f"of {', '.join(model_specs())}")
-    ap.add_argument("--history-size", type=int, default=DEFAULT_HISTORY_SIZE)
+    add_arguments(ap, DEFAULT, TRAIN_KNOBS)
     ap.add_argument("--no-promote", action="store_true", help="register only; the DAG's promote step decides")
     args = ap.parse_args(argv)
     cfg = settings()

@@ -1,6 +1,7 @@
 """Spark job: recrawl and click-feedback tables -> per-source estimates -> recrawl schedule (seed 001).
 
-    spark-submit spark_jobs/source_schedule.py --budget 0.025 [--host-min-interval 60] [--optimism 0]
+    spark-submit spark_jobs/source_schedule.py [--budget B] [--host-min-interval-s S] [--optimism O]
+        (defaults: focuscrawl.ephemeral.params.EphemeralParams)
 
 Extract ``source_recrawls`` and ``page_clicks``; transform with
 ``focuscrawl.ephemeral.tables.estimate_in_spark`` (groupBy + applyInPandas over the pure
@@ -15,8 +16,10 @@ import sys
 
 from focuscrawl import lake
 from focuscrawl.config import Settings, settings
+from focuscrawl.ephemeral.params import DEFAULT, SCHEDULE_KNOBS
 from focuscrawl.ephemeral.tables import (PAGE_CLICKS, SOURCE_ESTIMATES, SOURCE_RECRAWLS, SOURCE_SCHEDULE,
                                          estimate_in_spark, schedule_sources)
+from focuscrawl.params import add_arguments
 from focuscrawl.tables import TableSpec
 
 
@@ -27,7 +30,8 @@ def _overwrite(spark, frame, spec: TableSpec, cfg: Settings) -> int:
     return len(frame)
 
 
-def run(spark, cfg: Settings, budget: float, host_min_interval_s: float = 60.0, optimism: float = 0.0) -> int:
+def run(spark, cfg: Settings, budget: float = DEFAULT.budget, host_min_interval_s: float = DEFAULT.host_min_interval_s,
+        optimism: float = DEFAULT.optimism) -> int:
     """Recompute estimates and schedule; returns the number of sources scheduled."""
     # The DAG runs on either table's Asset: a young platform has recrawls before its first click
     # (or the reverse); the missing one is an empty table of its spec, not a failed run.
@@ -44,13 +48,11 @@ def main(argv: list[str] | None = None) -> int:
     from focuscrawl.spark import get_session
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--budget", type=float, required=True, help="crawl budget, fetches per second")
-    ap.add_argument("--host-min-interval", type=float, default=60.0, help="politeness: seconds between fetches of a host")
-    ap.add_argument("--optimism", type=float, default=0.0, help="posterior sds added to λ and P (exploration)")
+    add_arguments(ap, DEFAULT, SCHEDULE_KNOBS)
     args = ap.parse_args(argv)
     cfg = settings()
     spark = get_session("source_schedule", cfg=cfg)
-    n = run(spark, cfg, args.budget, args.host_min_interval, args.optimism)
+    n = run(spark, cfg, args.budget, args.host_min_interval_s, args.optimism)
     print(f"source_schedule: {n} sources -> {SOURCE_SCHEDULE.path(cfg)}")
     spark.stop()
     return 0

@@ -25,8 +25,8 @@ from focuscrawl.fue.pipeline import COMMUNITY_CHOOSERS
 from focuscrawl.graph.estimators import ESTIMATORS as GRAPH_ESTIMATORS
 from focuscrawl.graph.samplers import SAMPLERS
 from focuscrawl.outlinks.models import ESTIMATORS as OUTLINK_ESTIMATORS, model_specs
+from focuscrawl.outlinks.params import DEFAULT as OUTLINKS
 from focuscrawl.outlinks.related import RELATED
-from focuscrawl.outlinks.training import DEFAULT_MODELS
 from focuscrawl.project import INIT_TEMPLATE, Loops
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -74,7 +74,9 @@ CLI_FLAGS = {
     ("streaming/fue/explorer.py", "community_chooser"): "community chooser",
     ("streaming/graph_sampler.py", "sampler"): "graph sampler",
 }
-CONSTANTS = [("focuscrawl.outlinks.training.DEFAULT_MODELS", DEFAULT_MODELS, "outlink model spec"),
+CONSTANTS = [("focuscrawl.outlinks.params.OutlinksParams.models", OUTLINKS.models, "outlink model spec"),
+             ("focuscrawl.outlinks.params.OutlinksParams.score_model", OUTLINKS.score_model, "outlink model spec"),
+             ("focuscrawl.outlinks.params.OutlinksParams.method", OUTLINKS.method, "related-pages method"),
              ("focuscrawl.fue.params.FueParams.pseudo_methods", FUE.pseudo_methods, "ranking method"),
              ("focuscrawl.fue.params.FueParams.method", FUE.method, "ranking method"),
              ("focuscrawl.fue.params.FueParams.community_chooser", FUE.community_chooser, "community chooser")]

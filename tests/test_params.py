@@ -67,12 +67,11 @@ AREAS = {
     "sources (seed 001)": Area(
         ephemeral.DEFAULT,
         dags=(("source_schedule.py", "source_schedule", ephemeral.SCHEDULE_KNOBS),),
-        clis=(("spark_jobs/source_schedule.py", ("host_min_interval", "optimism")), ("streaming/source_crawler.py", ("budget",)),
+        clis=(("spark_jobs/source_schedule.py", ephemeral.SCHEDULE_KNOBS), ("streaming/source_crawler.py", ("budget",)),
               ("include/focuscrawl/experiments/ephemeral.py", ("budget",))),
         loop=("sources", {"scheduler": "scheduler", "fetches_per_second": "budget"}),
         functions=("spark_jobs/source_schedule.py", "include/focuscrawl/ephemeral/tables.py",
                    "include/focuscrawl/ephemeral/schedulers.py", "include/focuscrawl/ephemeral/crawler.py"),
-        aliases={"host_min_interval": "host_min_interval_s"},
     ),
     # The DAG's `methods` Param is the active project's variants (tests/platform/test_dag_schedules.py).
     "FUE (seed 000)": Area(
@@ -207,28 +206,8 @@ def _literal_defaults(path: str, keys: dict[str, str], classes: set[str] | None 
     return found
 
 
-# Literals still repeated where this change could not edit yet (the Spark jobs and fue/batch.py were
-# held by the lake I/O work): remove an entry once its file reads the object; a new one fails.
-PENDING = {
-    "spark_jobs/outlinks_related.py method = 'EXACT'",
-    "spark_jobs/outlinks_score.py model = 'NNL-ET_LBLA'",
-    "spark_jobs/outlinks_score.py scope = 'int'",
-    'include/focuscrawl/fue/batch.py top_n = 50000',
-    'spark_jobs/outlinks_embed.py dimensions = 100',
-    'spark_jobs/outlinks_embed.py sample_size = 50000',
-    'spark_jobs/outlinks_related.py k = 30',
-    'spark_jobs/source_schedule.py host_min_interval = 60.0',
-    'spark_jobs/source_schedule.py host_min_interval_s = 60.0',
-    'spark_jobs/source_schedule.py optimism = 0.0',
-}
 # Every random draw has its own seed, 0 by default: the name alone does not say which knob it is.
 GENERIC = {"seed"}
-
-
-def _unnumbered(place: str) -> str:
-    """``"path:12 name = 1"`` -> ``"path name = 1"`` (PENDING survives edits that move lines)."""
-    where, what = place.split(" ", 1)
-    return f"{where.rsplit(':', 1)[0]} {what}"
 
 
 def _literals(area: Area) -> list[str]:
@@ -243,16 +222,12 @@ def _literals(area: Area) -> list[str]:
     if area.loop:
         loop, keys = area.loop
         found += _literal_defaults("include/focuscrawl/project.py", keys, {type(getattr(Loops(), loop)).__name__})
-    return [_unnumbered(f) for f in found]
+    return found
 
 
 @pytest.mark.parametrize("name", AREAS)
 def test_no_knob_default_is_written_again_as_a_literal(name) -> None:
-    assert [f for f in _literals(AREAS[name]) if f not in PENDING] == []
-
-
-def test_pending_literals_are_still_there() -> None:
-    assert PENDING - {f for area in AREAS.values() for f in _literals(area)} == set(), "fixed: remove from PENDING"
+    assert _literals(AREAS[name]) == []
 
 
 def test_every_knob_has_help_and_a_default() -> None:

@@ -23,6 +23,7 @@ import pyarrow as pa
 
 from focuscrawl.fue.classifier import UserClassifier, corpus_histories, reference_params, whole_user_documents
 from focuscrawl.fue.evidence import EvidenceAggregator, Post
+from focuscrawl.fue.params import DEFAULT as FUE
 from focuscrawl.fue.pipeline import STATS_TABLE
 from focuscrawl.fue.pseudo import PseudoLabelling, retrain_and_rescore
 from focuscrawl.tables import Column, table
@@ -92,7 +93,7 @@ def original_training_set(seed: int, data_dir: Path | None, cache_dir: Path,
 
 def pseudo_training_run(method: str, train: tuple[Sequence[str], Sequence[int]], extracted: list[tuple[str, float]],
                         candidates: list[tuple[str, str]], current: UserClassifier | None,
-                        top_n: int = 50_000) -> tuple[UserClassifier, list[tuple[str, float]]]:
+                        top_n: int = FUE.top_n) -> tuple[UserClassifier, list[tuple[str, float]]]:
     """Retrain ``method``'s prediction classifier (the reference's hyper-parameters on the original
     whole-user set plus the pseudo-examples) and re-score the ``top_n`` best candidates by ``current``."""
     texts = [text for _, text in candidates]

@@ -13,7 +13,6 @@ from focuscrawl.outlinks.params import DEFAULT
 from focuscrawl.outlinks.schema import SCOPES, feature_groups
 from focuscrawl.tables import UNIT_INTERVAL, Column, table
 
-DEFAULT_HISTORY_SIZE = DEFAULT.history_size  # the Spark jobs read it until they read OutlinksParams
 # Compacted topic the revisitor follows: key = page URL, value = {"score": 0-1, ...}.
 PAGE_PRIORITIES_TOPIC = "focuscrawl.page_priorities"
 
@@ -58,7 +57,7 @@ RELATED_PAGES = table(
     layer="silver",
 )
 
-_feature_cols = [c for cols in feature_groups(DEFAULT_HISTORY_SIZE).values() for c in cols]
+_feature_cols = [c for cols in feature_groups(DEFAULT.history_size).values() for c in cols]
 FEATURES = table(
     "outlink_features",
     "One row per page and target period: static/dynamic x page/network features with LBLA, and the "

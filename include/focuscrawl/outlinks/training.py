@@ -18,7 +18,6 @@ from focuscrawl.outlinks.params import DEFAULT
 from focuscrawl.outlinks.schema import SCOPES
 from focuscrawl.outlinks.store import ModelStore, ModelVersion
 
-DEFAULT_MODELS = DEFAULT.models  # spark_jobs/outlinks_train.py reads it until it reads OutlinksParams
 
 
 def model_store(cfg: Settings) -> ModelStore:
