@@ -54,10 +54,11 @@ def schedule(dag_id: str, assets=None):
     return timetable if assets is None else AssetOrTimeSchedule(timetable=timetable, assets=assets)
 
 
-def dag_params(params, names=None) -> dict[str, Param]:
+def dag_params(params, names=None, bounds=None) -> dict[str, Param]:
     """Airflow Params of the knobs ``names`` (all when None) of a parameter object: its values are the
-    defaults, each field's help the description and its bounds the schema (``focuscrawl.params.knob``)."""
-    return {name: Param(default, **schema) for name, (default, schema) in param_schemas(params, names).items()}
+    defaults, each field's help the description and its bounds the schema (``focuscrawl.params.knob``),
+    plus ``bounds`` ``{knob: {...}}`` from the caller."""
+    return {name: Param(default, **schema) for name, (default, schema) in param_schemas(params, names, bounds).items()}
 
 
 def spark_job(task_id: str, application: str, application_args: list[str] | None = None, **kwargs) -> SparkSubmitOperator:

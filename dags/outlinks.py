@@ -45,6 +45,7 @@ from common import DEFAULT_ARGS, SPARK_POOL, cfg, dag_params, schedule, spark_ch
 from focuscrawl.dag_schedules import loop_setting
 from focuscrawl.dedup import DEFAULT as NEAR_DUPLICATE_DEFAULTS
 from focuscrawl.outlinks.params import DEFAULT, FEATURE_KNOBS, RELATED_KNOBS, TRAIN_KNOBS
+from focuscrawl.outlinks.related import RELATED
 from focuscrawl.params import cli_args
 from focuscrawl.outlinks.tables import FEATURES, SNAPSHOTS
 from focuscrawl.quality import gx_gate
@@ -63,7 +64,7 @@ PARAMS = replace(DEFAULT, method=loop_setting(cfg, "revisits", "related", DEFAUL
     tags=["focuscrawl", "outlinks", "seed-002"],
     default_args=DEFAULT_ARGS,
     params={
-        **dag_params(PARAMS, ("dimensions", *RELATED_KNOBS, *FEATURE_KNOBS)),
+        **dag_params(PARAMS, ("dimensions", *RELATED_KNOBS, *FEATURE_KNOBS), bounds={"method": {"enum": RELATED.names()}}),
         "near_duplicate_threshold": Param(NEAR_DUPLICATE_DEFAULTS.threshold, type="number", minimum=0.05, maximum=1,
                                           description="shingle Jaccard similarity of a near-duplicate pair"),
     },

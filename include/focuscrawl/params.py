@@ -26,8 +26,7 @@ _JSON_TYPES = ((bool, "boolean"), (int, "integer"), (float, "number"), (str, "st
 
 def knob(default: Any, help: str, **schema: Any) -> Any:
     """A parameter field: ``default``, ``help`` (a flag's help, a Param's description) and JSON-schema
-    bounds for the DAG's Param (``minimum``, ``exclusiveMinimum``, ``maximum``, ``enum``, ...). A bound
-    may be a function, called when the schema is built (a registry's names, once it is filled)."""
+    bounds for the DAG's Param (``minimum``, ``exclusiveMinimum``, ``maximum``, ``enum``, ...)."""
     return dataclasses.field(default=default, metadata={"help": help, "schema": schema})
 
 
@@ -74,14 +73,16 @@ def from_args(params: Any, args: argparse.Namespace, names: Iterable[str] | None
     return dataclasses.replace(params, **changes)
 
 
-def param_schemas(params: Any, names: Iterable[str] | None = None) -> dict[str, tuple[Any, dict]]:
-    """``{knob: (default, JSON schema with type and description)}`` of ``params``: what a DAG Param is."""
+def param_schemas(params: Any, names: Iterable[str] | None = None,
+                  bounds: dict[str, dict] | None = None) -> dict[str, tuple[Any, dict]]:
+    """``{knob: (default, JSON schema with type and description)}`` of ``params``: what a DAG Param is.
+    ``bounds`` adds schema bounds the caller knows and the dataclass cannot import (a registry's names)."""
     out = {}
     for f in _fields(params, names):
         value = getattr(params, f.name)
         kind = next(t for cls, t in _JSON_TYPES if isinstance(value, cls))
-        bounds = {k: v() if callable(v) else v for k, v in f.metadata["schema"].items()}
-        out[f.name] = (_shown(value), {"type": kind, "description": f.metadata["help"], **bounds})
+        out[f.name] = (_shown(value), {"type": kind, "description": f.metadata["help"], **f.metadata["schema"],
+                                       **(bounds or {}).get(f.name, {})})
     return out
 
 

@@ -27,6 +27,13 @@ def test_dags_document_themselves_and_retry(dags):
     assert train.get_task("train").retries == 2 and train.get_task("quality_outlink_features").retries == 0
 
 
+def test_the_related_method_param_offers_every_registered_method(dags):
+    from focuscrawl.outlinks.related import RELATED
+
+    schema = dags["outlinks_features"].params.get_param("method").schema
+    assert schema["enum"] == RELATED.names() and schema["type"] == "string"
+
+
 def test_data_aware_chain(dags, cfg):
     feats, train = dags["outlinks_features"], dags["outlinks_train"]
     assert [t.task_id for t in feats.topological_sort()] == ["quality_page_snapshots", "features"]

@@ -13,12 +13,6 @@ from focuscrawl.outlinks.schema import SCOPES
 from focuscrawl.params import knob
 
 
-def _related_methods() -> list[str]:
-    from focuscrawl.outlinks.related import RELATED  # the registry imports this module's defaults
-
-    return RELATED.names()
-
-
 @dataclass(frozen=True)
 class OutlinksParams:
     # Section 7, "Embedding": TF-IDF reduced by LSA; the dimensions and the fitting sample are ours.
@@ -26,7 +20,9 @@ class OutlinksParams:
     sample_size: int = knob(50_000, "pages the TF-IDF/SVD is fitted on", minimum=1)
     # Section 7, "KNN": "We use the KNN algorithm to find k=30 most related pages of each page".
     k: int = knob(30, "related pages per page", minimum=1)
-    method: str = knob("EXACT", "related-pages search", enum=_related_methods)
+    # its allowed names are the registry's (focuscrawl.outlinks.related.RELATED), which imports these
+    # defaults: the DAG adds them to the Param (dags/outlinks.py), the job's flag checks them by lookup
+    method: str = knob("EXACT", "related-pages search")
     history_size: int = knob(4, "look-back intervals", minimum=1)
     # The seed's results (Figures 14, 15): ExtraT on the LBLA features alone predicts best, and
     # NNL-NGB is remarkably strong on internal outlinks; the champion is the first of the two.
