@@ -31,7 +31,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from airflow.sdk import Param, dag, task
+from airflow.sdk import dag, task
 
 from assets import EMBEDDINGS as EMBEDDINGS_ASSET
 from assets import NEAR_DUPLICATES as NEAR_DUPLICATES_ASSET
@@ -65,8 +65,8 @@ PARAMS = replace(DEFAULT, method=loop_setting(cfg, "revisits", "related", DEFAUL
     default_args=DEFAULT_ARGS,
     params={
         **dag_params(PARAMS, ("dimensions", *RELATED_KNOBS, *FEATURE_KNOBS), bounds={"method": {"enum": RELATED.names()}}),
-        "near_duplicate_threshold": Param(NEAR_DUPLICATE_DEFAULTS.threshold, type="number", minimum=0.05, maximum=1,
-                                          description="shingle Jaccard similarity of a near-duplicate pair"),
+        # named apart from the other knobs of this DAG: a bare "threshold" would not say of what
+        "near_duplicate_threshold": dag_params(NEAR_DUPLICATE_DEFAULTS, ("threshold",))["threshold"],
     },
 )
 def outlinks_features():

@@ -13,9 +13,10 @@ import sys
 
 from focuscrawl import lake
 from focuscrawl.config import Settings, settings
-from focuscrawl.dedup import DEFAULT, NearDuplicateParams
+from focuscrawl.dedup import DEFAULT, KNOBS, NearDuplicateParams
 from focuscrawl.outlinks import spark_transforms
 from focuscrawl.outlinks.tables import NEAR_DUPLICATES, SNAPSHOTS
+from focuscrawl.params import add_arguments, from_args
 
 
 def run(spark, cfg: Settings, params: NearDuplicateParams = DEFAULT) -> int:
@@ -28,13 +29,8 @@ def main(argv: list[str] | None = None) -> int:
     from focuscrawl.spark import get_session
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--threshold", type=float, default=DEFAULT.threshold, help="Jaccard similarity of a near-duplicate")
-    ap.add_argument("--num-perm", type=int, default=DEFAULT.num_perm, help="MinHash permutations")
-    ap.add_argument("--shingle-words", type=int, default=DEFAULT.shingle_words, help="words per shingle")
-    ap.add_argument("--min-words", type=int, default=DEFAULT.min_words, help="shorter pages are not judged")
-    args = ap.parse_args(argv)
-    params = NearDuplicateParams(shingle_words=args.shingle_words, num_perm=args.num_perm, threshold=args.threshold,
-                                 min_words=args.min_words)
+    add_arguments(ap, DEFAULT, KNOBS)
+    params = from_args(DEFAULT, ap.parse_args(argv), KNOBS)
     cfg = settings()
     n = run(get_session("near_duplicates", cfg=cfg), cfg, params)
     print(f"near_duplicates: {n} pairs at Jaccard >= {params.threshold} (bands {params.bands}) -> "

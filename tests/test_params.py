@@ -19,6 +19,7 @@ from dataclasses import dataclass
 import pytest
 from helpers import ROOT, load_module, main_parser
 
+from focuscrawl import dedup
 from focuscrawl.ephemeral import params as ephemeral
 from focuscrawl.fue import params as fue
 from focuscrawl.graph import params as graph
@@ -72,6 +73,15 @@ AREAS = {
         loop=("sources", {"scheduler": "scheduler", "fetches_per_second": "budget"}),
         functions=("spark_jobs/source_schedule.py", "include/focuscrawl/ephemeral/tables.py",
                    "include/focuscrawl/ephemeral/schedulers.py", "include/focuscrawl/ephemeral/crawler.py"),
+    ),
+    # Near-duplicate detection (issue 20): the outlinks_features DAG names its one Param near_duplicate_threshold
+    # (test_the_near_duplicate_param_is_the_parameter_objects below).
+    "near duplicates (issue 20)": Area(
+        dedup.DEFAULT,
+        dags=(),
+        clis=(("spark_jobs/near_duplicates.py", dedup.KNOBS),),
+        loop=None,
+        functions=("spark_jobs/near_duplicates.py",),
     ),
     # The DAG's `methods` Param is the active project's variants (tests/platform/test_dag_schedules.py).
     "FUE (seed 000)": Area(
@@ -270,3 +280,10 @@ def test_param_schemas_and_cli_args() -> None:
     }
     assert cli_args(["count", "names"]) == ["--count", "{{ params.count }}", "--names", "{{ params.names }}"]
 
+
+
+def test_the_near_duplicate_param_is_the_parameter_objects(dag_bag) -> None:
+    param = dag_bag("outlinks.py")["outlinks_features"].params.get_param("near_duplicate_threshold")
+    default, schema = param_schemas(dedup.DEFAULT, ("threshold",))["threshold"]
+    description = schema.pop("description")
+    assert (param.value, param.description, param.schema) == (default, description, schema) and schema["maximum"] == 1

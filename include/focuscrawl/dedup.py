@@ -38,6 +38,8 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING, Iterable, Iterator, NamedTuple
 
+from focuscrawl.params import knob
+
 import numpy as np
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -50,13 +52,15 @@ _WORD = re.compile(r"\w+", re.UNICODE)
 class NearDuplicateParams:
     """The decisions of near-duplicate detection, declared once (the DAG's Params and the job's flags read them)."""
 
-    shingle_words: int = 5      # words per shingle (w-shingles)
-    num_perm: int = 128         # MinHash permutations
-    threshold: float = 0.7      # Jaccard similarity at or above which two pages are near-duplicates
-    min_words: int = 20         # shorter pages are never judged (a few words say too little)
-    seed: int = 1               # MinHash permutations' seed: the same in every process
-    scheme: str = "affine32"    # datasketch 2.0's permutation scheme (signatures of two schemes never compare)
-    false_negative_weight: float = 0.8  # LSH bands chosen for recall: candidates are checked afterwards
+    shingle_words: int = knob(5, "words per shingle (w-shingles)", minimum=1)
+    num_perm: int = knob(128, "MinHash permutations", minimum=16)
+    threshold: float = knob(0.7, "shingle Jaccard similarity at or above which two pages are near-duplicates",
+                            exclusiveMinimum=0, maximum=1)
+    min_words: int = knob(20, "shorter pages are never judged (a few words say too little)", minimum=1)
+    seed: int = knob(1, "MinHash permutations' seed: the same in every process")
+    scheme: str = knob("affine32", "datasketch 2.0's permutation scheme (signatures of two schemes never compare)")
+    false_negative_weight: float = knob(0.8, "LSH bands chosen for recall: candidates are checked afterwards",
+                                        exclusiveMinimum=0, exclusiveMaximum=1)
 
     def __post_init__(self) -> None:
         if not 0.0 < self.threshold <= 1.0:
@@ -86,6 +90,7 @@ class NearDuplicateParams:
 
 
 DEFAULT = NearDuplicateParams()
+KNOBS = ("threshold", "num_perm", "shingle_words", "min_words")  # what spark_jobs/near_duplicates.py takes
 
 
 def shingles(text: str | None, words: int = DEFAULT.shingle_words) -> set[str]:
