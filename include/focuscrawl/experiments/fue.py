@@ -52,7 +52,7 @@ from focuscrawl.fue.methods import RANKING_METHODS
 from focuscrawl.fue.params import DEFAULT as FUE
 from focuscrawl.fue.pipeline import (
     COMMUNITY_CHOOSERS, POSTS_TOPIC, STATS_TABLE, STATS_TOPIC, CommunityExplorer, RedditClient, ReferenceJudge,
-    StatsEvent, UserExtractor, candidate_texts, events_of, post_from_json, post_to_json,
+    StatsEvent, UserExtractor, candidate_texts, events_of, post_from_json, post_to_json, stats_row,
 )
 from focuscrawl.fue.pseudo import PseudoLabelling, PseudoTrainer
 
@@ -458,7 +458,7 @@ def run_folds(args, opts_base: dict, population: dict, out: Path, corpus, cfg, d
               f"({fw.dropped_writings} writings dropped: their text is also a training donor's)", flush=True)
         topics = KafkaLog(args.kafka, opts.run_id) if args.kafka else MemoryLog(opts.run_id)
         sink = DeltaSink(args.table, STATS_TABLE, f"fue-stats-{opts.run_id}",
-                         dead_letter_uri=DEAD_LETTER_TABLE.path(cfg))
+                         dead_letter_uri=DEAD_LETTER_TABLE.path(cfg), convert=stats_row)
         fetchers = []
 
         def fold_report(events: list[StatsEvent], elapsed: float, fold_out=fold_out, labels=labels):
