@@ -425,7 +425,7 @@ def fold_worlds(corpus, folds: int, seed: int, population: dict, max_train: dict
 
 def run_folds(args, opts_base: dict, population: dict, out: Path, corpus, cfg, data_dir) -> dict:
     """Every fold of one experiment: run, per-fold report, pooled intervals, ``run.json``. The run record."""
-    from focuscrawl.experiments.run_record import write_run_json
+    from focuscrawl.experiments.run_record import git_commit, write_run_json
     from focuscrawl.fetch import AddressGuard, Fetcher, HostPoliteness
     from focuscrawl.world.server import WorldServer
 
@@ -437,10 +437,11 @@ def run_folds(args, opts_base: dict, population: dict, out: Path, corpus, cfg, d
     record_folds: list[dict] = []
     parameters = {**vars(args), "population": population, "resolved_methods": opts_base["methods"]}
     seeds = {"seed": args.seed, "world_seeds": [], "bootstrap_seed": args.seed}
+    code = git_commit()  # the code this run loaded; HEAD may move during a week-long run
 
     def record(done: bool) -> Path:
         return write_run_json(out, EXPERIMENT, parameters, seeds, {"corpus": data_dir} if data_dir else None,
-                              run_id=base_id, table=args.table, duration=opts_base["duration"], folds=record_folds,
+                              code=code, run_id=base_id, table=args.table, duration=opts_base["duration"], folds=record_folds,
                               complete=done, bootstrap=args.bootstrap)
 
     pooled_inputs = []

@@ -61,8 +61,11 @@ def _plain(value: Any) -> Any:
 
 
 def write_run_json(out_dir: Path, name: str, parameters: dict, seeds: list[int] | dict, data: dict[str, Path] | None = None,
-                   **extra: Any) -> Path:
-    """Write ``out_dir/run.json`` for experiment ``name``; ``extra`` keys are stored as given (e.g. outputs)."""
+                   code: dict | None = None, **extra: Any) -> Path:
+    """Write ``out_dir/run.json`` for experiment ``name``; ``extra`` keys are stored as given (e.g. outputs).
+
+    ``code``: :func:`git_commit` as the run started. A long run rewrites its record at every checkpoint,
+    and the checkout may have moved on since: asked then, git names code the run never loaded."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     record = {
@@ -70,7 +73,7 @@ def write_run_json(out_dir: Path, name: str, parameters: dict, seeds: list[int] 
         "parameters": _plain(parameters),
         "seeds": _plain(seeds),
         "data": {k: data_version(v) for k, v in (data or {}).items()},
-        "code": git_commit(),
+        "code": code or git_commit(),
         "written_at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
         **_plain(extra),
     }
