@@ -85,7 +85,7 @@ clean: services-down
 	rm -rf var/lake var/run var/logs
 
 # Seed 000's experiment over a simulated week on the eRisk world, every method, two donor-disjoint folds:
-# many hours on 2 cores (bench/results/fue-folds holds the 30 simulated hours that ran here).
+# many hours on 2 cores (bench/results/fue-folds holds the 72 simulated hours that ran here).
 fue-week: setup
 	$(BIN)/focuscrawl experiment fue --methods all --folds 2 \
 	  --duration 7d --step 5m --budget 120 --output var/reports/fue-week
