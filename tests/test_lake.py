@@ -63,7 +63,7 @@ def test_replace_where_replaces_only_the_predicates_rows(spark, local):
     assert DeltaTable(SPEC.path(local)).metadata().description == SPEC.comment
 
 
-def test_a_table_an_older_spec_made_is_rewritten_under_the_current_one_and_keeps_its_rows(local):
+def test_a_table_an_older_spec_made_is_rewritten_under_the_current_one_and_keeps_its_rows(local, caplog):
     """The dead_letter table before issue 21 required parser and url and was partitioned by parser; a
     sink's dead letter (no parser) must land in it after the upgrade, and the old rows must stay."""
     from deltalake import write_deltalake
@@ -79,7 +79,9 @@ def test_a_table_an_older_spec_made_is_rewritten_under_the_current_one_and_keeps
                                    "reason": ["no body", "not XML"], "payload": [b"x", b"y"],
                                    "source": ["crawler", None], "rejected_at_ms": [1, 2]}, schema=old), mode="append")
 
-    table = lake.ensure_table(uri, DEAD_LETTER_TABLE)
+    with caplog.at_level("WARNING", logger="focuscrawl.lake"):
+        table = lake.ensure_table(uri, DEAD_LETTER_TABLE)
+    assert "rewrote 2 rows of version 1 " in caplog.text  # the version the old rows stay readable in
     assert table.metadata().partition_columns == []
     fields = {f.name: f.nullable for f in table.schema().fields}
     assert fields["parser"] and fields["url"] and fields["kafka_topic"]

@@ -84,6 +84,7 @@ def _rewrite(uri: str, table: "DeltaTable", spec: TableSpec,
     import pyarrow as pa
     from deltalake import DeltaTable, write_deltalake
 
+    before = table.version()  # write_deltalake moves ``table`` on to the rewrite's version
     old = table.to_pyarrow_table()
     # a column the spec requires but old rows left null stays nullable: better than refusing those rows
     schema = pa.schema([f.with_nullable(True) if f.name in old.column_names and old[f.name].null_count else f
@@ -94,8 +95,8 @@ def _rewrite(uri: str, table: "DeltaTable", spec: TableSpec,
     write_deltalake(table, rows, mode="overwrite", schema_mode="overwrite", partition_by=list(spec.partition_by),
                     description=spec.comment, storage_options=storage_options)
     log.warning("%s at %s: rewrote %d rows of version %d under the current schema (nullable columns, partitioning "
-                "%s)%s", spec.name, uri, len(rows), table.version(), list(spec.partition_by) or "none",
-                f"; columns no longer kept, still in version {table.version()}: {dropped}" if dropped else "")
+                "%s)%s", spec.name, uri, len(rows), before, list(spec.partition_by) or "none",
+                f"; columns no longer kept, still in version {before}: {dropped}" if dropped else "")
     return DeltaTable(uri, storage_options=storage_options)
 
 
