@@ -16,7 +16,7 @@ import pytest
 
 from focuscrawl.fue import EvidenceAggregator, Post, UserChooser, UserClassifier
 from focuscrawl.fue.methods import RANKING_METHODS
-from focuscrawl.fue.textscore import IncrementalTextScorer
+from focuscrawl.fue.textscore import IncrementalTextScorer, UserTerms
 
 TOL = 1e-9
 
@@ -139,10 +139,10 @@ def test_the_scorer_tokenises_real_posts_as_the_vectoriser_does(sdcnl):
     scorer = IncrementalTextScorer(clf)
     analyse = clf.vectorizer_.build_analyzer()
     vocabulary = clf.vectorizer_.vocabulary_
-    assert scorer._tokens is not None  # the fast path is the one tested
+    assert scorer.terms.key == (True, None)  # the fast path is the one tested
     for post in posts:
         expected = [vocabulary[t] for t in analyse(post.body) if t in vocabulary]
-        assert list(scorer._columns(post.body)) == expected
+        assert [scorer._column[t] for t in scorer.terms.tokens(post.body) if t in scorer._column] == expected
 
 
 def test_the_chooser_says_how_it_scores_text(sdcnl, toy_classifier):
@@ -151,3 +151,47 @@ def test_the_chooser_says_how_it_scores_text(sdcnl, toy_classifier):
     slow = UserChooser(RANKING_METHODS.create("HCP", classifier=clf), incremental_text=False)
     assert "incremental_text=False" in slow.text_scoring()
     assert UserChooser(RANKING_METHODS.create("HAC")).text_scoring() == "no classifier"
+
+
+def test_a_swapped_model_takes_up_every_held_user_from_the_shared_token_counts(sdcnl):
+    """Pseudo-training's swap maps the held users' token counts (no part tokenised again): every held
+    user's followed score is at once the new classifier's own on the whole text."""
+    posts, clf, (docs, labels) = sdcnl
+    chooser = UserChooser(RANKING_METHODS.create("HCP", classifier=clf), EvidenceAggregator(max_text_chars=1_500))
+    chooser.add_posts(posts[:1200])
+    terms = chooser.method.classifier.terms
+    other = UserClassifier(min_df=3, C=4.0).fit(docs[1::2], labels[1::2])
+    chooser.method.set_classifier(other)
+    chooser.add_posts(posts[1200:1201])  # the chooser follows the swap on its next posts
+    scorer = chooser.method.classifier
+    assert scorer.classifier is other and scorer.terms is terms  # one UserTerms, tokens counted once
+    users = list(chooser.evidence.users())
+    assert len(users) > 10
+    want = other.predict_proba([chooser.evidence.get(u).text for u in users])
+    got = scorer.predict_proba_evidence([chooser.evidence.get(u) for u in users])
+    assert np.max(np.abs(got - want)) < TOL and scorer.revectorised == 0
+
+
+def test_a_scorer_told_before_the_token_counts_it_reads_says_so(sdcnl):
+    _, clf, _ = sdcnl
+    terms = UserTerms(clf.vectorizer_)
+    agg = EvidenceAggregator()
+    agg.watch_texts(IncrementalTextScorer(clf, terms))
+    agg.watch_texts(terms)
+    with pytest.raises(RuntimeError, match="register the UserTerms with the aggregator first"):
+        agg.add(Post("u", 1.6e9, text="hopeless and lonely", post_id="p"))
+
+
+def test_stop_words_in_the_vocabulary_are_dropped_as_the_analyser_does(sdcnl):
+    posts, _, (docs, labels) = sdcnl
+    clf = UserClassifier(min_df=5, stop_words=None).fit(docs, labels)
+    clf.vectorizer_.stop_words = ["the", "and", "to"]  # now in the vocabulary: the analyser drops them
+    assert {"the", "and", "to"} <= clf.vectorizer_.vocabulary_.keys()
+    agg = EvidenceAggregator(max_text_chars=1_500)
+    scorer = IncrementalTextScorer(clf)
+    agg.watch_texts(scorer)
+    for post in posts[:300]:
+        agg.add(post)
+    users = list(agg.users())
+    want = clf.predict_proba([agg.get(u).text for u in users])
+    assert np.max(np.abs(scorer.predict_proba_evidence([agg.get(u) for u in users]) - want)) < TOL

@@ -36,7 +36,7 @@ from focuscrawl.frontier import BlockFrontier
 from focuscrawl.fue.evidence import EvidenceAggregator, EvidenceState, Post, UserEvidence
 from focuscrawl.fue.methods import RankingMethod
 from focuscrawl.fue.pipeline import ExtractRequest, StatsEvent
-from focuscrawl.fue.textscore import IncrementalTextScorer
+from focuscrawl.fue.textscore import IncrementalTextScorer, UserTerms, tokeniser_key
 from focuscrawl.records import JsonRecord
 
 STATUSES = ("candidate", "chosen", "judged")
@@ -77,6 +77,7 @@ class UserChooser:
         self._frontiers = [BlockFrontier() for _ in self._components]
         self.incremental_text = incremental_text
         self._scorers: list[IncrementalTextScorer | None] = [None] * len(self._components)
+        self._terms: dict[tuple, UserTerms] = {}  # tokeniser -> the token counts its models' scorers share
         self._follow_texts()
         self.processed: set[str] = set()
         self._awaiting_feedback: dict[str, UserEvidence] = {}  # chosen, no verdict yet (choice order)
@@ -268,7 +269,8 @@ class UserChooser:
         """Put an incremental text scorer in front of each component's classifier, once per model.
 
         A component whose classifier was swapped (``set_classifier``, pseudo-training) gets a new
-        scorer, built from the texts the aggregator holds; one scorer serves every component with
+        scorer, built from the token counts of the held texts (one ``UserTerms`` per tokeniser, so a
+        swap maps each user's distinct tokens, not every part again); one scorer serves every component with
         the same classifier (fusion); a classifier it cannot mirror keeps re-vectorising.
         """
         if not self.incremental_text:
@@ -287,8 +289,14 @@ class UserChooser:
                 self._scorers[i] = None
                 continue
             else:
-                scorer = IncrementalTextScorer(current)
-                self.evidence.watch_texts(scorer)
+                key = tokeniser_key(current.vectorizer_)
+                terms = self._terms.get(key)
+                if terms is None:  # listens before every scorer reading it (UserTerms.told)
+                    terms = self._terms[key] = UserTerms(current.vectorizer_)
+                    self.evidence.watch_texts(terms)
+                scorer = IncrementalTextScorer(current, terms)
+                scorer.follow_held()
+                self.evidence.watch_texts(scorer, replay=False)
             component.classifier = scorer
             self._scorers[i] = scorer
 

@@ -149,11 +149,12 @@ class EvidenceAggregator:
         self._seen_posts: set[str] = set()
         self._watchers: list = []
 
-    def watch_texts(self, watcher) -> None:
+    def watch_texts(self, watcher, *, replay: bool = True) -> None:
         """Tell ``watcher`` (``added(user, part)``, ``removed(user, part)``, ``dropped(user)``) of every
-        change to a user's text from now on, after telling it the texts held now."""
+        change to a user's text from now on, after telling it the texts held now (``replay=False``:
+        it knows them already, as a scorer reading a ``UserTerms`` that listens here does)."""
         self._watchers.append(watcher)
-        for user, acc in self._users.items():
+        for user, acc in self._users.items() if replay else ():
             for part in acc.texts:
                 watcher.added(user, self._kept(part))
 
@@ -232,7 +233,8 @@ class EvidenceAggregator:
         self._seen_posts.update(state.post_ids)
         for watcher in self._watchers:
             watcher.dropped(user)
-            for part in acc.texts:
+        for part in acc.texts:  # part by part to every watcher, in their order, as add() does
+            for watcher in self._watchers:
                 watcher.added(user, self._kept(part))
 
     def drop(self, user: str) -> None:
