@@ -12,7 +12,7 @@ from sklearn.metrics import roc_auc_score
 from focuscrawl.world.clock import SimClock
 from focuscrawl.corpora import _TARGET as TARGET
 from focuscrawl.corpora import GeneratedCorpus
-from focuscrawl.world.population import Population, PopulationConfig
+from focuscrawl.world.population import Population, PopulationConfig, base36
 
 
 class FakeWall:
@@ -41,6 +41,44 @@ def test_clock_speedup_pause_set_and_no_going_back():
     with pytest.raises(ValueError):
         clock.set(10.0)
     assert clock.state() == {"sim_now": 5061.0, "speedup": 1.0, "paused": False, "start_epoch": 1000.0}
+
+
+
+def test_clock_wall_at_is_when_now_reaches_a_simulated_time():
+    wall = FakeWall()
+    clock = SimClock(1000.0, speedup=60.0, wall=wall)
+    assert clock.wall_at(1120.0) == 102.0
+    wall.t = clock.wall_at(1300.0)
+    assert clock.now() == 1300.0
+    clock.pause()
+    assert clock.wall_at(2000.0) is None
+
+
+def test_a_stream_item_shows_in_listings_from_the_end_of_its_bucket_not_its_creation():
+    """The world builds its stream a bucket at a time, so a post created mid-bucket is not listed until the
+    bucket ends: what the latency benchmark counts from (bench/latency_bench.py)."""
+    import json
+
+    from focuscrawl.world import build_world
+
+    world = build_world(7, users=2000, base_rate=0.05, paused=True, rate_limit=0, events_per_minute=30.0,
+                        warmup_seconds=0.0, data_dir=None, web=False, bucket_seconds=60)
+    start = world.clock.now()
+    world.clock.set(start + 600)
+    world.now()
+    pop = world.population
+    item = next(pop.item(n) for n in pop.posts_all if pop.item(n).created % 60 > 0)
+    shown = pop.visible_at(item)
+    assert item.created < shown == (item.created // 60 + 1) * 60
+
+    def listed(at: float) -> bool:
+        fresh = build_world(7, users=2000, base_rate=0.05, paused=True, rate_limit=0, events_per_minute=30.0,
+                            warmup_seconds=0.0, data_dir=None, web=False, bucket_seconds=60)
+        fresh.clock.set(at)
+        _, _, body = fresh.crawl("/r/all/new.json", {"limit": "100"})
+        return "t3_" + base36(item.num) in {c["data"]["name"] for c in json.loads(body)["data"]["children"]}
+
+    assert not listed(item.created) and not listed(shown - 1) and listed(shown)
 
 
 @pytest.fixture(scope="module")

@@ -36,6 +36,14 @@ class SimClock:
     def _reanchor(self, sim: float) -> None:
         self._anchor_sim, self._anchor_wall = sim, self._wall()
 
+    def wall_at(self, sim_time: float) -> float | None:
+        """The reading of the wall clock at which :meth:`now` reaches ``sim_time`` while it runs as it
+        does now (None when paused): a benchmark times a simulated event on its own machine's clock."""
+        with self._lock:
+            if self._paused:
+                return None
+            return self._anchor_wall + (float(sim_time) - self._anchor_sim) / self._speedup
+
     def pause(self) -> None:
         with self._lock:
             self._reanchor(self._now_locked())

@@ -328,6 +328,12 @@ class Population:
             return next((it for it in hist if it.num == num), None)
         return self._stream[num] if 0 <= num < len(self._stream) else None
 
+    def visible_at(self, item: Item) -> float:
+        """The simulated time from which ``item`` (of the live stream) shows in listings: the end of its stream bucket, since
+        the stream is built a bucket at a time (:meth:`advance`), not at ``item.created``."""
+        b = self.config.bucket_seconds
+        return float((math.floor(item.created / b) + 1) * b)
+
     def visible(self, nums: list[int], now: float) -> int:
         """How many of the time-ordered stream ``nums`` were created at or before ``now``."""
         return bisect.bisect_right(nums, now, key=lambda k: self._stream[k].created)
