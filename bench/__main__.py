@@ -62,6 +62,11 @@ BENCHES: dict[str, tuple[str, str, dict[str, list[str]]]] = {
         "quick": ["--seconds", "20", "--raw-records", "5000", "--backlog", "3000"],
         "full": ["--long", "--backlog", "10000"],
     }),
+    "latency": ("latency_bench.py", "Kafka broker, world, FUE explorer and chooser processes", {
+        "smoke": ["--seconds", "5", "--drain", "10"],
+        "quick": ["--seconds", "60", "--method", "HCP"],
+        "full": ["--seconds", "300", "--method", "HCP", "--classifier-data", "erisk"],
+    }),
     "scaling": ("scaling_bench.py", "Kafka broker, world, Spark standalone cluster", {
         "smoke": ["--backlog", "200", "--posts", "200", "--users", "50", "--pages", "300"],
         "quick": ["--backlog", "3000", "--posts", "3000", "--users", "1000", "--pages", "3000"],
@@ -162,6 +167,21 @@ def summarise(name: str, res: dict) -> list[dict]:
             c = res["scaling"][key]
             row(f"ingest backlog, {key.replace('_', ' ')}", c["records"], c["seconds"], c["records_per_s"],
                 "records/s")
+    elif name == "latency":
+        period = res["poll"]["all_new_period_s"]
+        for part in ("posts", "comments"):
+            p = res[part]
+            if not p["ranked"]:
+                continue
+            lat, fetch, rank = p["latency_s"], p["listing_to_fetch_s"], p["fetch_to_rank_s"]
+            row(f"evidence latency, {part} listed -> author re-ranked ({res['method']})", p["ranked"],
+                res["window_seconds"], p["ranked"] / res["window_seconds"], f"{part}/s",
+                f"latency p50 {lat['p50']} s, p90 {lat['p90']} s, p99 {lat['p99']} s, max {lat['max']} s; "
+                f"listing->fetch p50 {fetch['p50']}/p99 {fetch['p99']} s, fetch->rank p50 {rank['p50']}/p99 "
+                f"{rank['p99']} s; /r/all/new polled every {period.get('mean')} s (interval "
+                f"{res['poll']['explorer_interval_s']} s: bounds listing->fetch from below); "
+                f"{p['listed']} listed, {p['fetched']} fetched")
+            rows[-1]["cpu_seconds"] = round(sum(v for v in res["cpu_seconds"].values() if v), 2)
     elif name == "scaling":
         for part, unit, rate in (("ingest", "records/s", "records_per_s"), ("chooser", "posts/s", "posts_per_s")):
             for key, c in res.get(part, {}).items():
