@@ -97,3 +97,16 @@ def test_ingest_benchmark_smoke(tmp_path, kafka_broker):
     report = smoke(tmp_path, "ingest", timeout=900)
     ingest = rows(report, "ingest")
     assert {"raw Kafka produce (baseline)", "raw Kafka consume (baseline)", "ingest crawler -> Kafka -> Delta"} <= set(ingest)
+
+
+@pytest.mark.integration
+@pytest.mark.timeout(1200)
+def test_latency_benchmark_smoke(tmp_path, kafka_broker):
+    """World, explorer, broker and chooser for a few seconds: posts the world listed reach the chooser's
+    changelog, and each latency is its listing-to-fetch plus its fetch-to-rank part."""
+    report = smoke(tmp_path, "latency", timeout=900)
+    assert "evidence latency, posts listed -> author re-ranked (HAS)" in rows(report, "latency")
+    posts = json.loads((tmp_path / "smoke" / "latency.json").read_text())["posts"]
+    assert 0 < posts["ranked"] <= posts["fetched"] <= posts["listed"]
+    split = posts["listing_to_fetch_s"]["mean"] + posts["fetch_to_rank_s"]["mean"]
+    assert abs(posts["latency_s"]["mean"] - split) < 0.01
