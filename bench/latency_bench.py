@@ -24,7 +24,7 @@ their community's ``comments.json``, visited at random: reported apart, not in t
 chooser runs with ``--lead 0`` (no extractor runs here: a chosen user would wait for a verdict
 forever), so every author stays a candidate and each new post re-ranks it.
 
-    python bench/latency_bench.py [--seconds 60] [--interval 2] [--method HCP --classifier-data sdcnl]
+    python bench/latency_bench.py [--seconds 60] [--warmup 10] [--interval 2] [--method HCP --classifier-data sdcnl]
 
 Uses the broker and world ports of the settings (starts the broker if it is not up, and stops what
 it started). Writes ``bench/results/latency.json``.
@@ -172,6 +172,8 @@ def main(argv: list[str] | None = None) -> int:
     cfg = settings()
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--seconds", type=float, default=60.0, help="posts first listed within this window are timed")
+    ap.add_argument("--warmup", type=float, default=10.0,
+                    help="seconds after the first rank change before the window (group joins, first transactions)")
     ap.add_argument("--drain", type=float, default=30.0, help="seconds after the window the last posts may take")
     ap.add_argument("--interval", type=float, default=2.0, help="the explorer's --interval (its default, the platform's)")
     ap.add_argument("--method", default="HAS", help="the chooser's ranking method")
@@ -230,8 +232,8 @@ def main(argv: list[str] | None = None) -> int:
             if time.monotonic() > deadline or any(p.poll() is not None for p in procs.procs):
                 raise RuntimeError(f"no rank change read within 300 s (or a process died); logs in {work}")
             time.sleep(0.2)
-        start = time.time() + 1.0
-        time.sleep(1.0 + args.seconds)
+        start = time.time() + args.warmup
+        time.sleep(args.warmup + args.seconds)
         end = time.time()
         window = list(listed_items(world.world, start, end, offset))
         drain_until = time.monotonic() + args.drain
