@@ -1,7 +1,7 @@
 """Job: outlink_features -> model store + outlink_models (train, evaluate on the held-out period, register,
 promote when not worse), seed 002 Section 7.
 
-    python spark_jobs/outlinks_train.py [--models NNL-ET_LBLA,NNL-NGB] [--history-size 4]
+    python spark_jobs/outlinks_train.py [--models NNL-ET_LBLA,NNL-NGB] [--history-size 4] [--train-sample 200000]
 
 Training runs on the driver (scikit-learn, NGBoost) from the feature table read with delta-rs; the
 models table is appended with Spark so it sits with the other tables.
@@ -23,9 +23,9 @@ from focuscrawl.params import add_arguments
 
 
 def run(spark, cfg: Settings, models=DEFAULT.models, history_size: int = DEFAULT.history_size, promote: bool = True,
-        **options) -> list[dict]:
+        train_sample: int = DEFAULT.train_sample, **options) -> list[dict]:
     rows = train_and_register(lake.to_pandas(FEATURES, cfg), lake.version(FEATURES, cfg), model_store(cfg),
-                              history_size, models, promote=promote, **options)
+                              history_size, models, promote=promote, train_sample=train_sample, **options)
     frame = spark.createDataFrame(pd.DataFrame(rows)).selectExpr(
         "name", "cast(version as int) version", "spearman", "pk_area", "cast(data_version as long) data_version",
         "cast(eval_period as int) eval_period", "promoted", "reason", "created_at")
@@ -42,7 +42,7 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     cfg = settings()
     for row in run(get_session("outlinks_train", cfg=cfg), cfg, args.models.split(","), args.history_size,
-                   promote=not args.no_promote):
+                   promote=not args.no_promote, train_sample=args.train_sample):
         print(f"outlinks_train: {row['name']} v{row['version']} pk_area={row['pk_area']:.3f} "
               f"spearman={row['spearman']:.3f} promoted={row['promoted']} ({row['reason']})")
     return 0

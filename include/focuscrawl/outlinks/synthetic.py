@@ -31,6 +31,7 @@ weeks); ``activity_noise = 1.0``. ``focuscrawl experiment outlinks-cochange`` sw
 from __future__ import annotations
 
 import hashlib
+from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 
 import numpy as np
@@ -49,16 +50,26 @@ def _ar1(n_periods: int, n: int, noise: float, rng: np.random.Generator) -> np.n
     return out
 
 
-def generate_snapshots(n_pages: int = 2000, n_periods: int = 10, n_topics: int = 40, n_sites: int = 50,
-                       words_per_page: int = 80, activity_noise: float = 1.0, seed: int = 0,
-                       start: datetime = datetime(2026, 1, 5, tzinfo=timezone.utc), co_change: float = 0.5,
-                       content_link_coupling: float = 1.0, rate_drift: float = 0.1) -> pd.DataFrame:
-    """One row per (page, period) in the snapshot table's columns (see tables.py)."""
+@dataclass(frozen=True)
+class LinkRates:
+    """The generator's mechanism without the pages' text and links: who is in which topic and site,
+    and each week's expected new outlinks ``mu`` (periods x pages; row 0, the first snapshot, unused)."""
+
+    topic: np.ndarray
+    site: np.ndarray
+    ext_share: np.ndarray  # per page: its topic's share of external new outlinks
+    updated: np.ndarray    # periods x pages: the text changed that week
+    mu: np.ndarray
+
+
+def link_rates(rng: np.random.Generator, n_pages: int, n_periods: int, n_topics: int, n_sites: int,
+               activity_noise: float = 1.0, co_change: float = 0.5, content_link_coupling: float = 1.0,
+               rate_drift: float = 0.1) -> LinkRates:
+    """The weekly rates of :func:`generate_snapshots` (see the module's docstring), drawn from ``rng``."""
     if not 0.0 <= co_change <= 1.0:
         raise ValueError(f"co_change must be in [0, 1] (got {co_change})")
     if content_link_coupling < 0 or rate_drift < 0:
         raise ValueError("content_link_coupling and rate_drift must be >= 0")
-    rng = np.random.default_rng(seed)
     topic = rng.integers(0, n_topics, n_pages)
     site = rng.integers(0, n_sites, n_pages)
     # Topic link rates: a third of the topics are static; the rest spread over two orders of magnitude.
@@ -73,6 +84,18 @@ def generate_snapshots(n_pages: int = 2000, n_periods: int = 10, n_topics: int =
     drift = np.exp(np.cumsum(rng.normal(0, rate_drift, (n_periods, n_pages)), axis=0))
     updated = rng.random((n_periods, n_pages)) < content_change[None, :]
     boost = (1 + content_link_coupling * updated) / (1 + content_link_coupling * content_change[None, :])
+    return LinkRates(topic, site, topic_ext_share[topic], updated, page_rate[None, :] * drift * activity * boost)
+
+
+def generate_snapshots(n_pages: int = 2000, n_periods: int = 10, n_topics: int = 40, n_sites: int = 50,
+                       words_per_page: int = 80, activity_noise: float = 1.0, seed: int = 0,
+                       start: datetime = datetime(2026, 1, 5, tzinfo=timezone.utc), co_change: float = 0.5,
+                       content_link_coupling: float = 1.0, rate_drift: float = 0.1) -> pd.DataFrame:
+    """One row per (page, period) in the snapshot table's columns (see tables.py)."""
+    rng = np.random.default_rng(seed)
+    rates = link_rates(rng, n_pages, n_periods, n_topics, n_sites, activity_noise, co_change,
+                       content_link_coupling, rate_drift)
+    topic, site, updated = rates.topic, rates.site, rates.updated
 
     topic_words = [[f"t{k}w{j}" for j in range(40)] for k in range(n_topics)]
     common = [f"c{j}" for j in range(300)]
@@ -94,9 +117,9 @@ def generate_snapshots(n_pages: int = 2000, n_periods: int = 10, n_topics: int =
             if t > 0:
                 if updated[t, i]:
                     texts[i][rng.integers(len(texts[i]))] = f"n{rng.integers(10 ** 6)}"
-                mu = page_rate[i] * drift[t, i] * activity[t, i] * boost[t, i]
-                new_int = rng.poisson(mu * (1 - topic_ext_share[topic[i]]))
-                new_ext = rng.poisson(mu * topic_ext_share[topic[i]])
+                mu = rates.mu[t, i]
+                new_int = rng.poisson(mu * (1 - rates.ext_share[i]))
+                new_ext = rng.poisson(mu * rates.ext_share[i])
                 # Old links drop off the page as new ones push them out (listing pages).
                 internal[i] = [f"http://site{site[i]}.example/a/{next(counter)}" for _ in range(new_int)] + \
                     internal[i][: max(8, len(internal[i]) - new_int)]

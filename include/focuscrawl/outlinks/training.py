@@ -29,17 +29,32 @@ def model_key(name: str, scope: str) -> str:
     return f"{name}/{scope}"
 
 
-def train_and_register(features: pd.DataFrame, data_version: int, store: ModelStore, history_size: int,
-                       models=DEFAULT.models, scopes=SCOPES, seed: int = 0, promote: bool = True,
-                       **options) -> list[dict]:
-    """One new version per (model, scope), trained before the last observed period and evaluated on it;
-    returns the rows of the ``outlink_models`` table. ``promote=False`` leaves promotion to
-    :func:`promote_latest` (the DAG's own step)."""
+def held_out_split(features: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame, int]:
+    """``(train rows, test rows, eval period)``: the last labelled period is held out, every earlier one
+    trains, so train and test never share a period."""
     rows = labelled(features)
     eval_period = int(rows["period"].max())
     train_rows, test_rows = rows[rows["period"] < eval_period], rows[rows["period"] == eval_period]
     if train_rows.empty:
         raise ValueError(f"no labelled periods before the held-out period {eval_period}: need more snapshots")
+    return train_rows, test_rows, eval_period
+
+
+def sample_rows(rows: pd.DataFrame, train_sample: int = DEFAULT.train_sample, seed: int = 0) -> pd.DataFrame:
+    """At most ``train_sample`` of ``rows``, drawn at random without replacement (0: all of them)."""
+    if not train_sample or len(rows) <= train_sample:
+        return rows
+    return rows.sample(n=train_sample, random_state=seed)
+
+
+def train_and_register(features: pd.DataFrame, data_version: int, store: ModelStore, history_size: int,
+                       models=DEFAULT.models, scopes=SCOPES, seed: int = 0, promote: bool = True,
+                       train_sample: int = DEFAULT.train_sample, **options) -> list[dict]:
+    """One new version per (model, scope), fitted on ``train_sample`` rows of the periods before the last
+    observed one and evaluated on that one; returns the rows of the ``outlink_models`` table.
+    ``promote=False`` leaves promotion to :func:`promote_latest` (the DAG's own step)."""
+    train_rows, test_rows, eval_period = held_out_split(features)
+    train_rows = sample_rows(train_rows, train_sample, seed)
     specs = model_specs()
     out = []
     for name in models:
