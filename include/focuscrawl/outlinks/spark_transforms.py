@@ -93,18 +93,15 @@ def related(embeddings: "DataFrame", k: int = DEFAULT.k, method: str = DEFAULT.m
     The unit-length matrix is m x d float32: 400 MB for 1M pages at d=100 (HNSW adds ~256 MB of links).
     """
     spark = embeddings.sparkSession
-    arrow = "spark.sql.execution.arrow.pyspark.enabled"
-    was = spark.conf.get(arrow, "false")
-    spark.conf.set(arrow, "true")  # row-by-row pickling of 1M vectors to the driver takes minutes
-    try:
-        rows = embeddings.select("url", "vector").toPandas()
-    finally:
-        spark.conf.set(arrow, was)
-    urls = rows["url"].to_numpy(dtype=object)
-    if not len(rows):
+    # In Arrow (row-by-row pickling of 1M vectors takes minutes), the vectors read as one flat buffer:
+    # 0.11 s of driver CPU for 200k x 100 against 0.38 s through pandas and np.vstack of 200k arrays.
+    rows = embeddings.select("url", "vector").toArrow()
+    urls = rows.column("url").to_numpy(zero_copy_only=False)
+    if not len(urls):
         return spark.createDataFrame([], "url string, neighbour string, rank int, similarity double")
-    matrix = np.vstack(rows["vector"].to_numpy()).astype(np.float32)
-    del rows
+    vectors = rows.column("vector").combine_chunks()
+    matrix = vectors.flatten().to_numpy().astype(np.float32).reshape(len(urls), -1)
+    del rows, vectors
     shared = spark.sparkContext.broadcast(RELATED.create(method, k=k, **options).fit(matrix))
     key = uuid.uuid4().hex
     shared_urls = spark.sparkContext.broadcast(urls)
