@@ -67,6 +67,13 @@ BENCHES: dict[str, tuple[str, str, dict[str, list[str]]]] = {
         "quick": ["--seconds", "60", "--method", "HCP"],
         "full": ["--seconds", "300", "--method", "HCP", "--classifier-data", "erisk"],
     }),
+    "train": ("train_bench.py", "Spark (local[2], spark-submit)", {
+        # smoke: the comparison only, its sample the share of 384k pages' rows the job's sample is (the
+        # two jobs' smoke is tests/bench's integration test); quick: a sample below its 80k training rows
+        "smoke": ["--no-job", "--pages", "384000", "--embed-pages", "0", "--periods", "8", "--compare-pages", "300"],
+        "quick": ["--pages", "20000", "--train-sample", "20000", "--compare-pages", "20000", "--embed-pages", "50000"],
+        "full": ["--pages", "384000", "--periods", "10", "--compare-pages", "100000", "--embed-pages", "384000"],
+    }),
     "scaling": ("scaling_bench.py", "Kafka broker, world, Spark standalone cluster", {
         "smoke": ["--backlog", "200", "--posts", "200", "--users", "50", "--pages", "300"],
         "quick": ["--backlog", "3000", "--posts", "3000", "--users", "1000", "--pages", "3000"],
@@ -118,11 +125,9 @@ def run_bench(name: str, mode: str, out_dir: Path, env: dict, timeout: float) ->
 
 def summarise(name: str, res: dict) -> list[dict]:
     """Table rows of one benchmark's JSON: what, n, seconds, rate with its unit, recall, note."""
-    if name == "knn":
+    if name in ("knn", "train"):
         sys.path.insert(0, str(HERE))
-        from knn_bench import summary
-
-        return summary(res)
+        return __import__(f"{name}_bench").summary(res)
     rows: list[dict] = []
 
     def row(what, n, seconds, rate, unit, note="", recall=None):

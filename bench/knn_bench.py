@@ -278,15 +278,21 @@ def job_recall(cfg, x: np.ndarray, sample: int, seed: int = 0) -> tuple[float, i
     return recall_at_k(approx, exact), len(ids)
 
 
-def spark_job(method: str, n: int, threads: int, sample: int, master: str, options: list[str]) -> dict:
-    """One run of the related-pages job through spark-submit on ``n`` synthetic vectors, in a scratch lake."""
+def scratch_settings(prefix: str, master: str):
+    """Settings whose state folder and lake are a fresh folder under the run-time one (``cfg.var_dir``: rmtree it)."""
     from focuscrawl.config import settings
-    from focuscrawl.services.spark_cluster import spark_submit
 
     base = settings()
     base.var_dir.mkdir(parents=True, exist_ok=True)  # a fresh checkout's first benchmark: no state folder yet
-    scratch = Path(tempfile.mkdtemp(prefix="knn-bench-", dir=base.var_dir))
-    cfg = dataclasses.replace(base, var_dir=scratch, lake=str(scratch / "lake"), spark_master=master)
+    scratch = Path(tempfile.mkdtemp(prefix=prefix, dir=base.var_dir))
+    return dataclasses.replace(base, var_dir=scratch, lake=str(scratch / "lake"), spark_master=master)
+
+
+def spark_job(method: str, n: int, threads: int, sample: int, master: str, options: list[str]) -> dict:
+    """One run of the related-pages job through spark-submit on ``n`` synthetic vectors, in a scratch lake."""
+    from focuscrawl.services.spark_cluster import spark_submit
+
+    cfg = scratch_settings("knn-bench-", master)
     x, gen_secs = timed(lambda: vectors(n), f"synthetic vectors n={n}")
     _, write_secs = timed(lambda: write_embeddings(cfg, x), f"page_embeddings written n={n}")
     os.environ["OMP_NUM_THREADS"] = os.environ["OPENBLAS_NUM_THREADS"] = str(threads)  # the job's driver build
@@ -297,7 +303,7 @@ def spark_job(method: str, n: int, threads: int, sample: int, master: str, optio
     recall, sampled = job_recall(cfg, x, sample)
     import shutil
 
-    shutil.rmtree(scratch, ignore_errors=True)
+    shutil.rmtree(cfg.var_dir, ignore_errors=True)
     return entry(n, secs, recall, cpu=None, method=method, n=n, options=options, master=master, driver_threads=threads,
                  recall_sample=sampled, data="synthetic", embeddings_write_seconds=write_secs,
                  spark_driver_memory=cfg.spark_driver_memory, output=out.strip().splitlines()[-1])

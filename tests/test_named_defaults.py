@@ -62,6 +62,7 @@ PROJECT_KEYS = {
 }
 CLI_FLAGS = {
     ("bench/scaling_bench.py", "method"): "ranking method",
+    ("bench/train_bench.py", "models"): "outlink model spec",
     ("focuscrawl.experiments.ephemeral", "schedulers"): "scheduler",
     ("focuscrawl.experiments.fue", "methods"): "ranking method",
     ("focuscrawl.experiments.fue", "community_chooser"): "community chooser",

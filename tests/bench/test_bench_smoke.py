@@ -110,3 +110,33 @@ def test_latency_benchmark_smoke(tmp_path, kafka_broker):
     assert 0 < posts["ranked"] <= posts["fetched"] <= posts["listed"]
     split = posts["listing_to_fetch_s"]["mean"] + posts["fetch_to_rank_s"]["mean"]
     assert abs(posts["latency_s"]["mean"] - split) < 0.01
+
+
+def test_training_benchmark_smoke(tmp_path):
+    """The train benchmark's comparison: each model on every training row and on the knob's sample,
+    held out on a period neither trained on."""
+    report = smoke(tmp_path, "train", timeout=600)
+    res = json.loads((tmp_path / "smoke" / "train.json").read_text())
+    compare = res["compare"]
+    assert compare["eval_period"] not in compare["train_periods"]
+    fits = {(f["model"], f["fit"]) for f in compare["fits"]}
+    assert fits == {(f"{m}/{s}", fit) for m in ("NNL-ET_LBLA", "NNL-NGB") for s in ("int", "ext")
+                    for fit in ("full", "same fraction")}
+    assert all("spearman_loss" in f for f in compare["fits"] if f["fit"] != "full")
+    assert len(rows(report, "train")) == 8
+
+
+@pytest.mark.integration
+@pytest.mark.timeout(2700)
+def test_training_and_embedding_jobs_through_spark_submit_smoke(tmp_path):
+    """The train benchmark's two jobs via spark-submit on a scratch lake: two Spark sessions, minutes under load."""
+    out = tmp_path / "train.json"
+    done = subprocess.run([sys.executable, "bench/train_bench.py", "--pages", "300", "--periods", "8",
+                           "--train-sample", "400", "--compare-pages", "0", "--embed-pages", "200", "--out", str(out)],
+                          cwd=ROOT, capture_output=True, text=True, timeout=2400)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    res = json.loads(out.read_text())
+    job = res["train_job"]
+    assert job["train_rows"] == 300 * 2 and job["train_sample"] == 400
+    assert len(job["models_trained"]) == 4 and job["job_cpu_seconds"] > 0
+    assert res["embed_job"]["pages"] == 200
