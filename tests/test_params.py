@@ -87,13 +87,13 @@ AREAS = {
     "FUE (seed 000)": Area(
         fue.DEFAULT,
         dags=(("fue_pseudo_training.py", "fue_pseudo_training", fue.PSEUDO_TRAINING_KNOBS),),
-        clis=(("streaming/fue/explorer.py", ("community_chooser",)),
+        clis=(("streaming/fue/explorer.py", ("community_chooser", "interval")),
               ("include/focuscrawl/experiments/fue.py", ("community_chooser", "pseudo_every"))),
-        loop=("fue", {"method": "method", "community_chooser": "community_chooser"}),
+        loop=("fue", {"method": "method", "community_chooser": "community_chooser", "visit_interval": "visit_interval"}),
         functions=("include/focuscrawl/fue/pseudo.py", "include/focuscrawl/fue/batch.py",
                    "include/focuscrawl/experiments/fue.py", "include/focuscrawl/fue/classifier.py",
                    "include/focuscrawl/fue/pipeline.py"),
-        aliases={"pseudo_top": "top_n", "threshold": "reference_threshold"},
+        aliases={"pseudo_top": "top_n", "threshold": "reference_threshold", "interval": "visit_interval"},
     ),
 }
 

@@ -475,6 +475,8 @@ class FueLoop(Loop):
 
     method: str = FUE.method
     community_chooser: str = FUE.community_chooser
+    visit_interval: float = Field(FUE.visit_interval, ge=0,
+                                  description="seconds between two community visits of the explorer")
     users_per_hour: Positive = 600.0
     listing_path: str = "/r/all/new.json"
 

@@ -31,7 +31,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--topic", default=POSTS_TOPIC)
     ap.add_argument("--community-chooser", default=FUE.community_chooser, type=str.upper, choices=COMMUNITY_CHOOSERS.names())
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--interval", type=float, default=2.0, help="seconds between community visits")
+    ap.add_argument("--interval", type=float, default=FUE.visit_interval,
+                    help="seconds between community visits (the project's loops.fue.visit_interval)")
     args = ap.parse_args(argv)
 
     with StreamProcess(NAME, args, cfg) as proc:
@@ -49,16 +50,18 @@ def main(argv: list[str] | None = None) -> int:
                  args.topic)
         while proc.running():
             try:
-                posts = explorer.visit()
+                # Each listing's posts are published (and flushed) as soon as it is parsed, not after
+                # the visit's later requests: a post's evidence reaches the chooser a request or two
+                # sooner, and a failed request no longer loses the listings read before it.
+                for posts in explorer.listings():
+                    for post in posts:
+                        proc.send(args.topic, post.author, post_to_json(post))
+                    counts["posts"] += len(posts)
+                    proc.flush()
                 counts["visits"] += 1
             except Exception:  # noqa: BLE001 - a failed visit is retried on the next tick
                 log.exception("community visit failed")
                 counts["failed_visits"] += 1
-                posts = []
-            for post in posts:
-                proc.send(args.topic, post.author, post_to_json(post))
-            counts["posts"] += len(posts)
-            proc.flush()
             proc.wait(args.interval)
     return 0
 

@@ -16,6 +16,13 @@ from focuscrawl.params import knob
 class FueParams:
     method: str = knob("HCP", "registered ranking method")
     community_chooser: str = knob("RANDOM", "registered community chooser of the explorer")
+    # The Community Explorer's pace. A visit reads /r/all/new, then one community's new posts and its
+    # comments (three requests, each after the site's politeness delay); a new post waits for the next
+    # /r/all/new, so this interval plus the visit's requests bounds the evidence latency from below
+    # (bench/latency_bench.py). 2 s by default: on reddit (politeness 1 s, about 100 requests a minute
+    # per OAuth client, projects/reddit.toml) a visit every ~5 s takes 36 of them and leaves the rest to
+    # the extractors sharing the host's politeness ledger. A local world can go lower ([loops.fue]).
+    visit_interval: float = knob(2.0, "seconds between two community visits of the explorer", minimum=0)
     # Section V: the pseudo-trained HCP variants (threshold pairs, and positives only).
     pseudo_methods: tuple[str, ...] = knob(("HCP-0.9-0.1", "HCP-0.5-0.5", "HCP-POS"), "pseudo-trained HCP variants")
     # Section V: "Every five minutes, a new prediction classifier is built from the original training

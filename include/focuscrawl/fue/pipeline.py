@@ -20,7 +20,7 @@ import json
 import random
 import time
 from dataclasses import asdict, dataclass
-from typing import Iterable, Protocol, Sequence
+from typing import Iterable, Iterator, Protocol, Sequence
 from urllib.parse import quote, urlencode
 
 import pyarrow as pa
@@ -224,16 +224,21 @@ class CommunityExplorer:
                 self.communities.append(sub)
         return self._posts(records)
 
-    def visit(self) -> list[Post]:
-        """One community's newest posts and comments (plus /r/all, which also finds new communities)."""
-        posts = self.discover()
+    def listings(self) -> Iterator[list[Post]]:
+        """One visit, a listing at a time: /r/all/new (which also finds new communities), then one chosen
+        community's newest posts and comments. Each listing's posts come as soon as it is parsed, so a
+        publisher need not hold them for the visit's later requests (issue 18, point 3: evidence latency)."""
+        yield self.discover()
         if not self.communities:
-            return posts
+            return
         sub = quote(self.chooser.next(self.communities))
         for kind in ("new", "comments"):
             records, _ = self.client.listing(f"/r/{sub}/{kind}.json", limit=self.limit)
-            posts.extend(self._posts(records))
-        return posts
+            yield self._posts(records)
+
+    def visit(self) -> list[Post]:
+        """One visit's posts and comments, all its listings read (:meth:`listings`)."""
+        return [post for posts in self.listings() for post in posts]
 
     def _posts(self, records: list[dict]) -> list[Post]:
         """The listing just read as posts, each naming that listing's WARC record (a client without one, such
