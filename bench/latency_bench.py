@@ -3,7 +3,7 @@
 Real engines, wired as ``focuscrawl up`` wires the FUE loop's front half: the world's HTTP server (in
 this process), the Community Explorer (``streaming/fue/explorer.py``: listings fetched with requests
 through the product's Fetcher, with the world site of ``projects/world.toml``: politeness 0.05 s,
-robots.txt), a Kafka broker, and the User Chooser (``streaming/fue/chooser.py``). For every live
+robots.txt, and its ``[loops.fue] visit_interval``, 0.5 s, as ``focuscrawl up`` passes it), a Kafka broker, and the User Chooser (``streaming/fue/chooser.py``). For every live
 stream item the world lists while the pipeline runs, three times on this machine's clock:
 
 - *visible*: when the world first lists it, the end of its stream bucket (``Population.visible_at``:
@@ -19,12 +19,13 @@ latency = ranked - visible = (fetched - visible) + (ranked - fetched). The explo
 ``/r/all/new`` once per visit (then one random community's new posts and comments), so a post waits
 for the next visit: listing-to-fetch is bounded below by the poll period (``--interval`` plus the
 visit's three requests at the politeness delay), about uniform over it, and its p99 is about the
-period: a p99 <= 2 s target needs a period well under 2 s. Comments (``t1``) are listed only by
+period: a p99 <= 2 s target needs a period well under 2 s. The explorer publishes each listing's posts
+as soon as it is parsed, so /r/all/new's posts do not wait for the visit's two community requests. Comments (``t1``) are listed only by
 their community's ``comments.json``, visited at random: reported apart, not in the target. The
 chooser runs with ``--lead 0`` (no extractor runs here: a chosen user would wait for a verdict
 forever), so every author stays a candidate and each new post re-ranks it.
 
-    python bench/latency_bench.py [--seconds 60] [--warmup 10] [--interval 2] [--method HCP --classifier-data sdcnl]
+    python bench/latency_bench.py [--seconds 60] [--warmup 10] [--interval S] [--method HCP --classifier-data sdcnl]
 
 Uses the broker and world ports of the settings (starts the broker if it is not up, and stops what
 it started). Writes ``bench/results/latency.json``.
@@ -175,7 +176,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--warmup", type=float, default=10.0,
                     help="seconds after the first rank change before the window (group joins, first transactions)")
     ap.add_argument("--drain", type=float, default=30.0, help="seconds after the window the last posts may take")
-    ap.add_argument("--interval", type=float, default=2.0, help="the explorer's --interval (its default, the platform's)")
+    ap.add_argument("--interval", type=float, default=None,
+                    help="the explorer's --interval (default: the world project's [loops.fue] visit_interval)")
     ap.add_argument("--method", default="HAS", help="the chooser's ranking method")
     ap.add_argument("--classifier-data", choices=("sdcnl", "erisk"), default="sdcnl",
                     help="what an HCP-like method's candidate classifier is fitted on")
@@ -186,7 +188,7 @@ def main(argv: list[str] | None = None) -> int:
 
     from focuscrawl.fue import RANKING_METHODS
     from focuscrawl.fue.pipeline import EXTRACT_TOPIC, SCORES_TOPIC, STATS_TOPIC
-    from focuscrawl.project import load_site
+    from focuscrawl.project import load_project, load_site
     from focuscrawl.services.kafka import KafkaBroker
     from focuscrawl.topics import TopicSpec, ensure_topics
     from focuscrawl.world import build_world
@@ -216,6 +218,10 @@ def main(argv: list[str] | None = None) -> int:
                   cfg.kafka_partitions, cfg.kafka_replication)
     project = ROOT / "projects" / "world.toml"
     politeness = load_site(project, "world").politeness_delay
+    interval_from = "--interval"
+    if args.interval is None:
+        args.interval = load_project(project, check_files=False, check_env=False).loops.fue.visit_interval
+        interval_from = f"{project.relative_to(ROOT)} [loops.fue] visit_interval"
     watcher = RankWatcher(cfg.kafka_bootstrap, f"focuscrawl.changelog.{group}").start()
     procs = Procs({**os.environ, "PYTHONUNBUFFERED": "1"}, work)
     offset = time.time() - time.monotonic()  # the world's clock runs on time.monotonic
@@ -266,7 +272,7 @@ def main(argv: list[str] | None = None) -> int:
         "bench": "latency", "method": args.method, "classifier": classifier,
         "window_seconds": round(end - start, 1), "posts_per_s": round(kinds["posts"]["ranked"] / (end - start), 2),
         **kinds,
-        "poll": {"explorer_interval_s": args.interval, "politeness_delay_s": politeness,
+        "poll": {"explorer_interval_s": args.interval, "interval_from": interval_from, "politeness_delay_s": politeness,
                  "all_new_period_s": spread(gaps),
                  "note": "posts wait for the explorer's next /r/all/new: listing-to-fetch is bounded below by this period"},
         "world": {"speedup": args.speedup, "events_per_minute": args.events_per_minute,
