@@ -3,8 +3,8 @@
 Real engines, wired as ``focuscrawl up`` wires the FUE loop's front half: the world's HTTP server (in
 this process), the Community Explorer (``streaming/fue/explorer.py``: listings fetched with requests
 through the product's Fetcher, with the world site of ``projects/world.toml``: politeness 0.05 s,
-robots.txt, and its ``[loops.fue] visit_interval``, 2 s, as ``focuscrawl up`` passes it), a Kafka broker, and the User Chooser (``streaming/fue/chooser.py``). For every live
-stream item the world lists while the pipeline runs, three times on this machine's clock:
+robots.txt, and its ``[loops.fue] visit_interval``, 2 s, as ``focuscrawl up`` passes it), a Kafka
+broker, and the User Chooser (``streaming/fue/chooser.py``). For every live stream item the world lists while the pipeline runs, three times on this machine's clock:
 
 - *visible*: when the world first lists it, the end of its stream bucket (``Population.visible_at``:
   the stream is built a bucket at a time, so not its ``created_utc``) on the world's clock mapped to
