@@ -61,6 +61,7 @@ PROJECT_KEYS = {
     ("graph", "sampler"): "graph sampler", ("graph", "estimators"): "graph estimator",
 }
 CLI_FLAGS = {
+    ("bench/latency_bench.py", "method"): "ranking method",
     ("bench/scaling_bench.py", "method"): "ranking method",
     ("bench/train_bench.py", "models"): "outlink model spec",
     ("focuscrawl.experiments.ephemeral", "schedulers"): "scheduler",
