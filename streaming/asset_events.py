@@ -1,6 +1,7 @@
 """Asset events from the lake: tell Airflow when a table the stream side lands got new rows.
 
-    python streaming/asset_events.py [--interval 5] [--min-interval 60] [--status-file F] [--metrics-port N]
+    python streaming/asset_events.py [--interval 5] [--min-interval 60] [--dag-min-interval DAG=SECONDS ...]
+                                     [--status-file F] [--metrics-port N]
 
 Wiring only (``focuscrawl.lake_events`` decides what to watch and when to post): logs in to the
 configured Airflow (``FOCUSCRAWL_AIRFLOW_*``, the password ``focuscrawl services up`` keeps), then
@@ -19,17 +20,30 @@ import time
 from pathlib import Path
 
 from focuscrawl.config import settings
-from focuscrawl.lake_events import STATE_FILE, LakeEventPoster
+from focuscrawl.lake_events import MIN_INTERVAL, STATE_FILE, LakeEventPoster
 from focuscrawl.services.airflow import AirflowService
 from focuscrawl.status import write_status
 from focuscrawl.storage import storage_options
+
+
+def _dag_seconds(text: str) -> tuple[str, float]:
+    dag_id, sep, seconds = text.partition("=")
+    try:
+        if sep and dag_id and float(seconds) > 0:
+            return dag_id, float(seconds)
+    except ValueError:
+        pass
+    raise argparse.ArgumentTypeError(f"{text!r}: write DAG=SECONDS with SECONDS > 0, e.g. graph_estimation=600")
 
 
 def main(argv: list[str] | None = None) -> int:
     cfg = settings()
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--interval", type=float, default=5.0, help="seconds between two looks at the tables")
-    ap.add_argument("--min-interval", type=float, default=60.0, help="least seconds between two events of one Asset")
+    ap.add_argument("--min-interval", type=float, default=MIN_INTERVAL,
+                    help="least seconds between two events that start one DAG (default: %(default)s)")
+    ap.add_argument("--dag-min-interval", type=_dag_seconds, action="append", default=[], metavar="DAG=SECONDS",
+                    help="--min-interval for one DAG (the project's [asset_events.min_interval]); repeatable")
     ap.add_argument("--refresh", type=float, default=60.0, help="seconds between two reads of the watch list")
     ap.add_argument("--state-file", type=Path, default=Path(cfg.var_dir) / STATE_FILE)
     ap.add_argument("--status-file", type=Path, default=Path(cfg.var_dir) / "status" / "asset-events.json")
@@ -50,7 +64,7 @@ def main(argv: list[str] | None = None) -> int:
         start_http_server(args.metrics_port, addr="127.0.0.1", registry=Metrics("asset-events").registry)
 
     poster = LakeEventPoster(AirflowService(cfg).client(), args.state_file, args.min_interval,
-                             storage_options(cfg) or None)
+                             storage_options(cfg) or None, dag_min_interval=dict(args.dag_min_interval))
     refreshed = float("-inf")
     error = None
     while not stopping.is_set():

@@ -11,9 +11,14 @@ scheduled on their tables (``outlinks_features`` on ``page_snapshots``, ``source
    a new stream table is watched without touching this module;
 2. every ``interval`` seconds it reads each watched table's Delta version (delta-rs: the log only);
 3. when the version advanced since the last event it posts one (``POST /api/v2/assets/events``,
-   ``extra`` = table, version), at most one per Asset per ``min_interval`` seconds: a consumer
-   committing every 2 s would otherwise queue a DAG run per commit;
-4. and not while every DAG scheduled on the Asset has a run queued or running: that run reads
+   ``extra`` = table, version), at most one per DAG per minimum interval: a consumer committing
+   every 2 s would otherwise queue a DAG run per commit. The interval is the project's
+   ``[asset_events.min_interval]`` of the DAG (:data:`MIN_INTERVAL` when it names none), counted
+   per DAG, not per table: ``source_schedule`` waits on two tables, and two clocks would start it
+   twice per interval. The first event of a DAG posts at once, and the tables of a DAG that is due
+   post in the same pass (one run takes them all). A table several DAGs wait on is announced as
+   often as the most eager of them asks (an event starts every DAG on its Asset);
+4. and not while every DAG it is due for has a run queued or running: that run reads
    the table as it is when it starts, so the event waits until one of them is free. Posted at
    once, it would queue a run behind the active one, with the time of the event in its run id;
    the spark pool serves older runs first (``focuscrawl.airflow_priority``), and such early-queued
@@ -21,7 +26,8 @@ scheduled on their tables (``outlinks_features`` on ``page_snapshots``, ``source
    (2026-12-01: its train task waited behind a whole second outlinks chain).
 
 The last version posted per Asset is kept in a small JSON file, so a restarted poster neither
-re-posts an old version nor misses one that landed while it was down.
+re-posts an old version nor misses one that landed while it was down (when it last posted is not
+kept: a restarted poster's first events post at once).
 """
 
 from __future__ import annotations
@@ -38,6 +44,9 @@ from urllib.parse import unquote, urlparse
 log = logging.getLogger("focuscrawl.lake_events")
 
 STATE_FILE = "asset_events.json"  # under $FOCUSCRAWL_VAR
+# A DAG on a stream-landed table re-runs at most once a minute by default: the landings commit
+# every few seconds, and a Spark DAG run takes a minute or more on the embedded default anyway.
+MIN_INTERVAL = 60.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,13 +85,14 @@ class LakeEventPoster:
 
     client: object
     state_path: Path
-    min_interval: float = 60.0
+    min_interval: float = MIN_INTERVAL  # seconds, for a DAG that ``dag_min_interval`` does not name
     storage_options: dict[str, str] | None = None
     clock: Callable[[], float] = time.monotonic
+    dag_min_interval: dict[str, float] = field(default_factory=dict)  # DAG id -> seconds
     versions: dict[str, int] = field(default_factory=dict)  # asset name -> last version posted
     posted: int = 0
     assets: list[WatchedAsset] = field(default_factory=list)
-    _last_post: dict[str, float] = field(default_factory=dict)
+    _last_post: dict[str, float] = field(default_factory=dict)  # DAG id -> when an event last started it
 
     def __post_init__(self) -> None:
         try:
@@ -102,26 +112,39 @@ class LakeEventPoster:
         tmp.write_text(json.dumps(self.versions, sort_keys=True))
         os.replace(tmp, path)
 
+    def interval(self, dag_id: str) -> float:
+        """The least seconds between two events that start ``dag_id``."""
+        return self.dag_min_interval.get(dag_id, self.min_interval)
+
     def poll(self) -> list[tuple[str, int]]:
         """One pass over the watched tables; returns the ``(asset, version)`` events posted."""
+        now = self.clock()
+        due = {dag for asset in self.assets for dag in asset.dags
+               if dag not in self._last_post or now - self._last_post[dag] >= self.interval(dag)}
+        busy: dict[str, bool] = {}  # asked once per pass: a DAG's first table must not hold back its second
+        started: set[str] = set()
         events = []
         for asset in self.assets:
             version = table_version(asset.location, self.storage_options)
             if version is None or version <= self.versions.get(asset.name, -1):
                 continue
-            last = self._last_post.get(asset.name)
-            if last is not None and self.clock() - last < self.min_interval:
-                continue  # rate limit: the next pass after the interval posts the newest version
-            if asset.dags and all(self._busy(dag) for dag in asset.dags):
+            waiting = [dag for dag in asset.dags if dag in due]
+            if not waiting:
+                continue  # rate limit: the first pass after the interval posts the newest version
+            for dag in waiting:
+                if dag not in busy:
+                    busy[dag] = self._busy(dag)
+            if all(busy[dag] for dag in waiting):
                 continue  # held until a run ends (point 4 of the module docstring)
             self.client.post_asset_event(asset.id, {"table": asset.name.removeprefix("delta."), "delta_version": version,
                                                     "posted_by": "focuscrawl.lake_events"})
-            self._last_post[asset.name] = self.clock()
             self.versions[asset.name] = version
             self._save()
             self.posted += 1
             events.append((asset.name, version))
+            started.update(asset.dags)
             log.info("asset event %s version %d -> %s", asset.name, version, ", ".join(asset.dags))
+        self._last_post.update(dict.fromkeys(started, now))
         return events
 
     def _busy(self, dag_id: str) -> bool:
@@ -130,4 +153,5 @@ class LakeEventPoster:
 
     def status(self) -> dict:
         return {"watched": {a.name: list(a.dags) for a in self.assets}, "versions": dict(self.versions),
+                "min_interval_s": {dag: self.interval(dag) for a in self.assets for dag in a.dags},
                 "events_posted": self.posted}

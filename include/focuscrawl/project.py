@@ -11,6 +11,8 @@ Issue 16, point 1. One TOML file declares everything a running platform needs:
 - ``[loops.fue|sources|revisits|graph]``: which of the four learning loops run, on which site,
   with which registered method (the same registries ``--methods HCP,RND`` reads) and budget;
 - ``[schedules]``: per DAG id, a cron expression, an Airflow preset, a duration or ``assets``;
+- ``[asset_events.min_interval]``: per DAG id started by a table the stream processes land, the
+  least time between two runs those tables' Asset events start (``focuscrawl.lake_events``);
 - ``[warc]``: whether fetched pages are also written as WARC.
 
 ``load_project(path)`` reads and validates the file with pydantic (every model is frozen and
@@ -55,6 +57,9 @@ from focuscrawl.outlinks.params import DEFAULT as OUTLINKS
 # DAG ids a project may schedule (tests/project checks this against dags/).
 DAG_IDS = ("delta_maintenance", "fue_pseudo_training", "graph_estimation", "outlinks_features",
            "outlinks_train", "source_schedule")
+# The DAGs that tables the stream processes land start (through streaming/asset_events.py, not a
+# task's outlet; tests/platform/test_dag_schedules.py checks this against the DAG files).
+STREAM_DAGS = ("graph_estimation", "outlinks_features", "source_schedule")
 LOOPS = ("fue", "sources", "revisits", "graph")
 PRESETS = ("@once", "@continuous", "@hourly", "@daily", "@weekly", "@monthly", "@yearly", "@quarterly")
 EXAMPLE_FORMATS = ("erisk", "jsonl", "csv")
@@ -599,6 +604,49 @@ def airflow_schedule(value: str):
     return parse_duration(value)
 
 
+class AssetEvents(_Model):
+    """The Asset events ``streaming/asset_events.py`` posts for the stream-landed tables.
+
+    ``min_interval``: per DAG id of :data:`STREAM_DAGS`, the least time between two events that
+    start it, so between two of its runs on new rows (a time schedule in ``[schedules]`` runs it
+    besides). A DAG not named here gets :data:`focuscrawl.lake_events.MIN_INTERVAL` (1 minute).
+    The first event posts at once, so every DAG runs early; a longer interval leaves the one Spark
+    slot to the other DAGs (graph_estimation re-estimating every minute on a few new samples
+    holds it a minute each time).
+    """
+
+    min_interval: dict[str, str] = Field(default_factory=dict)
+
+    @field_validator("min_interval", mode="before")
+    @classmethod
+    def _min_interval(cls, v: Any) -> Any:
+        if isinstance(v, str):
+            raise ValueError(f"{v!r} names no DAG; give each DAG its own line under [asset_events.min_interval], "
+                             f"e.g. graph_estimation = \"{v}\"")
+        if not isinstance(v, dict):
+            return v  # pydantic says "must be a table"
+        for dag_id, gap in v.items():
+            if dag_id not in STREAM_DAGS:
+                if dag_id in DAG_IDS:
+                    problem = (f"{dag_id} is not started by a stream-landed table (a schedule or a task's Asset "
+                               f"starts it; set when it runs in [schedules])")
+                else:
+                    close = difflib.get_close_matches(dag_id, STREAM_DAGS, n=1)
+                    problem = f"unknown DAG id{f' (did you mean {close[0]}?)' if close else ''}"
+                raise ValueError(f"[{dag_id}] {problem}; name one of {', '.join(STREAM_DAGS)}")
+            try:
+                if not isinstance(gap, str) or parse_duration(gap) <= timedelta(0):
+                    raise ValueError
+            except ValueError:
+                raise ValueError(f"[{dag_id}] {gap!r} is not a positive duration; write one in quotes, "
+                                 "e.g. \"10m\" (or \"90s\", \"1h\")") from None
+        return v
+
+    def seconds(self) -> dict[str, float]:
+        """``{DAG id: least seconds between two events that start it}`` of the DAGs named."""
+        return {dag_id: parse_duration(gap).total_seconds() for dag_id, gap in self.min_interval.items()}
+
+
 class Warc(_Model):
     """WARC archives of every fetch (issue 20, ``focuscrawl.fetch.warc``): files under ``<lake>/warc``."""
 
@@ -620,6 +668,7 @@ class Project(_Model):
     sites: tuple[Site, ...] = Field(min_length=1)
     loops: Loops = Loops()
     schedules: dict[str, str] = Field(default_factory=dict)
+    asset_events: AssetEvents = AssetEvents()
     warc: Warc = Warc()
 
     _name = field_validator("name")(_named("project", "my-project"))
@@ -650,6 +699,10 @@ class Project(_Model):
                 raise ValueError(f"loops.{loop}.site: no site named {site!r}; declared: {', '.join(names)} - pick one")
         if self.target == "world" and not any(s.world for s in self.sites):
             raise ValueError("target: 'world' needs a site with world = true; add one or set target = \"sites\"")
+        for dag_id in self.asset_events.min_interval:
+            if self.schedules.get(dag_id) == "none":
+                raise ValueError(f"asset_events.min_interval.{dag_id}: [schedules] {dag_id} is \"none\", so no Asset "
+                                 "event starts it; remove this line or schedule it on \"assets\"")
         return self
 
     # -- what the platform reads --------------------------------------------------------------
@@ -876,6 +929,9 @@ query_budget = 1000
 fue_pseudo_training = "5m"
 source_schedule = "@hourly"
 
+[asset_events.min_interval] # per DAG on a stream-landed table: least time between two runs new rows start ("1m")
+# graph_estimation = "10m"  # outlinks_features, source_schedule and graph_estimation; the first runs at once
+
 [warc]
 enabled = true              # also keep fetched pages as WARC files
 """
@@ -914,10 +970,12 @@ def summary(project: Project, cfg=None) -> str:
         lines.append(f"  loop {name} on {project.site(loop.site).name}: {detail}")
     for dag_id, when in sorted(project.schedules.items()):
         lines.append(f"  schedule {dag_id}: {when}")
+    for dag_id, gap in sorted(project.asset_events.min_interval.items()):
+        lines.append(f"  asset events for {dag_id}: at most every {gap}")
     lines.append(f"  warc: {'on' if project.warc.enabled else 'off'}")
     return "\n".join(lines)
 
 
-__all__ = ["DAG_IDS", "LOOPS", "FueLoop", "GraphLoop", "Loop", "Loops", "OAuth", "Profile", "Project", "ProjectError",
-           "RevisitsLoop", "Site", "SourcesLoop", "Warc", "airflow_schedule", "check_schedule", "interpolate",
+__all__ = ["DAG_IDS", "LOOPS", "STREAM_DAGS", "AssetEvents", "FueLoop", "GraphLoop", "Loop", "Loops", "OAuth", "Profile",
+           "Project", "ProjectError", "RevisitsLoop", "Site", "SourcesLoop", "Warc", "airflow_schedule", "check_schedule", "interpolate",
            "INIT_TEMPLATE", "load_project", "load_site", "parse_duration", "parse_project", "read_examples", "summary", "write_init"]

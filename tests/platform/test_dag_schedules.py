@@ -81,3 +81,16 @@ def test_every_spark_task_runs_in_the_spark_pool(dag_bag):
     # source_schedule, graph_estimation, outlinks_features' one chain task (embed, related, features), train, score
     assert len(spark_tasks) >= 5
     assert {t.pool for t in spark_tasks} == {SPARK_POOL}
+
+
+def test_stream_dags_are_the_dags_a_stream_landed_table_starts(dag_bag):
+    """``[asset_events.min_interval]`` accepts exactly the DAGs streaming/asset_events.py starts: on a
+    ``delta`` Asset no task produces (``focuscrawl.lake_events.watched_assets``)."""
+    from focuscrawl.project import STREAM_DAGS
+
+    dags = dag_bag()
+    produced = {o.name for dag in dags.values() for t in dag.tasks for o in t.outlets}
+    started = {dag_id for dag_id, dag in dags.items()
+               if any(a.name.startswith("delta.") and a.name not in produced
+                      for a in getattr(getattr(dag.timetable, "asset_condition", None), "objects", ()))}
+    assert started == set(STREAM_DAGS)

@@ -116,3 +116,48 @@ def test_holds_the_event_while_every_dag_on_the_table_has_a_run_in_flight(tmp_pa
     assert poster.poll() == []  # free, but the rate limit still holds
     clock.now = 66
     assert poster.poll() == [("delta.page_snapshots", 1)]
+
+
+def test_the_minimum_interval_is_per_dag_and_a_dags_tables_post_together(tmp_path):
+    recrawls, clicks, sample = tmp_path / "source_recrawls", tmp_path / "page_clicks", tmp_path / "graph_sample"
+    client = FakeAirflow([_asset(1, "delta.source_recrawls", f"file://{recrawls}", scheduled=["source_schedule"]),
+                          _asset(2, "delta.page_clicks", f"file://{clicks}", scheduled=["source_schedule"]),
+                          _asset(3, "delta.graph_sample", f"file://{sample}", scheduled=["graph_estimation"])])
+    clock = Clock()
+    poster = LakeEventPoster(client, tmp_path / "state.json", clock=clock,
+                             dag_min_interval={"graph_estimation": 600, "source_schedule": 300})
+    poster.refresh()
+    client.busy = set()
+    for table in (recrawls, clicks, sample):
+        _append(table)
+    # the first events post at once, both tables of source_schedule in one pass (one run takes them)
+    assert poster.poll() == [("delta.source_recrawls", 0), ("delta.page_clicks", 0), ("delta.graph_sample", 0)]
+    for table in (recrawls, clicks, sample):
+        _append(table)
+    clock.now = 299
+    assert poster.poll() == []  # past the default minute, within both DAGs' own intervals
+    clock.now = 300
+    # one clock per DAG: source_schedule is due for both its tables at once, not twice per interval
+    assert poster.poll() == [("delta.source_recrawls", 1), ("delta.page_clicks", 1)]
+    _append(clicks)
+    clock.now = 599
+    assert poster.poll() == []
+    clock.now = 600
+    assert poster.poll() == [("delta.page_clicks", 2), ("delta.graph_sample", 1)]
+    assert poster.status()["min_interval_s"] == {"source_schedule": 300, "graph_estimation": 600}
+
+
+def test_a_dag_the_project_does_not_pace_gets_the_default_minute(tmp_path):
+    from focuscrawl.lake_events import MIN_INTERVAL
+
+    table = tmp_path / "page_snapshots"
+    client = FakeAirflow([_asset(1, "delta.page_snapshots", f"file://{table}", scheduled=["outlinks_features"])])
+    clock = Clock()
+    poster = LakeEventPoster(client, tmp_path / "state.json", clock=clock, dag_min_interval={"graph_estimation": 600})
+    poster.refresh()
+    client.busy = set()
+    _append(table)
+    assert poster.poll() == [("delta.page_snapshots", 0)]
+    _append(table)
+    clock.now = MIN_INTERVAL
+    assert MIN_INTERVAL == 60 and poster.poll() == [("delta.page_snapshots", 1)]

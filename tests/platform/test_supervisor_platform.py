@@ -118,13 +118,15 @@ def test_for_takes_durations_and_seconds():
 # -- the plan -----------------------------------------------------------------------------------
 
 
-def _project(tmp_path, method="HCP", target="world", **loops):
+def _project(tmp_path, method="HCP", target="world", min_interval=None, **loops):
     (tmp_path / "pos.jsonl").write_text('{"user": "a", "text": "so tired"}\n')
     (tmp_path / "neg.csv").write_text("author,title\nc,game night\n")
     site = {"name": "w", "world": True} if target == "world" else {"name": "shop", "base_url": "https://shop.example.org"}
     raw = {"name": "t", "target": target, "profile": {"positives": "pos.jsonl", "negatives": "neg.csv"},
            "sites": [{**site, "user_agent": "t/1 (+mailto:ops@example.org)", "politeness_delay": 0.5}],
            "loops": {"fue": {"method": method}, **loops}}
+    if min_interval is not None:
+        raw["asset_events"] = {"min_interval": min_interval}
     return parse_project(raw, base_dir=tmp_path)
 
 
@@ -163,6 +165,32 @@ def test_plan_declares_every_loop_process_with_its_port_and_status_file(tmp_path
     assert chooser[chooser.index("--classifier") + 1] == str(MODELS.reference)  # HCP scores with the reference model
     assert str(MODELS.reference) in names["fue-classifier"].command
     assert "asset-events" not in _by_name(plan(_project(tmp_path), cfg, models=MODELS, airflow=False, log=print))
+
+
+def _asset_events_intervals(project) -> dict[str, float]:
+    """What the planned asset-events process parses from its command line: ``{DAG id: seconds}``."""
+    from helpers import load_module, main_parser
+
+    (spec,) = [s for s in plan(project, settings(), models=MODELS, log=lambda _: None) if s.name == "asset-events"]
+    parser = main_parser(load_module(ROOT / "streaming" / "asset_events.py").main)
+    args = parser.parse_args(list(spec.command[2:]))
+    assert args.min_interval == 60  # the poster's default for every DAG not named
+    return dict(args.dag_min_interval)
+
+
+def test_the_plan_passes_each_dags_asset_event_interval(tmp_path, var):
+    assert _asset_events_intervals(_project(tmp_path)) == {}
+    paced = _project(tmp_path, min_interval={"graph_estimation": "10m", "source_schedule": "90s"})
+    assert _asset_events_intervals(paced) == {"graph_estimation": 600.0, "source_schedule": 90.0}
+
+
+def test_the_e2e_test_project_parses_and_keeps_two_dags_from_rerunning_early(var, shared_data):
+    from helpers import load_module
+
+    live = load_module(ROOT / "tests" / "platform" / "conftest.py")
+    project = live.derived_project()
+    assert project.name == "platform-e2e" and project.schedules["delta_maintenance"] == "none"
+    assert _asset_events_intervals(project) == {"graph_estimation": 600.0, "source_schedule": 600.0}
 
 
 @pytest.mark.parametrize("method,model", [("HCP-SNIP", "candidate"), ("RND", None)])

@@ -99,6 +99,10 @@ MALFORMED = [
     ("zero known pages", ("[schedules]", '[loops.revisits]\nmax_pages = 0\n[schedules]'),
      "loops.revisits.max_pages", "must be > 0"),
     ("world target without the world", ('target = "sites"', 'target = "world"'), "target", "world = true"),
+    ("asset events for a DAG no table starts", ("[schedules]", '[asset_events.min_interval]\noutlinks_train = "10m"\n[schedules]'),
+     "asset_events.min_interval.outlinks_train", "name one of graph_estimation, outlinks_features, source_schedule"),
+    ("asset-event interval not a duration", ("[schedules]", '[asset_events.min_interval]\ngraph_estimation = "10 min"\n[schedules]'),
+     "asset_events.min_interval.graph_estimation", 'e.g. "10m"'),
     ("no sites", None, "sites", "required"),
 ]
 
@@ -207,6 +211,28 @@ def test_schedules_and_durations():
     for bad in ("5 minutes", "@hurly", "99 * * * *"):
         with pytest.raises(ValueError):
             projmod.check_schedule(bad)
+
+
+def test_asset_event_intervals_per_dag(folder):
+    text = VALID.replace("[schedules]", '[asset_events.min_interval]\ngraph_estimation = "10m"\n'
+                                        'source_schedule = "1h30m"\n[schedules]')
+    p = load_project(write(folder, text))
+    assert p.asset_events.seconds() == {"graph_estimation": 600.0, "source_schedule": 5400.0}
+    assert "asset events for graph_estimation: at most every 10m" in projmod.summary(p)
+    assert load_project(write(folder, VALID)).asset_events.seconds() == {}  # none named: the poster's 1 minute
+    faults = [('graph_estimaton = "10m"', "did you mean graph_estimation?"),
+              ('fue_pseudo_training = "10m"', "not started by a stream-landed table"),
+              ('graph_estimation = "0s"', "not a positive duration"),
+              ("graph_estimation = 600", 'write one in quotes, e.g. "10m"')]
+    for line, fix in faults:
+        with pytest.raises(ProjectError, match=re.escape(fix)):
+            load_project(write(folder, VALID.replace("[schedules]", f"[asset_events.min_interval]\n{line}\n[schedules]")))
+    with pytest.raises(ProjectError, match=r"asset_events.min_interval: '5m' names no DAG; .*graph_estimation = \"5m\""):
+        load_project(write(folder, VALID.replace("[schedules]", '[asset_events]\nmin_interval = "5m"\n[schedules]')))
+    # a DAG that runs only when triggered gets no Asset event to pace
+    with pytest.raises(ProjectError) as err:
+        load_project(write(folder, text.replace('source_schedule = "@hourly"', 'source_schedule = "none"')))
+    assert err.value.key == "asset_events.min_interval.source_schedule" and 'schedule it on "assets"' in str(err.value)
 
 
 def test_dag_ids_match_the_dag_files():

@@ -11,7 +11,8 @@ scripts under ``streaming/``: thin wiring, each reading its own arguments):
 - and each loop's landings into Delta (:data:`LOOP_SINKS`, one ``streaming/consumer.py --sink``
   each: the FUE posts and verdicts, the source recrawls and clicks, the graph sample);
 
-plus, whenever Airflow runs, the asset-event process that tells Airflow a lake table changed.
+plus, whenever Airflow runs, the asset-event process that tells Airflow a lake table changed (at
+most as often as the project's ``[asset_events.min_interval]`` says per DAG).
 With ``[warc] enabled`` (the default) every process that fetches archives its fetches as WARC under
 ``<lake>/warc`` (``--warc``, :mod:`focuscrawl.fetch.warc`), rotated as the project's ``[warc]`` says.
 
@@ -202,8 +203,11 @@ def plan(project, cfg, *, project_file: Path | None = None, models: Models | Non
             continue
         drafts += _sinks(loop)
     if airflow:
+        # each DAG the project paces ([asset_events.min_interval]); the others get the poster's default
+        gaps = [a for dag_id, s in sorted(project.asset_events.seconds().items())
+                for a in ("--dag-min-interval", f"{dag_id}={s:g}")]
         drafts.append(_Draft("asset-events", "airflow.asset_events", None, STAGES, "streaming/asset_events.py",
-                             ["--interval", "5", "--min-interval", "60"]))
+                             ["--interval", "5", *gaps]))
     env = {**settings_env(cfg), "PYTHONUNBUFFERED": "1"}
     specs, port = [], cfg.metrics_port
     for d in drafts:
