@@ -10,10 +10,18 @@ Issue 8, point 6 and issue 10, point 5, all in one run on this machine:
    included; the sink stores each post once, so rows/s is given apart); lag is from the crawler's
    fetch (``fetched_at_ms``, the produce follows within the producer's 50 ms linger) to the Delta
    commit that holds the row, from the table's own log;
-3. scaling: a backlog of ``--backlog`` distinct posts drained into Delta by 1 consumer, then by 2
+3. paced (issue 18, point 4): distinct posts produced at exactly ``--rate`` records/s (1,000) for
+   ``--paced-seconds`` (default ``--seconds``) into one ``streaming/consumer.py`` with the platform's own
+   batch settings (the consumer's defaults, as ``focuscrawl up`` runs it). Lag is produce -> the Delta
+   commit that holds the row, and where it goes is split per row into waiting for the batch to close
+   (the batch's newest record minus the row's), the rest of the way to the commit (poll, Arrow build,
+   Parquet write, log commit) and delta-rs's own ``execution_time_ms`` of the write, plus the files and
+   bytes each commit adds (the small files ``delta_maintenance`` compacts). The crawler pipeline above
+   is not paced: it offers what the world and crawler give, so its lag shows what happens beyond capacity;
+4. scaling: a backlog of ``--backlog`` distinct posts drained into Delta by 1 consumer, then by 2
    consumers in one group (fresh group and table), rate from the first to the last commit.
 
-    python bench/ingest_bench.py [--seconds 60 | --long] [--backlog 10000]
+    python bench/ingest_bench.py [--seconds 60 | --long] [--rate 1000] [--backlog 10000]
 
 Uses the broker and world ports of the settings (starts the broker if it is not up, and stops
 what it started). Writes ``bench/results/ingest.json``.
@@ -49,13 +57,18 @@ def sample_posts(world_url: str) -> list[dict]:
     return [{**c["data"], "kind": c["kind"]} for c in doc["data"]["children"]]
 
 
+def post_record(samples: list[dict], i: int, tag: str) -> tuple[bytes, bytes]:
+    """The ``i``-th distinct post shaped like the samples (a unique name, its author as key), stamped now."""
+    p = dict(samples[i % len(samples)])
+    p["name"], p["id"] = f"t3_{tag}{i}", f"{tag}{i}"
+    p["fetched_at_ms"] = int(time.time() * 1000)
+    return p["author"].encode(), json.dumps(p).encode()
+
+
 def post_stream(samples: list[dict], n: int, tag: str):
-    """``n`` distinct posts shaped like the samples (unique names, authors as keys)."""
+    """``n`` distinct posts shaped like the samples."""
     for i in range(n):
-        p = dict(samples[i % len(samples)])
-        p["name"], p["id"] = f"t3_{tag}{i}", f"{tag}{i}"
-        p["fetched_at_ms"] = int(time.time() * 1000)
-        yield p["author"].encode(), json.dumps(p).encode()
+        yield post_record(samples, i, tag)
 
 
 def produce(bootstrap: str, topic: str, records) -> dict:
@@ -177,6 +190,74 @@ def pipeline(cfg, env, procs: Procs, topic: str, lake: Path, seconds: float, war
             "lag_p50_s": round(float(np.percentile(lag, 50)), 3), "lag_p99_s": round(float(np.percentile(lag, 99)), 3)}
 
 
+def quantiles(values) -> dict:
+    v = np.asarray(values, dtype=float)
+    if not len(v):
+        return {"p50": None, "p99": None, "max": None}
+    return {"p50": round(float(np.percentile(v, 50)), 3), "p99": round(float(np.percentile(v, 99)), 3),
+            "max": round(float(v.max()), 3)}
+
+
+def paced(cfg, env, procs: Procs, samples, rate: float, seconds: float, lake: Path) -> dict:
+    """Point 3 of the module docstring: ``rate`` distinct records/s for ``seconds`` through one consumer."""
+    from kafka import KafkaProducer
+
+    from focuscrawl.topics import TopicSpec, ensure_topics
+
+    topic = f"bench-paced-{uuid.uuid4().hex[:6]}"
+    ensure_topics(cfg.kafka_bootstrap, [TopicSpec(topic, "author")], cfg.kafka_partitions, cfg.kafka_replication)
+    env_p = {**env, "FOCUSCRAWL_LAKE": str(lake)}
+    run = Procs(env_p, procs.log_dir)
+    run.start("paced-consumer", "consumer.py", "--topic", topic, "--table", "reddit_posts", "--group", topic)
+    producer = KafkaProducer(bootstrap_servers=cfg.kafka_bootstrap, enable_idempotence=True, acks="all", linger_ms=50)
+    n = int(rate * seconds)
+    time.sleep(5.0)  # the consumer joins its group before the first record
+    t0 = time.perf_counter()
+    behind = 0.0
+    for i in range(n):
+        late = time.perf_counter() - (t0 + i / rate)
+        if late < 0:
+            time.sleep(-late)
+        behind = max(behind, late)
+        key, value = post_record(samples, i, "p")  # stamped as it is sent
+        producer.send(topic, key=key, value=value)
+    offered = n / (time.perf_counter() - t0)
+    producer.flush(timeout=120)
+    producer.close()
+    table = str(lake / "reddit_posts")
+    try:
+        wait_consumed(table, n, timeout=max(120.0, seconds))
+    finally:
+        run.stop()
+    lag, batch_wait, after_batch, exec_ms, files, sizes = [], [], [], [], [], []
+    for f in sorted((Path(table) / "_delta_log").glob("*.json")):
+        ts, added, metrics = None, [], {}
+        for line in f.read_text().splitlines():
+            action = json.loads(line)
+            if "commitInfo" in action:
+                ts = action["commitInfo"]["timestamp"] / 1000
+                metrics = action["commitInfo"].get("operationMetrics") or {}
+            elif "add" in action:
+                added.append(action["add"])
+        if not added:
+            continue
+        produced = np.concatenate([pq.read_table(Path(table) / a["path"], columns=["fetched_at_ms"]).column(0)
+                                   .to_numpy() / 1000 for a in added])
+        lag.append(ts - produced)
+        batch_wait.append(produced.max() - produced)
+        after_batch.append(ts - produced.max())
+        exec_ms.append(metrics.get("execution_time_ms", np.nan))
+        files.append(len(added))
+        sizes += [a["size"] for a in added]
+    lag_all = np.concatenate(lag)
+    return {"rate": rate, "seconds": seconds, "records": n, "offered_records_per_s": round(offered, 1),
+            "producer_max_behind_s": round(behind, 3), "rows": int(len(lag_all)), "commits": len(files),
+            "lag_s": quantiles(lag_all), "batch_wait_s": quantiles(np.concatenate(batch_wait)),
+            "commit_after_batch_s": quantiles(after_batch), "write_execution_ms": quantiles(exec_ms),
+            "files_per_commit": round(float(np.mean(files)), 2), "file_kb": quantiles(np.asarray(sizes) / 1024),
+            "batch": "consumer defaults (streaming/consumer.py, as focuscrawl up runs it)"}
+
+
 def scaling(cfg, env, procs: Procs, samples, backlog: int, lake: Path) -> dict:
     topic = f"bench-backlog-{uuid.uuid4().hex[:6]}"
     from focuscrawl.topics import TopicSpec, ensure_topics
@@ -205,6 +286,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seconds", type=float, default=60.0, help="measured pipeline time")
     ap.add_argument("--long", action="store_true", help="measure the pipeline for 300 s")
     ap.add_argument("--warmup", type=float, default=10.0)
+    ap.add_argument("--rate", type=float, default=1000.0, help="records/s of the paced measurement (issue 18: 1,000)")
+    ap.add_argument("--paced-seconds", type=float, help="seconds of the paced measurement (default: --seconds)")
     ap.add_argument("--raw-records", type=int, default=20000)
     ap.add_argument("--backlog", type=int, default=10000, help="records drained by 1 and by 2 consumers")
     ap.add_argument("--out", type=Path, default=ROOT / "bench" / "results" / "ingest.json")
@@ -228,6 +311,7 @@ def main(argv: list[str] | None = None) -> int:
         raw_produce = produce(cfg.kafka_bootstrap, raw_topic, post_stream(samples, args.raw_records, "r"))
         raw_consume = consume_raw(cfg.kafka_bootstrap, raw_topic, args.raw_records)
         pipe = pipeline(cfg, env, procs, f"bench-posts-{uuid.uuid4().hex[:6]}", work / "lake", seconds, args.warmup)
+        steady = paced(cfg, env, procs, samples, args.rate, args.paced_seconds or seconds, work / "paced")
         scale = scaling(cfg, env, procs, samples, args.backlog, work)
     finally:
         procs.stop()
@@ -239,6 +323,7 @@ def main(argv: list[str] | None = None) -> int:
         "machine": {"python": platform.python_version(), "cpus": os.cpu_count(), "note": "shared with other jobs"},
         "raw_kafka": {"produce": raw_produce, "consume": raw_consume, "record_bytes": len(json.dumps(samples[0]))},
         "pipeline": pipe,
+        "paced": steady,
         "ratios": {
             "pipeline_vs_raw_produce": round(pipe["records_per_s"] / raw_produce["records_per_s"], 4),
             "pipeline_vs_raw_consume": round(pipe["records_per_s"] / raw_consume["records_per_s"], 4),
