@@ -184,8 +184,8 @@ def summarise(name: str, res: dict) -> list[dict]:
                 res["window_seconds"], p["ranked"] / res["window_seconds"], f"{part}/s",
                 f"latency p50 {lat['p50']} s, p90 {lat['p90']} s, p99 {lat['p99']} s, max {lat['max']} s; "
                 f"listing->fetch p50 {fetch['p50']}/p99 {fetch['p99']} s, fetch->rank p50 {rank['p50']}/p99 "
-                f"{rank['p99']} s; /r/all/new polled every {period.get('mean')} s (interval "
-                f"{res['poll']['explorer_interval_s']} s: bounds listing->fetch from below); "
+                f"{rank['p99']} s; /r/all/new polled every {period.get('mean')} s (front_page_interval "
+                f"{res['poll']['front_page_interval_s']} s: bounds listing->fetch from below); "
                 f"{p['listed']} listed, {p['fetched']} fetched")
             rows[-1]["cpu_seconds"] = round(sum(v for v in res["cpu_seconds"].values() if v), 2)
     elif name == "scaling":

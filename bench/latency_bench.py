@@ -3,8 +3,9 @@
 Real engines, wired as ``focuscrawl up`` wires the FUE loop's front half: the world's HTTP server (in
 this process), the Community Explorer (``streaming/fue/explorer.py``: listings fetched with requests
 through the product's Fetcher, with the world site of ``projects/world.toml``: politeness 0.05 s,
-robots.txt, and its ``[loops.fue] visit_interval``, 2 s, as ``focuscrawl up`` passes it), a Kafka
-broker, and the User Chooser (``streaming/fue/chooser.py``). For every live stream item the world lists while the pipeline runs, three times on this machine's clock:
+robots.txt, and its ``[loops.fue] front_page_interval`` and ``visit_interval``, as ``focuscrawl up``
+passes them), a Kafka broker, and the User Chooser (``streaming/fue/chooser.py``). For every live
+stream item the world lists while the pipeline runs, three times on this machine's clock:
 
 - *visible*: when the world first lists it, the end of its stream bucket (``Population.visible_at``:
   the stream is built a bucket at a time, so not its ``created_utc``) on the world's clock mapped to
@@ -15,17 +16,19 @@ broker, and the User Chooser (``streaming/fue/chooser.py``). For every live stre
   consumer of the chooser's changelog topic receives it. The record's CreateTime (when the chooser
   sent it, inside its transaction) is kept too: ``sent - fetched`` is the explorer, Kafka and the fold.
 
-latency = ranked - visible = (fetched - visible) + (ranked - fetched). The explorer reads
-``/r/all/new`` once per visit (then one random community's new posts and comments), so a post waits
-for the next visit: listing-to-fetch is bounded below by the poll period (``--interval`` plus the
-visit's three requests at the politeness delay), about uniform over it, and its p99 is about the
-period: a p99 <= 2 s target needs a period well under 2 s. The explorer publishes each listing's posts
-as soon as it is parsed, so /r/all/new's posts do not wait for the visit's two community requests. Comments (``t1``) are listed only by
-their community's ``comments.json``, visited at random: reported apart, not in the target. The
-chooser runs with ``--lead 0`` (no extractor runs here: a chosen user would wait for a verdict
-forever), so every author stays a candidate and each new post re-ranks it.
+latency = ranked - visible = (fetched - visible) + (ranked - fetched). Every post shows first on the
+front page, ``/r/all/new``, which the explorer reads every ``--front-page-interval`` seconds (start to
+start), whatever its community visits do; a post waits for the next read, so listing-to-fetch is
+at most about that period (the ``all_new_period_s`` measured): a p99 <= 2 s target needs a period
+well under 2 s. Posts turn visible a bucket at a time (``bucket_wall_s``, 1 s): with a 1 s period
+every post of a run waits about the same share of it, set by the phase between the two clocks. The explorer sends each post once (its listings
+overlap), so a short period does not flood the chooser with posts it has counted already. Comments
+(``t1``) are listed only by their community's ``comments.json``, visited at random: reported apart,
+not in the target. The chooser runs with ``--lead 0`` (no extractor runs here: a chosen user would
+wait for a verdict forever), so every author stays a candidate and each new post re-ranks it.
 
-    python bench/latency_bench.py [--seconds 60] [--warmup 10] [--interval S] [--method HCP --classifier-data sdcnl]
+    python bench/latency_bench.py [--seconds 60] [--warmup 10] [--front-page-interval S] [--interval S]
+                                  [--method HCP --classifier-data sdcnl]
 
 Uses the broker and world ports of the settings (starts the broker if it is not up, and stops what
 it started). Writes ``bench/results/latency.json``.
@@ -178,6 +181,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--drain", type=float, default=30.0, help="seconds after the window the last posts may take")
     ap.add_argument("--interval", type=float, default=None,
                     help="the explorer's --interval (default: the world project's [loops.fue] visit_interval)")
+    ap.add_argument("--front-page-interval", type=float, default=None,
+                    help="the explorer's --front-page-interval (default: the world project's [loops.fue] "
+                         "front_page_interval)")
     ap.add_argument("--method", default="HAS", help="the chooser's ranking method")
     ap.add_argument("--classifier-data", choices=("sdcnl", "erisk"), default="sdcnl",
                     help="what an HCP-like method's candidate classifier is fitted on")
@@ -218,10 +224,14 @@ def main(argv: list[str] | None = None) -> int:
                   cfg.kafka_partitions, cfg.kafka_replication)
     project = ROOT / "projects" / "world.toml"
     politeness = load_site(project, "world").politeness_delay
-    interval_from = "--interval"
-    if args.interval is None:
-        args.interval = load_project(project, check_files=False, check_env=False).loops.fue.visit_interval
-        interval_from = f"{project.relative_to(ROOT)} [loops.fue] visit_interval"
+    fue_loop = load_project(project, check_files=False, check_env=False).loops.fue
+    intervals_from = {}
+    for knob in ("interval", "front_page_interval"):
+        key = "visit_interval" if knob == "interval" else knob
+        intervals_from[key] = f"--{knob.replace('_', '-')}"
+        if getattr(args, knob) is None:
+            setattr(args, knob, getattr(fue_loop, key))
+            intervals_from[key] = f"{project.relative_to(ROOT)} [loops.fue] {key}"
     watcher = RankWatcher(cfg.kafka_bootstrap, f"focuscrawl.changelog.{group}").start()
     procs = Procs({**os.environ, "PYTHONUNBUFFERED": "1"}, work)
     offset = time.time() - time.monotonic()  # the world's clock runs on time.monotonic
@@ -232,6 +242,7 @@ def main(argv: list[str] | None = None) -> int:
                               "--status-file", str(work / "chooser.json"))
         explorer = procs.start("explorer", "fue/explorer.py", "--base-url", cfg.world_url, "--topic", posts,
                                "--project", str(project), "--site", "world", "--interval", str(args.interval),
+                               "--front-page-interval", str(args.front_page_interval),
                                "--status-file", str(work / "explorer.json"))
         deadline = time.monotonic() + 300
         while not watcher.ranked:  # live: a post went world -> explorer -> Kafka -> chooser -> changelog
@@ -254,6 +265,9 @@ def main(argv: list[str] | None = None) -> int:
         if started_broker:
             broker.stop()
     cpu["bench_process"] = round(time.process_time() - cpu0, 2)  # world server, changelog reader
+    explorer_json = work / "explorer.json"
+    explorer_status = ({k: v for k, v in json.loads(explorer_json.read_text()).items()
+                        if k in ("posts", "front_page", "visits", "failed_reads")} if explorer_json.exists() else None)
     fetched, polls = first_fetches(world.world)
     gaps = np.diff([p for p in polls if start - 5 <= p < end])
     kinds = {}
@@ -272,9 +286,11 @@ def main(argv: list[str] | None = None) -> int:
         "bench": "latency", "method": args.method, "classifier": classifier,
         "window_seconds": round(end - start, 1), "posts_per_s": round(kinds["posts"]["ranked"] / (end - start), 2),
         **kinds,
-        "poll": {"explorer_interval_s": args.interval, "interval_from": interval_from, "politeness_delay_s": politeness,
-                 "all_new_period_s": spread(gaps),
-                 "note": "posts wait for the explorer's next /r/all/new: listing-to-fetch is bounded below by this period"},
+        "poll": {"front_page_interval_s": args.front_page_interval, "visit_interval_s": args.interval,
+                 "intervals_from": intervals_from, "politeness_delay_s": politeness,
+                 "all_new_period_s": spread(gaps), "explorer": explorer_status,
+                 "note": "posts wait for the explorer's next /r/all/new: listing-to-fetch is bounded below by this "
+                         "period; explorer: its status at the end (posts sent, each once; listings read)"},
         "world": {"speedup": args.speedup, "events_per_minute": args.events_per_minute,
                   "bucket_wall_s": world.world.population.config.bucket_seconds / args.speedup},
         "cpu_seconds": cpu, "changelog_records_read": watcher.records,

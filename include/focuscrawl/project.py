@@ -482,6 +482,9 @@ class FueLoop(Loop):
     community_chooser: str = FUE.community_chooser
     visit_interval: float = Field(FUE.visit_interval, ge=0,
                                   description="seconds between two community visits of the explorer")
+    front_page_interval: float = Field(FUE.front_page_interval, ge=0,
+                                       description="seconds between two reads of the front page (/r/all/new) by "
+                                                   "the explorer, start to start")
     users_per_hour: Positive = 600.0
     listing_path: str = "/r/all/new.json"
 

@@ -1,11 +1,13 @@
 """Community Explorer process (seed 000, section III): community listings -> the posts topic, keyed by author.
 
-    python streaming/fue/explorer.py --community-chooser random --interval 2
+    python streaming/fue/explorer.py --community-chooser random --interval 2 --front-page-interval 5
 
-Reads ``/r/{sub}/new.json`` and ``/r/{sub}/comments.json`` of communities picked by the chooser
-(``focuscrawl.fue.pipeline.COMMUNITY_CHOOSERS``) through the project's Fetcher (robots.txt,
-politeness, SSRF guard; with ``--project FILE [--site NAME]`` the site's). Run several with different ``--seed`` to explore faster. Status and
-metrics as every stream process (``focuscrawl.streamproc``).
+Reads the front page (``/r/all/new.json``) every ``--front-page-interval`` seconds, and ``/r/{sub}/new.json``
+and ``/r/{sub}/comments.json`` of a community picked by the chooser (``focuscrawl.fue.pipeline.COMMUNITY_CHOOSERS``)
+``--interval`` seconds after the previous visit, through the project's Fetcher (robots.txt, politeness, SSRF
+guard; with ``--project FILE [--site NAME]`` the site's), and sends each post it has not sent before
+(``focuscrawl.fue.pipeline.CommunityExplorer``). Run several with different ``--seed`` to explore faster. Status
+and metrics as every stream process (``focuscrawl.streamproc``).
 """
 
 from __future__ import annotations
@@ -33,36 +35,38 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--interval", type=float, default=FUE.visit_interval,
                     help="seconds between community visits (the project's loops.fue.visit_interval)")
+    ap.add_argument("--front-page-interval", type=float, default=FUE.front_page_interval,
+                    help="seconds between two reads of /r/all/new, start to start (loops.fue.front_page_interval)")
     args = ap.parse_args(argv)
 
     with StreamProcess(NAME, args, cfg) as proc:
         proc.ensure_topics([TopicSpec(args.topic, "author")])
         explorer = CommunityExplorer(RedditClient(proc.fetcher(), args.base_url),
-                                     COMMUNITY_CHOOSERS.create(args.community_chooser, seed=args.seed))
-        counts = {"visits": 0, "posts": 0, "failed_visits": 0}
+                                     COMMUNITY_CHOOSERS.create(args.community_chooser, seed=args.seed),
+                                     front_page_interval=args.front_page_interval, visit_interval=args.interval)
+        counts = {"posts": 0, "failed_reads": 0}
 
         def status() -> dict:
             proc.metrics.frontier.set(len(explorer.communities))
-            return {"communities": len(explorer.communities), **counts}
+            return {"communities": len(explorer.communities), **explorer.reads, **counts}
 
         proc.status(status)
-        log.info("exploring %s with the %s community chooser into %s", args.base_url, args.community_chooser,
-                 args.topic)
+        log.info("exploring %s with the %s community chooser into %s: the front page every %.2f s, a community "
+                 "every %.2f s", args.base_url, args.community_chooser, args.topic, args.front_page_interval,
+                 args.interval)
         while proc.running():
             try:
-                # Each listing's posts are published (and flushed) as soon as it is parsed, not after
-                # the visit's later requests: a post's evidence reaches the chooser a request or two
-                # sooner, and a failed request no longer loses the listings read before it.
-                for posts in explorer.listings():
+                # Each listing's posts are published (and flushed) as soon as it is parsed: a post's evidence
+                # reaches the chooser without waiting for the other listings due.
+                for posts in explorer.due():
                     for post in posts:
                         proc.send(args.topic, post.author, post_to_json(post))
                     counts["posts"] += len(posts)
                     proc.flush()
-                counts["visits"] += 1
-            except Exception:  # noqa: BLE001 - a failed visit is retried on the next tick
-                log.exception("community visit failed")
-                counts["failed_visits"] += 1
-            proc.wait(args.interval)
+            except Exception:  # noqa: BLE001 - a failed read is retried on its next turn
+                log.exception("listing read failed")
+                counts["failed_reads"] += 1
+            proc.wait(min(explorer.until_due(), proc.status_due_in()))
     return 0
 
 

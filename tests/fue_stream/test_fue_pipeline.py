@@ -8,7 +8,7 @@ from conftest import OTHER, TARGET, FakeClient, thing
 from focuscrawl.experiments.fue import MemoryLog, MethodPipeline, parse_duration
 from focuscrawl.fue import RANKING_METHODS, Post, UserChooser
 from focuscrawl.fue.pipeline import (
-    COMMUNITY_CHOOSERS, CommunityExplorer, History, ReferenceJudge, StatsEvent, UserExtractor, post_of,
+    COMMUNITY_CHOOSERS, CommunityExplorer, History, ReferenceJudge, SentPosts, StatsEvent, UserExtractor, post_of,
 )
 
 
@@ -50,6 +50,112 @@ def test_explorer_discovers_communities_and_reads_new_posts_and_comments():
     assert explorer.communities == ["sad"]
     assert [p.author for p in posts] == ["ann", "bob", "cid"]
     assert [c[0] for c in client.calls] == ["/r/all/new.json", "/r/sad/new.json", "/r/sad/comments.json"]
+
+
+class FakeClock:
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def _explorer(client, clock=None, **kw) -> CommunityExplorer:
+    return CommunityExplorer(client, COMMUNITY_CHOOSERS.create("round-robin"), clock=clock or FakeClock(), **kw)
+
+
+def _ids(batches) -> list[str]:
+    return [p.post_id for posts in batches for p in posts]
+
+
+def test_explorer_sends_only_posts_it_has_not_sent():
+    """Listings overlap: the front page keeps its posts, and a community lists what the front page showed."""
+    posts = [thing("t3", i, f"u{i}", "sad") for i in range(1, 4)]
+    client = FakeClient({"/r/all/new.json": posts[:2], "/r/sad/new.json": posts,
+                         "/r/sad/comments.json": [thing("t1", 9, "cid", "sad")]})
+    explorer = _explorer(client)
+    assert _ids(explorer.listings()) == ["t3_1", "t3_2", "t3_3", "t1_9"]
+    client.listings["/r/all/new.json"] = [thing("t3", 4, "u4", "sad"), *posts[:2]]  # one new post on top
+    assert _ids(explorer.listings()) == ["t3_4"]
+    assert explorer.visit() == [] and len(client.calls) == 9  # every listing read, nothing new in any
+
+
+def test_posts_a_caller_failed_to_send_are_offered_again():
+    client = FakeClient({"/r/all/new.json": [thing("t3", 1, "ann"), thing("t3", 2, "bob")]})
+    explorer = _explorer(client)
+    for _ in explorer.due():
+        break  # the send failed: the caller stops asking, as the stream process does on an exception
+    assert _ids(explorer.listings()) == ["t3_1", "t3_2"]
+    assert _ids(explorer.listings()) == []
+
+
+def test_sent_posts_memory_is_bounded_and_forgets_the_oldest():
+    sent = SentPosts(capacity=3)
+    for post_id in ("a", "b", "c", "d", ""):
+        sent.add(post_id)
+    assert len(sent) == 3 and [p in sent for p in "abcd"] == [False, True, True, True]
+    client = FakeClient({"/r/all/new.json": [thing("t3", i, f"u{i}") for i in range(1, 6)]})
+    explorer = _explorer(client, sent=SentPosts(capacity=2))
+    assert len(_ids(explorer.listings())) == 5
+    # Only the two most recent are remembered: the three older ones come again (the chooser counts a
+    # post id once, tests/fue/test_evidence.py).
+    assert _ids(explorer.listings()) == ["t3_1", "t3_2", "t3_3"]
+
+
+def test_front_page_is_read_on_its_own_period_and_communities_on_theirs():
+    clock = FakeClock()
+    client = FakeClient({"/r/all/new.json": [thing("t3", 1, "ann", "sad")], "/r/sad/new.json": [],
+                         "/r/sad/comments.json": []})
+    explorer = _explorer(client, clock, front_page_interval=0.5, visit_interval=2.0)
+    reads = []
+    while clock.now < 4.0:
+        before = len(client.calls)
+        list(explorer.due())
+        reads += [(clock.now, path) for path, _, _ in client.calls[before:]]
+        clock.now += explorer.until_due() or 0.1  # a read takes 0.1 s
+    front = [t for t, path in reads if path == "/r/all/new.json"]
+    visits = [t for t, path in reads if path == "/r/sad/new.json"]
+    assert front == [0.0, 0.5, 1.0, 1.5, 2.0, 2.5, 3.0, 3.5]  # start to start, whatever the visits do
+    assert visits == [0.0, 2.1] and len([p for _, p in reads if p == "/r/sad/comments.json"]) == 2
+    assert explorer.reads == {"front_page": 8, "visits": 2}
+
+
+def test_a_zero_front_page_period_does_not_starve_the_community_visits():
+    clock = FakeClock()
+    client = FakeClient({"/r/all/new.json": [thing("t3", 1, "ann", "sad")]})
+    explorer = _explorer(client, clock, front_page_interval=0.0, visit_interval=0.0)
+    for _ in range(3):
+        list(explorer.due())
+        assert explorer.until_due() == 0.0
+    assert [c[0] for c in client.calls] == ["/r/all/new.json", "/r/sad/new.json", "/r/all/new.json",
+                                            "/r/sad/comments.json", "/r/all/new.json", "/r/sad/new.json"]
+
+
+def test_a_failed_read_waits_for_its_next_turn():
+    class Down(FakeClient):
+        def listing(self, path, **kw):
+            raise ConnectionError(path)
+
+    clock = FakeClock()
+    explorer = _explorer(Down({}), clock, front_page_interval=1.0)
+    with pytest.raises(ConnectionError):
+        list(explorer.due())
+    assert explorer.until_due() == 1.0
+
+
+def test_a_restarted_explorer_resends_at_most_its_listings_and_the_chooser_counts_each_post_once():
+    listings = {"/r/all/new.json": [thing("t3", i, f"u{i % 3}", "sad") for i in range(1, 7)],
+                "/r/sad/new.json": [thing("t3", i, f"u{i % 3}", "sad") for i in range(1, 5)],
+                "/r/sad/comments.json": [thing("t1", 10 + i, f"u{i % 3}", "sad") for i in range(3)]}
+    chooser = UserChooser(RANKING_METHODS.create("HAS"))
+    sent = []
+    for run in range(2):  # the second explorer starts with an empty memory, as after a restart
+        explorer = _explorer(FakeClient(listings))
+        batch = explorer.visit()
+        sent.append(len(batch))
+        chooser.add_posts(batch)
+    assert sent == [9, 9]  # re-sent: what its first read of each listing shows, no more
+    assert {u: chooser.evidence.get(u).count for u in ("u0", "u1", "u2")} == {"u0": 3, "u1": 3, "u2": 3}
 
 
 def test_community_choosers_are_registered_and_repeatable():

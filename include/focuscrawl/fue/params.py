@@ -16,13 +16,19 @@ from focuscrawl.params import knob
 class FueParams:
     method: str = knob("HCP", "registered ranking method")
     community_chooser: str = knob("RANDOM", "registered community chooser of the explorer")
-    # The Community Explorer's pace. A visit reads /r/all/new, then one community's new posts and its
-    # comments (three requests, each after the site's politeness delay); a new post waits for the next
-    # /r/all/new, so this interval plus the visit's requests bounds the evidence latency from below
-    # (bench/latency_bench.py). 2 s by default: on reddit (politeness 1 s, about 100 requests a minute
-    # per OAuth client, projects/reddit.toml) a visit every ~5 s takes 36 of them and leaves the rest to
-    # the extractors sharing the host's politeness ledger. A local world can go lower ([loops.fue]).
+    # The Community Explorer's pace: two periods of its own. The front page (/r/all/new, "a pseudo-community
+    # that holds together the posts from all communities", section III; Algorithm 1 reads it first) lists
+    # every new post, so a new post waits for the next front-page read: front_page_interval, start to start,
+    # bounds the evidence latency from below (bench/latency_bench.py). A community visit reads one chosen
+    # community's new posts and comments (section II-B), visit_interval after the previous one. Each read
+    # sends only the posts the explorer has not sent (overlapping listings re-sent up to 300 posts a visit,
+    # which is what made a short visit_interval slower). Defaults for reddit (politeness 1 s, about 100
+    # requests a minute per OAuth client, projects/reddit.toml): a community visit every ~4 s and the front
+    # page every 5 s take about 42 requests a minute, the rest left to the extractors sharing the host's
+    # politeness ledger. A local world can go lower ([loops.fue]).
     visit_interval: float = knob(2.0, "seconds between two community visits of the explorer", minimum=0)
+    front_page_interval: float = knob(5.0, "seconds between two reads of the front page (/r/all/new) by the "
+                                           "explorer, start to start", minimum=0)
     # Section V: the pseudo-trained HCP variants (threshold pairs, and positives only).
     pseudo_methods: tuple[str, ...] = knob(("HCP-0.9-0.1", "HCP-0.5-0.5", "HCP-POS"), "pseudo-trained HCP variants")
     # Section V: "Every five minutes, a new prediction classifier is built from the original training

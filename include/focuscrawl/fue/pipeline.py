@@ -194,18 +194,62 @@ class RoundRobinCommunityChooser(_Chooser):
         return known[self._i % len(known)]
 
 
-class CommunityExplorer:
-    """Reads ``/r/{sub}/new.json`` and ``/r/{sub}/comments.json`` of chosen communities.
+class SentPosts:
+    """The ids of the posts an explorer has sent, the ``capacity`` most recent (the oldest is forgotten first).
 
-    Communities are discovered from ``/r/all/new.json`` (every post names its community), so the
-    explorer needs no list up front; ``visit()`` returns the posts and comments seen.
+    Listings overlap (the front page lists every community's new posts, and a community's listing keeps
+    the posts it showed last time), so without it every read re-sends its whole page. The world's and
+    reddit's listings page only backwards (``after``; the world serves no ``before``), so the memory is
+    of ids, not a cursor. A post forgotten and listed again is sent again: harmless, as every User
+    Updater counts a post id once (``EvidenceAggregator``), and rare while ``capacity`` holds far more
+    than the listings show at once (a read shows at most 100).
     """
 
-    def __init__(self, client: RedditClient, chooser: CommunityChooser, limit: int = USER_PAGE_LIMIT) -> None:
+    def __init__(self, capacity: int = 100_000) -> None:
+        if capacity < 1:
+            raise ValueError(f"capacity must be at least 1, got {capacity}")
+        self.capacity = capacity
+        self._ids: dict[str, None] = {}  # insertion-ordered: the oldest first
+
+    def __len__(self) -> int:
+        return len(self._ids)
+
+    def __contains__(self, post_id: object) -> bool:
+        return post_id in self._ids
+
+    def add(self, post_id: str) -> None:
+        """``post_id`` was sent (a post without an id cannot be told apart and is not remembered)."""
+        if post_id and post_id not in self._ids:
+            self._ids[post_id] = None
+            if len(self._ids) > self.capacity:
+                del self._ids[next(iter(self._ids))]
+
+
+class CommunityExplorer:
+    """Reads the front page (``/r/all/new.json``) and ``/r/{sub}/new.json`` and ``/r/{sub}/comments.json``
+    of chosen communities, and hands out the posts and comments not sent before (:class:`SentPosts`).
+
+    Communities are discovered from the front page (every post names its community), so the explorer
+    needs no list up front. Two paces (:meth:`due`): the front page every ``front_page_interval``
+    seconds, start to start, since every new post shows there first; a community visit
+    ``visit_interval`` seconds after the previous one. ``visit()`` reads one of each at once (the
+    lock-step experiment).
+    """
+
+    def __init__(self, client: RedditClient, chooser: CommunityChooser, limit: int = USER_PAGE_LIMIT, *,
+                 front_page_interval: float = FUE.front_page_interval, visit_interval: float = FUE.visit_interval,
+                 sent: SentPosts | None = None, clock=time.monotonic) -> None:
         self.client = client
         self.chooser = chooser
         self.limit = limit
         self.communities: list[str] = []
+        self.front_page_interval = front_page_interval
+        self.visit_interval = visit_interval
+        self.sent = sent if sent is not None else SentPosts()
+        self.clock = clock
+        self.reads = {"front_page": 0, "visits": 0}
+        self._front_due = self._visit_due = float("-inf")  # both due at once
+        self._visit: list[str] = []  # the current community visit's listings still to read
 
     def add_communities(self, names: Iterable[str]) -> int:
         """Communities found elsewhere (in extracted histories, Algorithm 1) join the frontier; how many were new."""
@@ -215,7 +259,10 @@ class CommunityExplorer:
         return len(new)
 
     def discover(self) -> list[Post]:
+        """Read the front page: its new communities join the frontier; its posts not sent before (they count
+        as sent when handed out by :meth:`listings` or :meth:`due`)."""
         records, _ = self.client.listing("/r/all/new.json", limit=self.limit)
+        self.reads["front_page"] += 1
         known = set(self.communities)
         for r in records:
             sub = r.get("subreddit")
@@ -224,27 +271,70 @@ class CommunityExplorer:
                 self.communities.append(sub)
         return self._posts(records)
 
+    def _community_listings(self) -> list[str]:
+        """The listings of one visit to a chosen community (section II-B: its latest posts and comments)."""
+        sub = quote(self.chooser.next(self.communities))
+        return [f"/r/{sub}/{kind}.json" for kind in ("new", "comments")]
+
+    def _read(self, path: str) -> list[Post]:
+        records, _ = self.client.listing(path, limit=self.limit)
+        return self._posts(records)
+
     def listings(self) -> Iterator[list[Post]]:
-        """One visit, a listing at a time: /r/all/new (which also finds new communities), then one chosen
+        """One visit, a listing at a time: the front page (which also finds new communities), then one chosen
         community's newest posts and comments. Each listing's posts come as soon as it is parsed, so a
         publisher need not hold them for the visit's later requests (issue 18, point 3: evidence latency)."""
-        yield self.discover()
+        yield from self._hand_out(self.discover())
         if not self.communities:
             return
-        sub = quote(self.chooser.next(self.communities))
-        for kind in ("new", "comments"):
-            records, _ = self.client.listing(f"/r/{sub}/{kind}.json", limit=self.limit)
-            yield self._posts(records)
+        for path in self._community_listings():
+            yield from self._hand_out(self._read(path))
+        self.reads["visits"] += 1
 
     def visit(self) -> list[Post]:
         """One visit's posts and comments, all its listings read (:meth:`listings`)."""
         return [post for posts in self.listings() for post in posts]
 
+    def due(self) -> Iterator[list[Post]]:
+        """The listings due now, a listing at a time: the front page when its period is up, then the next
+        listing of the community visit under way or due. Call again after :meth:`until_due` seconds.
+
+        A community listing is read between two front-page reads whenever a visit is due, so neither pace
+        starves the other (even with a period of 0); a failed read is not retried before its next turn.
+        """
+        if self.clock() >= self._front_due:
+            self._front_due = self.clock() + self.front_page_interval
+            yield from self._hand_out(self.discover())
+        if not self._visit and self.communities and self.clock() >= self._visit_due:
+            self._visit = self._community_listings()
+        if self._visit:
+            path = self._visit.pop(0)
+            last = not self._visit
+            if last:
+                self._visit_due = self.clock() + self.visit_interval
+            posts = self._read(path)
+            self.reads["visits"] += last
+            yield from self._hand_out(posts)
+
+    def until_due(self) -> float:
+        """Seconds until :meth:`due` has a listing to read (0: now)."""
+        if self._visit:
+            return 0.0
+        due = min(self._front_due, self._visit_due if self.communities else float("inf"))
+        return max(0.0, due - self.clock())
+
     def _posts(self, records: list[dict]) -> list[Post]:
-        """The listing just read as posts, each naming that listing's WARC record (a client without one, such
-        as a test double, names none)."""
+        """The listing just read as the posts not sent before, each naming that listing's WARC record (a client
+        without one, such as a test double, names none)."""
         warc = getattr(self.client, "warc", None)
-        return [p for p in (post_of(r, warc) for r in records) if p is not None]
+        return [p for p in (post_of(r, warc) for r in records) if p is not None and p.post_id not in self.sent]
+
+    def _hand_out(self, posts: list[Post]) -> Iterator[list[Post]]:
+        """Yield ``posts``; they count as sent once the caller asks for what comes next. A caller whose send
+        failed stops asking, so its posts are not forgotten: the next read of their listing offers them again."""
+        yield posts
+        for post in posts:
+            self.sent.add(post.post_id)
 
 
 # -- User Extractor ---------------------------------------------------------------------------

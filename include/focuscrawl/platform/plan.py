@@ -111,7 +111,8 @@ def _fue(project, cfg, models: Models | None) -> list[_Draft]:
     return [
         _Draft("fue-explorer", "fue.explorer", "fue", FETCHERS, "streaming/fue/explorer.py",
                ["--base-url", url, "--community-chooser", loop.community_chooser,
-                "--interval", str(loop.visit_interval)], fetches=True),
+                "--interval", str(loop.visit_interval), "--front-page-interval", str(loop.front_page_interval)],
+               fetches=True),
         _Draft(f"fue-chooser-{slug}", "fue.chooser", "fue", STAGES, "streaming/fue/chooser.py", chooser_args),
         _Draft(f"fue-extractor-{slug}", "fue.extractor", "fue", FETCHERS, "streaming/fue/extractor.py",
                ["--method", method, "--base-url", url], fetches=True),
