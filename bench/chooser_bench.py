@@ -47,6 +47,8 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
+from result_json import write_result
+
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "bench" / "results" / "chooser.json"
 THREAD_VARS = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
@@ -217,9 +219,7 @@ def main(argv: list[str] | None = None) -> None:
         "python": platform.python_version(), "cpus": os.cpu_count(), "load": [round(x, 2) for x in os.getloadavg()],
         "rows": rows,
     }
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(out, indent=2))
-    print(f"wrote {args.out}")
+    write_result(args.out, out)
 
 
 if __name__ == "__main__":

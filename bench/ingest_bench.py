@@ -48,6 +48,7 @@ import requests
 from focuscrawl.config import settings
 from focuscrawl.world import build_world
 from focuscrawl.world.server import WorldServer
+from result_json import write_result
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -333,9 +334,7 @@ def main(argv: list[str] | None = None) -> int:
         "scaling": scale,
         "logs": str(work),
     }
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(result, indent=2) + "\n")
-    print(json.dumps(result, indent=2))
+    write_result(args.out, result, echo=True)
     return 0
 
 

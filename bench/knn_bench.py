@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import json
 import os
 import sys
 import tempfile
@@ -43,6 +42,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import handwritten_knn  # noqa: E402  (the baseline, beside this file)
+from result_json import write_result  # noqa: E402
 
 from focuscrawl.outlinks.embedding import normalise_rows  # noqa: E402
 from focuscrawl.outlinks.params import DEFAULT as OUTLINKS  # noqa: E402
@@ -382,9 +382,7 @@ def main(argv: list[str] | None = None) -> int:
     for r in summary(res):
         recall = f"  recall@30 {r['recall']:.3f}" if r["recall"] is not None else ""
         print(f"  {r['what']:<48} n={r['n']:<8} {r['seconds']:9.2f} s {r['rate']:10.0f} {r['unit']}{recall}")
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(res, indent=1))
-    print(f"written to {args.out}")
+    write_result(args.out, res)
     return 0
 
 

@@ -51,6 +51,7 @@ import numpy as np
 
 from focuscrawl.config import settings
 from ingest_bench import Procs
+from result_json import write_result
 
 ROOT = Path(__file__).resolve().parents[1]
 THREAD_VARS = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
@@ -300,9 +301,7 @@ def main(argv: list[str] | None = None) -> int:
                     "note": "world, explorer, chooser, broker and the changelog reader share the machine's cores"},
         "logs": str(work),
     }
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(result, indent=2) + "\n")
-    print(json.dumps(result, indent=2))
+    write_result(args.out, result, echo=True)
     return 0
 
 

@@ -37,6 +37,8 @@ import sys
 import time
 from pathlib import Path
 
+from result_json import write_result
+
 RESULTS = Path(__file__).resolve().parent / "results" / "ranking.json"
 PAGE = os.sysconf("SC_PAGE_SIZE")
 
@@ -186,8 +188,7 @@ def main(argv: list[str] | None = None) -> None:
                   f"  pop latency (p50) x{ratios['pop_latency_ratio']:.2f}  memory x{ratios['memory_ratio']:.2f}",
                   flush=True)
 
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps({
+    write_result(args.out, {
         "bench": "ranking",
         "python": platform.python_version(),
         "machine": platform.machine(),
@@ -196,8 +197,7 @@ def main(argv: list[str] | None = None) -> None:
         "updates_timed": args.updates,
         "pops_timed": args.pops,
         "rows": rows,
-    }, indent=2))
-    print(f"wrote {args.out}")
+    })
 
 
 if __name__ == "__main__":

@@ -36,6 +36,7 @@ from focuscrawl.config import Settings, settings
 from focuscrawl.outlinks.params import DEFAULT as OUTLINKS
 from focuscrawl.params import add_arguments
 from ingest_bench import Procs, sample_posts, scaling
+from result_json import write_result
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -195,8 +196,7 @@ def main(argv: list[str] | None = None) -> int:
         result["ratios_2_vs_1"] = {name: result[part]["scaling_ratio_2_vs_1"] for name, part in
                                    (("ingest_consumers", "ingest"), ("chooser_instances", "chooser"),
                                     ("spark_workers", "spark")) if part in result}
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(json.dumps(result, indent=2) + "\n")
+        write_result(args.out, result, echo=section == "spark")  # the last part: the whole result on stdout
 
     try:
         save("ingest", scaling(cfg, env, procs, sample_posts(cfg.world_url), args.backlog, work))
@@ -207,7 +207,6 @@ def main(argv: list[str] | None = None) -> int:
         if started_broker:
             broker.stop()
     save("spark", spark_scaling(cfg, work, args.pages, args.dimensions, args.k, args.spark_timeout))
-    print(json.dumps(result, indent=2))
     return 0
 
 

@@ -38,7 +38,6 @@ recorded; the job's estimators fit one after the other on one core each (``Outli
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import resource
 import shutil
@@ -51,6 +50,7 @@ import pandas as pd
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from knn_bench import ROOT, scratch_settings, timed  # noqa: E402  (one scratch lake pattern for every job bench)
+from result_json import write_result  # noqa: E402
 
 from focuscrawl.outlinks.evaluation import evaluate  # noqa: E402
 from focuscrawl.outlinks.features import page_look_back  # noqa: E402
@@ -318,9 +318,7 @@ def main(argv: list[str] | None = None) -> int:
     res["load_end"] = os.getloadavg()
     for r in summary(res):
         print(f"  {r['what']:<64} n={r['n']:<8} {r['seconds']:9.2f} s  CPU {r['cpu_seconds'] or 0:8.1f} s  {r['note']}")
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(res, indent=1))
-    print(f"written to {args.out}")
+    write_result(args.out, res)
     return 0
 
 

@@ -24,6 +24,7 @@ import requests
 from focuscrawl.config import settings
 from focuscrawl.world import build_world
 from focuscrawl.world.server import WorldServer, _Handler
+from result_json import write_result
 
 STATIC = json.dumps({"kind": "Listing", "data": {"after": None, "children": []}}).encode()
 
@@ -92,9 +93,8 @@ def main(argv: list[str] | None = None) -> int:
         if isinstance(v, dict) and k != "static_baseline":
             v["ratio_to_static"] = round(v["rps"] / base_rps, 3)
             print(f"{k:20s} {v['rps']:8.1f} req/s  {v['ratio_to_static']:.3f} x static ({base_rps:.0f} req/s)")
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(results, indent=2, sort_keys=True) + "\n")
-    print(f"build {build_s:.2f}s; written {args.out}")
+    print(f"build {build_s:.2f}s")
+    write_result(args.out, results)
     return 0
 
 
