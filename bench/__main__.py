@@ -168,7 +168,15 @@ def summarise(name: str, res: dict) -> list[dict]:
             raw["consume"]["records_per_s"], "records/s")
         p = res["pipeline"]
         row("ingest crawler -> Kafka -> Delta", p["records"], p["seconds"], p["records_per_s"], "records/s",
-            f"lag p50 {p['lag_p50_s']} s, p99 {p['lag_p99_s']} s")
+            f"unpaced (as fast as the crawler re-reads the world), lag p50 {p['lag_p50_s']} s, p99 {p['lag_p99_s']} s")
+        q = res.get("paced")
+        if q:
+            row(f"ingest paced {q['rate']:,.0f} records/s -> Kafka -> Delta", q["rows"], q["seconds"],
+                q["offered_records_per_s"], "records/s",
+                f"lag p50 {q['lag_s']['p50']} s, p99 {q['lag_s']['p99']} s; batch wait p99 {q['batch_wait_s']['p99']} s, "
+                f"then to the commit p99 {q['commit_after_batch_s']['p99']} s (delta-rs write p99 "
+                f"{q['write_execution_ms']['p99']} ms); {q['commits']} commits, {q['files_per_commit']} files of "
+                f"{q['file_kb']['p50']} KB (p50) each")
         for key in ("consumers_1", "consumers_2"):
             c = res["scaling"][key]
             row(f"ingest backlog, {key.replace('_', ' ')}", c["records"], c["seconds"], c["records_per_s"],

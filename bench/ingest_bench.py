@@ -172,6 +172,9 @@ def pipeline(cfg, env, procs: Procs, topic: str, lake: Path, seconds: float, war
                 "--interval", "0", "--status-file", str(lake.parent / "crawler.json"))
     procs.start("consumer", "consumer.py", "--topic", topic, "--table", "reddit_posts", "--group", topic,
                 "--batch-size", "500", "--batch-seconds", "1.0")
+    # The window opens a warm-up after the first records landed, not after a fixed sleep: on a loaded
+    # machine the processes' start alone outlasted the smoke run's whole window (0 records measured).
+    wait_consumed(table, 1, timeout=300)
     time.sleep(warmup)
     t0 = time.time()
     time.sleep(seconds)

@@ -96,7 +96,10 @@ def test_related_pages_through_spark_submit_and_spark_lsh_smoke(tmp_path):
 def test_ingest_benchmark_smoke(tmp_path, kafka_broker):
     report = smoke(tmp_path, "ingest", timeout=900)
     ingest = rows(report, "ingest")
-    assert {"raw Kafka produce (baseline)", "raw Kafka consume (baseline)", "ingest crawler -> Kafka -> Delta"} <= set(ingest)
+    assert {"raw Kafka produce (baseline)", "raw Kafka consume (baseline)", "ingest crawler -> Kafka -> Delta",
+            "ingest paced 1,000 records/s -> Kafka -> Delta"} <= set(ingest)
+    paced = json.loads((tmp_path / "smoke" / "ingest.json").read_text())["paced"]
+    assert paced["rows"] == paced["records"]  # every paced record landed, once
 
 
 @pytest.mark.integration
