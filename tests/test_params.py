@@ -87,10 +87,10 @@ AREAS = {
     "FUE (seed 000)": Area(
         fue.DEFAULT,
         dags=(("fue_pseudo_training.py", "fue_pseudo_training", fue.PSEUDO_TRAINING_KNOBS),),
-        clis=(("streaming/fue/explorer.py", ("community_chooser", "interval", "front_page_interval")),
+        clis=(("streaming/fue/explorer.py", ("community_chooser", "listing_path", "interval", "front_page_interval")),
               ("include/focuscrawl/experiments/fue.py", ("community_chooser", "pseudo_every"))),
-        loop=("fue", {"method": "method", "community_chooser": "community_chooser", "visit_interval": "visit_interval",
-                      "front_page_interval": "front_page_interval"}),
+        loop=("fue", {"method": "method", "community_chooser": "community_chooser", "listing_path": "listing_path",
+                      "visit_interval": "visit_interval", "front_page_interval": "front_page_interval"}),
         functions=("include/focuscrawl/fue/pseudo.py", "include/focuscrawl/fue/batch.py",
                    "include/focuscrawl/experiments/fue.py", "include/focuscrawl/fue/classifier.py",
                    "include/focuscrawl/fue/pipeline.py"),

@@ -486,7 +486,8 @@ class FueLoop(Loop):
                                        description="seconds between two reads of the front page (/r/all/new) by "
                                                    "the explorer, start to start")
     users_per_hour: Positive = 600.0
-    listing_path: str = "/r/all/new.json"
+    listing_path: str = Field(FUE.listing_path, description="path of the front page on the site (every community's "
+                                                            "new posts), read by the explorer")
 
     _method = field_validator("method")(_name_in("focuscrawl.fue.methods", "RANKING_METHODS"))
 

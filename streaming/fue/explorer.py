@@ -2,12 +2,12 @@
 
     python streaming/fue/explorer.py --community-chooser random --interval 2 --front-page-interval 5
 
-Reads the front page (``/r/all/new.json``) every ``--front-page-interval`` seconds, and ``/r/{sub}/new.json``
-and ``/r/{sub}/comments.json`` of a community picked by the chooser (``focuscrawl.fue.pipeline.COMMUNITY_CHOOSERS``)
-``--interval`` seconds after the previous visit, through the project's Fetcher (robots.txt, politeness, SSRF
-guard; with ``--project FILE [--site NAME]`` the site's), and sends each post it has not sent before
-(``focuscrawl.fue.pipeline.CommunityExplorer``). Run several with different ``--seed`` to explore faster. Status
-and metrics as every stream process (``focuscrawl.streamproc``).
+Reads the front page (``--listing-path``, reddit's ``/r/all/new.json``) every ``--front-page-interval`` seconds,
+and ``/r/{sub}/new.json`` and ``/r/{sub}/comments.json`` of a community picked by the chooser
+(``focuscrawl.fue.pipeline.COMMUNITY_CHOOSERS``) ``--interval`` seconds after the previous visit, through the
+project's Fetcher (robots.txt, politeness, SSRF guard; with ``--project FILE [--site NAME]`` the site's), and
+sends each post it has not sent before (``focuscrawl.fue.pipeline.CommunityExplorer``). Run several with
+different ``--seed`` to explore faster. Status and metrics as every stream process (``focuscrawl.streamproc``).
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ import sys
 from focuscrawl.config import settings
 from focuscrawl.fue.params import DEFAULT as FUE
 from focuscrawl.fue.pipeline import COMMUNITY_CHOOSERS, POSTS_TOPIC, CommunityExplorer, RedditClient, post_to_json
+from focuscrawl.params import add_arguments
 from focuscrawl.streamproc import StreamProcess, parser
 from focuscrawl.topics import TopicSpec
 
@@ -35,15 +36,17 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--interval", type=float, default=FUE.visit_interval,
                     help="seconds between community visits (the project's loops.fue.visit_interval)")
+    add_arguments(ap, FUE, ["listing_path"])  # --listing-path: the project's loops.fue.listing_path
     ap.add_argument("--front-page-interval", type=float, default=FUE.front_page_interval,
-                    help="seconds between two reads of /r/all/new, start to start (loops.fue.front_page_interval)")
+                    help="seconds between two reads of the front page, start to start (loops.fue.front_page_interval)")
     args = ap.parse_args(argv)
 
     with StreamProcess(NAME, args, cfg) as proc:
         proc.ensure_topics([TopicSpec(args.topic, "author")])
         explorer = CommunityExplorer(RedditClient(proc.fetcher(), args.base_url),
                                      COMMUNITY_CHOOSERS.create(args.community_chooser, seed=args.seed),
-                                     front_page_interval=args.front_page_interval, visit_interval=args.interval)
+                                     listing_path=args.listing_path, front_page_interval=args.front_page_interval,
+                                     visit_interval=args.interval)
         counts = {"posts": 0, "failed_reads": 0}
 
         def status() -> dict:
@@ -51,9 +54,9 @@ def main(argv: list[str] | None = None) -> int:
             return {"communities": len(explorer.communities), **explorer.reads, **counts}
 
         proc.status(status)
-        log.info("exploring %s with the %s community chooser into %s: the front page every %.2f s, a community "
-                 "every %.2f s", args.base_url, args.community_chooser, args.topic, args.front_page_interval,
-                 args.interval)
+        log.info("exploring %s with the %s community chooser into %s: the front page (%s) every %.2f s, a "
+                 "community every %.2f s", args.base_url, args.community_chooser, args.topic, args.listing_path,
+                 args.front_page_interval, args.interval)
         while proc.running():
             try:
                 # Each listing's posts are published (and flushed) as soon as it is parsed: a post's evidence

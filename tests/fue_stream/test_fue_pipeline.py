@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from conftest import OTHER, TARGET, FakeClient, thing
 from focuscrawl.experiments.fue import MemoryLog, MethodPipeline, parse_duration
+from focuscrawl.fetch import AddressGuard, Fetcher, HostPoliteness
 from focuscrawl.fue import RANKING_METHODS, Post, UserChooser
 from focuscrawl.fue.pipeline import (
-    COMMUNITY_CHOOSERS, CommunityExplorer, History, ReferenceJudge, SentPosts, StatsEvent, UserExtractor, post_of,
+    COMMUNITY_CHOOSERS, CommunityExplorer, History, RedditClient, ReferenceJudge, SentPosts, StatsEvent, UserExtractor,
+    post_of,
 )
+from helpers import HttpSite
 
 
 def test_post_of_reads_posts_and_comments_and_skips_deleted_authors():
@@ -66,6 +71,30 @@ def _explorer(client, clock=None, **kw) -> CommunityExplorer:
 
 def _ids(batches) -> list[str]:
     return [p.post_id for posts in batches for p in posts]
+
+
+def test_explorer_reads_the_front_page_where_the_site_lists_it():
+    """[loops.fue] listing_path over real HTTP (RedditClient on the fetch layer): a site whose every-community
+    listing is not /r/all/new.json, with a query of its own."""
+    def listing(*things) -> tuple[int, dict, bytes]:
+        body = {"kind": "Listing", "data": {"after": None, "children": list(things)}}
+        return 200, {"Content-Type": "application/json"}, json.dumps(body).encode()
+
+    routes = {"/robots.txt": (200, {}, b"User-agent: *\nDisallow:\n"),
+              "/front/new.json?raw_json=1&limit=100": listing(thing("t3", 1, "ann", "sad")),
+              "/r/sad/new.json?limit=100": listing(thing("t3", 2, "bob", "sad")),
+              "/r/sad/comments.json?limit=100": listing(thing("t1", 3, "cid", "sad"))}
+    with HttpSite(routes) as site:
+        fetcher = Fetcher(user_agent="focuscrawl-test/1.0", guard=AddressGuard([site.host]),
+                          politeness=HostPoliteness(min_delay=0.0))
+        try:
+            explorer = _explorer(RedditClient(fetcher, site.url), listing_path="/front/new.json?raw_json=1")
+            posts = explorer.visit()
+        finally:
+            fetcher.close()
+    assert [p.author for p in posts] == ["ann", "bob", "cid"] and explorer.communities == ["sad"]
+    assert [p for p in site.paths() if p != "/robots.txt"] == [
+        "/front/new.json?raw_json=1&limit=100", "/r/sad/new.json?limit=100", "/r/sad/comments.json?limit=100"]
 
 
 def test_explorer_sends_only_posts_it_has_not_sent():

@@ -193,6 +193,17 @@ def test_the_e2e_test_project_parses_and_keeps_two_dags_from_rerunning_early(var
     assert _asset_events_intervals(project) == {"graph_estimation": 600.0, "source_schedule": 600.0}
 
 
+def test_the_explorer_reads_the_front_page_the_project_names(tmp_path, var):
+    """[loops.fue] listing_path, as the planned explorer's own parser reads its command line."""
+    from helpers import load_module, main_parser
+
+    parser = main_parser(load_module(ROOT / "streaming" / "fue" / "explorer.py").main)
+    for fue, path in (({"method": "HCP"}, "/r/all/new.json"), ({"method": "HCP", "listing_path": "/front/new.json"},
+                                                               "/front/new.json")):
+        specs = _by_name(plan(_project(tmp_path, fue=fue), settings(), models=MODELS, log=lambda _: None))
+        assert parser.parse_args(list(specs["fue-explorer"].command[2:])).listing_path == path
+
+
 @pytest.mark.parametrize("method,model", [("HCP-SNIP", "candidate"), ("RND", None)])
 def test_the_chooser_gets_the_model_its_method_scores_with(tmp_path, var, method, model):
     specs = _by_name(plan(_project(tmp_path, method=method), settings(), models=MODELS, log=lambda _: None))

@@ -74,6 +74,8 @@ MALFORMED = [
     ("bad URL", ('"https://shop.example.org"', '"shop.example.org"'), "sites[0].base_url", "absolute http(s) URL"),
     ("negative budget", ("users_per_hour = 60", "users_per_hour = -60"), "loops.fue.users_per_hour", "must be > 0"),
     ("unknown key", ("users_per_hour = 60", "user_per_hour = 60"), "loops.fue.user_per_hour", "did you mean 'users_per_hour'"),
+    ("front page not a path", ("users_per_hour = 60", 'users_per_hour = 60\nlisting_path = "r/all/new.json"'),
+     "loops.fue.listing_path", "start it with '/'"),
     ("wrong type", ("query_budget = 100", 'query_budget = "lots"'), "loops.graph.query_budget", "whole number"),
     ("unreadable file", None, "(file)", "not UTF-8"),
     ("OAuth variable unset", ("politeness_delay = 0.5\n", "politeness_delay = 0.5\n" + OAUTH), "sites[0].oauth.client_id_env",

@@ -86,7 +86,8 @@ class RedditClient:
     def listing(self, path: str, **params) -> tuple[list[dict], str | None]:
         """Records and the ``after`` cursor of one listing page (malformed children are dropped)."""
         query = urlencode({k: v for k, v in params.items() if v is not None})
-        url = f"{self.base_url}{path}" + (f"?{query}" if query else "")
+        # A path may bring its own query (a project's listing_path such as "/r/all/new.json?raw_json=1").
+        url = f"{self.base_url}{path}" + (("&" if "?" in path else "?") + query if query else "")
         self.requests += 1
         result = self.fetcher.fetch(url, accept=["application/json"])
         self.site_time = parse_http_date(result.headers.get("Date")) or self.site_time
@@ -164,7 +165,7 @@ class _Chooser:
     @staticmethod
     def _known(communities: Sequence[str]) -> Sequence[str]:
         if not communities:
-            raise ValueError("no community known yet to choose from: discover some first (/r/all/new.json lists them)")
+            raise ValueError("no community known yet to choose from: discover some first (the front page lists them)")
         return communities
 
 
@@ -226,8 +227,9 @@ class SentPosts:
 
 
 class CommunityExplorer:
-    """Reads the front page (``/r/all/new.json``) and ``/r/{sub}/new.json`` and ``/r/{sub}/comments.json``
-    of chosen communities, and hands out the posts and comments not sent before (:class:`SentPosts`).
+    """Reads the front page (``listing_path``: reddit's ``/r/all/new.json``) and ``/r/{sub}/new.json`` and
+    ``/r/{sub}/comments.json`` of chosen communities, and hands out the posts and comments not sent before
+    (:class:`SentPosts`).
 
     Communities are discovered from the front page (every post names its community), so the explorer
     needs no list up front. Two paces (:meth:`due`): the front page every ``front_page_interval``
@@ -237,11 +239,13 @@ class CommunityExplorer:
     """
 
     def __init__(self, client: RedditClient, chooser: CommunityChooser, limit: int = USER_PAGE_LIMIT, *,
-                 front_page_interval: float = FUE.front_page_interval, visit_interval: float = FUE.visit_interval,
-                 sent: SentPosts | None = None, clock=time.monotonic) -> None:
+                 listing_path: str = FUE.listing_path, front_page_interval: float = FUE.front_page_interval,
+                 visit_interval: float = FUE.visit_interval, sent: SentPosts | None = None,
+                 clock=time.monotonic) -> None:
         self.client = client
         self.chooser = chooser
         self.limit = limit
+        self.listing_path = listing_path
         self.communities: list[str] = []
         self.front_page_interval = front_page_interval
         self.visit_interval = visit_interval
@@ -261,7 +265,7 @@ class CommunityExplorer:
     def discover(self) -> list[Post]:
         """Read the front page: its new communities join the frontier; its posts not sent before (they count
         as sent when handed out by :meth:`listings` or :meth:`due`)."""
-        records, _ = self.client.listing("/r/all/new.json", limit=self.limit)
+        records, _ = self.client.listing(self.listing_path, limit=self.limit)
         self.reads["front_page"] += 1
         known = set(self.communities)
         for r in records:

@@ -110,7 +110,7 @@ def _fue(project, cfg, models: Models | None) -> list[_Draft]:
     slug = method.lower()
     return [
         _Draft("fue-explorer", "fue.explorer", "fue", FETCHERS, "streaming/fue/explorer.py",
-               ["--base-url", url, "--community-chooser", loop.community_chooser,
+               ["--base-url", url, "--listing-path", loop.listing_path, "--community-chooser", loop.community_chooser,
                 "--interval", str(loop.visit_interval), "--front-page-interval", str(loop.front_page_interval)],
                fetches=True),
         _Draft(f"fue-chooser-{slug}", "fue.chooser", "fue", STAGES, "streaming/fue/chooser.py", chooser_args),
