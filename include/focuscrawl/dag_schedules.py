@@ -35,6 +35,12 @@ DEFAULT_SCHEDULES: dict[str, str] = {
     "delta_maintenance": "@daily",
 }
 
+# Airflow's airflow.utils.dates.cron_presets: a cron timetable's summary shows a preset as its line.
+# Copied, not imported: importing airflow in `up` costs 3 s and sets up Airflow's config in the CLI
+# process. tests/platform/test_dag_schedules.py checks the copy against Airflow's.
+CRON_PRESETS = {"@hourly": "0 * * * *", "@daily": "0 0 * * *", "@weekly": "0 0 * * 0", "@monthly": "0 0 1 * *",
+                "@quarterly": "0 0 1 */3 *", "@yearly": "0 0 1 1 *"}
+
 
 def active_project(cfg: Settings) -> dict:
     """The project ``focuscrawl up`` last wrote (``Project.to_json()``), or ``{}`` when none is active."""
@@ -85,3 +91,16 @@ def loop_setting(cfg: Settings, loop: str, key: str, default):
     so the batch side plans with the budgets and names the running processes were given."""
     value = ((active_project(cfg).get("loops") or {}).get(loop) or {}).get(key)
     return default if value is None else value
+
+
+def timetable_matches(cfg: Settings, dag_id: str, summary: str | None) -> bool:
+    """Whether Airflow's ``timetable_summary`` of ``dag_id`` (REST ``/api/v2/dags``) is the active
+    project's schedule, i.e. the DAG processor parsed the DAG file after ``up`` wrote the project.
+
+    The summary is Airflow's ``Timetable.summary`` of what ``dags/common.schedule`` built: a cron line
+    as given, a preset as its cron line, ``str(timedelta)`` for a duration, ``Asset`` for ``"assets"``,
+    ``Asset or <time>`` for a data-aware DAG with a time schedule; the REST API shows no schedule as null.
+    """
+    when = dag_schedule(cfg, dag_id)
+    wanted = "Asset" if when == "assets" else None if when is None else CRON_PRESETS.get(str(when), str(when))
+    return (summary.removeprefix("Asset or ") if summary else None) == wanted

@@ -9,7 +9,8 @@ from datetime import timedelta
 import pytest
 
 from focuscrawl.config import settings
-from focuscrawl.dag_schedules import DEFAULT_SCHEDULES, dag_schedule, dag_schedules, pseudo_methods
+from focuscrawl.dag_schedules import (CRON_PRESETS, DEFAULT_SCHEDULES, dag_schedule, dag_schedules, pseudo_methods,
+                                      timetable_matches)
 from focuscrawl.fue.params import DEFAULT as FUE
 from helpers import parse_dags
 
@@ -47,7 +48,7 @@ def test_defaults_without_a_project_and_the_project_over_them(tmp_path, monkeypa
 def test_dag_files_take_their_schedule_from_the_project(tmp_path, monkeypatch):
     from airflow.sdk import AssetOrTimeSchedule
 
-    _with_project(tmp_path, monkeypatch, {"schedules": {"fue_pseudo_training": "1m", "outlinks_features": "2m",
+    cfg = _with_project(tmp_path, monkeypatch, {"schedules": {"fue_pseudo_training": "1m", "outlinks_features": "2m",
                                                         "delta_maintenance": "none"},
                                           "loops": {"sources": {"enabled": True, "fetches_per_second": 0.05},
                                                     "graph": {"enabled": True, "estimators": ["SCE", "WCE"]}}})
@@ -70,6 +71,19 @@ def test_dag_files_take_their_schedule_from_the_project(tmp_path, monkeypatch):
     # the batch side plans with the running processes' budgets and names
     assert dags["source_schedule"].params["budget"] == 0.05
     assert dags["graph_estimation"].params["estimators"] == "SCE,WCE"
+    # what `up` waits for before unpausing: Airflow's own summary of each parsed timetable, as REST shows it
+    from airflow.serialization.encoders import coerce_to_core_timetable
+
+    summaries = {i: coerce_to_core_timetable(d.timetable).summary for i, d in dags.items()}
+    assert summaries["delta_maintenance"] == "None" and summaries["outlinks_features"] == "Asset or 0:02:00"
+    rest = {i: None if s == "None" else s for i, s in summaries.items()}
+    assert all(timetable_matches(cfg, i, s) for i, s in rest.items()), rest
+    assert not timetable_matches(cfg, "delta_maintenance", "@daily")  # the default, parsed before `up`
+    assert not timetable_matches(cfg, "outlinks_features", "Asset")
+    assert not timetable_matches(cfg, "source_schedule", "Asset")  # the project's default here is @hourly
+    from airflow.utils.dates import cron_presets
+
+    assert CRON_PRESETS == cron_presets
 
 
 def test_every_spark_task_runs_in_the_spark_pool(dag_bag):

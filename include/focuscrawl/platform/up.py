@@ -9,7 +9,8 @@ cannot run starts nothing:
 3. plans its processes (``focuscrawl.platform.plan``);
 4. writes the active project to ``$FOCUSCRAWL_VAR/run/project.json`` (the DAG files read their
    schedules from it), starts the services (Kafka, Airflow, and the world when a site is the world),
-   unpauses the project's DAGs so model refresh runs on its schedule;
+   unpauses the project's DAGs so model refresh runs on its schedule (each once Airflow shows it parsed
+   with that schedule: an Airflow already up still holds the last parse);
 5. starts and supervises every process (``focuscrawl.platform.supervisor``) until Ctrl-C/SIGTERM,
    ``focuscrawl down`` from another terminal, or the ``--for`` limit, then stops them in order and
    the services after them.
@@ -140,23 +141,58 @@ class Platform:
         self._thread.start()
         self.log(f"up: {len(specs)} processes supervised; `focuscrawl status` shows them")
 
-    def unpause_dags(self, timeout: float = 180.0) -> list[str]:
-        """Unpause the project's DAGs (waiting for the DAG processor to list them); the ids unpaused."""
-        from focuscrawl.services.airflow import AirflowService
+    def unpause_dags(self, timeout: float = 180.0, client=None) -> list[str]:
+        """Unpause the project's DAGs once Airflow holds them with the project's schedules; the ids unpaused.
 
-        client = AirflowService(self.cfg, dags_folder=self.dags_folder).client()
-        known = {d["dag_id"] for d in client.dags()}
+        An Airflow that was already up still runs the DAGs as last parsed (the default schedules, or
+        another project's) until its DAG processor re-parses the files, 21-23 s after ``up`` in CI:
+        unpaused at once, ``source_schedule`` ran on ``@hourly`` and ``delta_maintenance`` ran though
+        the project said ``"none"``. So each DAG waits until its REST ``timetable_summary`` matches
+        (:func:`focuscrawl.dag_schedules.timetable_matches`; one ``GET /api/v2/dags`` a poll). A DAG
+        never listed is left alone; one listed with another schedule after ``timeout`` is an error.
+        """
+        import requests
+
+        from focuscrawl.dag_schedules import dag_schedules, timetable_matches
+        from focuscrawl.services.process import wait_until
+
+        if client is None:
+            from focuscrawl.services.airflow import AirflowService
+
+            client = AirflowService(self.cfg, dags_folder=self.dags_folder).client()
+        wanted = self.dag_ids()
+        listed: dict[str, dict] = {}
+
+        def parsed() -> bool:
+            try:
+                listed.update({d["dag_id"]: d for d in client.dags() if d["dag_id"] in wanted})
+            except requests.RequestException:
+                return False  # one slow poll of a busy SQLite API server is not an answer
+            return all(i in listed and timetable_matches(self.cfg, i, listed[i].get("timetable_summary"))
+                       for i in wanted)
+
+        started = time.monotonic()
+        try:
+            wait_until(parsed, timeout, "Airflow's DAGs with the project's schedules", interval=2.0)
+        except TimeoutError:
+            stale = {i: listed[i].get("timetable_summary") for i in wanted
+                     if i in listed and not timetable_matches(self.cfg, i, listed[i].get("timetable_summary"))}
+            if stale:
+                held = ", ".join(f"{i} on {s!r} (the project: {dag_schedules(self.cfg)[i]!r})" for i, s in stale.items())
+                log = Path(self.cfg.var_dir) / "logs" / "airflow-dag-processor.log"
+                raise RuntimeError(
+                    f"Airflow still holds {held} after {timeout:.0f}s: its DAG processor has not re-parsed the DAG "
+                    f"files; see {log} and `airflow dags list-import-errors`, or `focuscrawl services down` so `up` "
+                    "starts Airflow afresh (its start reserializes every DAG)") from None
+        waited = time.monotonic() - started
         done = []
-        for dag_id in self.dag_ids():
-            if dag_id not in known:
-                try:
-                    client.wait_for_dag(dag_id, timeout=timeout)
-                except TimeoutError:
-                    self.log(f"up: DAG {dag_id} is not listed by Airflow; left alone")
-                    continue
+        for dag_id in wanted:
+            if dag_id not in listed:
+                self.log(f"up: DAG {dag_id} is not listed by Airflow; left alone")
+                continue
             client.unpause(dag_id)
             done.append(dag_id)
-        self.log(f"up: DAGs unpaused: {', '.join(done) or 'none'}")
+        self.log(f"up: DAGs unpaused after {waited:.0f}s (their schedules parsed): {', '.join(done) or 'none'}")
         return done
 
     # -- while up -----------------------------------------------------------------------------

@@ -1,0 +1,102 @@
+"""``up`` unpauses a DAG only once Airflow holds it with the active project's schedule
+(``Platform.unpause_dags``; the CI run of 2026-12-01 ran DAGs on the defaults for 21-23 s)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+from focuscrawl.config import settings
+from focuscrawl.platform.up import Platform
+
+# what Airflow shows before its DAG processor re-parses (the defaults) and after (the project below)
+DEFAULTS = {"fue_pseudo_training": "0:05:00", "delta_maintenance": "@daily"}
+PROJECT = {"fue_pseudo_training": "0:02:00", "delta_maintenance": None}
+
+
+class FakeAirflow:
+    """The REST calls ``unpause_dags`` makes; the DAG processor re-parses after ``stale_polls`` polls."""
+
+    def __init__(self, stale_polls: int | None, listed=("fue_pseudo_training", "delta_maintenance")):
+        self.stale_polls, self.listed, self.polls, self.unpaused = stale_polls, listed, 0, []
+
+    def summaries(self) -> dict:
+        fresh = self.stale_polls is not None and self.polls > self.stale_polls
+        return {i: (PROJECT if fresh else DEFAULTS)[i] for i in self.listed}
+
+    def dags(self) -> list[dict]:
+        self.polls += 1
+        return [{"dag_id": i, "timetable_summary": s} for i, s in self.summaries().items()]
+
+    def unpause(self, dag_id: str) -> None:
+        self.unpaused.append((dag_id, self.summaries()[dag_id]))
+
+
+@pytest.fixture
+def platform(tmp_path, monkeypatch):
+    monkeypatch.setenv("FOCUSCRAWL_VAR", str(tmp_path))
+    (tmp_path / "run").mkdir()
+    (tmp_path / "run" / "project.json").write_text(json.dumps(
+        {"schedules": {"fue_pseudo_training": "2m", "delta_maintenance": "none"}}))
+    project = SimpleNamespace(enabled_loops=lambda: [("fue", None, None)])
+    return Platform(project, settings(), services=["airflow"], log=lambda _: None)
+
+
+def test_no_dag_is_unpaused_before_airflow_holds_the_projects_schedules(platform):
+    client = FakeAirflow(stale_polls=1)
+    assert platform.unpause_dags(timeout=30, client=client) == ["fue_pseudo_training", "delta_maintenance"]
+    assert client.polls == 2 and client.unpaused == [(i, PROJECT[i]) for i in PROJECT]
+
+
+def test_a_schedule_that_never_matches_is_an_error_naming_the_fix_and_nothing_is_unpaused(platform):
+    client = FakeAirflow(stale_polls=None)
+    with pytest.raises(RuntimeError, match=r"delta_maintenance on '@daily' \(the project: 'none'\).*dag-processor.*services down"):
+        platform.unpause_dags(timeout=0.1, client=client)
+    assert client.unpaused == []
+
+
+def test_a_dag_airflow_does_not_list_is_left_alone(platform):
+    client = FakeAirflow(stale_polls=0, listed=("delta_maintenance",))
+    assert platform.unpause_dags(timeout=0.1, client=client) == ["delta_maintenance"]
+    assert client.unpaused == [("delta_maintenance", None)]
+
+
+class Recording:
+    """The session's real REST client, noting each DAG's schedule in Airflow when it is unpaused."""
+
+    def __init__(self, client):
+        self.client, self.unpaused = client, []
+
+    def dags(self):
+        return self.client.dags()
+
+    def unpause(self, dag_id):
+        self.unpaused.append((dag_id, self.client.dag(dag_id)["timetable_summary"]))
+        self.client.unpause(dag_id)
+
+
+@pytest.mark.integration
+def test_on_a_running_airflow_a_dag_is_unpaused_only_with_the_projects_schedule(airflow, cfg):
+    """The CI run's case: delta_maintenance parsed on @daily, then `up` of a project saying "none"."""
+    from focuscrawl.status import write_status
+
+    active = Path(cfg.var_dir) / "run" / "project.json"
+    assert not active.exists()  # the session's Airflow parsed the defaults
+    if airflow.dag("delta_maintenance")["timetable_summary"] != "0 0 * * *":
+        pytest.skip("the session's Airflow does not hold delta_maintenance on its default @daily")
+    write_status(active, {"schedules": {"delta_maintenance": "none"}})
+    client, lines = Recording(airflow), []
+    platform = Platform(SimpleNamespace(enabled_loops=lambda: []), cfg, services=["airflow"], log=lines.append)
+    try:
+        assert platform.unpause_dags(timeout=300, client=client) == ["delta_maintenance"]
+        assert client.unpaused == [("delta_maintenance", None)]
+        # "none": the scheduler plans no run (on @daily it would run once at once: run_immediately)
+        assert airflow.dag("delta_maintenance")["next_dagrun_run_after"] is None
+        assert airflow.dag_runs("delta_maintenance") == []
+        print(lines[-1])  # how long the wait for the DAG processor took
+    finally:
+        airflow.pause("delta_maintenance")
+        active.unlink()
