@@ -11,6 +11,9 @@ Two parts, on unit-length vectors, k=30 related pages of every page, all in one 
 
    - ``blas_bound``: the matrix products alone (results dropped): what any exact brute force must spend;
    - ``faiss_flat``: FAISS ``IndexFlatIP.search`` called directly: the floor for an exact answer;
+   - ``faiss_flat_native_kernels``: the same with FAISS's bundled OpenBLAS on the kernels numpy's OpenBLAS
+     detected (faiss-cpu 1.15.1 ships OpenBLAS 0.3.15, which runs generic kernels on this CPU), in its
+     own process; ``blas_kernels`` records what each loaded OpenBLAS chose;
    - ``EXACT``, ``HNSW`` (at a few ``ef_search``), ``IVF`` (at a few ``n_probe``): the registered methods
      (``focuscrawl.outlinks.related``), build included in their time, recall@30 against exact;
    - ``handwritten_exact``, ``handwritten_ivf``: the previous hand-written search (``bench/handwritten_knn.py``);
@@ -108,11 +111,55 @@ def entry(pages: int, secs: float, recall: float | None = None, cpu: float | Non
 
 
 def blas_bound(x: np.ndarray, block: int = 2048) -> float:
+    out = np.empty((block, len(x)), dtype=x.dtype)  # one reused product buffer, as EXACT's tiles have
+
     def run():
         for s in range(0, len(x), block):
-            x[s:s + block] @ x.T
+            q = x[s:s + block]
+            np.matmul(q, x.T, out=out[:len(q)])
 
     return timed(run, f"BLAS bound n={len(x)}")[1]
+
+
+def blas_kernels() -> dict[str, str]:
+    """Each loaded OpenBLAS and the kernels it chose (threadpoolctl): faiss-cpu's bundled 0.3.15 does not
+    know this CPU and falls back to generic kernels, where numpy's picks the CPU's own."""
+    from threadpoolctl import threadpool_info
+
+    return {Path(i["filepath"]).parent.name + "/" + Path(i["filepath"]).name: f"{i.get('version')} {i.get('architecture')}"
+            for i in threadpool_info() if i.get("internal_api") == "openblas"}
+
+
+_NATIVE_FLAT = """
+import json, sys, time
+import numpy as np, faiss
+x = np.load(sys.argv[1]); k = int(sys.argv[2])
+start, cpu = time.perf_counter(), time.process_time()
+index = faiss.IndexFlatIP(x.shape[1]); index.add(x); _, idx = index.search(x, k)
+secs, cpu = time.perf_counter() - start, time.process_time() - cpu
+np.save(sys.argv[3], idx)
+print(json.dumps({"seconds": secs, "cpu": cpu}))
+"""
+
+
+def faiss_flat_native_kernels(x: np.ndarray, exact: np.ndarray) -> dict | None:
+    """FAISS flat with its OpenBLAS told to use the kernels numpy's OpenBLAS detected (``OPENBLAS_CORETYPE``,
+    read when the library loads, hence a process of its own): FAISS's floor on this CPU once its
+    packaging's CPU detection is out of the way. ``None`` when numpy's OpenBLAS names no kernels."""
+    import json
+    import subprocess
+
+    arch = next((v.split(" ", 1)[1] for k, v in blas_kernels().items() if k.startswith("numpy")), None)
+    if not arch or arch == "None":
+        return None
+    with tempfile.TemporaryDirectory() as tmp:
+        np.save(f"{tmp}/x.npy", x)
+        done = subprocess.run([sys.executable, "-c", _NATIVE_FLAT, f"{tmp}/x.npy", str(K + 1), f"{tmp}/idx.npy"],
+                              env={**os.environ, "OPENBLAS_CORETYPE": arch}, capture_output=True, text=True, check=True)
+        got = json.loads(done.stdout.strip().splitlines()[-1])
+        idx = exact_without_self(np.load(f"{tmp}/idx.npy"), np.arange(len(x)))
+    print(f"  .. FAISS flat, OPENBLAS_CORETYPE={arch}: {got['seconds']:.1f} s (CPU {got['cpu']:.1f} s)", flush=True)
+    return entry(len(x), got["seconds"], recall_at_k(idx, exact), got["cpu"], openblas_coretype=arch)
 
 
 def faiss_flat(x: np.ndarray) -> tuple[np.ndarray, float]:
@@ -183,6 +230,10 @@ def in_process(x: np.ndarray, ef_searches: list[int], probes: list[int], spark_n
     res: dict = {"blas_bound": entry(n, blas_bound(x))}
     exact, secs = faiss_flat(x)
     res["faiss_flat"] = entry(n, secs, 1.0)
+    res["blas_kernels"] = blas_kernels()
+    native = faiss_flat_native_kernels(x, exact)
+    if native:
+        res["faiss_flat_native_kernels"] = native
     (idx, _), secs = timed(lambda: RELATED.create("EXACT", k=K).fit(x).search(x, ids), f"EXACT n={n}")
     res["EXACT"] = entry(n, secs, recall_at_k(idx, exact))
     hnsw, fit_secs = timed(lambda: RELATED.create("HNSW", k=K).fit(x), f"HNSW build n={n}")
@@ -331,8 +382,15 @@ def summary(res: dict) -> list[dict]:
                          "rate": r["pages_per_s"], "unit": "pages/s", "recall": r.get("recall"),
                          "note": note or f"in process, {res['data']} vectors d={res['d']}"})
 
-        for name in ("blas_bound", "faiss_flat", "EXACT"):
-            row(name, part[name])
+        kernels = ", ".join(f"{k.split('/')[0]} {v}" for k, v in part.get("blas_kernels", {}).items())
+        row("blas_bound", part["blas_bound"])
+        row("faiss_flat (as installed)", part["faiss_flat"],
+            f"in process, {res['data']} vectors d={res['d']}; OpenBLAS kernels: {kernels}" if kernels else "")
+        if "faiss_flat_native_kernels" in part:
+            r = part["faiss_flat_native_kernels"]
+            row(f"faiss_flat, OPENBLAS_CORETYPE={r['openblas_coretype']}", r,
+                f"own process, {res['data']} vectors d={res['d']}: FAISS's OpenBLAS on numpy's kernels")
+        row("EXACT", part["EXACT"])
         for r in part["HNSW"]:
             row(f"HNSW ef_search={r['ef_search']}", r)
         for r in part["IVF"]:
