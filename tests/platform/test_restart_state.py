@@ -162,8 +162,17 @@ def test_a_sigkilled_chooser_ranks_as_its_uninterrupted_twin_and_extracts_no_use
         wait_for(f"both choosers quiet with {expect_chosen} extract requests", check, timeout=240, every=1.0)
 
     def verdicts(expect_chosen: int):
-        users = wait_for("A's users in flight", lambda: read_status(status["a"]).get("in_flight"))
-        assert users == read_status(status["b"])["in_flight"]
+        # Both groups are quiet, but each status file is rewritten on its own tick: wait until both show the
+        # same users in flight (CI of 2026-12-02 read B's file a tick behind A's), else fail naming both.
+        def same_in_flight():
+            a, b = (read_status(status[n]).get("in_flight") for n in ("a", "b"))
+            return a if a and a == b else None
+
+        try:
+            users = wait_for("both choosers' users in flight", same_in_flight, timeout=60)
+        except AssertionError:
+            raise AssertionError(f"in flight: A {read_status(status['a']).get('in_flight')}, "
+                                 f"B {read_status(status['b']).get('in_flight')}") from None
         bus.send(stats_t, [(u, StatsEvent(run_id="restart", method="HAS", user=u, sim_time=60.0 * i, sim_epoch=1.7e9,
                                           extraction_seconds=1.0, items=3, pages=1, probability=0.95 if i % 2 == 0
                                           else 0.1, relevant=i % 2 == 0).to_json())
