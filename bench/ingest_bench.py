@@ -124,22 +124,24 @@ class Procs:
         self.procs = []
 
 
-def commits(table: str) -> list[tuple[int, float, int, list[str]]]:
-    """(version, commit time s, records the commit moved the offsets by, data files added) per commit."""
+def commits(table: str) -> list[tuple[int, float, int, list[dict], dict]]:
+    """(version, commit time s, records the commit moved the offsets by, its ``add`` actions, delta-rs's
+    ``operationMetrics``) per commit, from the table's own log."""
     out, last = [], {}
     for f in sorted((Path(table) / "_delta_log").glob("*.json")):
-        ts, moved, files = None, 0, []
+        ts, moved, added, metrics = None, 0, [], {}
         for line in f.read_text().splitlines():
             action = json.loads(line)
             if "commitInfo" in action:
                 ts = action["commitInfo"]["timestamp"] / 1000
+                metrics = action["commitInfo"].get("operationMetrics") or {}
             elif "txn" in action:
                 app, version = action["txn"]["appId"], action["txn"]["version"]
                 moved += version - last.get(app, 0)
                 last[app] = version
             elif "add" in action:
-                files.append(action["add"]["path"])
-        out.append((int(f.stem), ts, moved, files))
+                added.append(action["add"])
+        out.append((int(f.stem), ts, moved, added, metrics))
     return out
 
 
@@ -182,9 +184,9 @@ def pipeline(cfg, env, procs: Procs, topic: str, lake: Path, seconds: float, war
     procs.stop()
     window = [c for c in commits(table) if t0 <= c[1] < t1]
     lags, rows = [], 0
-    for _, ts, _, files in window:
-        for f in files:
-            fetched = pq.read_table(Path(table) / f, columns=["fetched_at_ms"]).column(0).to_numpy()
+    for _, ts, _, added, _ in window:
+        for a in added:
+            fetched = pq.read_table(Path(table) / a["path"], columns=["fetched_at_ms"]).column(0).to_numpy()
             lags.append(ts - fetched / 1000)
             rows += len(fetched)
     lag = np.concatenate(lags) if lags else np.array([np.nan])
@@ -234,15 +236,7 @@ def paced(cfg, env, procs: Procs, samples, rate: float, seconds: float, lake: Pa
     finally:
         run.stop()
     lag, batch_wait, after_batch, exec_ms, files, sizes = [], [], [], [], [], []
-    for f in sorted((Path(table) / "_delta_log").glob("*.json")):
-        ts, added, metrics = None, [], {}
-        for line in f.read_text().splitlines():
-            action = json.loads(line)
-            if "commitInfo" in action:
-                ts = action["commitInfo"]["timestamp"] / 1000
-                metrics = action["commitInfo"].get("operationMetrics") or {}
-            elif "add" in action:
-                added.append(action["add"])
+    for _, ts, _, added, metrics in commits(table):
         if not added:
             continue
         produced = np.concatenate([pq.read_table(Path(table) / a["path"], columns=["fetched_at_ms"]).column(0)
