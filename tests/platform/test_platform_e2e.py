@@ -133,18 +133,23 @@ def test_source_crawler_follows_the_pushed_schedule(live_platform):
     cfg, project = live_platform.cfg, live_platform.project
     from focuscrawl.ephemeral.tables import SOURCE_SCHEDULE
 
+    # The first push the crawler applies is what is asserted. A plan covers the sources whose recrawls or
+    # clicks had landed when source_schedule ran; a source first recrawled later is in no plan until the
+    # next run, which the test project paces at 10 minutes. Waiting for a plan that names every source
+    # was a wait on that next run (issue 35: it failed CI when the run fell late).
     def follows():
         status = _status(cfg, "source-crawler")
         if not status.get("schedules_applied"):
             return None
         plan = DeltaTable(SOURCE_SCHEDULE.path(cfg)).to_pandas().set_index("source_url")
-        for url, interval in status["intervals"].items():
-            if url not in plan.index:
-                return None
-            want = plan.loc[url, "recrawl_interval_s"]
+        planned = [url for url in status["intervals"] if url in plan.index]
+        if not planned:
+            return None
+        for url in planned:
+            interval, want = status["intervals"][url], plan.loc[url, "recrawl_interval_s"]
             if (interval is None) != math.isnan(want) or (interval is not None and abs(interval - want) > 1e-6 * want):
-                return None  # a newer plan is on its way: look again
-        return status, plan
+                return None  # a newer plan is written and on its way, or half applied: look again
+        return status, plan.loc[planned]
 
     status, plan = wait_until(follows, 300, f"the crawler did not take up the pushed schedule: "
                                             f"{_status(cfg, 'source-crawler')}", interval=3.0)
@@ -155,12 +160,22 @@ def test_source_crawler_follows_the_pushed_schedule(live_platform):
     assert 0 < spent <= project.loops.sources.fetches_per_second * (1 + 1e-3), spent
     assert {"feed", "sitemap"} <= set(status["kinds"].values()), status["kinds"]
     assert status["errors"] == 0
-    # was: sources e2e: the most valuable source is then recrawled on its new interval (plus a few queued slots)
-    fastest, budget = plan.recrawl_interval_s.idxmin(), project.loops.sources.fetches_per_second
-    pushed_at = status["recrawls"]
-    wait_until(lambda: (s := _status(cfg, "source-crawler"))["recrawls"] > pushed_at + 20
-               and s["last_gaps"].get(fastest, math.inf) <= plan.loc[fastest, "recrawl_interval_s"] + 3 / budget, 240,
-               f"{fastest} not recrawled every {plan.loc[fastest, 'recrawl_interval_s']:.0f} s", interval=3.0)
+    # was: sources e2e: the most valuable source is then recrawled on its new interval (plus a few queued
+    # slots). The fastest is taken from what the crawler follows at each look, so a later push (the next
+    # paced run) changes the source looked at, not the outcome.
+    budget, pushed_at = project.loops.sources.fetches_per_second, status["recrawls"]
+
+    def on_its_interval():
+        s = _status(cfg, "source-crawler")
+        planned = {url: i for url, i in s["intervals"].items() if url in plan.index and i is not None}
+        if not planned:  # a later plan dropped them all: nothing to look at until one names a source
+            return None
+        fastest = min(planned, key=planned.get)
+        return (s["recrawls"] > pushed_at + 20 and s["last_gaps"].get(fastest, math.inf) <= planned[fastest] + 3 / budget
+                and (fastest, planned[fastest], s["last_gaps"][fastest]))
+
+    wait_until(on_its_interval, 240, f"the fastest planned source not recrawled on its interval: "
+                                     f"{_status(cfg, 'source-crawler')}", interval=3.0)
     assert live_platform.watch.changed("sources"), live_platform.watch.seen["sources"]
     assert _process(live_platform, "source-crawler")["restarts"] == 0, "the crawler was restarted"
 
