@@ -318,6 +318,18 @@ def _landed_exactly_once(cfg, meta: dict, before: tuple) -> int:
     return checked
 
 
+def _end_offsets(bootstrap: str, topic: str, partitions) -> dict[int, int]:
+    """The offset after the last committed record of each of ``topic``'s ``partitions``."""
+    from kafka import KafkaConsumer, TopicPartition
+
+    consumer = KafkaConsumer(bootstrap_servers=bootstrap, group_id=None, enable_auto_commit=False,
+                             isolation_level="read_committed")
+    try:
+        return {tp.partition: end for tp, end in consumer.end_offsets([TopicPartition(topic, p) for p in partitions]).items()}
+    finally:
+        consumer.close()
+
+
 def table_partitions(cfg, topic: str) -> int:
     from kafka import KafkaConsumer
 
@@ -359,8 +371,28 @@ def test_every_kind_of_process_comes_back_after_sigkill_and_the_lake_loses_nothi
     for name in victims.values():
         if sup.procs[name].spec.metrics_port or sup.procs[name].spec.status_file:
             sup.wait_up(name, 240, healthy=True)
-    # The landings resume from their tables' offsets: nothing lost, nothing twice.
-    time.sleep(20)  # a batch or two after the restart
+    # The landings resume from their tables' offsets: nothing lost, nothing twice. Checked once every
+    # landing has landed past its position before the kill wherever its topic holds a record beyond it
+    # (more than the one commit marker a transactional producer writes after its last landed record).
+    ends = {s.meta["sink"]: _end_offsets(cfg.kafka_bootstrap, s.meta["topic"], before[s.meta["sink"]][0])
+            for s in consumers}
+
+    behind: dict[str, list[int]] = {}
+
+    def resumed():
+        behind.clear()
+        for s in consumers:
+            sink, (old_positions, _) = s.meta["sink"], before[s.meta["sink"]]
+            now = _snapshot(cfg, s.meta)[0]
+            waiting = [p for p, end in ends[sink].items() if end > old_positions[p] + 1 and now[p] <= old_positions[p]]
+            if waiting:
+                behind[sink] = waiting
+        return not behind or None
+
+    try:
+        wait_until(resumed, 240, "every landing resumed after its SIGKILL", interval=3.0)
+    except TimeoutError as exc:
+        raise AssertionError(f"{exc}; partitions not landed past their position before the kill: {behind}") from None
     checked = {s.meta["sink"]: _landed_exactly_once(cfg, s.meta, before[s.meta["sink"]]) for s in consumers}
     assert all(name in checked for name in landed_before) and sum(checked.values()) > 0, checked
     print(f"\nsupervisor: {len(victims)} kinds SIGKILLed and back; records checked per landing: {checked}")
