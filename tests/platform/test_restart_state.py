@@ -276,7 +276,16 @@ def test_a_sigkilled_revisitor_lands_every_page_once_per_period(cfg, kafka_broke
         wait_for(f"period {period} done", lambda: len(landed()) >= pages * (period + 1)
                  and read_status(status).get("due") == 0 and read_status(status).get("period") == period,
                  timeout=240, every=0.5)
-    time.sleep(2)  # a double would land with the next flush
+
+    def all_flushed() -> bool:
+        # The status is written at the top of the main loop, between revisits; with nothing due the loop
+        # has flushed before it, and written == revisits says no fetched row is still buffered (both count
+        # for the running process only). A double would have landed by then.
+        s = read_status(status)
+        return (s.get("pid") == sup.procs["revisitor"].state.pid and s.get("period") == 1 and s.get("due") == 0
+                and s.get("written") == s.get("revisits"))
+
+    wait_for("every fetched row flushed", all_flushed, timeout=60, every=0.2)
     rows = landed()
     assert len(rows) == len(set(rows)) == 2 * pages, "a snapshot row was lost or landed twice"
     urls = {url for url, _ in rows}
