@@ -20,6 +20,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import uuid
 from pathlib import Path
 
@@ -51,8 +52,27 @@ def _stop(procs: list[subprocess.Popen]) -> None:
             p.wait(timeout=10)
 
 
-def _graph_requests(world, since: int) -> int:
-    return sum(e["path"].startswith("/graph/") for e in world.access_log.since(since, 100_000)["entries"])
+class GraphGate:
+    """Holds the world's answer to the ``hold_at``-th ``/graph/`` request (and every later one) until
+    :meth:`open`: the sampler then waits mid-round however slowly the test itself gets to its kill."""
+
+    def __init__(self, world, hold_at: int) -> None:
+        self.crawl, self.hold_at, self.seen = world.crawl, hold_at, 0
+        self.lock, self.opened, self.holding = threading.Lock(), threading.Event(), threading.Event()
+        world.crawl = self
+
+    def __call__(self, path, *args, **kwargs):
+        if path.startswith("/graph/") and not self.opened.is_set():
+            with self.lock:
+                self.seen += 1
+                hold = self.seen >= self.hold_at
+            if hold:
+                self.holding.set()
+                self.opened.wait(300)
+        return self.crawl(path, *args, **kwargs)
+
+    def open(self) -> None:
+        self.opened.set()
 
 
 def test_live_processes_use_the_crawl_surface_only_and_the_sampler_survives_sigkill(cfg, own_kafka_broker, tmp_path):
@@ -101,17 +121,19 @@ def test_live_processes_use_the_crawl_surface_only_and_the_sampler_survives_sigk
             ["streaming/consumer.py", "--sink", "fue_extractions", "--group", f"x{run}",
              "--table-uri", str(tmp_path / "fue_extractions"), "--batch-seconds", "1"],
         )]
+        gate = GraphGate(world, hold_at=BUDGET + BUDGET // 3 + 1)
         sampler = _spawn(sampler_args, logs / f"sampler-{run}.log", env)
         procs = [consumer, *others, *fue, sampler]
         try:
             # 1. Round 0 committed; SIGKILL in the middle of round 1.
             wait_until(lambda: (read_status(tmp_path / "sampler.json").get("rounds_done") or 0) >= 1, 300,
                        f"no round committed; see {logs}/sampler-{run}.log")
-            mark = world.access_log.since(0, 100_000)["next"]
-            wait_until(lambda: _graph_requests(world, mark) >= BUDGET // 3, 120, "round 1 did not start")
+            # round 0 spends BUDGET queries: the gate holds round 1 after a third of its own
+            wait_until(gate.holding.is_set, 120, "round 1 did not start")
             assert (read_status(tmp_path / "sampler.json").get("rounds_done")) == 1, "round 1 ended before the kill"
             os.killpg(sampler.pid, signal.SIGKILL)
             sampler.wait(timeout=10)
+            gate.open()
             # A kill can also land while a round is being sent: leave one such round open in Kafka (same
             # transactional id, rows sent, never committed). The restarted sampler must fence it off.
             _open_round(own_kafka_broker.url, f"t{run}", f"t{run}-r00001")
@@ -162,6 +184,7 @@ def test_live_processes_use_the_crawl_surface_only_and_the_sampler_survives_sigk
             assert v.sim_epoch.between(world.clock.start_epoch + 12 * 3600, world.clock.now()).all()
             assert (v.sim_time == v.sim_epoch - v.sim_epoch.min()).all()  # counted from the run's first verdict
         finally:
+            gate.open()
             _stop(procs)
         # 5. Not one request reached the evaluation port.
         assert world.eval_access_log.since(0)["entries"] == []

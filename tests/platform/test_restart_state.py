@@ -212,10 +212,15 @@ def test_a_sigkilled_chooser_ranks_as_its_uninterrupted_twin_and_extracts_no_use
         bus.send(posts_t, post_records(make_posts(500, 400, seed=3, start=4500)))
         quiet(3 * LEAD)
         verdicts(4 * LEAD)
+        at_rest_ms = time.time() * 1000  # all input committed: a status written after this shows all of it
 
-        wait_for("both status files at rest", lambda: all(
-            read_status(status[n]).get("in_flight") and len(read_status(status[n])["in_flight"]) == LEAD
-            for n in status), timeout=60)
+        def settled(n: str) -> bool:
+            s = read_status(status[n])
+            return (s.get("updated_at_ms", 0) > at_rest_ms and bool(s.get("in_flight"))
+                    and len(s["in_flight"]) == LEAD)
+
+        wait_for("both status files at rest, written after the last input", lambda: all(map(settled, status)),
+                 timeout=60)
         a, b = read_status(status["a"]), read_status(status["b"])
         assert len(a["top"]) == 100
         assert a["top"] == b["top"], "the restarted chooser ranks differently from its uninterrupted twin"
@@ -276,7 +281,16 @@ def test_a_sigkilled_revisitor_lands_every_page_once_per_period(cfg, kafka_broke
         wait_for(f"period {period} done", lambda: len(landed()) >= pages * (period + 1)
                  and read_status(status).get("due") == 0 and read_status(status).get("period") == period,
                  timeout=240, every=0.5)
-    time.sleep(2)  # a double would land with the next flush
+
+    def all_flushed() -> bool:
+        # The status is written at the top of the main loop, between revisits; with nothing due the loop
+        # has flushed before it, and written == revisits says no fetched row is still buffered (both count
+        # for the running process only). A double would have landed by then.
+        s = read_status(status)
+        return (s.get("pid") == sup.procs["revisitor"].state.pid and s.get("period") == 1 and s.get("due") == 0
+                and s.get("written") == s.get("revisits"))
+
+    wait_for("every fetched row flushed", all_flushed, timeout=60, every=0.2)
     rows = landed()
     assert len(rows) == len(set(rows)) == 2 * pages, "a snapshot row was lost or landed twice"
     urls = {url for url, _ in rows}

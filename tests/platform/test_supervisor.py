@@ -196,6 +196,7 @@ def test_ordered_stop_goes_tier_by_tier_and_kills_a_hanging_group(tmp_path):
                 f.write("{name} %f\\n" % time.time())
             sys.exit(0)
         signal.signal(signal.SIGTERM, bye)
+        open({ready!r}, "w").close()  # the handler is installed
         while True:
             time.sleep(0.05)
     """
@@ -208,8 +209,10 @@ def test_ordered_stop_goes_tier_by_tier_and_kills_a_hanging_group(tmp_path):
         time.sleep(600)
     """)
     specs = [
-        ProcessSpec("sink", "toy", py(graceful.format(path=str(record), name="sink")), tier=3),
-        ProcessSpec("crawler", "toy", py(graceful.format(path=str(record), name="crawler")), tier=1),
+        ProcessSpec("sink", "toy", py(graceful.format(path=str(record), name="sink",
+                                                      ready=str(tmp_path / "sink.ready"))), tier=3),
+        ProcessSpec("crawler", "toy", py(graceful.format(path=str(record), name="crawler",
+                                                         ready=str(tmp_path / "crawler.ready"))), tier=1),
         ProcessSpec("stage", "toy", hanging, tier=2, stop_grace=0.5),
     ]
     sup = Supervisor(specs, tmp_path, tick=0.05)
@@ -219,7 +222,10 @@ def test_ordered_stop_goes_tier_by_tier_and_kills_a_hanging_group(tmp_path):
     while len(group_members(pgid)) < 2 and time.monotonic() < deadline:  # the stage's child is up
         time.sleep(0.05)
     assert len(group_members(pgid)) == 2
-    time.sleep(0.5)  # the graceful ones have installed their handlers
+    ready = [tmp_path / "sink.ready", tmp_path / "crawler.ready"]
+    while not all(r.exists() for r in ready) and time.monotonic() < deadline:  # handlers installed
+        time.sleep(0.05)
+    assert all(r.exists() for r in ready)
     started = time.monotonic()
     sup.stop()
     took = time.monotonic() - started
@@ -269,9 +275,12 @@ def test_health_comes_from_the_status_file_not_the_pid(tmp_path):
     sup.start()
     try:
         deadline = time.monotonic() + 20
-        while not fresh.exists() and time.monotonic() < deadline:
-            time.sleep(0.05)
         sup.step()
+        # ok once a status write is seen within stale_after of the step (real time, so a loaded machine
+        # can delay one write past it): step until then, on the fake clock that keeps silent starting
+        while sup.state_of("fresh").health != "ok" and time.monotonic() < deadline:
+            time.sleep(0.05)
+            sup.step()
         assert sup.state_of("fresh").health == "ok"
         assert sup.state_of("silent").health == "starting"
         clock.now += 1.0
