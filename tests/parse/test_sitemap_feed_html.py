@@ -154,6 +154,27 @@ def test_registered_domain():
     assert registered_domain("a.b.example.com") == "example.com"
     assert registered_domain("127.0.0.1") == "127.0.0.1"
     assert registered_domain("localhost") == "localhost"
+    # the public suffix list, private section included (issue 31)
+    assert registered_domain("www.abc.net.au") == "abc.net.au"
+    assert registered_domain("docs.alice.github.io") == "alice.github.io"
+
+
+def test_html_links_are_canonical_keys():
+    """Every spelling of one page is one outlink (issue 31): case, default port, tracking and session
+    parameters, query order; the page itself, spelled differently, is skipped."""
+    page = (b'<meta charset="utf-8"><a href="HTTP://Shop.Example.com:80/item?id=3&page=1&utm_source=feed#reviews">a</a>'
+            b'<a href="/item;jsessionid=0AB1?page=1&id=3&PHPSESSID=x">b</a>'
+            b'<a href="https://m\xc3\xbcnchen.de/stra%c3%9fe?fbclid=1">c</a>'
+            b'<a href="/list?b=2&a=1&utm_medium=x">self</a>'
+            b'<a href="http://alice.github.io/">gh</a>')
+    parsed = parse_links(page, "http://shop.example.com/list?a=1&b=2#top")
+    assert [(l.url, l.internal) for l in parsed.links] == [
+        ("http://shop.example.com/item?id=3&page=1", True),
+        ("http://shop.example.com/item?id=3&page=1", True),
+        ("https://xn--mnchen-3ya.de/stra%C3%9Fe", False),
+        ("http://alice.github.io/", False),
+    ]
+    assert parsed.skipped == 1
 
 
 def test_empty_html_is_rejected():

@@ -4,23 +4,22 @@ Seed ``002_f70440d1db7174f2.txt`` (look back, look around) counts a page's new o
 revisit; this is where outlinks come from. lxml's HTML parser recovers from broken markup the
 way browsers do; ``<base href>`` sets the base URL, ``rel=nofollow`` on a link or
 ``<meta name=robots content=nofollow>`` on the page marks links not to follow, and a link is
-internal when its registered domain equals the page's. Without a public-suffix list the
-registered domain is approximated (last two labels, three under ``co.uk``-style suffixes).
+internal when its registered domain equals the page's (public suffix list, private suffixes
+included: ``focuscrawl.fetch.canon``). Every link is its canonical key (issue 31), so one page
+under several spellings is one outlink.
 """
 
 from __future__ import annotations
 
-import ipaddress
 import urllib.parse
 from dataclasses import dataclass, field
 
 from lxml import etree, html
 
+from focuscrawl.fetch.canon import canonical_url, registered_domain
 from focuscrawl.parse.rejection import Rejection
 
 PARSER = "html"
-# Second-level labels under which registrations happen one level deeper (bbc.co.uk, abc.net.au).
-_SECOND_LEVEL = frozenset({"co", "com", "net", "org", "gov", "ac", "edu", "ne", "or", "go"})
 # Links to these schemes are not pages; they are counted in ``skipped``, not rejected.
 _NOT_PAGES = frozenset({"javascript", "mailto", "tel", "data", "ftp", "about", "sms", "file"})
 
@@ -41,28 +40,19 @@ class ParsedPage:
     rejections: list[Rejection] = field(default_factory=list)
 
 
-def registered_domain(host: str) -> str:
-    host = host.lower().rstrip(".")
-    try:
-        ipaddress.ip_address(host.strip("[]"))
-        return host
-    except ValueError:
-        pass
-    labels = host.split(".")
-    if len(labels) >= 3 and len(labels[-1]) == 2 and labels[-2] in _SECOND_LEVEL:
-        return ".".join(labels[-3:])
-    return ".".join(labels[-2:])
+__all__ = ["Link", "ParsedPage", "parse_links", "registered_domain"]
 
 
 def _absolute(base: str, href: str) -> str | None:
-    """``href`` resolved against ``base``, without its fragment; None if it is not a valid http(s) URL."""
+    """``href`` resolved against ``base``, as its canonical key; None if it is not a valid http(s) URL."""
     try:
-        joined, _ = urllib.parse.urldefrag(urllib.parse.urljoin(base, href.strip()))
+        joined = urllib.parse.urljoin(base, href.strip())
         parts = urllib.parse.urlsplit(joined)
-        _ = parts.port  # raises on a bad port
-    except ValueError:
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            return None
+        return canonical_url(joined)
+    except (ValueError, UnicodeError):  # bad port or host; IDNA refuses some hosts
         return None
-    return joined if parts.scheme in ("http", "https") and parts.hostname else None
 
 
 def parse_links(body: bytes | str, url: str) -> ParsedPage:
@@ -90,7 +80,7 @@ def parse_links(body: bytes | str, url: str) -> ParsedPage:
         for m in doc.xpath("//meta[translate(@name,'ROBTS','robts')='robots']")
     )
     page_domain = registered_domain(urllib.parse.urlsplit(url).hostname or "")
-    page_url = urllib.parse.urldefrag(url)[0]
+    page_url = _absolute(url, "") or urllib.parse.urldefrag(url)[0]
     for a in doc.xpath("//a[@href] | //area[@href]"):
         href = a.get("href") or ""
         scheme = href.strip().split(":", 1)[0].lower() if ":" in href else ""
