@@ -1,5 +1,8 @@
 """Spark job: page_snapshots -> page_embeddings (TF-IDF + LSA per page), seed 002 Section 7.
 
+Each page's vector is of its latest text before the held-out (last) period, as the pandas path
+(``experiment.prepare``) builds them: that period's texts never reach training or model selection.
+
     spark-submit spark_jobs/outlinks_embed.py [--dimensions N] [--sample-size N] (defaults: OutlinksParams)
 """
 
@@ -17,7 +20,10 @@ from focuscrawl.params import add_arguments
 
 
 def run(spark, cfg: Settings, dimensions: int = DEFAULT.dimensions, sample_size: int = DEFAULT.sample_size) -> int:
-    out = spark_transforms.embed(lake.read(spark, SNAPSHOTS, cfg), dimensions, sample_size).cache()
+    snapshots = lake.read(spark, SNAPSHOTS, cfg)
+    # Texts strictly before the held-out period only: its vectors must not reach training (issue 29).
+    out = spark_transforms.embed(snapshots, dimensions, sample_size,
+                                 before_period=spark_transforms.held_out_period(snapshots)).cache()
     lake.overwrite(out, EMBEDDINGS, cfg)
     n = out.count()
     out.unpersist()

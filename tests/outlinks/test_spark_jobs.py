@@ -44,7 +44,7 @@ def test_jobs_chain_snapshots_to_priorities(spark, lake_cfg):
     assert job(cfg, "outlinks_embed").run(spark, cfg, dimensions=16) == 80
     vectors = lake.to_pandas(EMBEDDINGS, cfg)
     assert np.allclose([np.linalg.norm(v) for v in vectors["vector"]], 1.0, atol=1e-5)
-    assert set(vectors["as_of_period"]) == {5}
+    assert set(vectors["as_of_period"]) == {4}  # before the held-out period 5
 
     assert job(cfg, "outlinks_related").run(spark, cfg, k=5) == 80 * 5
     related = lake.to_pandas(RELATED_PAGES, cfg).sort_values(["url", "rank"])
@@ -97,3 +97,54 @@ def test_chain_names_a_step_it_cannot_run(lake_cfg):
         assert says in str(err.value)
     assert chain.steps(["outlinks_embed.py", "--dimensions", "8", "--", "near_duplicates.py"]) == [
         ("outlinks_embed.py", ["--dimensions", "8"]), ("near_duplicates.py", [])]
+
+
+def test_held_out_period_never_reaches_training_or_model_selection(spark, lake_cfg, tmp_path):
+    """Leakage guard (issue 29, item 1): the Spark jobs' features and training set for the held-out period
+    must not depend on any text, vector or neighbour list of that period or later. Builds embed -> related
+    -> features twice, once with the held-out period's texts replaced by unrelated ones, and requires the
+    same embeddings and the same train and test rows (the ones ``train_and_register`` fits and selects on)."""
+    import pandas as pd
+
+    from focuscrawl import lake
+    from focuscrawl.outlinks.tables import EMBEDDINGS, FEATURES, RELATED_PAGES
+    from focuscrawl.outlinks.training import held_out_split
+    from deltalake import write_deltalake
+
+    cfg, snapshots = lake_cfg
+    held_out = int(snapshots["period"].max())
+
+    def build(snaps, name):
+        root = tmp_path / name
+        local = dataclasses.replace(cfg, lake=str(root / "lake"), var_dir=root)
+        write_deltalake(SNAPSHOTS.path(local), pa.Table.from_pandas(snaps, schema=SNAPSHOTS.arrow_schema(),
+                                                                     preserve_index=False), partition_by=["period"])
+        job(local, "outlinks_embed").run(spark, local, dimensions=16)
+        job(local, "outlinks_related").run(spark, local, k=5)
+        job(local, "outlinks_features").run(spark, local, history_size=2)
+        return (lake.to_pandas(EMBEDDINGS, local).sort_values("url", ignore_index=True),
+                lake.to_pandas(RELATED_PAGES, local), lake.to_pandas(FEATURES, local))
+
+    vectors, related, features = build(snapshots, "as_crawled")
+    train_rows, test_rows, eval_period = held_out_split(features)
+    assert eval_period == held_out
+    leaked = vectors[vectors["as_of_period"] >= held_out]
+    assert leaked.empty, (f"{len(leaked)} of {len(vectors)} page vectors are as of the held-out period "
+                          f"{held_out} or later (as_of_period {sorted(set(leaked['as_of_period']))})")
+    assert set(related["url"]) | set(related["neighbour"]) <= set(vectors["url"])
+
+    # The held-out week's texts replaced by words never seen before, links and digests unchanged.
+    swapped = snapshots.copy()
+    later = swapped["period"] >= held_out
+    swapped.loc[later, "text"] = [f"heldout{i % 7} " * 30 + f"only{i}" for i in range(int(later.sum()))]
+    other_vectors, _, other_features = build(swapped, "texts_swapped")
+    other_train, other_test, _ = held_out_split(other_features)
+
+    assert list(vectors["url"]) == list(other_vectors["url"])
+    assert np.allclose(np.vstack(vectors["vector"]), np.vstack(other_vectors["vector"]), atol=1e-5), \
+        "page vectors depend on the held-out period's texts"
+    for name, want, got in [("training", train_rows, other_train), ("held-out test", test_rows, other_test)]:
+        want = want.sort_values(["period", "url"], ignore_index=True)
+        got = got.sort_values(["period", "url"], ignore_index=True)
+        pd.testing.assert_frame_equal(want, got, check_exact=False, rtol=1e-6, atol=1e-9,
+                                      obj=f"{name} rows (held-out texts swapped)")

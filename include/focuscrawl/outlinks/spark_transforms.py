@@ -55,6 +55,20 @@ def near_duplicates(snapshots: "DataFrame", params: NearDuplicateParams = NEAR_D
                                  params)
 
 
+def held_out_period(snapshots: "DataFrame") -> int | None:
+    """The period ``training.held_out_split`` holds out for evaluation: the last snapshot period (seed 002,
+    Section 7: learn from past weeks, rank pages for the held-out one). None when there are no snapshots.
+
+    The embeddings (hence the related pages and the look-around features) that feed training and model
+    selection must be built from texts strictly before it, as ``experiment.prepare`` does on pandas frames;
+    the pages of this period are then scored from the same, one week older, neighbour lists.
+    """
+    from pyspark.sql import functions as F
+
+    last = snapshots.agg(F.max("period")).first()[0]
+    return None if last is None else int(last)
+
+
 def embed(snapshots: "DataFrame", dimensions: int = DEFAULT.dimensions, sample_size: int = DEFAULT.sample_size, seed: int = 0,
           before_period: int | None = None) -> "DataFrame":
     """url, as_of_period, vector: LSA fitted on a sample of texts on the driver, applied per partition."""
