@@ -148,3 +148,22 @@ def test_held_out_period_never_reaches_training_or_model_selection(spark, lake_c
         got = got.sort_values(["period", "url"], ignore_index=True)
         pd.testing.assert_frame_equal(want, got, check_exact=False, rtol=1e-6, atol=1e-9,
                                       obj=f"{name} rows (held-out texts swapped)")
+
+
+def test_a_crawl_of_one_period_has_no_vectors_yet_and_its_chain_runs(spark, lake_cfg, tmp_path):
+    """The live platform's first outlinks_features run sees one period only: everything is held out, so
+    there is no text to fit the embedding on; the chain runs and writes empty tables instead of failing."""
+    from deltalake import write_deltalake
+
+    from focuscrawl import lake
+    from focuscrawl.outlinks.tables import EMBEDDINGS, RELATED_PAGES
+
+    cfg, snapshots = lake_cfg
+    local = dataclasses.replace(cfg, lake=str(tmp_path / "lake"), var_dir=tmp_path)
+    first = snapshots[snapshots["period"] == snapshots["period"].min()]
+    write_deltalake(SNAPSHOTS.path(local), pa.Table.from_pandas(first, schema=SNAPSHOTS.arrow_schema(),
+                                                                 preserve_index=False), partition_by=["period"])
+    assert job(local, "outlinks_embed").run(spark, local, dimensions=16) == 0
+    assert job(local, "outlinks_related").run(spark, local, k=5) == 0
+    job(local, "outlinks_features").run(spark, local, history_size=2)
+    assert lake.to_pandas(EMBEDDINGS, local).empty and lake.to_pandas(RELATED_PAGES, local).empty

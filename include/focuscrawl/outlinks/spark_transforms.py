@@ -69,11 +69,18 @@ def held_out_period(snapshots: "DataFrame") -> int | None:
     return None if last is None else int(last)
 
 
+EMBEDDING_SCHEMA = "url string, as_of_period int, vector array<float>"
+
+
 def embed(snapshots: "DataFrame", dimensions: int = DEFAULT.dimensions, sample_size: int = DEFAULT.sample_size, seed: int = 0,
           before_period: int | None = None) -> "DataFrame":
     """url, as_of_period, vector: LSA fitted on a sample of texts on the driver, applied per partition."""
     latest = latest_texts(snapshots, before_period)
     sample = latest.select("text").limit(sample_size).toPandas()["text"].fillna("").tolist()
+    if not any(text.strip() for text in sample):
+        # A young crawl has no text before its held-out period (the live platform's first periods): no
+        # vectors yet, so no related pages and look-around features of zero, not a failed run.
+        return snapshots.sparkSession.createDataFrame([], EMBEDDING_SCHEMA)
     embedder = LsaEmbedder(dimensions=dimensions, seed=seed).fit(sample)
 
     def transform(batches):
@@ -82,7 +89,7 @@ def embed(snapshots: "DataFrame", dimensions: int = DEFAULT.dimensions, sample_s
             yield pd.DataFrame({"url": batch["url"], "as_of_period": batch["as_of_period"],
                                 "vector": list(vectors)})
 
-    return latest.mapInPandas(transform, "url string, as_of_period int, vector array<float>")
+    return latest.mapInPandas(transform, EMBEDDING_SCHEMA)
 
 
 # Fitted searchers by a key drawn per broadcast, per Python worker process: a reused worker
