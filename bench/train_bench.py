@@ -217,7 +217,8 @@ def compare(pages: int, periods: int, models: tuple[str, ...], job_train_rows: i
 
 
 def snapshot_texts(pages: int, seed: int = 0) -> pd.DataFrame:
-    """``page_snapshots`` rows of ``pages`` pages' one snapshot: 60% topic words, 40% common (generate_snapshots')."""
+    """``page_snapshots`` rows of ``pages`` pages' snapshot at period 0 (60% topic words, 40% common, as
+    generate_snapshots'), and page 0's again at period 1, the period the embedding job holds out."""
     from focuscrawl.outlinks.synthetic import SNAPSHOT_COLUMNS
     from focuscrawl.outlinks.tables import SNAPSHOTS
 
@@ -233,7 +234,10 @@ def snapshot_texts(pages: int, seed: int = 0) -> pd.DataFrame:
                           "fetched_at": pd.Timestamp("2026-01-05", tz="UTC"), "status": np.int32(200),
                           "content_digest": None, "text": texts, "internal_outlinks": [[]] * pages,
                           "external_outlinks": [[]] * pages})[SNAPSHOT_COLUMNS]
-    return frame.assign(**{name: None for name in SNAPSHOTS.column_names if name not in frame})
+    frame = frame.assign(**{name: None for name in SNAPSHOTS.column_names if name not in frame})
+    # The job holds out the last period (issue 29: its texts never reach training) and embeds each page's
+    # latest text before it: one page's next snapshot makes period 0, every page's, the one embedded.
+    return pd.concat([frame, frame.iloc[:1].assign(period=np.int32(1))], ignore_index=True)
 
 
 def embed_job(pages: int, master: str) -> dict:

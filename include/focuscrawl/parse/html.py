@@ -5,7 +5,7 @@ revisit; this is where outlinks come from. lxml's HTML parser recovers from brok
 way browsers do; ``<base href>`` sets the base URL, ``rel=nofollow`` on a link or
 ``<meta name=robots content=nofollow>`` on the page marks links not to follow, and a link is
 internal when its registered domain equals the page's (public suffix list, private suffixes
-included: ``focuscrawl.fetch.canon``). Every link is its canonical key (issue 31), so one page
+included: ``focuscrawl.parse.canon``). Every link is its canonical key (issue 31), so one page
 under several spellings is one outlink.
 """
 
@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 from lxml import etree, html
 
-from focuscrawl.fetch.canon import canonical_url, registered_domain
+from focuscrawl.parse.canon import canonical_url, registered_domain
 from focuscrawl.parse.rejection import Rejection
 
 PARSER = "html"

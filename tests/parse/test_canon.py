@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from focuscrawl.fetch.canon import TRACKING_PARAMS, canonical_url, registered_domain
+from focuscrawl.parse.canon import TRACKING_PARAMS, canonical_url, registered_domain
 
 CASES = [
     # host case, trailing dot, default ports

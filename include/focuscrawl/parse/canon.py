@@ -6,6 +6,8 @@ itself is w3lib's ``canonicalize_url`` (Scrapy's: sorted query, dot segments res
 percent-encoding normalised, IDN hosts to punycode, fragment dropped); this module only adds what
 it leaves alone: default ports, a trailing dot on the host, and tracking/session parameters.
 The WARC writer keeps the URL actually fetched; this key is for frontiers, dedup and tables.
+It lives in ``parse``, below ``fetch`` (which may import it): the parsers key their links with it and
+must not reach the lake (``tests/test_import_boundaries.py``).
 
 Registered domains come from the public suffix list shipped by ``publicsuffixlist``, private
 section included: ``alice.github.io`` and ``bob.github.io`` are different owners (browsers scope
