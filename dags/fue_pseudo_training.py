@@ -1,6 +1,6 @@
 """# fue_pseudo_training: HCP with pseudo-training, pushed to the running user choosers
 
-Seed `000_c12b299f5bad9cdf.txt` section V (issue 4): every five minutes (the active project's
+Seed 000 (*Real-time focused extraction of social media users*) section V: every five minutes (the active project's
 `[schedules] fue_pseudo_training`), for each pseudo-trained HCP variant the project's FUE loop
 runs (`HCP-0.9-0.1`, `HCP-0.5-0.5`, `HCP-POS`; all three without a project):
 

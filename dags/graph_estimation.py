@@ -1,6 +1,6 @@
 """# graph_estimation: content statistics with error bars from budget-limited graph crawls
 
-Seed 003 ("Fast crawling methods of exploring content distributed over large graphs"), issue 7.
+Seed 003 ("Fast crawling methods of exploring content distributed over large graphs"); docs/loops/graph.md.
 Crawlers sample a site's graph under a vertex-query budget (UNI, RW, MHRW or FS) and append each
 crawl to the `graph_sample` Delta table. This DAG runs when that table changes:
 

@@ -1,6 +1,6 @@
 """# outlinks: which known page to revisit for new outlinks (look back, look around)
 
-Seed 002 ("Look back, look around"), issue 5. Two data-aware DAGs:
+Seed 002 ("Look back, look around"); docs/loops/outlinks.md. Two data-aware DAGs:
 
 **outlinks_features** runs when the revisitor's `page_snapshots` table changes:
 1. `quality_page_snapshots`: the table's Great Expectations suite, derived from its spec

@@ -1,6 +1,6 @@
 """# source_schedule: recrawl plan of content sources for ephemeral new content (seed 001)
 
-Seed `001_c276720796c36144.txt` (issue 6): split one crawl budget between recrawling content
+Seed 001 (*Timely crawling of high-quality ephemeral new content*): split one crawl budget between recrawling content
 sources and fetching the new pages they reveal, so that the most clicks are earned before the
 pages' value decays.
 

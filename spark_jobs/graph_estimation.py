@@ -5,7 +5,7 @@
 
 (defaults: :class:`focuscrawl.graph.params.GraphEstimationParams`)
 
-Seed ``003_3ce707ea6f24f484.txt``. A crawl is small by design (a query budget), so each one is
+Seed 003 (*Fast crawling methods of exploring content distributed over large graphs*). A crawl is small by design (a query budget), so each one is
 collected to the driver as a :class:`focuscrawl.graph.samplers.Sample`; the bootstrap replicates are
 spread over the executors (``mapInPandas`` over replicate ids, each seeded by its id) and summarised
 per crawl, estimator and target (``applyInPandas``). The estimators are the pure functions of

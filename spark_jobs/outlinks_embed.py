@@ -21,7 +21,7 @@ from focuscrawl.params import add_arguments
 
 def run(spark, cfg: Settings, dimensions: int = DEFAULT.dimensions, sample_size: int = DEFAULT.sample_size) -> int:
     snapshots = lake.read(spark, SNAPSHOTS, cfg)
-    # Texts strictly before the held-out period only: its vectors must not reach training (issue 29).
+    # Texts strictly before the held-out period only: its vectors must not reach training.
     out = spark_transforms.embed(snapshots, dimensions, sample_size,
                                  before_period=spark_transforms.held_out_period(snapshots)).cache()
     lake.overwrite(out, EMBEDDINGS, cfg)

@@ -84,7 +84,7 @@ def crawl(args, cfg) -> int:
     # The process is named after the crawler (its metrics' process label, its WARC files), as before.
     with StreamProcess(args.name, args, cfg) as proc:
         proc.ensure_topics([TopicSpec(t, "host") for t in (*HISTORY_TOPICS.values(), args.dead_letter_topic)])
-        # Restart-safe (issue 16, point 5): rows and the crawler's state records commit in one transaction,
+        # Restart-safe: rows and the crawler's state records commit in one transaction,
         # so this process keeps its own transactional producer, not the scaffold's idempotent one.
         producer = proc.until_kafka(lambda: ChangelogProducer(
             proc.bootstrap, changelog_topic(args.name), args.name, partitions=cfg.kafka_partitions,

@@ -1,5 +1,5 @@
 """Restart-safe state of a stream stage: a compacted changelog topic, written in one Kafka
-transaction with the stage's outputs and its input offsets (issue 16, point 5).
+transaction with the stage's outputs and its input offsets.
 
 STYLE.md ("the offsets travel with the data", :mod:`focuscrawl.delta_sink` is the model): a
 stateful stream process keeps no state that lives only in memory. Its state is a set of records

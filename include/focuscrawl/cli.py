@@ -13,7 +13,7 @@
 
 The last four hand their arguments to the area's own ``main(argv)``, imported only when called;
 ``experiment``/``report`` NAMEs are :func:`focuscrawl.commandline.catalogue`'s. Every command's
-``--help`` has a description and an example (issue 20, point 3).
+``--help`` has a description and an example.
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ donors of the user's own class, and the training code (``focuscrawl.fue``) train
 donors (seed 000, section IV: the reference classifier was trained on the eRisk 2017 users, 83
 positive / 403 negative). :func:`load_corpus` picks one.
 
-Leakage (issue 17): a classifier trained on the donors whose writings the world re-posts judges
+Leakage: a classifier trained on the donors whose writings the world re-posts judges
 text it has seen. :func:`donor_folds` splits the donors of each class into ``k`` folds;
 :class:`SubsetCorpus` is one side of a split (the training donors, or the world's donors), and
 the world side drops every writing whose text also occurs among the training donors' writings,

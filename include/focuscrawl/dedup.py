@@ -1,6 +1,6 @@
-"""Near-duplicate pages: word shingles, MinHash and LSH (datasketch), one parameter object (issue 20, point 2).
+"""Near-duplicate pages: word shingles, MinHash and LSH (datasketch), one parameter object.
 
-Seed ``002_f70440d1db7174f2.txt``, Section 2 measures content similarity "as the overlap in word
+Seed 002 (*Look back, look around*), Section 2 measures content similarity "as the overlap in word
 n-grams (shingles) between the page variants"; near-duplicate detection in ACHE and Nutch rests on
 the same idea (Broder's resemblance). Here a page's text (``page_snapshots.text``: the visible
 text without its outlinks, :func:`focuscrawl.outlinks.revisit.page_content`) becomes the set of its

@@ -1,6 +1,6 @@
 """Exactly-once Kafka -> Delta appends with delta-rs (``deltalake``, no JVM).
 
-DESIGN.md, loop 1 ("offsets travel inside the Delta commit") and issue 2, point 5. Each append of
+docs/architecture.md, loop 1 ("offsets travel inside the Delta commit"). Each append of
 a batch carries, in the same Delta commit, one transaction action per Kafka partition it covers:
 ``Transaction(app_id=<group>:<topic>:<partition>, version=<next offset to read>)``. The table is
 therefore the authority on what was consumed: a consumer seeks every assigned partition to

@@ -1,6 +1,6 @@
 """A priority frontier of candidates keyed by string: an indexed binary max-heap.
 
-Seed ``000_c12b299f5bad9cdf.txt`` section II-B (Algorithm 1, ``users_ranking``) and
+Seed 000 (*Real-time focused extraction of social media users*) section II-B (Algorithm 1, ``users_ranking``) and
 section II's complexity discussion: the user ranking is updated every time a listing
 shows new evidence and its top user is taken whenever an extractor is free, so both
 operations must stay O(log n) as the candidates grow into the millions.
@@ -19,7 +19,7 @@ Ties: among equal scores the candidate inserted first comes out first (a key's
 sequence number is set when it enters the frontier and kept across score changes), so
 runs are deterministic whatever the hash seed. A caller that knows a better arrival order
 than its own call order passes ``order`` on insertion (a stream chooser: the position of the
-user's first post in the log, the same for every consumer and after a restart, issue 16 point 5).
+user's first post in the log, the same for every consumer and after a restart).
 """
 
 from __future__ import annotations
@@ -259,10 +259,10 @@ _NO_SEQ = 2**63 - 1  # the sequence number of a free slot: it loses every tie
 class BlockFrontier(_Frontier):
     """A frontier for many updates and few pops: scores in flat arrays, the best of each block kept.
 
-    Seed ``000_c12b299f5bad9cdf.txt`` section II (complexity) and Algorithm 1: the chooser's
+    Seed 000 (*Real-time focused extraction of social media users*) section II (complexity) and Algorithm 1: the chooser's
     ranking takes an update for every post seen in a listing and a pop only when an extractor is
     free, thousands of updates for each pop. An indexed heap pays O(log n) pure-Python sifting on
-    every update (``PriorityFrontier``: ~21k updates/s at 10M candidates, issue 18). Here an update
+    every update (``PriorityFrontier``: ~21k updates/s at 10M candidates). Here an update
     is a dict lookup and an array store in O(1): the slots are cut into blocks of
     ``2**block_bits`` and only each block's best ``(score, slot)`` is kept, so an update touches
     its own block's best at most (raised: it may become the best; the best lowered or removed:

@@ -1,4 +1,4 @@
-"""The one way focuscrawl reads and writes its Delta lake, from Spark and from delta-rs (issue 21, point 4).
+"""The one way focuscrawl reads and writes its Delta lake, from Spark and from delta-rs.
 
 Spark jobs load and store a :class:`~focuscrawl.tables.TableSpec` with :func:`read`, :func:`overwrite`
 and :func:`replace_where`; code without a JVM (stream sinks, Airflow tasks, reports, maintenance) opens
@@ -56,7 +56,7 @@ def ensure_table(uri: str, spec: TableSpec, storage_options: dict[str, str] | No
         table = _rewrite(uri, table, spec, storage_options)
     have = {f.name for f in table.schema().fields}
     added = [f for f, c in zip(spec.arrow_schema(), spec.columns) if c.name not in have and c.nullable]
-    if added:  # a table made before the spec grew (e.g. the WARC columns of issue 20): the new columns, null so far
+    if added:  # a table made before the spec grew (e.g. the WARC columns): the new columns, null so far
         from deltalake import Field
 
         try:
@@ -70,7 +70,7 @@ def ensure_table(uri: str, spec: TableSpec, storage_options: dict[str, str] | No
 
 def _relaxed(table: "DeltaTable", spec: TableSpec) -> bool:
     """Whether ``spec`` lets a column be null that the table on disk requires, or partitions it otherwise:
-    a table an older focuscrawl made (``dead_letter`` before it took the stream sinks' rows, issue 21)."""
+    a table an older focuscrawl made (``dead_letter`` before it took the stream sinks' rows)."""
     required = {f.name for f in table.schema().fields if not f.nullable}
     loosened = [c.name for c in spec.columns if c.nullable and c.name in required]
     return bool(loosened) or list(table.metadata().partition_columns) != list(spec.partition_by)

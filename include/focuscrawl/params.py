@@ -1,4 +1,4 @@
-"""Parameter objects: each area's knobs declared once, in one frozen dataclass (issue 21, point 2).
+"""Parameter objects: each area's knobs declared once, in one frozen dataclass.
 
 An area (``focuscrawl.graph.params.GraphEstimationParams``, ...) declares every knob as a field made
 with :func:`knob`: its default, the one-line help and the bounds a DAG Param checks. What reads a

@@ -1,9 +1,9 @@
-"""Priorities pushed back to running crawlers through a compacted Kafka topic (DESIGN.md, loop 3).
+"""Priorities pushed back to running crawlers through a compacted Kafka topic (docs/architecture.md, loop 3).
 
 Key = the candidate (a user name), value = JSON ``{"score": s, ...}``, a null value deletes it.
 Compaction keeps the latest value per key, so a crawler that (re)starts reads the topic from the
 beginning and holds the current ranking, with no restart of the crawler when it changes
-(seed ``000_c12b299f5bad9cdf.txt`` section III: the ranking is refreshed while users are extracted).
+(seed 000 (*Real-time focused extraction of social media users*) section III: the ranking is refreshed while users are extracted).
 
 The batch side calls :func:`publish_table` after the Spark job; crawlers run :class:`PriorityFollower`.
 """

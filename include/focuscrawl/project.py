@@ -652,7 +652,7 @@ class AssetEvents(_Model):
 
 
 class Warc(_Model):
-    """WARC archives of every fetch (issue 20, ``focuscrawl.fetch.warc``): files under ``<lake>/warc``."""
+    """WARC archives of every fetch (``focuscrawl.fetch.warc``, docs/running.md): files under ``<lake>/warc``."""
 
     enabled: bool = True
     max_file_mb: float = Field(1000.0, gt=0)  # a new file at this size (IIPC: ~1 GB)

@@ -46,7 +46,7 @@ CREDENTIAL_HEADERS = frozenset({"authorization", "proxy-authorization", "cookie"
 
 
 def redact_header(name: str, value: str) -> str:
-    """A header value fit to store (a WARC request record, issue 20): a credential header keeps only its
+    """A header value fit to store (a WARC request record): a credential header keeps only its
     scheme (``Authorization: bearer ***``), any other value goes through :func:`redact`."""
     if name.lower() in CREDENTIAL_HEADERS:
         scheme, sep, _ = value.partition(" ")

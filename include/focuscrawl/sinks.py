@@ -1,7 +1,7 @@
 """Every topic -> Delta table landing of focuscrawl, registered by name, and the one loop that runs it.
 
-DESIGN.md loop 1 ("lightweight consumers append them to Delta tables exactly once") and issue 16,
-point 5. A sink names the table (its :class:`~focuscrawl.tables.TableSpec`), the topic it reads by
+docs/architecture.md, loop 1 ("lightweight consumers append them to Delta tables exactly
+once"). A sink names the table (its :class:`~focuscrawl.tables.TableSpec`), the topic it reads by
 default, the record -> row conversion and the column the table holds once (``unique_key``);
 ``streaming/consumer.py --sink NAME`` runs any of them. Registering a table is one entry in
 :data:`SINKS` (a function, so the registry imports no table module until that sink is used).

@@ -1,6 +1,6 @@
 """Delta on object storage: the client settings both engines need when the lake is ``s3://``.
 
-DESIGN.md, "Where it runs" (Delta on object storage) and issue 10, point 3. The same tables live
+docs/scale-out.md (Delta on object storage). The same tables live
 under ``FOCUSCRAWL_LAKE=s3://bucket/prefix`` on AWS S3 or any S3-compatible endpoint
 (``FOCUSCRAWL_S3_ENDPOINT``): the consumers write them with delta-rs, Spark reads and writes them
 through Hadoop's s3a connector. Credentials are never settings: both clients read

@@ -1,6 +1,6 @@
 """The one scaffold of every stream process: arguments, logging, signals, Kafka, status, metrics.
 
-DESIGN.md, "Three loops" (loop 1, stream) and issue 16, points 5-6. A process under ``streaming/``
+docs/architecture.md, "Three loops" (loop 1, stream). A process under ``streaming/``
 keeps only what is about its site or its stage; everything else is here, the same for all::
 
     cfg = settings()
@@ -116,7 +116,7 @@ def parser(name: str, doc: str | None, cfg: Settings) -> argparse.ArgumentParser
 
 def setup_logging(level: str = "INFO") -> None:
     """One log format for every process, with secrets redacted before any handler sees them
-    (issue 16, point 1: no secret in a log; :mod:`focuscrawl.redact`)."""
+    (no secret in a log; :mod:`focuscrawl.redact`)."""
     from focuscrawl import redact
 
     logging.basicConfig(level=getattr(logging, level, logging.INFO), format=LOG_FORMAT)

@@ -9,7 +9,7 @@ instance. Partition and
 replication counts come from ``FOCUSCRAWL_KAFKA_PARTITIONS`` / ``FOCUSCRAWL_KAFKA_REPLICATION``;
 more partitions than consumer instances lets the group grow without re-keying.
 
-:func:`ensure_topics` is the one topic factory (issue 16, point 5): data topics, compacted feedback
+:func:`ensure_topics` is the one topic factory: data topics, compacted feedback
 topics (priorities, schedules, scores) and changelogs all get the configured counts; a compacted
 topic's followers read every partition (:class:`focuscrawl.priority_topic.PriorityFollower`).
 """

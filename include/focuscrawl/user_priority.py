@@ -1,6 +1,6 @@
 """The user-priority table the listing crawler's compacted topic is published from (``priority_topic.publish_table``).
 
-The thin loop that filled it (a Spark job ranking authors by HAS, seed ``000_c12b299f5bad9cdf.txt``
+The thin loop that filled it (a Spark job ranking authors by HAS, seed 000 (*Real-time focused extraction of social media users*)
 section IV-B) folded into the FUE loop: HAS is one registered ranking method
 (``focuscrawl.fue.methods``) that the chooser computes itself. The table's format stays the
 contract of a priority table any job may write for the listing crawler (``streaming/crawler.py``).

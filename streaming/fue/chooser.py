@@ -10,14 +10,14 @@ processed; verdicts on the stats topic free a slot and feed adaptive methods. Sc
 compacted ``focuscrawl.fue.scores.<method>`` topic (pseudo-training, ``dags/fue_pseudo_training.py``)
 re-rank the waiting candidates without a restart.
 
-Restart-safe (issue 16, point 5; ``focuscrawl.changelog``): every user's state (evidence, scores,
+Restart-safe (``focuscrawl.changelog``): every user's state (evidence, scores,
 chosen, judged) is a record of the group's compacted changelog topic, written in one Kafka
 transaction with the extract requests and the input offsets. On start, and on every partition
 assignment, the chooser reads its changelog partitions to the end before consuming new input, so
 after a SIGKILL it ranks as if it had never stopped and never extracts a processed user again.
 Extract requests are transactional: read them with ``isolation_level="read_committed"``.
 Any Kafka error in a transaction ends the process (exit 1) for the supervisor to restart it from the log.
-Keeping up (issue 18, point 3): HCP-like methods score each post from per-user term counts instead of
+Keeping up: HCP-like methods score each post from per-user term counts instead of
 re-vectorising the author's whole text (``focuscrawl.fue.textscore``; the start-up log says which is on),
 and the ranking takes an update in O(1) (``BlockFrontier``): ``bench/chooser_bench.py`` measures both.
 ``--status-file`` (JSON: candidates, chosen, pushed scores applied, the current top five) lets

@@ -1,6 +1,6 @@
 """The thin loop's crawler: read the newest-posts listing, emit every post, rank the authors seen.
 
-Seed ``000_c12b299f5bad9cdf.txt`` section II-B (focused user extraction on Reddit): a listing
+Seed 000 (*Real-time focused extraction of social media users*) section II-B (focused user extraction on Reddit): a listing
 crawler pages through ``/r/all/new.json`` and every post's author becomes a candidate user; the
 candidates wait in a priority frontier whose order the batch side rewrites by pushing user
 priorities (section III, the ranking is refreshed without stopping the crawl).

@@ -1,4 +1,4 @@
-"""Timely crawling of high-quality ephemeral new content (seed ``001_c276720796c36144.txt``).
+"""Timely crawling of high-quality ephemeral new content (seed 001, the paper of that title).
 
 Content sources (hubs, category pages, feeds, sitemaps) keep linking to new pages whose value
 (future clicks) decays fast after creation. This package decides, for one crawl budget:

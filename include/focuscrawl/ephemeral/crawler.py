@@ -1,6 +1,6 @@
 """The source crawler: recrawl content sources on the pushed schedule, fetch new pages by expected profit.
 
-Seed ``001_c276720796c36144.txt``, introduction: "a practical algorithm, which periodically
+Seed 001 (*Timely crawling of high-quality ephemeral new content*), introduction: "a practical algorithm, which periodically
 recrawls content sources and crawls newly created pages linked from them". The batch side
 (``spark_jobs/source_schedule.py``) fits λ, P, μ per source and solves the budget split; the
 schedule reaches the crawler on the compacted topic ``focuscrawl.source_schedule`` and the
@@ -17,7 +17,7 @@ No I/O here: ``fetch(url) -> (body, media_type, final_url)``, ``emit(table, key,
 ``clock() -> seconds`` are given; ``streaming/source_crawler.py`` wires HTTP and Kafka in.
 Rows follow the ``source_recrawls`` and ``page_clicks`` table specs (timestamps in epoch µs).
 
-Restart-safe (issue 16, point 5): what the crawler knows of each source (links listed so far, last
+Restart-safe: what the crawler knows of each source (links listed so far, last
 read, last recrawl slot, the discovered pages waiting in its frontier batches) is a
 :class:`SourceState`, each crawled page a :class:`CrawledPage`, and the click log's position and
 running totals likewise; :meth:`SourceCrawler.changes` / :meth:`ClickLog.changes` hand out the
@@ -26,7 +26,7 @@ transaction as the rows they go with) and ``restore`` rebuilds the crawler from 
 SIGKILL the next recrawl of a source continues its chain (``elapsed_s`` since the last landed
 recrawl, new links against the links known then) and the waiting pages are still waiting.
 
-Near-duplicates (issue 20, the project switch ``[loops.sources] skip_near_duplicates``): with a
+Near-duplicates (the project switch ``[loops.sources] skip_near_duplicates``): with a
 :class:`~focuscrawl.dedup.NearDuplicateIndex`, a new page whose text near-duplicates a page crawled
 before is skipped once fetched: it is not one of the crawled pages (no click rows, so no profit is
 credited to its source twice for one story), counted in ``counts["near_duplicates_skipped"]`` and

@@ -1,6 +1,6 @@
 """Find the content sources worth watching: a small set of pages that led to most of the profit.
 
-Seed ``001_c276720796c36144.txt``, section 3: "most ephemeral new content can indeed be found at a
+Seed 001 (*Timely crawling of high-quality ephemeral new content*), section 3: "most ephemeral new content can indeed be found at a
 small set of content sources", found from crawl history. A source *covers* the new pages first
 seen on it; a page linked from several sources needs only one of them, so choosing k sources that
 cover the most profit is maximum coverage, solved greedily (each step adds the source with the

@@ -1,6 +1,6 @@
 """Per-source estimates of λ (new-link rate), P (total profit of a new page) and μ (profit decay).
 
-Seed ``001_c276720796c36144.txt``, section 2: the cumulative clicks of a page of age Δt are well
+Seed 001 (*Timely crawling of high-quality ephemeral new content*), section 2: the cumulative clicks of a page of age Δt are well
 described by ``P·(1−e^(−μ·Δt))`` with P and μ specific to the content source, estimated from the
 pages previously linked from it ("predict the quality of newly created pages by using the quality
 of pages previously linked from each content source", introduction).

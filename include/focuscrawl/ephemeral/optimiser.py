@@ -1,6 +1,6 @@
 """Split one crawl budget between recrawling content sources and fetching the new pages they reveal.
 
-Seed ``001_c276720796c36144.txt``, section 2 (profit model and quality metric) and the
+Seed 001 (*Timely crawling of high-quality ephemeral new content*), section 2 (profit model and quality metric) and the
 introduction's "holistic crawl ordering" problem: divide N fetches per second between the
 task of recrawling sources (to discover new pages) and the task of fetching those pages.
 

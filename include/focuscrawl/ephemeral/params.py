@@ -1,6 +1,6 @@
 """The sources loop's knobs (seed 001), declared once: the crawl budget and how the schedule is planned.
 
-Seed ``001_c276720796c36144.txt`` splits one crawl budget between recrawling content sources and
+Seed 001 (*Timely crawling of high-quality ephemeral new content*) splits one crawl budget between recrawling content sources and
 fetching the new pages they reveal (introduction, section 2); it fixes no numbers, so these are
 this platform's. ``[loops.sources]`` of the project file, the ``source_schedule`` DAG's Params,
 ``spark_jobs/source_schedule.py``, ``streaming/source_crawler.py`` and ``focuscrawl experiment

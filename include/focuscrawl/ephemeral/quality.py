@@ -1,6 +1,6 @@
 """The seed's quality metric for crawling ephemeral new content.
 
-Seed ``001_c276720796c36144.txt``, section 2: if page i, created at t_i, is crawled with delay Δt_i,
+Seed 001 (*Timely crawling of high-quality ephemeral new content*), section 2: if page i, created at t_i, is crawled with delay Δt_i,
 the *dynamic quality* ``Q_T(t)`` is the average profit per second gained in a time window of size T
 (here the trailing window: pages crawled in (t−T, t]), and the *overall quality*
 ``Q = lim_{T→∞} Q_T(t)``, which does not depend on t and T. Profits are ``P_i(Δt_i)`` from the

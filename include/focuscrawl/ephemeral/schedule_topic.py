@@ -1,6 +1,6 @@
-"""The recrawl schedule pushed to running crawlers on a compacted Kafka topic (DESIGN.md, loop 3).
+"""The recrawl schedule pushed to running crawlers on a compacted Kafka topic (docs/architecture.md, loop 3).
 
-Seed ``001_c276720796c36144.txt``: the schedule is recomputed as estimates change; between pushes a
+Seed 001 (*Timely crawling of high-quality ephemeral new content*): the schedule is recomputed as estimates change; between pushes a
 crawler keeps its last schedule. Key = source URL, score = recrawls per second (0: stop
 recrawling it), with the interval, planned page rate, skip threshold, P and μ alongside; the
 transport is :mod:`focuscrawl.priority_topic`, shared with the other priority feeds; the source

@@ -1,6 +1,6 @@
 """Crawl policies for ephemeral new content, one protocol, registered by name in :data:`SCHEDULERS`.
 
-Seed ``001_c276720796c36144.txt``, introduction and section 2: the crawler divides one budget of
+Seed 001 (*Timely crawling of high-quality ephemeral new content*), introduction and section 2: the crawler divides one budget of
 fetches between recrawling content sources (to discover new pages) and fetching the new pages
 (whose profit decays from the moment they appear). ``LAGRANGE`` is the optimiser of
 :mod:`focuscrawl.ephemeral.optimiser`; the others are the comparisons the seed argues against:

@@ -1,6 +1,6 @@
 """A discrete-event world of content sources, to compare crawl policies on the same ground.
 
-Seed ``001_c276720796c36144.txt``, sections 2–3: sources produce new pages (the seed's daily trends
+Seed 001 (*Timely crawling of high-quality ephemeral new content*), sections 2–3: sources produce new pages (the seed's daily trends
 as a daily cycle), each page gathers clicks over its life, and a crawler with a budget of N
 fetches per second spends each slot on a source recrawl or on a discovered page. The profit of
 crawling a page Δt after its creation is the clicks it still gets after that (section 2,
@@ -11,7 +11,7 @@ Two kinds of world (:class:`WorldSpec`):
 
 - ``decay="exponential"``, ``arrivals="poisson"``, ``rate_drift=0``: the optimiser's own model
   (section 4): Poisson pages at rates λ_i with a daily cycle, clicks decaying as ``P·e^(−μ_i·Δt)``.
-- :meth:`WorldSpec.second`: a world the optimiser does not assume (issue 17, Deliver 5): click
+- :meth:`WorldSpec.second`: a world the optimiser does not assume: click
   times log-normal (heavier tail than exponential, same median), arrivals bursty (a two-state
   Markov-modulated Poisson process per source) and source rates drifting (a random walk of log λ).
 

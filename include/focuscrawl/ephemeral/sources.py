@@ -1,6 +1,6 @@
 """Content sources over HTTP: find a site's hubs, category pages, feeds and sitemaps, and read them.
 
-Seed ``001_c276720796c36144.txt``, introduction and section 3: "examples of content sources are
+Seed 001 (*Timely crawling of high-quality ephemeral new content*), introduction and section 3: "examples of content sources are
 main pages of blogs, news sites, category pages of such news sites, RSS feeds, sitemaps"; a
 crawler recrawls them to find new pages. :func:`read_source` turns one fetched source into the
 links it lists, each with its publication time when the source gives one (RSS ``pubDate``, Atom

@@ -1,4 +1,4 @@
-"""Delta tables of ephemeral-content scheduling (seed ``001_c276720796c36144.txt``) and their Spark steps.
+"""Delta tables of ephemeral-content scheduling (seed 001, *Timely crawling of high-quality ephemeral new content*) and their Spark steps.
 
 The crawler appends ``source_recrawls`` (what each recrawl of a content source revealed) and the
 click feedback lands in ``page_clicks``; the Spark job fits per-source λ, P, μ

@@ -1,7 +1,7 @@
 """``focuscrawl experiment ephemeral``: crawl policies for ephemeral new content, on two kinds of
 simulated world and several seeds, with intervals.
 
-Seed ``001_c276720796c36144.txt``, sections 2-4. For every world kind (``--worlds``: ``model``, the
+Seed 001 (*Timely crawling of high-quality ephemeral new content*), sections 2-4. For every world kind (``--worlds``: ``model``, the
 optimiser's own model; ``second``, log-normal decay, bursty arrivals and drifting rates, see
 :mod:`focuscrawl.ephemeral.simulate`) and every seed:
 

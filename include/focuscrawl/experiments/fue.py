@@ -1,6 +1,6 @@
 """``focuscrawl experiment fue``: every user prioritisation method, side by side, on one world.
 
-Seed ``000_c12b299f5bad9cdf.txt`` sections IV-V and Figures 2-4: the methods run in parallel
+Seed 000 (*Real-time focused extraction of social media users*) sections IV-V and Figures 2-4: the methods run in parallel
 against the same world from the same start, each with its own chooser and extractor and the same
 extraction budget; the harvest ratio over time, users extracted per hour and the ratio to RND
 are reported.
@@ -16,7 +16,7 @@ the reference classifier's verdicts go to the stats topic and from there, exactl
 in-memory log with the same offsets. Pseudo-trained HCP variants retrain every
 ``--pseudo-every`` simulated seconds (the DAG ``fue_pseudo_training`` does it for deployments).
 
-No leakage (issue 17): the corpus donors are split into ``--folds K`` class-stratified folds
+No leakage: the corpus donors are split into ``--folds K`` class-stratified folds
 (:func:`focuscrawl.corpora.donor_folds`); fold ``f`` trains every classifier on the donors
 of the other folds and builds its world only from fold ``f``'s donors, minus any writing whose
 text a training donor also wrote. The folds run one after the other, each on its own world

@@ -1,13 +1,13 @@
 """``focuscrawl experiment graph-estimation``: NRMSE and bias of every estimator x sampler, over sampling
 fractions and over how strongly labels depend on exposure.
 
-Seed ``003_3ce707ea6f24f484.txt`` (abstract, experiments): crawl a fraction of the vertices with
+Seed 003, *Fast crawling methods of exploring content distributed over large graphs* (abstract, experiments): crawl a fraction of the vertices with
 UNI, RW, MHRW and FS, estimate the copy-count distribution (omega) and the label distribution with
 NAIVE, MLE (UNI only, appendix 1.1, |V| estimated from the same sample), SCE and WCE, and compare
 with the ground truth over repeated runs. Graphs: ``generated`` (power-law graph with Zipf content,
 :mod:`focuscrawl.graph.synthetic`) and ``wikispeedia`` (real hyperlinks, :mod:`focuscrawl.graph.wikispeedia`).
 
-The *sweep* (issue 17, Deliver 6) regenerates the generated graph at each ``--label-correlations``
+The *sweep* regenerates the generated graph at each ``--label-correlations``
 strength (same graph and copies, only the labels change) and measures, at ``--sweep-fraction``, the
 relative bias of every estimator on the most exposed label: the seed's claim is that naive's bias
 grows with the dependence while SCE and WCE stay (asymptotically) unbiased.

@@ -1,13 +1,13 @@
 """``focuscrawl experiment outlinks``: seed 002 reported whole, with intervals, and the co-change sweep.
 
-Seed ``002_f70440d1db7174f2.txt``, Section 7 (Table 4, Figures 14-15) on the synthetic snapshots of
+Seed 002 (*Look back, look around*), Section 7 (Table 4, Figures 14-15) on the synthetic snapshots of
 :mod:`focuscrawl.outlinks.synthetic`, history 8 as in the paper (``--history-size``):
 
 1. *Whole table*: every model of :func:`focuscrawl.outlinks.models.model_specs` (LCR-ET, NL-ET, PNL-ET,
    NNL-ET, NNL-NGB, each on all features and on LBLA, and the baselines NNL-Av, NNL-Pr, CCR) ranks the
    held-out period's pages; Spearman's rho against every ground truth (LCR, NL, NNL), internal and
    external outlinks, with a 95% bootstrap interval over the held-out pages, and the P@k% area (NNL).
-2. *Co-change sweep* (issue 17, Deliver 4): at each ``--co-change`` strength and ``--seeds`` seed, the
+2. *Co-change sweep*: at each ``--co-change`` strength and ``--seeds`` seed, the
    gain of NNL-ET_LBLA over NNL-Av (Spearman against NNL), and of all-features NNL-ET over it; the
    table gives the mean gain over seeds with its 95% t-interval: look-around pays where it excludes 0.
 

@@ -1,7 +1,7 @@
 """``run.json``: what an experiment run was, so that ``focuscrawl report NAME`` can rebuild its tables.
 
-Every ``focuscrawl experiment NAME`` run writes one ``run.json`` beside its outputs (issue 17,
-Deliver 7): the experiment's name, its parameters (the parsed command line), the seeds it drew
+Every ``focuscrawl experiment NAME`` run writes one ``run.json`` beside its outputs
+(docs/benchmarks.md, run records): the experiment's name, its parameters (the parsed command line), the seeds it drew
 from, the versions of the data it read (for a file: size, modification time and SHA-1; for a
 folder: the same over its files' names and sizes), the git commit of the code and whether the
 tree had uncommitted changes, and the UTC time. The report reads it back with

@@ -1,4 +1,4 @@
-"""The fetch layer: SSRF guard, robots.txt, politeness and retries in front of ``requests`` (issue 8)."""
+"""The fetch layer: SSRF guard, robots.txt, politeness and retries in front of ``requests``."""
 
 from focuscrawl.fetch.errors import (
     BlockedAddressError,

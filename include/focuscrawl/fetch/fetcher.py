@@ -1,4 +1,4 @@
-"""The one fetch layer every crawler uses (issue 8, point 1), built on ``requests``.
+"""The one fetch layer every crawler uses, built on ``requests``.
 
 Small pieces composed the way Scrapy composes middlewares, each usable and testable alone:
 :class:`~focuscrawl.fetch.guard.AddressGuard` (SSRF), :class:`~focuscrawl.fetch.robots.RobotsCache`,

@@ -1,4 +1,4 @@
-"""Focused user extraction (seed ``000_c12b299f5bad9cdf.txt``): evidence, ranking methods,
+"""Focused user extraction (seed 000, *Real-time focused extraction of social media users*): evidence, ranking methods,
 the user chooser, the user classifier, pseudo-training and harvest metrics.
 
 Pure domain code: no Kafka, Spark or Airflow imports; the stream processes and DAGs call it.

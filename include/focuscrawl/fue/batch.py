@@ -1,6 +1,6 @@
 """The batch side of HCP with pseudo-training: Delta tables in, re-scored candidates out.
 
-Seed ``000_c12b299f5bad9cdf.txt`` section V: every five minutes the Model Trainer builds a new
+Seed 000 (*Real-time focused extraction of social media users*) section V: every five minutes the Model Trainer builds a new
 prediction classifier from the original training set plus the extracted users pseudo-labelled
 by the reference classifier, and the Batch Updater re-scores the best waiting candidates with it.
 Here the extracted users and their verdicts come from the ``fue_extractions`` stats table, the

@@ -1,6 +1,6 @@
 """The user chooser: evidence in, one unique user out per request.
 
-Seed ``000_c12b299f5bad9cdf.txt`` section III (User Updater, User Chooser) and Algorithm 1
+Seed 000 (*Real-time focused extraction of social media users*) section III (User Updater, User Chooser) and Algorithm 1
 (``users_ranking.update_user_features`` / ``get_first_user``): listings update a user's
 features and rank; a free extractor gets the top user, which is marked processed and never
 ranked or handed out again. Several chooser instances scale out by partitioning users by key
@@ -8,7 +8,7 @@ ranked or handed out again. Several chooser instances scale out by partitioning 
 
 The chooser does no I/O: a stream process feeds it posts and feedback and asks for users.
 
-Restart-safe state (issue 16, point 5): every user the chooser has touched has a
+Restart-safe state: every user the chooser has touched has a
 :class:`UserState` (a typed record, ``to_json``/``from_json``): a *candidate* with its running
 evidence sums and its frontier score(s), a *chosen* user waiting for its verdict, or a *judged*
 one. :meth:`UserChooser.changes` hands out the states changed since the last call (the stream
@@ -19,7 +19,7 @@ pushed scores and the classifier's scores at the time are kept as they were), ch
 flight again, judged users are processed and, for adaptive methods, their verdicts are observed
 again in their order. A restored chooser ranks and picks exactly as one that never stopped.
 
-Keeping up (issue 18, point 3): a chooser folds thousands of posts for every user it hands out.
+Keeping up: a chooser folds thousands of posts for every user it hands out.
 Its frontiers are :class:`~focuscrawl.frontier.BlockFrontier` (O(1) updates; pops read a block),
 and a classifier-based method (HCP and its variants, section IV-E) gets its classifier wrapped in
 an :class:`~focuscrawl.fue.textscore.IncrementalTextScorer` that follows every candidate's text

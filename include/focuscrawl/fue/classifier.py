@@ -1,6 +1,6 @@
 """The user classifier: TF-IDF features and L1-regularised logistic regression.
 
-Seed ``000_c12b299f5bad9cdf.txt`` section IV-F: "a Logistic Regression model with L1
+Seed 000 (*Real-time focused extraction of social media users*) section IV-F: "a Logistic Regression model with L1
 regularisation implemented in Python with scikit-learn ... built with a training set of 486
 users ... represented with a single document consisting of the concatenation of all their
 writings", and "a threshold equal to 0.9" to call a user on-target. The hyper-parameters

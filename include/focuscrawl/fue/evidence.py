@@ -1,6 +1,6 @@
 """User evidence seen in listings, and the user updater that aggregates it.
 
-Seed ``000_c12b299f5bad9cdf.txt`` sections II-B and IV: while communities are explored, every
+Seed 000 (*Real-time focused extraction of social media users*) sections II-B and IV: while communities are explored, every
 post or comment seen in a listing updates its author's features: the average score (IV-B),
 the average number of comments (IV-C), the average posting hour (IV-D) and the concatenation
 of the titles and bodies seen so far (IV-E). The paper's User Updater keeps these per user; a
@@ -17,7 +17,7 @@ Restarts: a user's running sums are an :class:`EvidenceState`, a typed record wi
 in its changelog topic and :meth:`EvidenceAggregator.restore` puts them back; folding the same
 posts live or restoring their state gives the same evidence (``tests/platform/test_restart_state_unit.py``).
 
-Text watchers (issue 18, point 3): :meth:`EvidenceAggregator.watch_texts` registers a listener told
+Text watchers: :meth:`EvidenceAggregator.watch_texts` registers a listener told
 of every part entering (``added``) or leaving (``removed``) a user's bounded text and of users
 leaving (``dropped``), so HCP's score can follow the text post by post
 (``focuscrawl.fue.textscore``) instead of re-vectorising all of it. A part is told as the snapshot
@@ -48,7 +48,7 @@ class Post:
     text: str = ""
     community: str = ""
     post_id: str = ""
-    warc: tuple | None = None  # (file, offset, record id) of the listing's WARC record, when archived (issue 20)
+    warc: tuple | None = None  # (file, offset, record id) of the listing's WARC record, when archived
 
     @property
     def hour(self) -> float:

@@ -1,6 +1,6 @@
 """User prioritisation methods: one protocol, one small class per method, registered by name.
 
-Seed ``000_c12b299f5bad9cdf.txt`` section IV (basic methods, Table 1: RND, HAS, LAS, HAC, LAC,
+Seed 000 (*Real-time focused extraction of social media users*) section IV (basic methods, Table 1: RND, HAS, LAS, HAC, LAC,
 N00, N06, N12, N18, HCP, LCP) and section V (advanced: HCP with pseudo-training, rank fusion,
 hierarchical). Where the truncated text of section V is silent, the behaviour follows the
 paper's published code (blind-sniper/heuristics ``user_chooser.py``): fusion averages the

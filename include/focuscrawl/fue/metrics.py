@@ -1,6 +1,6 @@
 """Harvest ratio and extraction speed over time, from extraction events (pure functions).
 
-Seed ``000_c12b299f5bad9cdf.txt`` section II-A: the harvest ratio (HR) is "the number of
+Seed 000 (*Real-time focused extraction of social media users*) section II-A: the harvest ratio (HR) is "the number of
 relevant users extracted divided by the total number of extracted users", a user being
 relevant when the reference classifier's probability on the whole history exceeds 0.9; the
 second metric is "the number of extracted users per unit of time". Figures 2-4 plot both

@@ -1,6 +1,6 @@
 """The FUE loop's knobs (seed 000), declared once: the ranking, the explorer and pseudo-training.
 
-Seed ``000_c12b299f5bad9cdf.txt``. ``[loops.fue]`` of the project file, the ``fue_pseudo_training``
+Seed 000 (*Real-time focused extraction of social media users*). ``[loops.fue]`` of the project file, the ``fue_pseudo_training``
 DAG (its Params and its schedule's default), ``streaming/fue/explorer.py`` and ``focuscrawl
 experiment fue`` take their defaults from :data:`DEFAULT` (``focuscrawl.params``).
 """

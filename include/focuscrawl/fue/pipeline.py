@@ -1,6 +1,6 @@
 """The stream modules of focused user extraction, as plain objects the processes and the experiment wire.
 
-Seed ``000_c12b299f5bad9cdf.txt`` section III (Fig. 1, the architecture): a *Community Explorer*
+Seed 000 (*Real-time focused extraction of social media users*) section III (Fig. 1, the architecture): a *Community Explorer*
 reads the newest posts and comments of communities picked by a community chooser (random in the
 paper, section II-B) and streams them; the *User Updater* folds them into per-user evidence and the
 *User Chooser* ranks the candidates (``focuscrawl.fue.chooser``); each free *User Extractor* takes
@@ -287,7 +287,7 @@ class CommunityExplorer:
     def listings(self) -> Iterator[list[Post]]:
         """One visit, a listing at a time: the front page (which also finds new communities), then one chosen
         community's newest posts and comments. Each listing's posts come as soon as it is parsed, so a
-        publisher need not hold them for the visit's later requests (issue 18, point 3: evidence latency)."""
+        publisher need not hold them for the visit's later requests (evidence latency)."""
         yield from self._hand_out(self.discover())
         if not self.communities:
             return

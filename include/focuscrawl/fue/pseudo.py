@@ -1,6 +1,6 @@
 """HCP with pseudo-training: retrain the candidate classifier with pseudo-labelled extracted users.
 
-Seed ``000_c12b299f5bad9cdf.txt`` section V ("HCP With Pseudo-Training"): users that were
+Seed 000 (*Real-time focused extraction of social media users*) section V ("HCP With Pseudo-Training"): users that were
 chosen, fully extracted and judged by the evaluation classifier join the training set with
 that judgement as label; "every five minutes, a new prediction classifier is built from the
 original training set plus the new pseudo-examples available", and the candidates' scores are

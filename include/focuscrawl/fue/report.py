@@ -1,6 +1,6 @@
 """The FUE report: harvest ratio over time, users per hour, ratio to RND, per day, and the paper's verdicts.
 
-Seed ``000_c12b299f5bad9cdf.txt`` section IV-F, Figures 2-4: every method's harvest ratio over
+Seed 000 (*Real-time focused extraction of social media users*) section IV-F, Figures 2-4: every method's harvest ratio over
 the experiment, the extraction speed, and the comparison with RND "during the first day" and
 "on the last day". The same tables come from a run's events in memory or, after the fact, from
 its rows in the ``fue_extractions`` Delta table (:func:`events_from_table`).
@@ -8,7 +8,7 @@ its rows in the ``fue_extractions`` Delta table (:func:`events_from_table`).
 Ratios to RND are given raw (empty while RND has found no relevant user) and add-one smoothed
 (:func:`smoothed_ratio`), which is defined from the first hour on.
 
-Intervals (issue 17): :func:`intervals` gives every method's harvest ratio, its ratio to RND and
+Intervals: :func:`intervals` gives every method's harvest ratio, its ratio to RND and
 the difference from RND per fold and pooled over folds, by reference verdict (the paper's
 measure) and by the world's hidden label (the truth), with 95% intervals from a smoothed
 bootstrap over extracted users: each (fold, method)'s rate is drawn from its Jeffreys posterior

@@ -1,6 +1,6 @@
 """HCP's probability kept up to date post by post, instead of re-vectorising each user's whole text.
 
-Seed ``000_c12b299f5bad9cdf.txt`` section IV-E (HCP, eq. 6) ranks a candidate by the probability
+Seed 000 (*Real-time focused extraction of social media users*) section IV-E (HCP, eq. 6) ranks a candidate by the probability
 the classifier of section IV-F (TF-IDF, then L1 logistic regression) gives "the text seen so far":
 the concatenation of every title and body of the user seen in listings (section III, User
 Updater). Re-vectorising that text on every post costs its whole length, up to

@@ -1,6 +1,6 @@
 """Content over large graphs: sample vertices under a query budget, estimate content statistics without bias.
 
-Implements seed ``003_3ce707ea6f24f484.txt`` ("Fast crawling methods of exploring content distributed
+Implements seed 003 ("Fast crawling methods of exploring content distributed
 over large graphs"): a site is crawled through :class:`~focuscrawl.graph.access.GraphAccess`
 (in memory or over HTTP), a sampler from :data:`~focuscrawl.graph.samplers.SAMPLERS` (UNI, RW, MHRW,
 FS) collects a :class:`~focuscrawl.graph.samplers.Sample` with the sampling weight of every draw, and

@@ -1,6 +1,6 @@
 """How a sampler sees a site: one vertex query returns the vertex's neighbours and its content copies.
 
-Seed ``003_3ce707ea6f24f484.txt`` (abstract): crawling is limited by the query rate the service
+Seed 003, *Fast crawling methods of exploring content distributed over large graphs* (abstract): crawling is limited by the query rate the service
 allows, so every vertex fetched is charged to a budget; the samplers stop when it is spent.
 Each content copy carries its meta-information (content id, label, the content's total number of
 copies, whether it is the special copy), which is what the SCE and WCE estimators use.

@@ -1,6 +1,6 @@
 """A distribution over a graph's contents: what an estimator returns and what the ground truth is.
 
-Seed ``003_3ce707ea6f24f484.txt``: the share of contents per number of copies (omega, target
+Seed 003 (*Fast crawling methods of exploring content distributed over large graphs*): the share of contents per number of copies (omega, target
 ``copies``) or per label (l_k, target ``label``). Its own module so that the graph access (the
 ground truth of a simulated graph) and the estimators share it without importing each other.
 """

@@ -1,6 +1,6 @@
 """Estimators of content characteristics from a graph sample: NAIVE, MLE, SCE and WCE.
 
-Seed ``003_3ce707ea6f24f484.txt``. Each estimator maps a :class:`~focuscrawl.graph.samplers.Sample`
+Seed 003 (*Fast crawling methods of exploring content distributed over large graphs*). Each estimator maps a :class:`~focuscrawl.graph.samplers.Sample`
 to a :class:`Distribution` ``{value: share}`` over the contents of the graph, for one ``target``:
 
 - ``copies``: the number of copies a content has (the seed's omega; a copy's meta carries it),

@@ -1,6 +1,6 @@
 """Accuracy of content estimates (NRMSE against ground truth) and bootstrap intervals over runs.
 
-Seed ``003_3ce707ea6f24f484.txt`` reports the normalised root mean square error,
+Seed 003 (*Fast crawling methods of exploring content distributed over large graphs*) reports the normalised root mean square error,
 NRMSE(ω̂_x) = sqrt(E[(ω̂_x - ω_x)^2]) / ω_x, over repeated runs. Copy counts are heavy-tailed, so for
 ``copies`` the distribution is grouped into powers of two (1, 2-3, 4-7, ...) before comparing.
 

@@ -1,6 +1,6 @@
 """The live graph loop's stream half: sampling rounds on a site, as rows of ``graph_sample``.
 
-Seed ``003_3ce707ea6f24f484.txt`` (abstract, appendix): a crawl is a sampler (UNI, RW, MHRW, FS,
+Seed 003, *Fast crawling methods of exploring content distributed over large graphs* (abstract, appendix): a crawl is a sampler (UNI, RW, MHRW, FS,
 by registered name in :data:`~focuscrawl.graph.samplers.SAMPLERS`) spending a vertex-query budget
 on the site, and the estimators (MLE, SCE, WCE) work per crawl. The live sampler makes a fresh
 crawl every round (round ``r`` is crawl ``{name}-r{r:05d}``), so ``graph_estimation`` always has a

@@ -1,6 +1,6 @@
 """The graph loop's knobs (seed 003), declared once: the sampler's round, the estimators and their intervals.
 
-Seed ``003_3ce707ea6f24f484.txt`` fixes which estimators there are, not numbers: the bootstrap
+Seed 003 (*Fast crawling methods of exploring content distributed over large graphs*) fixes which estimators there are, not numbers: the bootstrap
 (replicates, block length, level) is this platform's way of putting error bars on them, and the
 budget a choice per site. ``[loops.graph]`` of the project file, the ``graph_estimation`` DAG's
 Params, ``streaming/graph_sampler.py`` and ``spark_jobs/graph_estimation.py`` take their defaults
@@ -19,7 +19,7 @@ from focuscrawl.params import knob
 class GraphEstimationParams:
     sampler: str = knob("RW", "registered sampler: UNI, RW, MHRW, FS")
     query_budget: int = knob(1000, "vertex queries per sample round", minimum=1)
-    # Seed 003 (abstract): naive sampling is heavily biased, MLE needs most vertices sampled, and its
+    # Seed 003, *Fast crawling methods of exploring content distributed over large graphs* (abstract): naive sampling is heavily biased, MLE needs most vertices sampled, and its
     # SCE and WCE are the efficient estimators; all four are estimated, so the bias stays visible.
     estimators: tuple[str, ...] = knob(("NAIVE", "MLE", "SCE", "WCE"), "comma-separated estimators; MLE only on UNI crawls")
     targets: tuple[str, ...] = knob(TARGETS, "copies (the seed's omega) and/or label")

@@ -1,6 +1,6 @@
 """Graph samplers under a vertex-query budget: UNI, RW, MHRW and FS.
 
-Seed ``003_3ce707ea6f24f484.txt`` (abstract; the appendix names the four methods): content is
+Seed 003, *Fast crawling methods of exploring content distributed over large graphs* (abstract; the appendix names the four methods): content is
 estimated from the vertices a sampler visits, so every draw is reported with its *sampling weight*,
 its stationary probability up to a constant, which the SCE and WCE estimators divide by:
 

@@ -1,11 +1,11 @@
 """A generated graph with content for simulations: power-law degrees, Zipf copy counts, degree-biased
 placement, and labels whose dependence on exposure is a knob (``label_correlation``).
 
-Seed ``003_3ce707ea6f24f484.txt`` (abstract): naive sampling is biased because what a crawler sees
+Seed 003, *Fast crawling methods of exploring content distributed over large graphs* (abstract): naive sampling is biased because what a crawler sees
 depends on where it walks. How much it is biased on a *label* depends on how strongly the label goes
 with what makes a content visible: its number of copies and the degrees of the vertices holding them.
 The generator makes that strength a parameter so that the estimators can be compared along it
-(issue 17, Deliver 6): ``label_correlation = 0`` gives labels independent of copies and degrees
+(docs/loops/graph.md, the sweep): ``label_correlation = 0`` gives labels independent of copies and degrees
 (naive is then unbiased on labels), ``1`` gives labels that are quantiles of the exposure
 ``log Σ_{holders v} (deg(v) + 1)`` (naive's bias is largest); in between, each content keeps its
 exposure label with that probability and draws a uniform label otherwise. The true label shares are

@@ -1,4 +1,4 @@
-"""Delta tables of graph sampling (seed ``003_3ce707ea6f24f484.txt``) and the pure pandas steps between them.
+"""Delta tables of graph sampling (seed 003, *Fast crawling methods of exploring content distributed over large graphs*) and the pure pandas steps between them.
 
 ``graph_sample`` holds crawls: one row per content copy of every draw (a draw whose vertex holds no
 content keeps one row with null content, since its sampling weight still counts for MLE's |sample|).

@@ -1,6 +1,6 @@
 """The Wikispeedia hyperlink graph as a content graph (real data, ``../shared/data/wikispeedia``).
 
-Seed ``003_3ce707ea6f24f484.txt`` studies content replicated over vertices (a tweet and its retweets).
+Seed 003 (*Fast crawling methods of exploring content distributed over large graphs*) studies content replicated over vertices (a tweet and its retweets).
 Mapping chosen here (documented because the data set has no notion of copies):
 
 - vertex: an article; edges: its hyperlinks, made undirected (``links.tsv``); largest component kept;

@@ -1,6 +1,6 @@
 """Look back, look around: which known page to revisit for new outlinks.
 
-Seed ``002_f70440d1db7174f2.txt`` (Look back, look around: a systematic analysis of effective
+Seed 002 (Look back, look around: a systematic analysis of effective
 predictors for new outlinks in focused Web crawling). The pieces, each pure Python testable
 without Spark:
 

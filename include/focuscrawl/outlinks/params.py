@@ -1,6 +1,6 @@
 """The revisit loop's knobs (seed 002), declared once: embedding, related pages, look back and the models.
 
-Seed ``002_f70440d1db7174f2.txt``. ``[loops.revisits] related``, the ``outlinks_features`` and
+Seed 002 (*Look back, look around*). ``[loops.revisits] related``, the ``outlinks_features`` and
 ``outlinks_train`` DAGs' Params, the ``spark_jobs/outlinks_*.py`` flags and the domain functions
 (``focuscrawl.outlinks``) take their defaults from :data:`DEFAULT` (``focuscrawl.params``).
 """

@@ -1,5 +1,5 @@
 """The page revisitor: refetch known pages once per period, snapshot their outlinks, best pages first
-(seed 002, Sections 1 and 5.1; issue 5, point 1).
+(seed 002, Sections 1 and 5.1).
 
 The seed's crawler revisits known pages to find new outlinks and must choose which to revisit first:
 every period (a week by default, on whatever clock it is given) each known page is fetched once,
@@ -131,7 +131,7 @@ class PageRevisitor:
         return added
 
     def restore(self, seen: Iterable[tuple], seeds: Iterable[str] = ()) -> None:
-        """Resume from the snapshot table (issue 16, point 5: the frontier is rebuilt from the Delta
+        """Resume from the snapshot table (the frontier is rebuilt from the Delta
         table the revisitor lands, so a SIGKILL loses no page and doubles no row).
 
         ``seen`` holds ``(url, period)`` or ``(url, period, outlinks)`` in fetch order

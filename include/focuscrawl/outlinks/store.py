@@ -1,6 +1,6 @@
 """Model registry on disk: every trained model is a numbered version with its metrics, its features
 and the Delta version of the data it learned from; one version per model name is the champion
-(issue 5, point 2: promotion only when not worse than the current model on the held-out period).
+(promotion only when not worse than the current model on the held-out period).
 
 Layout: ``<root>/<name>/v<N>/model.joblib`` and ``meta.json``; ``<root>/<name>/champion.json``.
 The Spark training job also appends each version's metadata to the ``outlink_models`` Delta table.

@@ -1,5 +1,5 @@
 """Train, evaluate on the held-out period, register, promote; and score pages with the champion
-(seed 002, Section 7; issue 5, points 2 and 3). Pure pandas: the Spark jobs and Airflow tasks wire it.
+(seed 002, Section 7). Pure pandas: the Spark jobs and Airflow tasks wire it.
 """
 
 from __future__ import annotations

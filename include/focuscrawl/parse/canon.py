@@ -1,4 +1,4 @@
-"""One canonical key per URL, and the registered domain of a host (issue 31, point 1).
+"""One canonical key per URL, and the registered domain of a host.
 
 Without a canonical key one page is fetched, ranked and landed once per spelling of its URL
 (host case, ``:80``, ``#top``, ``?utm_source=``, a session id, parameter order). The normal form

@@ -1,10 +1,10 @@
 """RSS and Atom feeds (with ``feedparser``): the entries a content source announces.
 
-Seed ``001_c276720796c36144.txt`` (timely crawling of ephemeral content) polls content sources
+Seed 001, *Timely crawling of high-quality ephemeral new content* (timely crawling of ephemeral content) polls content sources
 for new links; a feed is one such source. The body is handed to feedparser as a stream, never
 as a string or bytes (those feedparser would take for a URL or a file name to open), and its
 SAX parser runs with external entities off. A feed that is not well-formed, and an entry
-without an http(s) link, become :class:`Rejection` s (issue 8, point 3).
+without an http(s) link, become :class:`Rejection` s.
 """
 
 from __future__ import annotations

@@ -1,11 +1,11 @@
 """Links of an HTML page: absolute URL, anchor text, ``nofollow``, and internal vs external.
 
-Seed ``002_f70440d1db7174f2.txt`` (look back, look around) counts a page's new outlinks on each
+Seed 002 (look back, look around) counts a page's new outlinks on each
 revisit; this is where outlinks come from. lxml's HTML parser recovers from broken markup the
 way browsers do; ``<base href>`` sets the base URL, ``rel=nofollow`` on a link or
 ``<meta name=robots content=nofollow>`` on the page marks links not to follow, and a link is
 internal when its registered domain equals the page's (public suffix list, private suffixes
-included: ``focuscrawl.parse.canon``). Every link is its canonical key (issue 31), so one page
+included: ``focuscrawl.parse.canon``). Every link is its canonical key, so one page
 under several spellings is one outlink.
 """
 

@@ -1,9 +1,9 @@
 """Reddit-style JSON listings: ``{"kind": "Listing", "data": {"after": ..., "children": [things]}}``.
 
-The crawlers of seed ``000_c12b299f5bad9cdf.txt`` (section 3, real-time focused user extraction)
+The crawlers of seed 000, *Real-time focused extraction of social media users* (section 3, real-time focused user extraction)
 read posts and comments from such listings; each child "thing" becomes one record. A thing is
 kept only if it carries the fields every downstream step keys on (``name``, ``id``, ``author``,
-``created_utc``) with the right types; anything else is a :class:`Rejection` (issue 8, point 3).
+``created_utc``) with the right types; anything else is a :class:`Rejection`.
 """
 
 from __future__ import annotations

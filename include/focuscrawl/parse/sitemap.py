@@ -1,10 +1,10 @@
 """Sitemaps (sitemaps.org protocol): XML ``urlset`` and ``sitemapindex``, gzip, plain-text sitemaps,
 and RSS/Atom feeds used as sitemaps, as crawler-commons' SiteMapParser accepts them.
 
-Seed ``001_c276720796c36144.txt`` (timely crawling of ephemeral content) discovers new pages
+Seed 001, *Timely crawling of high-quality ephemeral new content* (timely crawling of ephemeral content) discovers new pages
 through such content sources. Namespaces are not enforced (a ``urlset`` in an old or prefixed
 namespace is still read); every entry whose ``loc`` is missing or not an absolute http(s) URL,
-and every body that is not a sitemap at all, is a :class:`Rejection` (issue 8, point 3).
+and every body that is not a sitemap at all, is a :class:`Rejection`.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """``focuscrawl train [PROJECT]``: the classifiers a project's FUE loop needs, from its own examples.
 
-Seed ``000_c12b299f5bad9cdf.txt`` sections IV-E/IV-F: the reference classifier (L1 logistic
+Seed 000 (*Real-time focused extraction of social media users*) sections IV-E/IV-F: the reference classifier (L1 logistic
 regression on whole user histories, the paper's hyper-parameters scaled to the set's size) judges
 extracted users; the prediction (candidate) classifier scores partial evidence. HCP scores with
 the reference model itself ("these two classifiers are the same"); HCP-SNIP's model is trained on

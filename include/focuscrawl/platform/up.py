@@ -1,6 +1,6 @@
 """``focuscrawl up [PROJECT]`` / ``focuscrawl down``: one project file -> the whole platform, supervised.
 
-Issue 16, point 2, and DESIGN.md "One running platform". ``up``, in this order, so a project that
+docs/running.md and docs/architecture.md ("One running platform"). ``up``, in this order, so a project that
 cannot run starts nothing:
 
 1. validates the project (``focuscrawl.project.load_project``: one error naming key and fix);

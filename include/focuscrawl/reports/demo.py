@@ -1,4 +1,4 @@
-"""``focuscrawl report demo``: the demo's one-page HTML report (issue 9, point 5; issue 16, point 7).
+"""``focuscrawl report demo``: the demo's one-page HTML report.
 
     focuscrawl report demo [--out DIR] [--only fue,outlinks] [--rebuild]
 
@@ -63,7 +63,8 @@ class Section:
 
 SECTIONS = (
     Section("fue", "Focused user extraction: harvest ratio per method over time",
-            "000_c12b299f5bad9cdf.txt, sections IV-V, Figures 2-4", "focuscrawl.experiments.fue", "--output",
+            "seed 000 (Real-time focused extraction of social media users), sections IV-V, Figures 2-4",
+            "focuscrawl.experiments.fue", "--output",
             ("--methods", "RND,HCP,LCP,HAC,N06", "--duration", "1d", "--step", "10m", "--pseudo-every", "10m"),
             ("fold-*/harvest_ratio.png",), ("fue_intervals.csv",),
             "Every method extracts users in full from the same world with the same request budget, in each of "
@@ -73,18 +74,20 @@ SECTIONS = (
             "the methods' harvest ratios are within each other's noise.",
             committed="bench/results/fue-folds"),
     Section("outlinks", "Look back, look around: Precision@k% of the outlink models",
-            "002_f70440d1db7174f2.txt, Section 7, Figures 14-15", "focuscrawl.reports.outlinks", "--out",
+            "seed 002 (Look back, look around), Section 7, Figures 14-15", "focuscrawl.reports.outlinks", "--out",
             ("--pages", "800", "--periods", "8", "--n-estimators", "40"),
             ("precision_at_k.png",), ("pk_area.csv",),
             "Pages ranked by predicted new outlinks (NNL) on the held-out period of synthetic weekly snapshots; "
             "area under the curve in brackets, random = 0.5."),
     Section("ephemeral", "Timely crawling of ephemeral content: dynamic quality of the schedulers",
-            "001_c276720796c36144.txt, section 2 (Q_T(t)) and 3", "focuscrawl.experiments.ephemeral", "--output",
+            "seed 001 (Timely crawling of high-quality ephemeral new content), section 2 (Q_T(t)) and 3",
+            "focuscrawl.experiments.ephemeral", "--output",
             ("--days", "2", "--worlds", "model", "--seeds", "0"), ("dynamic_quality.png",), ("overall_quality.csv",),
             "Profit (clicks) per second over a trailing window T of every scheduler with the same fetch budget; "
             "the table's overall quality leaves out the first (learning) day."),
     Section("graph-estimation", "Content over large graphs: estimator errors (NRMSE)",
-            "003_3ce707ea6f24f484.txt, experiments (UNI, RW, MHRW, FS x NAIVE, MLE, SCE, WCE)",
+            "seed 003 (Fast crawling methods of exploring content distributed over large graphs), experiments "
+            "(UNI, RW, MHRW, FS x NAIVE, MLE, SCE, WCE)",
             "focuscrawl.experiments.graph_estimation", "--output",
             ("--runs", "3", "--fractions", "0.02,0.05,0.1", "--sweep-runs", "10"), ("nrmse_*.png",), ("table_*.csv",),
             "NRMSE of the copy-count (omega) and label distributions estimated from a crawled fraction of the "

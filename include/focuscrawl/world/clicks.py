@@ -1,6 +1,6 @@
 """The crawl-side click log: the clicks a search engine sees on the pages it crawled (seed 001).
 
-Seed 001 (``001_c276720796c36144.txt``, section 3) learns a source's profit and profit decay from
+Seed 001 (*Timely crawling of high-quality ephemeral new content*), section 3) learns a source's profit and profit decay from
 the clicks its new pages receive. A real search engine does not read a site's analytics: it knows
 the clicks on *its own* result pages, so only for pages it has crawled (an uncrawled page is not in
 its index and gets no clicks from it), and only from the moment it crawled them. The world emulates

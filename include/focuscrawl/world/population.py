@@ -1,8 +1,8 @@
 """The social site's population: users with a hidden label, communities, histories and a live stream.
 
-Seed 000 (``000_c12b299f5bad9cdf.txt``), sections II-IV: candidate users surface in community
+Seed 000 (*Real-time focused extraction of social media users*), sections II-IV: candidate users surface in community
 listings; a user is on-target per a reference classifier over the whole history. The world's
-signals come from data or are neutral, never from the paper's verdicts (issue 17): the words are
+signals come from data or are neutral, never from the paper's verdicts: the words are
 real eRisk writings (or generated text), posting hours are the donors' real ones (the ``<DATE>``
 of their writings), and score and comment counts, for which no per-class data exists, are drawn
 from one class-independent distribution. ``score_effect``, ``comments_effect`` and

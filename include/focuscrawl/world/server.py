@@ -4,7 +4,7 @@ The crawl server speaks only what a real site would (Reddit JSON listings, HTML,
 sitemaps, robots.txt, the ``Date`` header, which carries the simulated now as a real site's carries
 its UTC clock) and the click log a search engine keeps of its own result pages
 (:mod:`focuscrawl.world.clicks`); it never reveals ground truth. The evaluation server
-holds the clock, the ground truth, the click feedback and the fault switches (DESIGN.md, "The
+holds the clock, the ground truth, the click feedback and the fault switches (docs/world.md, "The
 world"). Bodies are JSON with sorted keys and a pure function of (seed, simulated time), so
 two worlds with the same seed paused at the same time answer byte for byte the same.
 """

@@ -1,13 +1,13 @@
 """The web part of the world: sites with content sources, changing pages, and a content-labelled graph.
 
-* Seed 001 (``001_c276720796c36144.txt``): every content source (front page, category page,
+* Seed 001 (*Timely crawling of high-quality ephemeral new content*): every content source (front page, category page,
   RSS feed, Atom feed, sitemap) gains links to new pages as a Poisson process of rate λ; a new
   page published at t0 has collected ``P·(1−e^(−μ·(t−t0)))`` clicks by t, with P and μ drawn
   per source. Clicks that arrive after a page was crawled are the feedback a search engine sees.
-* Seed 002 (``002_f70440d1db7174f2.txt``): evergreen pages gain new outlinks (internal or
+* Seed 002 (*Look back, look around*): evergreen pages gain new outlinks (internal or
   external) as a Poisson process whose rate is page-specific but shared in part by pages of the
   same topic (content-related pages change alike), so history and neighbours both predict it.
-* Seed 003 (``003_3ce707ea6f24f484.txt``): a graph whose vertices hold content copies; vertex
+* Seed 003 (*Fast crawling methods of exploring content distributed over large graphs*): a graph whose vertices hold content copies; vertex
   documents (``/graph/vertex/{id}.json``) list neighbours and content with its copy count (the meta
   WCE uses) and a special-copy flag (what SCE uses); ``/graph/random.json`` is the uniform vertex
   sampler UNI needs.
