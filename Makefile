@@ -8,7 +8,7 @@ JARS := var/jars
 PYTEST_ARGS ?=
 
 .PHONY: setup venv jars sysdeps demo test test-unit services-up services-down services-status \
-        world bench soak fuzz lock clean fue-week test-platform
+        world bench soak fuzz lock clean fue-week test-platform check-claims docs
 
 setup: venv jars
 
@@ -76,6 +76,15 @@ fuzz: setup
 
 soak: setup
 	FOCUSCRAWL_FAULT_SUITE=1 $(BIN)/python -m pytest tests/reliability -m "integration" --soak
+
+# Every figure the docs quote, recomputed from the committed result files (docs/loops/claims.md);
+# make test runs it too (tests/test_docs.py), with mkdocs build --strict.
+check-claims: setup
+	$(BIN)/python -m bench.claims
+
+# The documentation site under var/site (mkdocs-material); `$(BIN)/mkdocs serve` to read it live.
+docs: setup
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
 
 # Recompile the full pin set after editing requirements.in.
 lock: venv

@@ -212,7 +212,7 @@ def next_steps(cfg: Settings) -> str:
 .venv/bin/focuscrawl sql "SELECT method, count(*) AS extracted, round(avg(CAST(relevant AS INT)), 3) AS harvest_ratio
     FROM {db}.fue_extractions GROUP BY 1 ORDER BY 1"
 .venv/bin/focuscrawl sql "SELECT url, score FROM {db}.page_priorities ORDER BY score DESC LIMIT 10"
-.venv/bin/focuscrawl sql            # interactive prompt (more example queries in README.md)
+.venv/bin/focuscrawl sql            # interactive prompt (more example queries in docs/querying.md)
 
 # rebuild this page, or run one offline experiment into it
 .venv/bin/focuscrawl report demo --rebuild
