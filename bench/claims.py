@@ -35,7 +35,7 @@ from pathlib import Path
 import pandas as pd
 
 ROOT = Path(__file__).resolve().parent.parent
-RESULT_PAGES = ("docs/loops/*.md",)  # pages whose unmarked result-like figures fail the check
+RESULT_PAGES = ("docs/loops/*.md", "docs/benchmarks.md", "docs/scale-out.md")  # pages whose unmarked result-like figures fail the check
 PENDING = re.compile(r"<!--pending (?P<src>[^>]+?)-->")
 CLAIM = re.compile(r"<!--claim (?P<src>[^|>]+?)(?: \| (?P<keys>[^>]*?))?-->(?P<text>.*?)<!--/claim-->", re.S)
 UNMARKED = re.compile(r"[+\-−]?\d+(?:\.\d+)? \[[+\-−]?\d|\b\d+(?:\.\d+)?x\b|±")
@@ -129,6 +129,12 @@ def check_page(path: Path, results_page: bool) -> list[Problem]:
         reason = resolve(m.group("src"), m.group("keys"), m.group("text").strip("`"))
         if reason:
             problems.append(Problem(f"{rel}:{line}", reason))
+    fence = False
+    for n, line in enumerate(text.splitlines(), 1):
+        fence = fence != line.lstrip().startswith("```")
+        if not fence and line.lstrip().startswith("<!--claim"):
+            problems.append(Problem(f"{rel}:{n}", "a claim marker starts the line: Markdown ends the paragraph "
+                                    "there (an HTML block); join it to the line before"))
     for m in PENDING.finditer(text):
         if (ROOT / m.group("src").strip()).exists():
             problems.append(Problem(f"{rel}:{text.count(chr(10), 0, m.start()) + 1}", f"{m.group('src')} is "

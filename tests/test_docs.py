@@ -105,6 +105,10 @@ def test_claims_check_fails_on_a_wrong_unmarked_or_stale_figure(tmp_path):
     problems = [str(p) for p in claims.check(docs)]
     assert len(problems) == 1 and "committed now" in problems[0]
 
+    graph.write_text(text.replace(" <!--claim", "\n<!--claim", 1))  # a marker moved to the start of a line
+    problems = [str(p) for p in claims.check(docs)]
+    assert len(problems) == 1 and "starts the line" in problems[0]
+
 
 def test_claims_check_fails_on_an_ambiguous_row_or_a_wrong_json_value():
     sweep = "bench/results/003-graph-estimation/sweep.md"
