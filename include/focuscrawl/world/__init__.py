@@ -1,7 +1,7 @@
 """The world: a local, seeded social site and web in real formats, with ground truth off the crawl path.
 
 ``build_world`` assembles one from settings-like plain arguments; ``WorldServer`` serves it;
-``python -m focuscrawl.world serve`` does both from the command line (see README.md here).
+``python -m focuscrawl.world serve`` does both from the command line (see docs/world.md).
 """
 
 from __future__ import annotations
