@@ -4,7 +4,8 @@ A corpus holds *donors* per class (a real eRisk subject, or a generated one). Tw
 neither reads the other: the world (``focuscrawl.world``) composes each of its users from a few
 donors of the user's own class, and the training code (``focuscrawl.fue``) trains classifiers on
 donors (seed 000, section IV: the reference classifier was trained on the eRisk 2017 users, 83
-positive / 403 negative). :func:`load_corpus` picks one.
+positive / 403 negative). :func:`load_corpus` picks one. :func:`erisk_subjects` is the one eRisk
+reader: the corpus donors and the project file's example users (``focuscrawl.project``) both come from it.
 
 Leakage: a classifier trained on the donors whose writings the world re-posts judges
 text it has seen. :func:`donor_folds` splits the donors of each class into ``k`` folds;
@@ -17,12 +18,13 @@ from __future__ import annotations
 
 import pickle
 import random
-import re
 import tarfile
-from pathlib import Path
 from dataclasses import dataclass
+from datetime import datetime
 from functools import lru_cache
-from typing import Protocol, Sequence
+from pathlib import Path, PurePosixPath
+from typing import Callable, Iterator, Protocol, Sequence
+from xml.etree import ElementTree
 
 import numpy as np
 
@@ -65,17 +67,13 @@ def load_corpus(seed: int, data_dir: Path | None, cache_dir: Path) -> Corpus:
     return GeneratedCorpus(seed)
 
 
-_WRITING = re.compile(
-    r"<WRITING>\s*<TITLE>(.*?)</TITLE>\s*<DATE>\s*(\d{4})-\d\d-\d\d (\d\d):(\d\d):(\d\d)\s*</DATE>.*?<TEXT>(.*?)</TEXT>",
-    re.S,
-)
-
-
 class EriskCorpus:
-    """The eRisk 2017 training users (XML, one file per subject), parsed once and cached as a pickle.
+    """The eRisk 2017 training users (labelled by folder, see :func:`erisk_subjects`), parsed once and
+    cached as a pickle.
 
-    ``source`` is the ``erisk2017-train.tar.xz`` archive or a folder holding it or its unpacked
-    ``dataset_adapter/``; the cache lives under ``cache_dir`` (the run's ``FOCUSCRAWL_VAR``).
+    ``source`` is what :func:`erisk_subjects` reads: the ``erisk2017-train.tar.xz`` archive, a
+    folder holding it, or its unpacked ``dataset_adapter/``; the cache lives under ``cache_dir``
+    (the run's ``FOCUSCRAWL_VAR``). Unlabelled subject files are no donors and are left out.
     """
 
     def __init__(self, pools: dict[bool, list[list[Writing]]]) -> None:
@@ -84,16 +82,15 @@ class EriskCorpus:
     @classmethod
     def load(cls, source: Path, cache_dir: Path) -> "EriskCorpus":
         source = Path(source)
-        archive = source if source.is_file() else next(iter(sorted(source.rglob("erisk2017-train.tar.xz"))), None)
-        stamp = archive.stat().st_mtime_ns if archive else 0
-        cache = Path(cache_dir) / f"erisk-{stamp}.pickle"
+        stamp = max((p.stat().st_mtime_ns for p in (source, *source.rglob("*")) if p.is_file()), default=0)
+        cache = Path(cache_dir) / f"erisk-{stamp}-{_ERISK_READER}.pickle"
         if cache.exists():
             with cache.open("rb") as f:
                 return cls(pickle.load(f))
         pools: dict[bool, list[list[Writing]]] = {True: [], False: []}
-        for name, xml in _subjects(source, archive):
-            label = "positive_examples" in name
-            pools[label].append([_writing(m) for m in _WRITING.finditer(xml)])
+        for subject in erisk_subjects(source):
+            if subject.label is not None:
+                pools[subject.label].append(list(subject.writings))
         if not pools[True] or not pools[False]:
             raise FileNotFoundError(f"no eRisk subjects of both classes under {source}")
         cache.parent.mkdir(parents=True, exist_ok=True)
@@ -126,22 +123,97 @@ class EriskCorpus:
         return docs, labels
 
 
-def _writing(m: re.Match) -> Writing:
-    return m.group(1).strip(), m.group(6).strip(), int(m.group(3)) * 3600 + int(m.group(4)) * 60 + int(m.group(5))
+# -- the eRisk reader ----------------------------------------------------------------------------
+
+# Names the reading rules in the corpus cache, so a cache written under other rules is not reused.
+_ERISK_READER = "xml1"
+_ARCHIVES = (".tar.xz", ".tar.gz", ".tgz", ".tar")
+_FIX = "point at the .tar.xz, a folder of subject XML files, or one XML file"
 
 
-def _subjects(source: Path, archive: Path | None):
-    unpacked = sorted(source.rglob("*_examples_anonymous/*.xml")) if source.is_dir() else []
-    if unpacked:
-        for p in unpacked:
-            yield str(p), p.read_text(encoding="utf-8", errors="replace")
-        return
-    if archive is None:
-        raise FileNotFoundError(f"no erisk2017-train.tar.xz or unpacked eRisk XML under {source}")
-    with tarfile.open(archive, "r:xz") as tar:
-        for member in tar:
-            if member.isfile() and member.name.endswith(".xml"):
-                yield member.name, tar.extractfile(member).read().decode("utf-8", errors="replace")
+@dataclass(frozen=True)
+class EriskSubject:
+    """One subject file of an eRisk collection (Losada & Crestani, "A Test Collection for Research on
+    Depression and Language Use", CLEF 2016): ``<INDIVIDUAL><ID/><WRITING><TITLE/><DATE/>
+    <INFO/><TEXT/></WRITING>...</INDIVIDUAL>``."""
+
+    name: str                       # the file or archive member it was read from
+    id: str                         # its ``<ID>``, or the file's stem when it has none
+    label: bool | None              # its class from its folder (see :func:`erisk_label`)
+    writings: tuple[Writing, ...]   # in file order
+
+
+def erisk_label(name: str) -> bool | None:
+    """The class a collection labelled by folder gives a subject file: True under
+    ``positive_examples*/``, False under ``negative_examples*/`` (the nearest such folder), None elsewhere."""
+    for folder in reversed(PurePosixPath(name.replace("\\", "/")).parts[:-1]):
+        if "positive_examples" in folder or "negative_examples" in folder:
+            return "positive_examples" in folder
+    return None
+
+
+def erisk_subjects(path: Path, label: bool | None = None) -> Iterator[EriskSubject]:
+    """Each subject of an eRisk collection at ``path``: one XML file, a folder of them (sorted by
+    path), an archive (``.tar.xz`` as published, in member order), or a folder holding archives and no XML.
+
+    The files are read as XML: titles and texts come back stripped, with character references
+    decoded (``&#8217;`` becomes a right single quote); a writing's time is its ``<DATE>`` as
+    seconds of the day, -1 without one. ``label`` True or False reads that class and the
+    unlabelled files only; the others are skipped before they are parsed. ValueError names the
+    file and the fix.
+    """
+    for name, read in _erisk_files(Path(path)):
+        own = erisk_label(name)
+        if label is None or own is None or own == label:
+            yield _erisk_subject(name, own, read())
+
+
+def _erisk_files(path: Path) -> Iterator[tuple[str, Callable[[], bytes]]]:
+    if path.is_dir():
+        files = sorted(path.rglob("*.xml")) or sorted(p for p in path.rglob("*") if p.name.lower().endswith(_ARCHIVES))
+        if not files:
+            raise ValueError(f"{path} holds no eRisk XML file and no archive of them; {_FIX}")
+        for p in files:
+            yield from _erisk_files(p)
+    elif path.suffix.lower() == ".xml":
+        yield str(path), path.read_bytes
+    else:
+        try:
+            tar = tarfile.open(path, "r:*")
+        except (tarfile.TarError, OSError) as exc:
+            raise ValueError(f"{path} is not a readable eRisk archive ({exc}); {_FIX}") from None
+        with tar:
+            for m in tar:  # streamed: a member is read, or skipped, while the archive is at it
+                if m.isfile() and m.name.endswith(".xml"):
+                    yield m.name, tar.extractfile(m).read
+
+
+def _erisk_subject(name: str, label: bool | None, data: bytes) -> EriskSubject:
+    try:  # undecodable bytes become U+FFFD rather than failing the file; no DTD or external entity is loaded
+        root = ElementTree.fromstring(data.decode("utf-8", errors="replace"))
+    except ElementTree.ParseError as exc:
+        raise ValueError(f"{name} is not well-formed XML ({exc}); an eRisk subject file is "
+                         "<INDIVIDUAL><ID>...</ID><WRITING><TITLE>...</TITLE><TEXT>...</TEXT></WRITING>...</INDIVIDUAL>") from None
+    writings = tuple(_erisk_writing(name, w) for w in root.iter("WRITING"))
+    if not writings:
+        raise ValueError(f"{name} holds no <WRITING> with <TITLE> and <TEXT>; it is not eRisk XML")
+    return EriskSubject(name, _inner_text(root, "ID") or PurePosixPath(name).stem, label, writings)
+
+
+def _erisk_writing(name: str, writing: ElementTree.Element) -> Writing:
+    title, text, date = (_inner_text(writing, tag) for tag in ("TITLE", "TEXT", "DATE"))
+    if not date:
+        return title, text, -1
+    try:
+        when = datetime.fromisoformat(date)
+    except ValueError:
+        raise ValueError(f"{name}: <DATE>{date}</DATE> is not a date; write YYYY-MM-DD HH:MM:SS") from None
+    return title, text, when.hour * 3600 + when.minute * 60 + when.second
+
+
+def _inner_text(element: ElementTree.Element, tag: str) -> str:
+    found = element.find(tag)
+    return "" if found is None else "".join(found.itertext()).strip()
 
 
 _COMMON = (

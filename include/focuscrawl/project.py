@@ -33,11 +33,10 @@ import difflib
 import json
 import os
 import re
-import tarfile
 import tomllib
 from datetime import timedelta
 from pathlib import Path
-from typing import Annotated, Any, Iterator, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import (
     BaseModel,
@@ -49,6 +48,7 @@ from pydantic import (
     model_validator,
 )
 
+from focuscrawl.corpora import erisk_subjects, writing_body
 from focuscrawl.ephemeral.params import DEFAULT as EPHEMERAL
 from focuscrawl.fue.params import DEFAULT as FUE
 from focuscrawl.graph.params import DEFAULT as GRAPH
@@ -187,41 +187,6 @@ def _infer_format(path: Path) -> str:
     raise ValueError(f"cannot tell the format of {path.name!r}; add format = \"erisk\", \"jsonl\" or \"csv\"")
 
 
-_WRITING = re.compile(r"<WRITING>.*?<TITLE>(.*?)</TITLE>.*?<TEXT>(.*?)</TEXT>", re.S)
-_ID = re.compile(r"<ID>\s*(.*?)\s*</ID>", re.S)
-
-
-def _erisk_subjects(path: Path, role: str | None) -> Iterator[tuple[str, str]]:
-    """``(name, xml)`` of each subject file under ``path`` (an XML file, a folder or an archive).
-
-    In a collection labelled by folder (eRisk's ``positive_examples_anonymous/`` and
-    ``negative_examples_anonymous/``), ``role`` reads only its own class (None: both); unlabelled files
-    count for any role.
-    """
-    other = "negative_examples" if role == "positives" else "positive_examples"
-
-    def mine(name: str) -> bool:
-        return role is None or other not in name
-
-    if path.is_file() and path.suffix.lower() == ".xml":
-        yield path.name, path.read_text(encoding="utf-8", errors="replace")
-        return
-    if path.is_dir():
-        for p in sorted(path.rglob("*.xml")):
-            if mine(str(p)):
-                yield str(p), p.read_text(encoding="utf-8", errors="replace")
-        return
-    try:
-        tar = tarfile.open(path, "r:*")
-    except (tarfile.TarError, OSError) as exc:
-        raise ValueError(f"{path} is not a readable eRisk archive ({exc}); point at the .tar.xz, a folder of "
-                         "subject XML files, or one XML file") from None
-    with tar:
-        for m in tar:  # streamed: each member is read while the archive is at it
-            if m.isfile() and m.name.endswith(".xml") and mine(m.name):
-                yield m.name, tar.extractfile(m).read().decode("utf-8", errors="replace")
-
-
 def _user_of(row: dict) -> str | None:
     for key in ("user", "author", "id", "username"):
         if row.get(key) not in (None, ""):
@@ -235,25 +200,18 @@ def _text_of(row: dict) -> str:
     return "\n".join(str(row[k]) for k in ("title", "selftext", "body") if row.get(k)).strip()
 
 
-def _erisk_users(subjects: Iterator[tuple[str, str]], limit: int | None = None) -> dict[str, list[str]]:
-    users: dict[str, list[str]] = {}
-    for name, xml in subjects:
-        writings = [f"{t.strip()}\n{x.strip()}".strip() for t, x in _WRITING.findall(xml)]
-        if not writings:
-            raise ValueError(f"{name} holds no <WRITING> with <TITLE> and <TEXT>; it is not eRisk XML")
-        ident = _ID.search(xml)
-        users[ident.group(1) if ident else Path(name).stem] = writings
-        if limit and len(users) >= limit:
+def _erisk_users(path: Path, label: bool | None, limit: int | None = None) -> dict[str, dict[str, list[str]]]:
+    """Each role's users -> writings of an eRisk collection (``focuscrawl.corpora.erisk_subjects``), in one
+    pass: a subject labelled by its folder belongs to its role, an unlabelled one to both."""
+    users: dict[str, dict[str, list[str]]] = {"positives": {}, "negatives": {}}
+    for subject in erisk_subjects(path, label):
+        bodies = [writing_body(title, text) for title, text, _ in subject.writings]
+        for role in ("positives", "negatives"):
+            if subject.label is None or subject.label == (role == "positives"):
+                users[role][subject.id] = bodies
+        if limit and max(map(len, users.values())) >= limit:
             break
     return users
-
-
-def _erisk_both(path: Path) -> dict[str, dict[str, list[str]]]:
-    """Both classes of a collection labelled by folder, read in one pass."""
-    subjects = list(_erisk_subjects(path, None))
-    return {role: _erisk_users((n, x) for n, x in subjects
-                               if ("negative_examples" if role == "positives" else "positive_examples") not in n)
-            for role in ("positives", "negatives")}
 
 
 def read_examples(path: str | Path, fmt: str, role: str = "positives", limit: int | None = None) -> dict[str, list[str]]:
@@ -263,7 +221,7 @@ def read_examples(path: str | Path, fmt: str, role: str = "positives", limit: in
     path = Path(path)
     users: dict[str, list[str]] = {}
     if fmt == "erisk":
-        users = _erisk_users(_erisk_subjects(path, role), limit)
+        users = _erisk_users(path, role == "positives", limit)[role]
     elif fmt == "jsonl":
         with path.open(encoding="utf-8") as f:
             for n, line in enumerate(f, 1):
@@ -351,7 +309,7 @@ class Profile(_Model):
             raise ValueError("profile has no example users (it is query-driven); nothing to train on")
         histories, labels = [], []
         if self.positives == self.negatives and self.example_format("positives") == "erisk":
-            by_role = _erisk_both(Path(self.positives))  # one pass over a collection holding both classes
+            by_role = _erisk_users(Path(self.positives), None)  # one pass over a collection holding both classes
         else:
             by_role = {role: read_examples(getattr(self, role), self.example_format(role), role)
                        for role in ("positives", "negatives")}

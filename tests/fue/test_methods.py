@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from focuscrawl.fue import RANKING_METHODS, UserEvidence, mean_rank_fusion
+from focuscrawl.fue.methods import HOUR_WINDOWS, NearHour
 
 
 def ev(user, score=0.0, comments=0.0, hour=None, text="", communities=()):
@@ -38,6 +39,15 @@ def test_near_hour_can_use_the_circular_mean() -> None:
     assert RANKING_METHODS.create("N00", hour_mean="circular").score(user) == 0.0
     with pytest.raises(ValueError, match="hour_mean"):
         RANKING_METHODS.create("N00", hour_mean="median")
+
+
+def test_the_hour_window_table_registers_one_method_per_row() -> None:
+    windows = {n: RANKING_METHODS.get(n) for n in RANKING_METHODS.names() if issubclass(RANKING_METHODS.get(n), NearHour)}
+    assert [(n, cls.name, cls.target) for n, cls in windows.items()] == [(n, n, h) for n, h in HOUR_WINDOWS]
+    for name, hour in HOUR_WINDOWS:  # a user posting right in the window is at distance 0, the opposite hour at 12
+        method = RANKING_METHODS.create(name)
+        assert method.score(ev("x", hour=hour)) == 0.0 and method.score(ev("y", hour=(hour + 12) % 24)) == -12.0
+        assert repr(method) == f"Near{name[1:]}(name={name!r})"
 
 
 def test_random_depends_on_seed_only() -> None:

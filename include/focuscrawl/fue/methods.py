@@ -170,14 +170,22 @@ class LowestAverageComments(_AverageFeature):
 # -- IV-D ---------------------------------------------------------------------------------------
 
 
-class _NearHour(_Method):
+class NearHour(_Method):
     """Nxx (IV-D, eq. 5): closest average posting hour to ``target`` on the 24 h circle.
 
     Score = minus the circular distance in hours; a user without an hour gets the largest
     distance (12 h). ``hour_mean`` picks the paper's arithmetic mean or the circular mean.
+    Each row of :data:`HOUR_WINDOWS` registers a subclass fixing ``name`` and ``target``.
     """
 
     target: ClassVar[float] = 0.0
+
+    @classmethod
+    def window(cls, name: str, target: float) -> type[NearHour]:
+        """The method posting near ``target`` o'clock UTC, named ``name`` (its own class, as the registry wants)."""
+        return type(f"Near{target:02.0f}", (cls,), {
+            "__doc__": f"{name}: posting near {target:02.0f}:00 UTC.", "__module__": cls.__module__,
+            "name": name, "target": target})
 
     def distance(self, evidence: UserEvidence) -> float:
         hour = evidence.hour(self.hour_mean)
@@ -187,32 +195,10 @@ class _NearHour(_Method):
         return -self.distance(evidence)
 
 
-@RANKING_METHODS.register("N00")
-class Near00(_NearHour):
-    """N00: posting near 00:00 UTC."""
-
-    name, target = "N00", 0.0
-
-
-@RANKING_METHODS.register("N06")
-class Near06(_NearHour):
-    """N06: posting near 06:00 UTC (the paper's second best basic method)."""
-
-    name, target = "N06", 6.0
-
-
-@RANKING_METHODS.register("N12")
-class Near12(_NearHour):
-    """N12: posting near 12:00 UTC."""
-
-    name, target = "N12", 12.0
-
-
-@RANKING_METHODS.register("N18")
-class Near18(_NearHour):
-    """N18: posting near 18:00 UTC."""
-
-    name, target = "N18", 18.0
+# Table 1's hour windows, (registry name, target hour UTC); N06 is the paper's second best basic method.
+HOUR_WINDOWS = (("N00", 0.0), ("N06", 6.0), ("N12", 12.0), ("N18", 18.0))
+for _name, _target in HOUR_WINDOWS:
+    RANKING_METHODS.register(_name)(NearHour.window(_name, _target))
 
 
 # -- IV-E ---------------------------------------------------------------------------------------
@@ -386,7 +372,7 @@ class Hierarchical(HighestClassificationProbability):
 
     def __init__(self, **kwargs) -> None:
         super().__init__(**kwargs)
-        self._n06 = Near06(**self._kwargs())
+        self._n06 = RANKING_METHODS.create("N06", **self._kwargs())
 
     def tie_key(self, evidence: UserEvidence) -> tuple[float, float]:
         return (self._n06.score(evidence), evidence.mean_comments)
