@@ -10,14 +10,13 @@ open-sourced code (github.com/reddit-archive/reddit: ``r2/models/builder.py``, `
 
 from __future__ import annotations
 
+import pytest
 import requests
 
-from tests.world.conftest import START, small_world
 from focuscrawl.world.oauth import TOKEN_PATH, OAuthEmulator
 from focuscrawl.world.ratelimit import REDDIT_WINDOW, RateLimiter
 from focuscrawl.world.server import WorldServer
-
-import pytest
+from tests.world.conftest import START, small_world
 
 NOW = START + 1800  # the served world's clock: 30 simulated minutes after the start
 
@@ -29,9 +28,8 @@ def api():
         yield server
 
 
-def get(server, path: str, **params):
-    r = requests.get(server.url + path, params=params, timeout=10, allow_redirects=False)
-    return r
+def get(server, path: str, **params) -> requests.Response:
+    return requests.get(server.url + path, params=params, timeout=10, allow_redirects=False)
 
 
 def data(server, path: str, **params) -> dict:

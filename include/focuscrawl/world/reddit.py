@@ -44,7 +44,7 @@ def _slug(title: str) -> str:
     return "_".join(re.findall(r"[a-z0-9]+", title.lower())[:8]) or "post"
 
 
-def subreddit_id(pop: Population, community: int) -> str:
+def subreddit_id(community: int) -> str:
     return base36(community + 1000)
 
 
@@ -62,7 +62,7 @@ def _common(pop: Population, item: Item, now: float) -> dict:
         **_author(pop, item),
         "subreddit": sub,
         "subreddit_name_prefixed": "r/" + sub,
-        "subreddit_id": "t5_" + subreddit_id(pop, item.community),
+        "subreddit_id": "t5_" + subreddit_id(item.community),
         "created_utc": float(item.created),
         "created": float(item.created),
         "score": score,
@@ -117,9 +117,9 @@ def t1(pop: Population, item: Item, now: float, origin: str, post: Item | None =
     return {"kind": "t1", "data": data}
 
 
-def t5(pop: Population, community: int, origin: str) -> dict:
+def t5(pop: Population, community: int) -> dict:
     sub = pop.communities[community]
-    sid = subreddit_id(pop, community)
+    sid = subreddit_id(community)
     return {"kind": "t5", "data": {"id": sid, "name": "t5_" + sid, "display_name": sub, "title": sub,
                                    "display_name_prefixed": "r/" + sub, "url": f"/r/{sub}/",
                                    "subreddit_type": "public", "over18": False}}
@@ -230,9 +230,9 @@ def info(pop: Population, fullnames: list[str], now: float, origin: str) -> dict
     for fullname in fullnames:
         kind = fullname[:2]
         if kind == "t5":
-            k = next((c for c in range(len(pop.communities)) if fullname == "t5_" + subreddit_id(pop, c)), None)
+            k = next((c for c in range(len(pop.communities)) if fullname == "t5_" + subreddit_id(c)), None)
             if k is not None:
-                children.append(t5(pop, k, origin))
+                children.append(t5(pop, k))
             continue
         num = parse_fullname(fullname, kind) if kind in ("t1", "t3") else None
         item = pop.item(num) if num is not None else None
@@ -241,7 +241,7 @@ def info(pop: Population, fullnames: list[str], now: float, origin: str) -> dict
     return listing(children, None)
 
 
-def search_communities(pop: Population, query: str, origin: str) -> dict:
+def search_communities(pop: Population, query: str) -> dict:
     """``/subreddits/search?q=``: the communities whose name holds ``query`` (where reddit sends an unknown one)."""
     q = query.lower()
-    return listing([t5(pop, k, origin) for k, name in enumerate(pop.communities) if q and q in name.lower()], None)
+    return listing([t5(pop, k) for k, name in enumerate(pop.communities) if q and q in name.lower()], None)

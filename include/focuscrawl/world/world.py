@@ -117,7 +117,7 @@ class World:
                                          "reason": f"at most {reddit.MAX_INFO_IDS} fullnames in id"})
             return 200, JSON, _json(reddit.info(pop, fullnames, self.now(), origin))
         if _SEARCH.match(path):
-            return 200, JSON, _json(reddit.search_communities(pop, q.get("q", ""), origin))
+            return 200, JSON, _json(reddit.search_communities(pop, q.get("q", "")))
         m = _USER.match(path)
         if m:
             name, what = m.groups()
