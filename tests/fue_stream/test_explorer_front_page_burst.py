@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import requests
 
-from conftest import FakeClient, thing
+from tests.fue_stream.conftest import FakeClient, thing
 from focuscrawl.fetch import AddressGuard, Fetcher, HostPoliteness
 from focuscrawl.fue.pipeline import COMMUNITY_CHOOSERS, CommunityExplorer, RedditClient
 from focuscrawl.world.population import base36
