@@ -24,6 +24,7 @@ from focuscrawl.config import settings
 from focuscrawl.crawl import dead_letters
 from focuscrawl.crawl.listing_crawler import POSTS_TOPIC, ListingCrawler
 from focuscrawl.fetch import FetchError
+from focuscrawl.parse.listing import FRONT_PAGE
 from focuscrawl.priority_topic import USER_PRIORITIES_TOPIC
 from focuscrawl.streamproc import StreamProcess, parser
 from focuscrawl.topics import TopicSpec, host_key
@@ -37,7 +38,7 @@ def main(argv: list[str] | None = None) -> int:
     cfg = settings()
     ap = parser(NAME, __doc__, cfg)
     ap.add_argument("--base-url", default=cfg.world_url, help="site serving the listings (default: the world)")
-    ap.add_argument("--listing-path", default="/r/all/new.json")
+    ap.add_argument("--listing-path", default=FRONT_PAGE, help="the site's every-community newest posts")
     ap.add_argument("--topic", default=POSTS_TOPIC, help="topic the posts go to")
     ap.add_argument("--priority-topic", default=USER_PRIORITIES_TOPIC)
     ap.add_argument("--interval", type=float, default=2.0, help="seconds between listing fetches (politeness)")

@@ -2,7 +2,8 @@
 
     python streaming/fue/explorer.py --community-chooser random --interval 2 --front-page-interval 5
 
-Reads the front page (``--listing-path``, reddit's ``/r/all/new.json``) every ``--front-page-interval`` seconds,
+Reads the front page (``--listing-path``, reddit's ``/r/all/new.json``, paged back to the posts its previous read
+showed) every ``--front-page-interval`` seconds,
 and ``/r/{sub}/new.json`` and ``/r/{sub}/comments.json`` of a community picked by the chooser
 (``focuscrawl.fue.pipeline.COMMUNITY_CHOOSERS``) ``--interval`` seconds after the previous visit, through the
 project's Fetcher (robots.txt, politeness, SSRF guard; with ``--project FILE [--site NAME]`` the site's), and
@@ -51,7 +52,8 @@ def main(argv: list[str] | None = None) -> int:
 
         def status() -> dict:
             proc.metrics.frontier.set(len(explorer.communities))
-            return {"communities": len(explorer.communities), **explorer.reads, **counts}
+            return {"communities": len(explorer.communities), **explorer.reads,
+                    "front_page_pages": explorer.front_page_pages, **counts}
 
         proc.status(status)
         log.info("exploring %s with the %s community chooser into %s: the front page (%s) every %.2f s, a "

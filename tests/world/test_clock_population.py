@@ -136,3 +136,22 @@ def test_target_rich_communities_and_base_rate_in_stream(population):
     assert math.isclose(share, 0.1, abs_tol=0.03)
     assert np.mean(rich) > 0.6  # a few communities are target-rich
 
+
+
+def test_ids_grow_with_creation_time_and_every_comment_answers_a_post_of_its_community(population):
+    pop = population
+    live = pop._stream
+    assert [it.num for it in live] == sorted(it.num for it in live)
+    assert all(pop.created_of(it.num) == it.created for it in live[:5000])
+    history = [it for i in range(0, 2000, 7) for it in pop.history(i)]
+    assert max(it.num for it in history) < live[0].num  # made before the stream: smaller ids
+    assert all(pop.created_of(it.num) == it.created and pop.item(it.num) == it for it in history[:3000])
+    for it in [*live[:20_000], *history[:3000]]:
+        if it.kind == "t1":
+            post = pop.item(it.link_num)
+            assert post.kind == "t3" and post.community == it.community and post.num < it.num
+            parent = pop.item(it.parent_num)
+            assert parent.link_num == post.num and parent.created <= it.created
+    answering_comments = sum(pop.item(it.parent_num).kind == "t1" for it in live if it.kind == "t1")
+    answering_posts = sum(pop.item(it.link_num).user >= 0 for it in live if it.kind == "t1")
+    assert 0 < answering_comments < answering_posts  # reply chains, most comments answering a live post

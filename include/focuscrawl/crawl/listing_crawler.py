@@ -22,7 +22,7 @@ import pyarrow as pa
 from focuscrawl.delta_sink import LINEAGE_COLUMNS
 from focuscrawl.fetch.warc import WARC_COLUMNS, fetch_archived, warc_columns
 from focuscrawl.frontier import PriorityFrontier
-from focuscrawl.parse.listing import parse_listing
+from focuscrawl.parse.listing import FRONT_PAGE, parse_listing
 from focuscrawl.parse.rejection import Rejection
 from focuscrawl.tables import Column, table
 
@@ -71,7 +71,7 @@ class ListingCrawler:
     """
 
     def __init__(self, source: ListingSource, emit: Callable[[str, bytes], None], base_url: str,
-                 listing_path: str = "/r/all/new.json", limit: int = 100,
+                 listing_path: str = FRONT_PAGE, limit: int = 100,
                  frontier: PriorityFrontier | None = None, new_candidate_score: float = -1.0,
                  on_rejection: Callable[[Rejection], None] | None = None) -> None:
         self.source = source

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from focuscrawl.params import knob
+from focuscrawl.parse.listing import FRONT_PAGE
 
 
 @dataclass(frozen=True)
@@ -18,8 +19,8 @@ class FueParams:
     community_chooser: str = knob("RANDOM", "registered community chooser of the explorer")
     # Where the explorer reads the front page (below): reddit's /all. A Reddit-format site may list every
     # community's new posts elsewhere; community visits stay /r/{sub}/new.json and /r/{sub}/comments.json.
-    listing_path: str = knob("/r/all/new.json", "path of the front page on the site (every community's new posts), "
-                                                "read by the explorer")
+    listing_path: str = knob(FRONT_PAGE, "path of the front page on the site (every community's new posts), "
+                                         "read by the explorer")
     # The Community Explorer's pace: two periods of its own. The front page (/r/all/new, "a pseudo-community
     # that holds together the posts from all communities", section III; Algorithm 1 reads it first) lists
     # every new post, so a new post waits for the next front-page read: front_page_interval, start to start,

@@ -199,9 +199,9 @@ class SentPosts:
     """The ids of the posts an explorer has sent, the ``capacity`` most recent (the oldest is forgotten first).
 
     Listings overlap (the front page lists every community's new posts, and a community's listing keeps
-    the posts it showed last time), so without it every read re-sends its whole page. The world's and
-    reddit's listings page only backwards (``after``; the world serves no ``before``), so the memory is
-    of ids, not a cursor. A post forgotten and listed again is sent again: harmless, as every User
+    the posts it showed last time), so without it every read re-sends its whole page. The memory is of
+    ids, not a ``before`` cursor: a cursor's post may be deleted, and a community read is one page
+    anyway. A post forgotten and listed again is sent again: harmless, as every User
     Updater counts a post id once (``EvidenceAggregator``), and rare while ``capacity`` holds far more
     than the listings show at once (a read shows at most 100).
     """
@@ -236,6 +236,10 @@ class CommunityExplorer:
     seconds, start to start, since every new post shows there first; a community visit
     ``visit_interval`` seconds after the previous one. ``visit()`` reads one of each at once (the
     lock-step experiment).
+
+    A front-page read pages back (``after``) until it meets a post the previous read showed, so a burst of
+    more new posts than one page holds between two reads is seen whole, down to the 1000 posts a listing
+    reaches (:data:`SITE_CAP`); the first read is one page.
     """
 
     def __init__(self, client: RedditClient, chooser: CommunityChooser, limit: int = USER_PAGE_LIMIT, *,
@@ -252,6 +256,8 @@ class CommunityExplorer:
         self.sent = sent if sent is not None else SentPosts()
         self.clock = clock
         self.reads = {"front_page": 0, "visits": 0}
+        self.front_page_pages = 0  # pages read by the front-page reads (a burst takes more than one)
+        self._front_shown: set[str] = set()  # the fullnames the last front-page read showed
         self._front_due = self._visit_due = float("-inf")  # both due at once
         self._visit: list[str] = []  # the current community visit's listings still to read
 
@@ -263,17 +269,26 @@ class CommunityExplorer:
         return len(new)
 
     def discover(self) -> list[Post]:
-        """Read the front page: its new communities join the frontier; its posts not sent before (they count
-        as sent when handed out by :meth:`listings` or :meth:`due`)."""
-        records, _ = self.client.listing(self.listing_path, limit=self.limit)
+        """Read the front page, paging back to the posts the previous read showed: its new communities join the
+        frontier; its posts not sent before (they count as sent when handed out by :meth:`listings` or :meth:`due`)."""
+        records, after = self.client.listing(self.listing_path, limit=self.limit)
+        posts, read, pages = self._posts(records), list(records), 1
+        previous = self._front_shown
+        while (previous and after and pages * self.limit < SITE_CAP
+               and not any(r.get("name") in previous for r in records)):
+            records, after = self.client.listing(self.listing_path, limit=self.limit, after=after)
+            posts += self._posts(records)  # each page's posts name that page's WARC record
+            read += records
+            pages += 1
+        self._front_shown = {r["name"] for r in read if r.get("name")}
         self.reads["front_page"] += 1
+        self.front_page_pages += pages
         known = set(self.communities)
-        for r in records:
-            sub = r.get("subreddit")
+        for sub in (r.get("subreddit") for r in read):
             if sub and sub not in known:
                 known.add(sub)
                 self.communities.append(sub)
-        return self._posts(records)
+        return posts
 
     def _community_listings(self) -> list[str]:
         """The listings of one visit to a chosen community (section II-B: its latest posts and comments)."""

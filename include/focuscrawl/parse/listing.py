@@ -16,6 +16,10 @@ from focuscrawl.parse.rejection import Rejection
 
 PARSER = "listing"
 
+# Where a Reddit-format site lists every community's newest posts: reddit's /r/all/new (the crawlers' and the
+# FUE explorer's default front page; a project names another with [loops.fue] listing_path).
+FRONT_PAGE = "/r/all/new.json"
+
 # Thing kinds that are records: t1 comment, t2 account, t3 link/post, t4 message, t5 subreddit, t6 award.
 RECORD_KINDS = frozenset({"t1", "t2", "t3", "t4", "t5", "t6"})
 

@@ -12,13 +12,13 @@ from focuscrawl.corpora import load_corpus
 from focuscrawl.world.clock import SimClock
 from focuscrawl.world.faults import Faults
 from focuscrawl.world.population import Population, PopulationConfig
-from focuscrawl.world.ratelimit import RateLimiter
+from focuscrawl.world.ratelimit import REDDIT_WINDOW, RateLimiter
 from focuscrawl.world.world import World
 
 
 def build_world(seed: int = 0, *, speedup: float = 60.0, data_dir: Path | None = None, cache_dir: Path = Path("var"),
                 users: int = 100_000, base_rate: float = 0.02, start_epoch: float = 1_700_000_000.0,
-                paused: bool = False, rate_limit: int = 600, rate_window: float = 60.0,
+                paused: bool = False, rate_limit: int = 6000, rate_window: float = REDDIT_WINDOW,
                 faults: Faults | None = None, web: bool = True, **population) -> World:
     """A world from plain arguments; extra keyword arguments go to :class:`PopulationConfig`."""
     corpus = load_corpus(seed, data_dir, cache_dir)

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from focuscrawl.commandline import parser, subcommand
 from focuscrawl.config import settings
+from focuscrawl.world.ratelimit import REDDIT_WINDOW
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -38,8 +39,10 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--users", type=int, default=100_000)
     s.add_argument("--base-rate", type=float, default=0.02)
     s.add_argument("--events-per-minute", type=float, default=60.0)
-    s.add_argument("--rate-limit", type=int, default=600, help="requests per client per window; 0 = off")
-    s.add_argument("--rate-window", type=float, default=60.0, help="rate-limit window, wall seconds")
+    s.add_argument("--rate-limit", type=int, default=6000,
+                   help="requests per client per window (6000 in reddit's 600 s: 10 a second); 0 = off")
+    s.add_argument("--rate-window", type=float, default=REDDIT_WINDOW,
+                   help="rate-limit window, wall seconds (reddit's: 600, slices of the clock)")
     s.add_argument("--require-oauth", action="store_true",
                    help="serve reddit's OAuth: POST /api/v1/access_token (client credentials from the environment: "
                         "FOCUSCRAWL_WORLD_OAUTH_CLIENT_ID, FOCUSCRAWL_WORLD_OAUTH_CLIENT_SECRET), bearer token required")

@@ -64,7 +64,9 @@ class OAuthEmulator:
             return 401, {"WWW-Authenticate": 'Basic realm="reddit"'}, _json({"message": "Unauthorized", "error": 401})
         form = {k: v[-1] for k, v in parse_qs(body.decode("utf-8", errors="replace")).items()}
         if form.get("grant_type") != "client_credentials":
-            return 400, {}, _json({"error": "unsupported_grant_type"})
+            # reddit answers 200 with the error in the body (r2/controllers/oauth2.py, POST_access_token:
+            # ``self.api_wrapper({"error": "unsupported_grant_type"})``), not RFC 6749 5.2's 400
+            return 200, {}, _json({"error": "unsupported_grant_type"})
         token = secrets.token_urlsafe(24)
         with self._lock:
             now = self._wall()

@@ -11,11 +11,21 @@ from one class-independent distribution. ``score_effect``, ``comments_effect`` a
 Everything is a pure function of the seed: user ``i``'s label, activity and history come from
 ``(seed, i)`` and are built only when asked for, so 100k users cost milliseconds; the live stream
 is built one simulated bucket at a time from ``(seed, bucket)``.
+
+Ids grow with creation time, as reddit's base36 ids do (a new thing gets the next number): an id is
+``(created - origin) x slots + slot``, the slot telling apart the things of one second (a history
+item's ``(user, index)``, a live item's rank in its second), so an id also names where its thing is
+built from. A comment answers a post of its own community, as on reddit: a live comment the newest
+post of its community (or, one time in three when that post has comments, one of them: reply
+chains drawn from a hash of the id, not from the stream's generator); a history comment, and a
+live one whose community has no live post yet, a thread whose author deleted the account (author
+``[deleted]``, so it shows in no user's listing), ten minutes before it.
 """
 
 from __future__ import annotations
 
 import bisect
+import dataclasses
 import math
 import random
 import threading
@@ -36,8 +46,9 @@ GENERAL = (
 _ADJ = "quiet bold lazy happy brave calm eager fuzzy gentle jolly kind lucky noisy proud silly witty".split()
 _NOUN = "river tiger falcon maple comet otter pixel rocket walrus cactus badger lemon panda wizard".split()
 
-HISTORY_ID_BASE = 36 ** 7  # ids at or above it are pre-start history items, below it live-stream items
 MAX_HISTORY = 4096          # generated history items per user (listings serve the newest 1000, as Reddit)
+DELETED = -1                # the user of a thread whose author deleted the account
+THREAD_LEAD = 600           # seconds a deleted thread precedes the comment answering it
 
 
 @dataclass(frozen=True)
@@ -113,6 +124,7 @@ class Item:
     final_score: int
     final_comments: int
     link_num: int       # the post a comment answers (its own num for a post)
+    parent_num: int = -1  # what a comment answers: its post or a comment of it (-1 for a post)
 
 
 def base36(n: int) -> str:
@@ -164,8 +176,32 @@ class Population:
         self.posts_by_community: dict[int, list[int]] = {}
         self.comments_by_community: dict[int, list[int]] = {}
         self.posts_all: list[int] = []
+        self.comments_all: list[int] = []
         self.by_user: dict[int, list[int]] = {}
-        self._last_post: int | None = None
+        self._by_id: dict[int, Item] = {}             # live items by id
+        self.threads: dict[int, list[int]] = {}       # a live post's comments, in time order
+        # Ids: (created - origin) x slots + slot. History items take slots [0, users x MAX_HISTORY), the
+        # deleted threads they answer the same again above, live items their rank in their second.
+        self._id_slots = 2 * c.users * MAX_HISTORY
+        end = c.start_epoch - c.warmup_seconds
+        self._id_origin = (math.floor((end - c.history_days * 86400) / 86400) - 1) * 86400
+
+    # ids -------------------------------------------------------------------------------------------
+    def thing_id(self, created: int, slot: int) -> int:
+        """The id of the thing created at ``created`` in ``slot`` (ids grow with creation time)."""
+        return (int(created) - self._id_origin) * self._id_slots + slot
+
+    def created_of(self, num: int) -> int:
+        """The creation second an id encodes."""
+        return self._id_origin + num // self._id_slots
+
+    def _thread_of(self, comment: int) -> int:
+        """The id of the deleted thread answered by the comment ``comment`` (its slot shifted up, ten minutes earlier)."""
+        return comment - THREAD_LEAD * self._id_slots + self.config.users * MAX_HISTORY
+
+    def comment_of_thread(self, thread: int) -> int:
+        """The id of the comment that answers the deleted thread ``thread`` (:meth:`_thread_of` undone)."""
+        return thread + THREAD_LEAD * self._id_slots - self.config.users * MAX_HISTORY
 
     # users ---------------------------------------------------------------------------------------
     def name(self, i: int) -> str:
@@ -173,11 +209,12 @@ class Population:
         return f"{_ADJ[h % len(_ADJ)]}_{_NOUN[(h >> 8) % len(_NOUN)]}_{i}"
 
     def user_index(self, name: str) -> int | None:
+        """The user named ``name``, in any letter case (reddit's user names are case-insensitive)."""
         try:
             i = int(name.rsplit("_", 1)[1])
         except (IndexError, ValueError):
             return None
-        return i if 0 <= i < self.config.users and self.name(i) == name else None
+        return i if 0 <= i < self.config.users and self.name(i).lower() == name.lower() else None
 
     def community_index(self, name: str) -> int | None:
         return self._community_index.get(name.lower())
@@ -201,9 +238,9 @@ class Population:
         comments = int(rng.lognormvariate(1.0 + (c.comments_effect if label else 0.0), 1.1)) if kind == "t3" else 0
         return score, comments
 
-    def _writing_item(self, i: int, rng: random.Random, num: int, day: int | None, created: int = 0,
-                      link: int | None = None) -> Item:
-        """A re-posted donor writing; with ``day`` (history) it keeps its real time of day when the corpus has one."""
+    def _writing_item(self, i: int, rng: random.Random, slot: int, day: int | None, created: int = 0) -> Item:
+        """A re-posted donor writing; with ``day`` (history) it keeps its real time of day when the corpus has one.
+        A comment answers the deleted thread ten minutes before it (the live stream may give it a live post)."""
         label = self._label[i]
         donor = rng.choice(self._donors[i])
         title, text, sod = self.corpus.writing(label, donor, rng.randrange(self.corpus.size(label, donor)))
@@ -213,9 +250,16 @@ class Population:
         kind = "t3" if title else "t1"
         score, comments = self._features(label, kind, rng)
         community = self._pick_community(label, rng)
-        # A comment answers ``link`` (the latest post of the stream), else (history) its own id.
-        return Item(num, i, kind, community, created, title, text, score, comments,
-                    num if kind == "t3" or link is None else link)
+        num = self.thing_id(created, slot)
+        if kind == "t3":
+            return Item(num, i, kind, community, created, title, text, score, comments, num)
+        thread = self._thread_of(num)
+        return Item(num, i, kind, community, created, title, text, score, comments, thread, thread)
+
+    def deleted_thread(self, comment: Item) -> Item:
+        """The post whose author deleted the account that ``comment`` answers: in its community, ten minutes earlier."""
+        return Item(comment.link_num, DELETED, "t3", comment.community, comment.created - THREAD_LEAD,
+                    "[deleted]", "[deleted]", 1, 1, comment.link_num)
 
     @lru_cache(maxsize=4096)
     def history(self, i: int) -> tuple[Item, ...]:
@@ -227,7 +271,7 @@ class Population:
         items = []
         for j in range(n):
             day = math.floor((end - rng.random() * c.history_days * 86400) / 86400)
-            items.append(self._writing_item(i, rng, HISTORY_ID_BASE + i * MAX_HISTORY + j, day))
+            items.append(self._writing_item(i, rng, i * MAX_HISTORY + j, day))
         items.sort(key=lambda it: (it.created, it.num))
         return tuple(items)
 
@@ -302,31 +346,52 @@ class Population:
         times = sorted(int(b * c.bucket_seconds + rng.random() * c.bucket_seconds) for _ in range(n))
         total = self._cum_activity[-1]
         max_w = self._max_hour_weight
+        rank, last = 0, None
         for t in times:
             while True:  # choose an author by activity, thinned by the author's hour profile
                 i = min(bisect.bisect_left(self._cum_activity, rng.random() * total), c.users - 1)
                 if rng.random() * max_w <= self._hour_weight(i, t):
                     break
-            num = len(self._stream)
-            item = self._writing_item(i, rng, num, None, t, self._last_post)
+            rank = rank + 1 if t == last else 0
+            last = t
+            item = self._writing_item(i, rng, rank, None, t)
+            num = item.num
+            if item.kind == "t1" and self.posts_by_community.get(item.community):
+                item = self._live_reply(item, self.posts_by_community[item.community][-1])
             self._stream.append(item)
+            self._by_id[num] = item
             self._times.append(t)
             self.by_user.setdefault(i, []).append(num)
             if item.kind == "t3":
                 self.posts_by_community.setdefault(item.community, []).append(num)
                 self.posts_all.append(num)
-                self._last_post = num
             else:
                 self.comments_by_community.setdefault(item.community, []).append(num)
+                self.comments_all.append(num)
+                self.threads.setdefault(item.link_num, []).append(num)
+
+    def _live_reply(self, comment: Item, post: int) -> Item:
+        """``comment`` answering the live ``post`` of its community, or one time in three one of the post's comments
+        (chosen by a hash of the comment's id and the seed, so the stream's own draws stay as they were)."""
+        h = ((comment.num ^ (self.config.seed * 0x9E3779B97F4A7C15)) * 0xBF58476D1CE4E5B9 >> 29) & 0xFFFFFFFF
+        replies = self.threads.get(post, [])
+        parent = replies[(h // 3) % len(replies)] if replies and h % 3 == 0 else post
+        return dataclasses.replace(comment, link_num=post, parent_num=parent)
 
     def item(self, num: int) -> Item | None:
-        if num >= HISTORY_ID_BASE:
-            i, j = divmod(num - HISTORY_ID_BASE, MAX_HISTORY)
-            if i >= self.config.users:
-                return None
-            hist = self.history(i)
-            return next((it for it in hist if it.num == num), None)
-        return self._stream[num] if 0 <= num < len(self._stream) else None
+        """The thing of id ``num`` (a live item, a history item or a deleted thread), None when there is none."""
+        if num < 0:
+            return None
+        found = self._by_id.get(num)
+        if found is not None:
+            return found
+        slot = num % self._id_slots
+        history_slots = self.config.users * MAX_HISTORY
+        if slot >= history_slots:  # a deleted thread: the comment answering it names it
+            comment = self.item(self.comment_of_thread(num))
+            return self.deleted_thread(comment) if comment is not None and comment.link_num == num else None
+        i = slot // MAX_HISTORY
+        return next((it for it in self.history(i) if it.num == num), None)
 
     def visible_at(self, item: Item) -> float:
         """The simulated time from which ``item`` (of the live stream) shows in listings: the end of its stream bucket, since
@@ -335,13 +400,13 @@ class Population:
         return float((math.floor(item.created / b) + 1) * b)
 
     def visible(self, nums: list[int], now: float) -> int:
-        """How many of the time-ordered stream ``nums`` were created at or before ``now``."""
-        return bisect.bisect_right(nums, now, key=lambda k: self._stream[k].created)
+        """How many of the time-ordered ids ``nums`` were created at or before ``now`` (ids grow with time)."""
+        return bisect.bisect_left(nums, self.thing_id(math.floor(now) + 1, 0))
 
     def user_items(self, i: int, kind: str, now: float) -> list[Item]:
         """User ``i``'s items of ``kind`` created by ``now``, newest first (history then live)."""
         live = self.by_user.get(i, [])
-        live = [self._stream[k] for k in live[: self.visible(live, now)]]
+        live = [self._by_id[k] for k in live[: self.visible(live, now)]]
         items = [it for it in self.history(i) if it.kind == kind] + [it for it in live if it.kind == kind]
         return items[::-1]
 

@@ -6,7 +6,8 @@ its UTC clock) and the click log a search engine keeps of its own result pages
 (:mod:`focuscrawl.world.clicks`); it never reveals ground truth. The evaluation server
 holds the clock, the ground truth, the click feedback and the fault switches (docs/world.md, "The
 world"). Bodies are JSON with sorted keys and a pure function of (seed, simulated time), so
-two worlds with the same seed paused at the same time answer byte for byte the same.
+two worlds with the same seed paused at the same time answer byte for byte the same, but for the
+absolute URLs that name the world's own address (a self post's ``url``).
 """
 
 from __future__ import annotations
@@ -111,7 +112,9 @@ class CrawlHandler(_Handler):
         else:
             # the address the world advertises (not the client's Host header, which it could forge)
             origin = "http://%s:%d" % self.server.server_address[:2]
-            status, ctype, body = world.crawl(path, q, urlsplit(self.path).query, origin)
+            status, ctype, body, *extra = world.crawl(path, q, urlsplit(self.path).query, origin)
+            if extra:  # a redirect's Location
+                rl_headers = {**rl_headers, **extra[0]}
         if dice["malformed"]:
             body = body[: len(body) // 3] + b'<<{"\x00'
             log(status, "malformed")

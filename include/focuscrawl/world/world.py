@@ -19,8 +19,13 @@ from focuscrawl.world.population import TARGET_RICH, Population
 from focuscrawl.world.ratelimit import RateLimiter
 
 JSON = "application/json; charset=UTF-8"
-_SUB = re.compile(r"^/r/([A-Za-z0-9_]+)/(new|comments)(?:\.json)?/?$")
+_SUB = re.compile(r"^/r/([A-Za-z0-9_]+)/(new|comments)(\.json)?/?$")
 _USER = re.compile(r"^/(?:user|u)/([A-Za-z0-9_-]+)/(submitted|comments)(?:\.json)?/?$")
+# /comments/{id}, also under its permalink: /r/{sub}/comments/{id}/{slug}/[{comment id}/]
+_THREAD = re.compile(r"^(?:/r/[A-Za-z0-9_]+)?/comments/([a-z0-9]+)(?:/[^/]*(?:/([a-z0-9]+))?)?/?(?:\.json)?$")
+_INFO = re.compile(r"^/api/info(?:\.json)?/?$")
+_SEARCH = re.compile(r"^/subreddits/search(?:\.json)?/?$")
+_VALID_SUB = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_]{2,20}$")  # reddit's Subreddit.is_valid_name
 ROBOTS = "User-agent: *\nDisallow: /login\nDisallow: /api/v1/me\nAllow: /\n"
 
 
@@ -56,7 +61,9 @@ class World:
         return now
 
     # crawl surface ------------------------------------------------------------------------------
-    def crawl(self, path: str, q: dict[str, str], query: str = "", origin: str = "") -> tuple[int, str, bytes]:
+    def crawl(self, path: str, q: dict[str, str], query: str = "", origin: str = "") -> tuple:
+        """``(status, content type, body)``, and a fourth element, the headers to add, when there are some (a redirect's
+        ``Location``)."""
         if self.replay is not None and path != "/robots.txt":
             found = self.replay.answer(path, query, self.clock.now())
             if found is None:
@@ -70,22 +77,47 @@ class World:
             if self.web is None:
                 return _not_found("this world has no web part")
             return self.web.crawl(path, q, float(int(self.clock.now())), origin)
+        return self._reddit(path, q, origin)
+
+    def _reddit(self, path: str, q: dict[str, str], origin: str) -> tuple:
+        """reddit's API (``focuscrawl.world.reddit``): listings, comment threads, ``/api/info``, community search."""
         pop = self.population
-        limit = reddit.clamp_limit(q.get("limit"))
-        after = q.get("after")
+        page = reddit.Page.of(q)
         m = _SUB.match(path)
         if m:
-            sub, what = m.groups()
+            sub, what, ext = m.groups()
             now = self.now()
             if sub.lower() == "all":
-                if what == "comments":
-                    return _not_found("r/all/comments is not served")
-                return 200, JSON, _json(reddit.stream_listing(pop, pop.posts_all, "t3", now, after, limit))
+                nums, kind = (pop.posts_all, "t3") if what == "new" else (pop.comments_all, "t1")
+                return 200, JSON, _json(reddit.stream_listing(pop, nums, kind, now, page, origin))
             k = pop.community_index(sub)
             if k is None:
-                return _not_found(f"no community r/{sub}")
+                if not _VALID_SUB.match(sub):
+                    return _not_found(f"{sub!r} is not a community name")
+                # reddit sends a valid name it does not know to its community search, keeping the extension
+                # (r2/controllers/reddit_base.py, set_subreddit: abort(302, "/subreddits/search?q=..."))
+                location = f"/subreddits/search{ext or ''}?q={sub}"
+                return 302, "text/html; charset=UTF-8", b"", {"Location": location}
             nums, kind = (pop.posts_by_community, "t3") if what == "new" else (pop.comments_by_community, "t1")
-            return 200, JSON, _json(reddit.stream_listing(pop, nums.get(k, []), kind, now, after, limit))
+            return 200, JSON, _json(reddit.stream_listing(pop, nums.get(k, []), kind, now, page, origin))
+        m = _THREAD.match(path)
+        if m:
+            now = self.now()
+            post = pop.item(int(m.group(1), 36))
+            if post is None or post.kind != "t3" or post.created > now:
+                return _not_found(f"no post {m.group(1)}")
+            focus = pop.item(int(m.group(2), 36)) if m.group(2) else None
+            if m.group(2) and (focus is None or focus.kind != "t1" or focus.link_num != post.num or focus.created > now):
+                return _not_found(f"no comment {m.group(2)} under post {m.group(1)}")
+            return 200, JSON, _json(reddit.thread(pop, post, now, origin, focus))
+        if _INFO.match(path):
+            fullnames = [f for f in q.get("id", "").split(",") if f]
+            if len(fullnames) > reddit.MAX_INFO_IDS:
+                return 400, JSON, _json({"error": 400, "message": "Bad Request",
+                                         "reason": f"at most {reddit.MAX_INFO_IDS} fullnames in id"})
+            return 200, JSON, _json(reddit.info(pop, fullnames, self.now(), origin))
+        if _SEARCH.match(path):
+            return 200, JSON, _json(reddit.search_communities(pop, q.get("q", "")))
         m = _USER.match(path)
         if m:
             name, what = m.groups()
@@ -93,7 +125,7 @@ class World:
             if i is None:
                 return _not_found(f"no user {name}")
             kind = "t3" if what == "submitted" else "t1"
-            return 200, JSON, _json(reddit.user_listing(pop, i, kind, self.now(), after, limit))
+            return 200, JSON, _json(reddit.user_listing(pop, i, kind, self.now(), page, origin))
         return _not_found(path)
 
     # evaluation interface -----------------------------------------------------------------------
