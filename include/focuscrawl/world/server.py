@@ -112,7 +112,13 @@ class CrawlHandler(_Handler):
             # the address the world advertises (not the client's Host header, which it could forge)
             origin = "http://%s:%d" % self.server.server_address[:2]
             status, ctype, body = world.crawl(path, q, urlsplit(self.path).query, origin)
-        if dice["malformed"]:
+        not_modified = False
+        if status == 200 and not (dice["malformed"] or dice["truncate"]):  # validators of the whole body only
+            not_modified, validators = world.conditional(path, self.headers, body)
+            rl_headers = {**rl_headers, **validators}
+        if not_modified:
+            log(304, None)
+        elif dice["malformed"]:
             body = body[: len(body) // 3] + b'<<{"\x00'
             log(status, "malformed")
         elif dice["truncate"]:
@@ -125,6 +131,11 @@ class CrawlHandler(_Handler):
                 world.click_log.crawled(client, path, float(int(world.clock.now())), world.web)
         if dice["truncate"]:
             return self._send(status, ctype, body[: len(body) // 2], rl_headers, declared_length=len(body))
+        if not_modified:  # RFC 9110 15.4.5: the validators again, no body
+            self.send_response(304)
+            for k, v in rl_headers.items():
+                self.send_header(k, v)
+            return self.end_headers()
         self._send(status, ctype, body, rl_headers)
 
 
