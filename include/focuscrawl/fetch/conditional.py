@@ -95,6 +95,13 @@ class Revalidator:
             with self._lock:
                 self.known[key] = validators
 
+    def move(self, key: str, to: str | None) -> None:
+        """``key``'s validators are ``to``'s (a redirect's target): kept under ``to``; dropped when ``to`` is None."""
+        with self._lock:
+            validators = self.known.pop(key, None)
+            if to is not None and validators is not None:
+                self.known[to] = validators
+
     def fetch(self, url: str, key: str | None = None, accept: Sequence[str] | None = None) -> Revisit:
         """GET ``url`` with the validators held for ``key`` (default: ``url``); raises what the fetcher raises."""
         key = url if key is None else key

@@ -221,11 +221,13 @@ class Web:
                 f'<?xml version="1.0" encoding="UTF-8"?><rss version="2.0"><channel><title>{src.host}</title>'
                 f"<link>/site/{src.host}/</link><description>{src.host} news</description>{body}</channel></rss>").encode()
         if src.kind == "atom":
+            # RFC 4287 4.2.15: the feed changed when its newest entry did (so its validators hold between)
+            updated = times[-1] if times else self.start
             body = "".join(f'<entry><title>{html.escape(t)}</title><link href="{u}"/><id>{u}</id>'
                            f"<updated>{_iso(ts)}</updated></entry>" for u, t, ts in items)
             return 200, "application/atom+xml; charset=UTF-8", (
                 f'<?xml version="1.0" encoding="UTF-8"?><feed xmlns="http://www.w3.org/2005/Atom"><title>{src.host}</title>'
-                f"<id>/site/{src.host}/feed.atom</id><updated>{_iso(now)}</updated>{body}</feed>").encode()
+                f"<id>/site/{src.host}/feed.atom</id><updated>{_iso(updated)}</updated>{body}</feed>").encode()
         if src.kind == "sitemap":
             body = "".join(f"<url><loc>{origin}{u}</loc><lastmod>{_iso(ts)}</lastmod></url>" for u, _, ts in items)
             return 200, "application/xml; charset=UTF-8", (
