@@ -12,7 +12,7 @@ counted apart.
 a crawler keeps); :class:`Revalidator` wraps a :class:`~focuscrawl.fetch.Fetcher`, sends the
 validators it holds and classifies each answer as :data:`NEW`, :data:`CHANGED`,
 :data:`NOT_MODIFIED` (a 304) or :data:`SAME_BODY` (a full body with the digest of the last one).
-The fetcher writes a 304 to the WARC archive as a ``revisit`` record (WARC 1.1, section 6.7.3,
+The fetcher writes a 304 to the WARC archive as a ``revisit`` record (WARC 1.1, section 6.7.2,
 profile "server-not-modified").
 """
 

@@ -23,7 +23,7 @@ lands carry that ref (:data:`WARC_COLUMNS`), so a row in Spark SQL leads to the 
   StormCrawler's WARC module does, those headers are kept renamed ``X-Crawler-Content-Encoding`` /
   ``X-Crawler-Transfer-Encoding`` and ``Content-Length`` is the stored body's. A response whose body was
   not read (a redirect, an error status) or was cut at a size limit has ``WARC-Truncated``.
-- **Not modified**: a ``304`` to a conditional request is a ``revisit`` record (WARC 1.1, section 6.7.3)
+- **Not modified**: a ``304`` to a conditional request is a ``revisit`` record (WARC 1.1, section 6.7.2)
   with the profile ``http://netpreserve.org/warc/1.1/revisit/server-not-modified``, the 304's headers and
   no payload, ``WARC-Refers-To`` the record of the full fetch it confirms when known.
 - **Secrets**: credential headers of the request (``Authorization``, ``Cookie``, ...) keep their scheme

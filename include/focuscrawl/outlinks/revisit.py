@@ -302,8 +302,8 @@ class PageRevisitor:
 
     def _recorded_as(self, url: str, final: str | None, declared: str | None) -> str:
         """The key a page fetched as ``url`` is recorded under: its declared ``rel=canonical`` when that is on
-        the same site (a hint from another site is not trusted: RFC 6596, section 5, leaves it to the
-        crawler), else where its redirects ended, else ``url``."""
+        the same site (one pointing at another site is not trusted: RFC 6596's security considerations warn
+        that a compromised page could hand its standing elsewhere), else where its redirects ended, else ``url``."""
         if declared is not None and self.domain_of(declared) == self.domain_of(final or url):
             return declared
         return final or url
