@@ -122,3 +122,11 @@ def test_validators_travel_as_json():
     assert Validators.from_json(v.to_json()) == v
     assert v.request_headers() == {"If-None-Match": '"abc"', "If-Modified-Since": "Tue, 14 Nov 2023 22:13:20 GMT"}
     assert Validators().request_headers() == {}
+
+
+def test_the_world_cli_refuses_a_share_outside_zero_to_one(capsys):
+    from focuscrawl.world.__main__ import main
+
+    assert main(["serve", "--validators", "--ignore-validators", "1.5", "--port", "0", "--eval-port", "0"]) == 2
+    err = capsys.readouterr().err
+    assert "--ignore-validators 1.5 is not a share of hosts" in err and "in [0, 1]" in err

@@ -78,6 +78,17 @@ def main(argv: list[str] | None = None) -> int:
         except ValueError as exc:
             print(f"focuscrawl world: {exc}", file=sys.stderr)
             return 2
+    from pydantic import ValidationError
+
+    from focuscrawl.world.validators import ValidatorKnobs
+
+    try:  # checked before the world is built, as the OAuth credentials are
+        validators = ValidatorKnobs(enabled=args.validators, ignore_share=args.ignore_validators,
+                                    seed=args.validators_seed)
+    except ValidationError as exc:
+        print(f"focuscrawl world: --ignore-validators {args.ignore_validators} is not a share of hosts "
+              f"({exc.errors()[0]['msg']}); give one in [0, 1], e.g. 0.1", file=sys.stderr)
+        return 2
     data = None if args.data is None or str(args.data) == "none" else args.data
     faults = Faults(error_rate=args.error_rate, slow_rate=args.slow_rate, slow_seconds=args.slow_seconds,
                     truncate_rate=args.truncate_rate, malformed_rate=args.malformed_rate,
@@ -91,15 +102,7 @@ def main(argv: list[str] | None = None) -> int:
 
         world.replay = Replay.load(args.replay)  # the recorded crawl answers instead of the generated site
     world.oauth = oauth
-    from focuscrawl.world.validators import ValidatorKnobs
-
-    try:
-        world.validators = ValidatorKnobs(enabled=args.validators, ignore_share=args.ignore_validators,
-                                          seed=args.validators_seed)
-    except ValueError as exc:
-        print(f"focuscrawl world: --ignore-validators must be a share in [0, 1] ({exc.errors()[0]['msg']})",
-              file=sys.stderr)
-        return 2
+    world.validators = validators
     server = WorldServer(world, args.host, args.port, args.eval_port).start()
     print(json.dumps({"world": server.url, "eval": server.eval_url, "seed": args.seed,
                       "corpus": type(world.population.corpus).__name__,
