@@ -933,6 +933,7 @@ world = true                # the world at the settings' URL; a real site sets b
 user_agent = "focuscrawl/0.1 (+mailto:you@example.org)"   # must name a contact (URL, e-mail or /u/name)
 politeness_delay = 1.0      # seconds between two requests to the host
 rate_limit_headers = true   # obey X-Ratelimit-Used/Remaining/Reset (reddit sends them)
+# strip_params = ["ref_src"]  # the site's own tracking/session parameters, dropped from its URLs' keys
 
 # A real site with OAuth2 client credentials (see projects/reddit.toml). The credentials are read
 # from the NAMED environment variables; never write them in this file.
