@@ -5,8 +5,6 @@ WARC revisit record, counted; a restart keeps the validators and the aliases."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 from warcio.archiveiterator import ArchiveIterator
 
