@@ -16,7 +16,12 @@ restart. The head of the order and the counters go to ``--status-file``, fetch c
 frontier to ``--metrics-port`` (``focuscrawl.streamproc``); ``--project FILE [--site NAME]`` fetches as
 the project's site. ``--skip-near-duplicates`` skips a newly found page whose text near-duplicates a page
 fetched before (``focuscrawl.dedup``; the index is rebuilt from the table's latest texts on start),
-counted in ``focuscrawl_near_duplicates_skipped_total{loop="revisits"}``. SIGTERM/SIGINT flush and stop.
+counted in ``focuscrawl_near_duplicates_skipped_total{loop="revisits"}``. Every revisit is a conditional
+GET with the page's last ``ETag``/``Last-Modified`` (kept in the snapshot rows, so a restart keeps them;
+``focuscrawl.fetch.conditional``); 304s and the bytes they saved are counted in
+``focuscrawl_not_modified_total``/``focuscrawl_bytes_saved_total``, full bodies identical to the last in
+``focuscrawl_unchanged_bodies_total`` (all ``{loop="revisits"}``) and the status file. Pages are keyed by
+their canonical URL, with the ``--project`` site's ``strip_params``. SIGTERM/SIGINT flush and stop.
 """
 
 from __future__ import annotations
@@ -58,6 +63,8 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
 
     from focuscrawl.fetch.clock import SiteClock, robots_url
+    from focuscrawl.fetch.conditional import Revalidator
+    from focuscrawl.parse.canon import canonical_url
     from focuscrawl.outlinks.revisit import PageRevisitor, SnapshotWriter
     from focuscrawl.outlinks.tables import PAGE_PRIORITIES_TOPIC, SNAPSHOTS
     from focuscrawl.outlinks.urls import registered_domain, virtual_host_domain
@@ -65,6 +72,7 @@ def main(argv: list[str] | None = None) -> int:
 
     writer = SnapshotWriter(args.table or SNAPSHOTS.path(cfg), storage_options(cfg) or None)
     seen = writer.history()  # the frontier is rebuilt from the table it lands (restart-safe)
+    latest = writer.latest()  # and each page's last content and validators
     if not args.seed and not seen:
         ap.error("no page to revisit: give --seed (the snapshot table has none yet)")
     index = None
@@ -72,27 +80,30 @@ def main(argv: list[str] | None = None) -> int:
         from focuscrawl.dedup import NearDuplicateIndex
 
         index = NearDuplicateIndex()
-        for url, text in writer.latest_texts().items():
-            index.add(url, text)
+        for url, row in latest.items():
+            index.add(url, row.get("text") or "")
     with StreamProcess(NAME, args, cfg) as proc:
         fetcher = proc.fetcher(politeness_delay=args.politeness_delay)
+        revalidator = Revalidator(fetcher, on_outcome=proc.metrics.revisit_outcome("revisits"))
+        site = args.project_site
         clock = SiteClock(refresh_s=args.clock_refresh).attach(fetcher) if args.clock == "site" else time.time
         revisitor = PageRevisitor(fetcher, writer, clock, origin=args.origin, interval=args.interval_days * 86400,
                                   domain_of=virtual_host_domain(args.virtual_hosts) if args.virtual_hosts
                                   else registered_domain, discover=args.discover, max_pages=args.max_pages,
                                   near_duplicates=index,
-                                  on_near_duplicate=lambda *_: proc.metrics.near_duplicates.labels("revisits").inc())
+                                  on_near_duplicate=lambda *_: proc.metrics.near_duplicates.labels("revisits").inc(),
+                                  key_of=site.canonical if site is not None else canonical_url, revalidator=revalidator)
         if args.clock == "site":  # before any page, and idle between periods: the time is read from robots.txt
             probe = robots_url(args.seed[0] if args.seed else seen[0][0])
             clock.probe = lambda: fetcher.fetch(probe)
-        revisitor.restore(seen, seeds=args.seed)
+        revisitor.restore(seen, seeds=args.seed, latest=latest)
         topic = args.priority_topic or PAGE_PRIORITIES_TOPIC
         proc.follow(topic, revisitor.apply_priority)
 
         def status() -> dict:
             proc.metrics.candidates.set(len(revisitor.ranking))
             proc.metrics.frontier.set(revisitor.due())
-            return {**revisitor.status(), "written": writer.written}
+            return {**revisitor.status(), **revalidator.status(), "written": writer.written}
 
         proc.status(status)
         log.info("revisiting %d known pages every %.1f days (%s clock) into %s; following %s",

@@ -24,6 +24,11 @@ crawler reads back on start: after a SIGKILL each source's chain of recrawls con
 landed rows end (land with ``isolation_level="read_committed"``). ``--skip-near-duplicates`` skips a new
 page whose text near-duplicates a page crawled before (``focuscrawl.dedup``), counted in the status
 file's ``near_duplicates_skipped`` and its ``metrics`` (``focuscrawl_near_duplicates_skipped_total``).
+Each recrawl is a conditional GET with the source's last ``ETag``/``Last-Modified`` (kept in its
+changelog record, so a restart keeps them; ``focuscrawl.fetch.conditional``): 304s and the bytes they saved
+go to ``focuscrawl_not_modified_total``/``focuscrawl_bytes_saved_total``, full bodies identical to the last
+to ``focuscrawl_unchanged_bodies_total`` (``{loop="sources"}``), and the status file. URLs are keyed by their
+canonical form, with the ``--project`` site's ``strip_params``.
 
 ``crawl`` runs on the stream scaffold (``focuscrawl.streamproc``: ``--bootstrap``, ``--status-file``,
 ``--status-every``, ``--metrics-port``, ``--log-level``, the WARC arguments); its fetches are counted on
@@ -79,6 +84,8 @@ def crawl(args, cfg) -> int:
     from focuscrawl.ephemeral.sources import ACCEPT, discover_sources
     from focuscrawl.fetch import FetchError
     from focuscrawl.fetch.clock import SiteClock, robots_url
+    from focuscrawl.fetch.conditional import Revalidator
+    from focuscrawl.parse.canon import canonical_url
     from focuscrawl.topics import TopicSpec, host_key
 
     # The process is named after the crawler (its metrics' process label, its WARC files), as before.
@@ -92,6 +99,8 @@ def crawl(args, cfg) -> int:
         proc.on_exit(producer.close)
         # The project site's with --project (User-Agent, politeness floor, robots, OAuth), counted, --warc archived.
         fetcher = proc.fetcher(politeness_delay=args.politeness_delay)
+        revalidator = Revalidator(fetcher, on_outcome=proc.metrics.revisit_outcome("sources"))
+        key_of = args.project_site.canonical if args.project_site is not None else canonical_url
 
         def fetch(url: str):
             result = fetcher.fetch(url, accept=ACCEPT)
@@ -115,7 +124,7 @@ def crawl(args, cfg) -> int:
             lambda: fetcher.fetch(robots_url(args.site[0])), refresh_s=args.clock_refresh).attach(fetcher)
         sources = []
         for site in args.site:
-            found, rejections = discover_sources(fetch, site, args.max_sources)
+            found, rejections = discover_sources(fetch, site, args.max_sources, key_of)
             with producer.transaction():
                 for rejection in rejections:
                     dead_letter(rejection)
@@ -124,7 +133,8 @@ def crawl(args, cfg) -> int:
         source_crawler = SourceCrawler(
             sources, fetch, emit, clock, args.budget, args.default_interval, args.min_interval,
             on_rejection=dead_letter, near_duplicates=index,
-            on_near_duplicate=lambda *_: proc.metrics.near_duplicates.labels("sources").inc())
+            on_near_duplicate=lambda *_: proc.metrics.near_duplicates.labels("sources").inc(),
+            revalidator=revalidator, key_of=key_of)
         site = urlsplit(args.site[0])
         clicks_url = args.clicks_url or f"{site.scheme}://{site.netloc}{CLICKS_PATH}"
         clicks = ClickLog(lambda since: fetcher.get(f"{clicks_url}?since={since!r}", accept=["application/json"]),
@@ -140,7 +150,7 @@ def crawl(args, cfg) -> int:
             figures = source_crawler.status()
             proc.metrics.frontier.set(figures["frontier"])  # new pages waiting
             proc.metrics.candidates.set(figures["sources"])
-            return {**figures, "transactions": producer.transactions}
+            return {**figures, **revalidator.status(), "transactions": producer.transactions}
 
         proc.status(status)
         log.info("crawling %d sources with %.4g fetches/s; following %s; status in %s",

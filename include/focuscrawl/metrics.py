@@ -24,6 +24,9 @@ metric                                                      what
 ``focuscrawl_dead_letters_total{table}``                    records dead-lettered by a sink
 ``focuscrawl_duplicates_dropped_total{table}``              rows a unique-key sink already held
 ``focuscrawl_near_duplicates_skipped_total{loop}``          new pages skipped as near-duplicates (focuscrawl.dedup)
+``focuscrawl_not_modified_total{loop}``                     conditional revisits answered 304 Not Modified
+``focuscrawl_bytes_saved_total{loop}``                      body bytes a 304 saved (the last full body's size)
+``focuscrawl_unchanged_bodies_total{loop}``                 full bodies identical to the last (validators ignored)
 ``focuscrawl_frontier_size``                                items waiting to be fetched (pages, sources)
 ``focuscrawl_candidates``                                   candidates known to a chooser / crawler
 ``focuscrawl_pushed_scores_applied_total{topic}``           scores from a compacted feedback topic applied
@@ -83,6 +86,12 @@ class Metrics:
                                   ["table"], registry=r)
         self.near_duplicates = Counter("focuscrawl_near_duplicates_skipped", "new pages fetched and skipped as a "
                                        "near-duplicate of a page fetched before (focuscrawl.dedup)", ["loop"], registry=r)
+        self.not_modified = Counter("focuscrawl_not_modified", "conditional revisits answered 304 Not Modified",
+                                    ["loop"], registry=r)
+        self.bytes_saved = Counter("focuscrawl_bytes_saved", "body bytes 304 answers saved (the last full body's "
+                                   "size)", ["loop"], registry=r)
+        self.unchanged_bodies = Counter("focuscrawl_unchanged_bodies", "full bodies identical to the page's last "
+                                        "(a server that ignored the validators)", ["loop"], registry=r)
         self.frontier = Gauge("focuscrawl_frontier_size", "items waiting to be fetched", registry=r)
         self.candidates = Gauge("focuscrawl_candidates", "candidates known to the process", registry=r)
         self.pushes = Counter("focuscrawl_pushed_scores_applied", "scores from a feedback topic applied",
@@ -93,6 +102,20 @@ class Metrics:
                              ["method"], registry=r)
         self._verdicts: dict[str, list[int]] = defaultdict(lambda: [0, 0])
         self.fetch_observer = FetchMetrics(self)
+
+    def revisit_outcome(self, loop: str):
+        """The ``on_outcome(outcome, bytes_saved)`` of a :class:`focuscrawl.fetch.conditional.Revalidator`
+        counting into these metrics for ``loop``."""
+        from focuscrawl.fetch.conditional import NOT_MODIFIED, SAME_BODY
+
+        def count(outcome: str, saved: int) -> None:
+            if outcome == NOT_MODIFIED:
+                self.not_modified.labels(loop).inc()
+                self.bytes_saved.labels(loop).inc(saved)
+            elif outcome == SAME_BODY:
+                self.unchanged_bodies.labels(loop).inc()
+
+        return count
 
     def verdict(self, method: str, relevant: bool) -> None:
         """One extracted user judged: counts and the harvest ratio of ``method`` (seed 000, section V)."""

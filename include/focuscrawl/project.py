@@ -7,13 +7,17 @@ Issue 16, point 1. One TOML file declares everything a running platform needs:
 - ``[[sites]]``: each site and how to reach it: its base URL (or ``world = true`` for the
   embedded world at the settings' URL), a User-Agent that names a contact, the politeness
   delay, whether the site's ``X-Ratelimit-*`` headers are obeyed, and OAuth2 client
-  credentials read from *named* environment variables (the secret is never in the file);
+  credentials read from *named* environment variables (the secret is never in the file), and
+  ``strip_params``: the site's own tracking or session parameters, removed from its URLs' canonical
+  keys besides the common ones (:data:`focuscrawl.parse.canon.TRACKING_PARAMS`);
 - ``[loops.fue|sources|revisits|graph]``: which of the four learning loops run, on which site,
   with which registered method (the same registries ``--methods HCP,RND`` reads) and budget;
 - ``[schedules]``: per DAG id, a cron expression, an Airflow preset, a duration or ``assets``;
 - ``[asset_events.min_interval]``: per DAG id started by a table the stream processes land, the
   least time between two runs those tables' Asset events start (``focuscrawl.lake_events``);
-- ``[warc]``: whether fetched pages are also written as WARC.
+- ``[warc]``: whether fetched pages are also written as WARC;
+- ``[world.validators]``: whether the embedded world serves ``ETag``/``Last-Modified`` and 304s
+  (:class:`focuscrawl.world.validators.ValidatorKnobs`).
 
 ``load_project(path)`` reads and validates the file with pydantic (every model is frozen and
 forbids unknown keys); any fault is one :class:`ProjectError` whose one-line message names the
@@ -53,6 +57,7 @@ from focuscrawl.ephemeral.params import DEFAULT as EPHEMERAL
 from focuscrawl.fue.params import DEFAULT as FUE
 from focuscrawl.graph.params import DEFAULT as GRAPH
 from focuscrawl.outlinks.params import DEFAULT as OUTLINKS
+from focuscrawl.world.validators import ValidatorKnobs
 
 # DAG ids a project may schedule (tests/project checks this against dags/).
 DAG_IDS = ("delta_maintenance", "fue_pseudo_training", "graph_estimation", "outlinks_features",
@@ -68,6 +73,7 @@ _DURATION = re.compile(r"^(?:(\d+(?:\.\d+)?)d)?(?:(\d+(?:\.\d+)?)h)?(?:(\d+(?:\.
 _CONTACT = re.compile(r"(https?://\S+|[\w.+-]+@[\w-]+\.[\w.-]+|/?u/[A-Za-z0-9_-]+)")
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _NAME = re.compile(r"^[a-z][a-z0-9_-]*$")
+_PARAM_PATTERN = re.compile(r"^[A-Za-z0-9_.\-\[\]*?]+$")  # a parameter name, shell wildcards allowed
 
 
 class ProjectError(ValueError):
@@ -361,8 +367,27 @@ class Site(_Model):
     obey_robots: bool = True
     rate_limit_headers: bool = Field(False, description="obey X-Ratelimit-Used/Remaining/Reset (reddit)")
     oauth: OAuth | None = None
+    strip_params: tuple[str, ...] = Field((), description="the site's own tracking/session parameters (shell "
+                                          "patterns, e.g. \"ref_src\", \"sid_*\"), dropped from its canonical URLs")
 
     _name = field_validator("name")(_named("site", "reddit"))
+
+    @field_validator("strip_params")
+    @classmethod
+    def _params(cls, v: tuple[str, ...]) -> tuple[str, ...]:
+        for name in v:
+            if not _PARAM_PATTERN.match(name) or name.strip("*?") == "":
+                raise ValueError(f"{name!r} is not a query parameter name; write the name as it appears before "
+                                 "'=' in the site's URLs, e.g. \"ref_src\" or \"sid_*\" (wildcards * and ? allowed, "
+                                 "not alone)")
+        return v
+
+    def canonical(self, url: str) -> str:
+        """``url``'s canonical key on this site: :func:`focuscrawl.parse.canon.canonical_url` with the
+        site's ``strip_params`` removed too."""
+        from focuscrawl.parse.canon import canonical_url
+
+        return canonical_url(url, extra_strip=self.strip_params)
 
     @field_validator("base_url", mode="before")
     @classmethod
@@ -623,6 +648,19 @@ class Warc(_Model):
         return parse_duration(self.max_file_age).total_seconds()
 
 
+class WorldKnobs(_Model):
+    """How the embedded world behaves (``[world]``): the knobs ``focuscrawl world serve`` takes."""
+
+    validators: ValidatorKnobs = ValidatorKnobs()
+
+    def serve_args(self) -> list[str]:
+        """The ``focuscrawl world serve`` arguments that set these knobs (none at their defaults)."""
+        v = self.validators
+        if not v.enabled:
+            return []
+        return ["--validators", "--ignore-validators", str(v.ignore_share), "--validators-seed", str(v.seed)]
+
+
 class Project(_Model):
     name: str
     target: Literal["world", "sites"] = "world"
@@ -632,6 +670,7 @@ class Project(_Model):
     schedules: dict[str, str] = Field(default_factory=dict)
     asset_events: AssetEvents = AssetEvents()
     warc: Warc = Warc()
+    world: WorldKnobs = WorldKnobs()
 
     _name = field_validator("name")(_named("project", "my-project"))
 
@@ -852,6 +891,7 @@ world = true                # the world at the settings' URL; a real site sets b
 user_agent = "focuscrawl/0.1 (+mailto:you@example.org)"   # must name a contact (URL, e-mail or /u/name)
 politeness_delay = 1.0      # seconds between two requests to the host
 rate_limit_headers = true   # obey X-Ratelimit-Used/Remaining/Reset (reddit sends them)
+# strip_params = ["ref_src"]  # the site's own tracking/session parameters, dropped from its URLs' keys
 
 # A real site with OAuth2 client credentials (see projects/reddit.toml). The credentials are read
 # from the NAMED environment variables; never write them in this file.

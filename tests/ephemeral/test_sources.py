@@ -91,3 +91,26 @@ def test_timestamps_of_rss_atom_and_sitemap_dates():
     assert timestamp("2017-01-05T12:34:51Z") == 1483619691.0
     assert timestamp("2017-01-05") == 1483574400.0
     assert timestamp("yesterday") is None and timestamp(None) is None
+
+
+def test_every_url_a_source_lists_is_its_canonical_key():
+    """Sitemap locs, feed links, hub links (dated or not) and the feeds a hub names: one key per page."""
+    from focuscrawl.ephemeral.sources import read_source
+    from focuscrawl.parse.canon import canonical_url
+
+    sitemap = (b'<?xml version="1.0"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">'
+               b"<url><loc>http://A.example:80/x?utm_source=a&amp;b=1</loc><lastmod>2024-01-02</lastmod></url>"
+               b"<url><loc>http://a.example/x?b=1#top</loc><lastmod>2024-01-01</lastmod></url></urlset>")
+    listing = read_source(sitemap, "http://a.example/sitemap.xml", "application/xml")
+    assert [(e.url, e.published) for e in listing.entries] == [("http://a.example/x?b=1", 1704153600.0)]
+    rss = (b'<?xml version="1.0"?><rss version="2.0"><channel><title>t</title>'
+           b"<item><link>http://a.example/y;jsessionid=123?fbclid=z</link></item></channel></rss>")
+    assert [e.url for e in read_source(rss, "http://a.example/feed", "application/rss+xml").entries] == \
+        ["http://a.example/y"]
+    hub = (b'<html><head><link rel="alternate" type="application/rss+xml" href="/Feed?utm_medium=x"></head><body>'
+           b'<li><a href="/n/1?gclid=q">one</a> <time datetime="2024-01-01T00:00:00Z">x</time></li>'
+           b'<a href="/c/Cat?ref=nav">cat</a></body></html>')
+    keyed = read_source(hub, "http://a.example/", "text/html",
+                        key_of=lambda url: canonical_url(url, extra_strip=("ref",)))
+    assert [(e.url, e.published) for e in keyed.entries] == [("http://a.example/n/1", 1704067200.0)]
+    assert keyed.navigation == ["http://a.example/c/Cat", "http://a.example/Feed"]

@@ -148,3 +148,13 @@ DOMAINS = [
 @pytest.mark.parametrize(("host", "domain"), DOMAINS, ids=[d[0] for d in DOMAINS])
 def test_registered_domain(host, domain):
     assert registered_domain(host) == domain
+
+
+def test_a_page_declares_its_canonical_url_as_a_canonical_key():
+    from focuscrawl.parse.html import parse_links
+
+    page = (b'<html><head><base href="http://Ex.example:80/a/"><link rel="alternate canonical" '
+            b'href="../B?utm_source=x&z=1&y=2#f"></head><body><a href="c">c</a></body></html>')
+    assert parse_links(page, "http://ex.example/m/b").canonical == "http://ex.example/B?y=2&z=1"
+    assert parse_links(b"<html><body><a href='/c'>c</a></body></html>", "http://ex.example/").canonical is None
+    assert parse_links(b'<link rel="canonical" href="http://[bad">', "http://ex.example/").canonical is None

@@ -251,7 +251,10 @@ def test_a_sigkilled_revisitor_lands_every_page_once_per_period(cfg, kafka_broke
 
     from focuscrawl.outlinks.revisit import WEEK
 
+    from focuscrawl.world.validators import ValidatorKnobs
+
     world, server = world_server
+    world.validators = ValidatorKnobs(enabled=True)  # revisits are conditional: the restart must keep the validators
     pages, status = 40, tmp_path / "revisitor.json"
     table = cfg.var_dir / "restart-state" / topic / "page_snapshots"  # kept for a post-mortem
     spec = ProcessSpec(
@@ -296,6 +299,13 @@ def test_a_sigkilled_revisitor_lands_every_page_once_per_period(cfg, kafka_broke
     urls = {url for url, _ in rows}
     assert len(urls) == pages and {(u, p) for u in urls for p in (0, 1)} == set(rows)
     assert sup.state_of("revisitor").restarts >= 2
+    # Every period-1 revisit, the restarted process's included, went with the validators period 0 landed:
+    # none was fetched as a page never seen (new), and an unchanged page's 304 repeats its period-0 text.
+    got = DeltaTable(str(table)).to_pandas(columns=["url", "period", "revisit_outcome", "status", "text"])
+    outcomes = got.groupby("period")["revisit_outcome"].apply(set).to_dict()
+    assert outcomes[0] == {"new"} and "new" not in outcomes[1], outcomes
+    text = got.set_index(["url", "period"])["text"]
+    assert all(text[(u, 1)] == text[(u, 0)] for u in got[got["status"] == 304]["url"])
 
 
 def test_a_sigkilled_source_crawler_continues_every_source_chain_in_delta(cfg, kafka_broker, topic, tmp_path,

@@ -106,6 +106,12 @@ MALFORMED = [
     ("asset-event interval not a duration", ("[schedules]", '[asset_events.min_interval]\ngraph_estimation = "10 min"\n[schedules]'),
      "asset_events.min_interval.graph_estimation", 'e.g. "10m"'),
     ("no sites", None, "sites", "required"),
+    ("strip param not a name", ("politeness_delay = 0.5\n", 'politeness_delay = 0.5\nstrip_params = ["ref src"]\n'),
+     "sites[0].strip_params", "not a query parameter name"),
+    ("strip param a bare wildcard", ("politeness_delay = 0.5\n", 'politeness_delay = 0.5\nstrip_params = ["*"]\n'),
+     "sites[0].strip_params", "not alone"),
+    ("ignore share above one", ("[schedules]", "[world.validators]\nenabled = true\nignore_share = 2\n[schedules]"),
+     "world.validators.ignore_share", "1"),
 ]
 
 
@@ -175,6 +181,28 @@ def test_world_project_validates_with_every_loop_on(shared_data):
     assert [name for name, _, _ in p.enabled_loops()] == ["fue", "sources", "revisits", "graph"]
     histories, labels = p.profile.training_set()
     assert (labels.count(1), labels.count(0)) == (83, 403)  # the eRisk 2017 training users
+
+
+def test_a_site_strips_its_own_tracking_parameters_from_its_canonical_keys(folder):
+    p = load_project(write(folder, VALID.replace("politeness_delay = 0.5\n",
+                                                 'politeness_delay = 0.5\nstrip_params = ["ref_src", "sid_*"]\n')))
+    site = p.site()
+    assert site.canonical("https://Shop.example.org:443/a?b=1&ref_src=tw&sid_x=9&utm_source=m#top") == \
+        "https://shop.example.org/a?b=1"
+    assert load_project(write(folder, VALID)).site().canonical("https://shop.example.org/a?ref_src=tw") == \
+        "https://shop.example.org/a?ref_src=tw"
+
+
+def test_the_world_knobs_reach_the_world_server_command(shared_data):
+    from focuscrawl.config import settings
+    from focuscrawl.services.manager import WorldService
+
+    p = load_project(ROOT / "projects" / "world.toml")
+    assert p.world.validators.enabled and 0 < p.world.validators.ignore_share < 1
+    args = p.world.serve_args()
+    command = WorldService(settings(), args).process.command
+    assert command[-len(args):] == args and "--validators" in command
+    assert projmod.WorldKnobs().serve_args() == []  # the neutral default adds nothing
 
 
 def test_reddit_template_validates_and_interpolates(shared_data, monkeypatch):

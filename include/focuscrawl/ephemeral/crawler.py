@@ -26,6 +26,14 @@ transaction as the rows they go with) and ``restore`` rebuilds the crawler from 
 SIGKILL the next recrawl of a source continues its chain (``elapsed_s`` since the last landed
 recrawl, new links against the links known then) and the waiting pages are still waiting.
 
+Conditional recrawls: with a :class:`~focuscrawl.fetch.conditional.Revalidator` each recrawl of a
+source sends its last ``ETag``/``Last-Modified``; a ``304`` (or a body identical to the last) is a
+recrawl that revealed no new link, read without parsing, and the source's validators travel in its
+changelog record, so a restarted crawler asks conditionally at once. Pages are keyed by their
+canonical URL (``key_of``, the one the sources' listings use): a new page whose fetch ends at another
+URL, or that declares another ``rel=canonical``, makes that key known too, so a source listing it
+later does not spend a fetch on it again.
+
 Near-duplicates (the project switch ``[loops.sources] skip_near_duplicates``): with a
 :class:`~focuscrawl.dedup.NearDuplicateIndex`, a new page whose text near-duplicates a page crawled
 before is skipped once fetched: it is not one of the crawled pages (no click rows, so no profit is
@@ -49,8 +57,10 @@ import pandas as pd
 from focuscrawl.dedup import Match, NearDuplicateIndex, decode_signature, encode_signature
 from focuscrawl.ephemeral.estimate import ProfitPrior
 from focuscrawl.ephemeral.schedulers import PlannedPolicy
-from focuscrawl.ephemeral.sources import ContentSource, read_source
+from focuscrawl.ephemeral.sources import ACCEPT, ContentSource, read_source
+from focuscrawl.fetch.conditional import Revalidator, Validators
 from focuscrawl.fetch.warc import warc_columns
+from focuscrawl.parse.canon import canonical_url
 from focuscrawl.parse.rejection import Rejection
 from focuscrawl.records import JsonRecord
 
@@ -78,6 +88,7 @@ class SourceState(JsonRecord):
     last_gap: float | None = None
     known: tuple[str, ...] = ()
     batches: tuple[tuple[float, float, tuple[tuple[str, float | None], ...]], ...] = field(default=())
+    validators: Validators | None = None  # of the source's last full fetch (sent on its next recrawl)
 
 
 @dataclass(frozen=True)
@@ -89,10 +100,12 @@ class CrawledPage(JsonRecord):
     source_url: str
     published: float | None
     minhash: str | None = None
+    aliases: tuple[str, ...] = ()  # other keys of the page: where its fetch ended, its rel=canonical
 
-    def to_json(self) -> bytes:  # no "minhash" key when there is none, as the rows written before it
+    def to_json(self) -> bytes:  # no "minhash"/"aliases" key when there is none, as the rows written before them
         d = {"url": self.url, "source_url": self.source_url, "published": self.published}
-        return json.dumps({**d, "minhash": self.minhash} if self.minhash else d).encode()
+        d.update({k: v for k, v in (("minhash", self.minhash), ("aliases", list(self.aliases))) if v})
+        return json.dumps(d).encode()
 
 
 @dataclass(frozen=True)
@@ -123,7 +136,8 @@ class SourceCrawler:
                  budget: float, default_interval_s: float = 3600.0, min_interval_s: float = 60.0,
                  prior: ProfitPrior = ProfitPrior(), on_rejection: Callable[[Rejection], None] | None = None,
                  near_duplicates: NearDuplicateIndex | None = None,
-                 on_near_duplicate: Callable[[str, Match], None] | None = None) -> None:
+                 on_near_duplicate: Callable[[str, Match], None] | None = None,
+                 revalidator: Revalidator | None = None, key_of: Callable[[str], str] = canonical_url) -> None:
         if budget <= 0:
             raise ValueError(f"budget must be > 0 fetches per second, got {budget}")
         self.sources = list(sources)
@@ -131,6 +145,9 @@ class SourceCrawler:
         self.fetch, self.emit, self.clock, self.budget = fetch, emit, clock, budget
         self.on_rejection = on_rejection
         self.near_duplicates, self.on_near_duplicate = near_duplicates, on_near_duplicate
+        self.revalidator, self.key_of = revalidator, key_of
+        self.aliases_: dict[str, tuple[str, ...]] = {}  # crawled page -> its other keys
+        self.page_of_: dict[str, str] = {}  # such another key -> the crawled page
         n = len(self.sources)
         self.policy = PushedPlan(budget=budget, max_rate=np.full(n, 1.0 / min_interval_s))
         self.policy.last_recrawl_[:] = clock() - default_interval_s  # never recrawled: due at once
@@ -148,7 +165,7 @@ class SourceCrawler:
         self.seen_pages_: set[str] = set()
         self.crawled_: dict[str, tuple[str, float | None]] = {}  # page url -> (source url, published)
         self.counts = {"recrawls": 0, "pages": 0, "idle": 0, "errors": 0, "schedule_rows": 0, "schedules_applied": 0,
-                       "restored_sources": 0, "restored_pages": 0, "near_duplicates_skipped": 0}
+                       "restored_sources": 0, "restored_pages": 0, "near_duplicates_skipped": 0, "unchanged_recrawls": 0}
         self._touched: dict[int, None] = dict.fromkeys(range(n))  # sources changed since changes(): all, at first
         self._fetched: dict[str, None] = {}   # pages crawled since changes()
 
@@ -214,12 +231,23 @@ class SourceCrawler:
 
     def _recrawl(self, i: int, now: float) -> None:
         source = self.sources[i]
-        body, media, final, *warc = self.fetch(source.url)
-        listing = read_source(body, final, media)
-        for rejection in listing.rejections:
-            if self.on_rejection is not None:
-                self.on_rejection(rejection)
-        new = [e for e in listing.entries if e.url not in self.known_[i]]
+        if self.revalidator is not None:
+            revisit = self.revalidator.fetch(source.url, accept=ACCEPT)
+            result = revisit.result
+            body, media, final, warc = result.body, result.content_type, result.url, [result.warc]
+            unchanged = revisit.unchanged
+        else:
+            body, media, final, *warc = self.fetch(source.url)
+            unchanged = False
+        if unchanged:  # nothing new since the last read: a 304 has no body to parse, a same body nothing new
+            self.counts["unchanged_recrawls"] += 1
+            new = []
+        else:
+            listing = read_source(body, final, media, self.key_of)
+            for rejection in listing.rejections:
+                if self.on_rejection is not None:
+                    self.on_rejection(rejection)
+            new = [e for e in listing.entries if e.url not in self.known_[i]]
         self.known_[i].update(e.url for e in new)
         previous = self.last_read_[i]
         self.last_read_[i] = now
@@ -246,10 +274,35 @@ class SourceCrawler:
         url, i, published = self.pages_[page]
         fetched = self.fetch(url)
         self.counts["pages"] += 1  # a fetch of the budget, skipped or not
+        aliases = self._aliases(url, fetched)
+        self.seen_pages_.update(aliases)  # listed later under those keys, the page is not fetched again
         if self._near_duplicate(url, fetched[0]):
             return
         self.crawled_[url] = (self.sources[i].url, published)
+        self._remember_aliases(url, aliases)
         self._fetched[url] = None
+
+    def _remember_aliases(self, url: str, aliases: tuple[str, ...]) -> None:
+        self.aliases_[url] = aliases
+        self.page_of_.update(dict.fromkeys(aliases, url))
+
+    def _aliases(self, url: str, fetched: tuple) -> tuple[str, ...]:
+        """The page's other keys: where the fetch of ``url`` ended, and an HTML page's ``rel=canonical``."""
+        from focuscrawl.parse.html import parse_links
+
+        body, media, final = fetched[:3]
+        found = [final]
+        if media in ("text/html", "application/xhtml+xml"):
+            found.append(parse_links(body, final).canonical)
+        keys = []
+        for other in found:
+            try:
+                key = self.key_of(other) if other else None
+            except (ValueError, UnicodeError):
+                continue
+            if key is not None and key != url and key not in keys:
+                keys.append(key)
+        return tuple(keys)
 
     def _near_duplicate(self, url: str, body: bytes) -> bool:
         """With an index: skip the page when its text near-duplicates a page crawled before, else remember it."""
@@ -275,8 +328,9 @@ class SourceCrawler:
         url = self.sources[i].url
         batches = tuple((t, g, tuple((self.pages_[p][0], self.pages_[p][2]) for p in ids))
                         for t, g, ids in self.policy.frontier.batches[i])
+        validators = self.revalidator.known.get(url) if self.revalidator is not None else None
         return SourceState(url, self.last_read_[i], float(self.policy.last_recrawl_[i]), self.last_gap_.get(url),
-                           tuple(sorted(self.known_[i])), batches)
+                           tuple(sorted(self.known_[i])), batches, validators)
 
     def changes(self) -> list[tuple[str, bytes]]:
         """Changelog records ``(key, value)`` of the sources and pages changed since the last call."""
@@ -285,7 +339,8 @@ class SourceCrawler:
             source_url, published = self.crawled_[url]
             sig = self.near_duplicates.signatures.get(url) if self.near_duplicates is not None else None
             out.append((f"page:{url}", CrawledPage(url, source_url, published,
-                                                   None if sig is None else encode_signature(sig)).to_json()))
+                                                   None if sig is None else encode_signature(sig),
+                                                   self.aliases_.get(url, ())).to_json()))
         self._touched.clear()
         self._fetched.clear()
         return out
@@ -306,6 +361,8 @@ class SourceCrawler:
                 self.policy.last_recrawl_[i] = st.last_recrawl
                 if st.last_gap is not None:
                     self.last_gap_[st.url] = st.last_gap
+                if self.revalidator is not None:
+                    self.revalidator.restore(st.url, st.validators)
                 self.policy.frontier.batches[i] = []
                 for t, g, pages in st.batches:
                     ids = []
@@ -317,6 +374,8 @@ class SourceCrawler:
             elif key.startswith("page:"):
                 page = CrawledPage.from_json(value)
                 self.crawled_[page.url] = (page.source_url, page.published)
+                self._remember_aliases(page.url, page.aliases)
+                self.seen_pages_.update((page.url, *page.aliases))
                 if self.near_duplicates is not None and page.minhash:
                     self.near_duplicates.add(page.url, sig=decode_signature(page.minhash))
                 self.counts["restored_pages"] += 1
@@ -331,7 +390,8 @@ class SourceCrawler:
         "crawled_at", "clicks"}, ...]}``, clicks counted since the crawl; pages not ours are ignored."""
         rows = []
         for item in feedback.get("clicks", []):
-            url = item["url"]
+            url = self.key_of(item["url"])
+            url = self.page_of_.get(url, url)  # clicks on where the page's fetch ended are the page's
             if url not in self.crawled_:
                 continue
             source_url, published = self.crawled_[url]

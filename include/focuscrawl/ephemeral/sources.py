@@ -7,7 +7,10 @@ links it lists, each with its publication time when the source gives one (RSS ``
 ``updated``, sitemap ``lastmod``, an HTML ``<time>`` beside the link). Feeds are parsed with
 feedparser (:mod:`focuscrawl.parse.feed`), sitemaps with :mod:`focuscrawl.parse.sitemap`, hubs
 with lxml; none of them raises, what they refuse comes back as rejections (dead letters).
-:func:`discover_sources` starts from a site's front page and its robots.txt.
+:func:`discover_sources` starts from a site's front page and its robots.txt. Every URL a source lists
+(a sitemap's ``<loc>``, a feed's link, a hub's link, a feed a hub names) is its canonical key
+(:func:`focuscrawl.parse.canon.canonical_url`, or the crawler's ``key_of``), so one page listed under
+several spellings, or by two sources, is one page.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from typing import Callable
 
 from lxml import etree, html
 
+from focuscrawl.parse.canon import canonical_url
 from focuscrawl.parse.feed import parse_feed
 from focuscrawl.parse.html import parse_links
 from focuscrawl.parse.rejection import Rejection
@@ -75,15 +79,35 @@ def _looks_like_feed(body: bytes, media: str) -> bool:
     return media in FEED_TYPES or b"<rss" in head or b"<feed" in head or b"<rdf:rdf" in head
 
 
-def read_source(body: bytes, url: str, media: str) -> SourceListing:
-    """The links a fetched content source lists (``media``: the response's media type); never raises."""
+def read_source(body: bytes, url: str, media: str, key_of: Callable[[str], str] = canonical_url) -> SourceListing:
+    """The links a fetched content source lists (``media``: the response's media type), each URL its
+    key (``key_of``; a URL it cannot parse is left out); never raises."""
     if media in ("text/html", "application/xhtml+xml"):
-        return _read_hub(body, url)
-    if _looks_like_feed(body, media):
+        listing = _read_hub(body, url)
+    elif _looks_like_feed(body, media):
         feed = parse_feed(body, url, media or "application/xml")
         entries = [SourceEntry(e.url, timestamp(e.published)) for e in feed.entries]
-        return SourceListing("feed" if feed.version else "", entries, rejections=feed.rejections)
-    return _read_sitemap(body, url)
+        listing = SourceListing("feed" if feed.version else "", entries, rejections=feed.rejections)
+    else:
+        listing = _read_sitemap(body, url)
+    return _keyed(listing, key_of)
+
+
+def _keyed(listing: SourceListing, key_of: Callable[[str], str]) -> SourceListing:
+    """``listing`` with every URL its key, each once (the first listing of a page keeps its date)."""
+    def key(url: str) -> str | None:
+        try:
+            return key_of(url)
+        except (ValueError, UnicodeError):
+            return None
+
+    entries: dict[str, SourceEntry] = {}
+    for e in listing.entries:
+        k = key(e.url)
+        if k is not None and k not in entries:
+            entries[k] = SourceEntry(k, e.published)
+    navigation = list(dict.fromkeys(k for k in map(key, listing.navigation) if k is not None))
+    return SourceListing(listing.kind, list(entries.values()), navigation, listing.rejections)
 
 
 def _read_sitemap(body: bytes, url: str) -> SourceListing:
@@ -129,7 +153,10 @@ def _read_hub(body: bytes, url: str) -> SourceListing:
         for t in doc.iter("time"):
             anchors = t.getparent().xpath(".//a[@href]") if t.getparent() is not None else []
             if anchors:
-                target = urllib.parse.urldefrag(urllib.parse.urljoin(parsed.base, anchors[0].get("href")))[0]
+                try:  # the key parse_links gives the same link
+                    target = canonical_url(urllib.parse.urljoin(parsed.base, anchors[0].get("href")))
+                except (ValueError, UnicodeError):
+                    continue
                 dated[target] = timestamp(t.get("datetime") or t.text_content())
         alternates = [urllib.parse.urljoin(parsed.base, link.get("href")) for link in
                       doc.xpath("//link[@rel='alternate'][@href]") if (link.get("type") or "").lower() in FEED_TYPES]
@@ -152,21 +179,22 @@ def _feedish(url: str) -> bool:
 
 
 def discover_sources(fetch: Callable[[str], tuple[bytes, str, str]], site_url: str,
-                     max_candidates: int = 200) -> tuple[list[ContentSource], list[Rejection]]:
+                     max_candidates: int = 200,
+                     key_of: Callable[[str], str] = canonical_url) -> tuple[list[ContentSource], list[Rejection]]:
     """Content sources of one site: its front page, the pages, feeds and sitemaps it links to
     under the same path, and the sitemaps its robots.txt names, each kept if it lists dated links;
     at most ``max_candidates`` URLs are examined.
 
     ``fetch(url) -> (body, media_type, final_url[, warc_ref])`` raises on failure (the fetch layer does).
     """
-    site = site_url if site_url.endswith("/") else site_url + "/"
+    site = key_of(site_url if site_url.endswith("/") else site_url + "/")
     rejections: list[Rejection] = []
     candidates: list[str] = [site]
     try:
         body, _, robots_url, *_ = fetch(urllib.parse.urljoin(site, "robots.txt"))
         parsed = parse_robots(body, robots_url)
         rejections.extend(parsed.rejections)
-        candidates.extend(parsed.robots.sitemaps)
+        candidates.extend(_keyed(SourceListing("", navigation=list(parsed.robots.sitemaps)), key_of).navigation)
     except Exception:  # noqa: BLE001 - no robots.txt is no sitemap hint, not a failure
         pass
     found: list[ContentSource] = []
@@ -180,7 +208,7 @@ def discover_sources(fetch: Callable[[str], tuple[bytes, str, str]], site_url: s
             body, media, final, *_ = fetch(url)
         except Exception:  # noqa: BLE001 - a candidate that cannot be fetched is not a source
             continue
-        listing = read_source(body, final, media)
+        listing = read_source(body, final, media, key_of)
         rejections.extend(listing.rejections)
         if any(e.published is not None for e in listing.entries):
             found.append(ContentSource(url, listing.kind))

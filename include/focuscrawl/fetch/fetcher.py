@@ -7,6 +7,9 @@ Redirects are followed here, hop by hop, so every hop passes the SSRF guard and 
 before a byte is sent to it; the body is streamed under a size limit and a total deadline. With an
 ``archive`` (:class:`~focuscrawl.fetch.warc.WarcArchive`) every response received, robots.txt and
 redirect hops included, is written as WARC request/response records and the result names its record.
+A fetch given the :class:`~focuscrawl.fetch.conditional.Validators` of an earlier one asks
+conditionally (``If-None-Match``/``If-Modified-Since``) and returns a ``304 Not Modified`` as a result
+with no body, archived as a WARC ``revisit`` record (:mod:`focuscrawl.fetch.conditional`).
 """
 
 from __future__ import annotations
@@ -40,6 +43,7 @@ from focuscrawl.parse import Rejection
 from focuscrawl.parse.robots import MAX_ROBOTS_BYTES
 
 if TYPE_CHECKING:  # pragma: no cover
+    from focuscrawl.fetch.conditional import Validators
     from focuscrawl.fetch.warc import WarcArchive, WarcRef
 
 log = logging.getLogger(__name__)
@@ -145,10 +149,15 @@ class Fetcher:
     def __exit__(self, *exc) -> None:
         self.close()
 
-    def fetch(self, url: str, accept: Sequence[str] | None = None) -> FetchResult:
-        """GET ``url`` politely; ``accept`` lists media types (``text/*`` allowed) the caller can parse."""
-        result = self._follow(url, accept=accept, check_robots=self.robots is not None, max_bytes=self.max_bytes)
-        if not 200 <= result.status < 300:
+    def fetch(self, url: str, accept: Sequence[str] | None = None,
+              validators: "Validators | None" = None) -> FetchResult:
+        """GET ``url`` politely; ``accept`` lists media types (``text/*`` allowed) the caller can parse.
+
+        With ``validators`` (of an earlier fetch of the page) the request is conditional and a
+        ``304 Not Modified`` is a result (status 304, empty body), not an error."""
+        result = self._follow(url, accept=accept, check_robots=self.robots is not None, max_bytes=self.max_bytes,
+                              validators=validators)
+        if not (200 <= result.status < 300 or (result.status == 304 and validators is not None)):
             raise HTTPStatusError(
                 result.url, result.status,
                 f"{result.url} answered HTTP {result.status}; the page is not there or not served to us",
@@ -163,7 +172,8 @@ class Fetcher:
         result = self._follow(url, accept=None, check_robots=False, max_bytes=MAX_ROBOTS_BYTES, truncate=True)
         return RobotsResponse(result.status, result.body)
 
-    def _follow(self, url: str, accept, check_robots: bool, max_bytes: int, truncate: bool = False) -> FetchResult:
+    def _follow(self, url: str, accept, check_robots: bool, max_bytes: int, truncate: bool = False,
+                validators: "Validators | None" = None) -> FetchResult:
         started = time.monotonic()
         hops: list[str] = []
         current = url
@@ -180,7 +190,7 @@ class Fetcher:
                         "drop it from the frontier (retrying will not help)",
                     )
                 delay = rules.crawl_delay
-            result = self._get(current, delay, accept, max_bytes, truncate, started)
+            result = self._get(current, delay, accept, max_bytes, truncate, started, validators)
             location = result.headers.get("Location")
             if result.status not in REDIRECT_STATUSES or not location:
                 return FetchResult(result.url, result.status, result.headers, result.body, result.content_type,
@@ -193,9 +203,10 @@ class Fetcher:
             url, f"{url} redirected more than {self.max_redirects} times ({' -> '.join(hops)}); raise max_redirects if that is expected"
         )
 
-    def _get(self, url, delay, accept, max_bytes, truncate, started) -> FetchResult:
+    def _get(self, url, delay, accept, max_bytes, truncate, started, validators=None) -> FetchResult:
         """One hop with politeness and retries; the body is read only for a final, accepted response."""
         host = host_key(url)
+        conditional = validators.request_headers() if validators is not None else {}
         attempt = 0
         while True:
             failure: FetchError | None = None
@@ -204,7 +215,8 @@ class Fetcher:
             with self.politeness.slot(host, delay):
                 sent = time.monotonic()
                 try:
-                    response = self.session.get(url, allow_redirects=False, stream=True, timeout=self.timeout)
+                    response = self.session.get(url, allow_redirects=False, stream=True, timeout=self.timeout,
+                                                headers=conditional or None)
                 except requests.Timeout as exc:
                     failure = FetchTimeoutError(url, f"{url} timed out ({exc}); the host is slow: retry later or raise read_timeout")
                     self.observer.failure(host, "timeout")
@@ -225,6 +237,9 @@ class Fetcher:
                                     )
                                 body = self._read(response, url, max_bytes, truncate, started)
                                 cut = "length" if truncate and len(body) >= max_bytes else None
+                            elif status == 304 and validators is not None:
+                                return FetchResult(url, status, headers, b"", media,
+                                                   warc=self._archive(response, b"", None, validators))
                             else:
                                 cut = "unspecified"  # a redirect's or an error's body is not read
                             return FetchResult(url, status, headers, body, media,
@@ -246,11 +261,15 @@ class Fetcher:
             self.politeness.defer(host, wait)
             attempt += 1
 
-    def _archive(self, response: requests.Response, body: bytes, truncated: str | None) -> "WarcRef | None":
-        """The response's WARC record, if archiving; a failing archive (a full disk) costs the record, not the fetch."""
+    def _archive(self, response: requests.Response, body: bytes, truncated: str | None,
+                 not_modified: "Validators | None" = None) -> "WarcRef | None":
+        """The response's WARC record (a 304's ``revisit`` record refers to the fetch ``not_modified`` came
+        from), if archiving; a failing archive (a full disk) costs the record, not the fetch."""
         if self.archive is None:
             return None
         try:
+            if not_modified is not None:
+                return self.archive.revisit(response, not_modified.record_id)
             return self.archive.record(response, body, truncated)
         except OSError as exc:
             log.error("WARC record of %s not written (%s); free space under %s or set [warc] enabled = false",

@@ -23,6 +23,9 @@ lands carry that ref (:data:`WARC_COLUMNS`), so a row in Spark SQL leads to the 
   StormCrawler's WARC module does, those headers are kept renamed ``X-Crawler-Content-Encoding`` /
   ``X-Crawler-Transfer-Encoding`` and ``Content-Length`` is the stored body's. A response whose body was
   not read (a redirect, an error status) or was cut at a size limit has ``WARC-Truncated``.
+- **Not modified**: a ``304`` to a conditional request is a ``revisit`` record (WARC 1.1, section 6.7.2)
+  with the profile ``http://netpreserve.org/warc/1.1/revisit/server-not-modified``, the 304's headers and
+  no payload, ``WARC-Refers-To`` the record of the full fetch it confirms when known.
 - **Secrets**: credential headers of the request (``Authorization``, ``Cookie``, ...) keep their scheme
   only (:func:`focuscrawl.redact.redact_header`); the OAuth token request itself is not archived.
 """
@@ -50,6 +53,7 @@ WARC_FOLDER = "warc"  # beside the Delta tables: <lake>/warc
 DEFAULT_MAX_BYTES = 1_000_000_000  # ~1 GB per file, the IIPC recommendation
 DEFAULT_MAX_SECONDS = 3600.0
 _DECODED = ("content-encoding", "transfer-encoding")  # requests undid these: the stored body is decoded
+NOT_MODIFIED_PROFILE = "http://netpreserve.org/warc/1.1/revisit/server-not-modified"
 
 WARC_COLUMNS = (
     Column("warc_file", pa.string(), "WARC file holding the response this row was read from (path under the lake's warc/ folder); null when not archived"),
@@ -143,7 +147,7 @@ class WarcArchive:
         self._name = ""
         self._opened = 0.0
         self._serial = 0
-        self.records = 0  # response records written
+        self.records = 0  # response and revisit records written
         self.files: list[str] = []  # every file this archive opened, in order
         log.info("WARC archive on: %s/%s-*.warc.gz, rotated at %d bytes or %.0f s", self.folder, prefix,
                  self.max_bytes, self.max_seconds)
@@ -201,10 +205,7 @@ class WarcArchive:
         reason when it is not the whole body) and its request; the ref of the response record."""
         from warcio.statusandheaders import StatusAndHeaders
 
-        from focuscrawl.redact import redact_header
-
-        url = response.url
-        version = {10: "HTTP/1.0", 11: "HTTP/1.1"}.get(getattr(response.raw, "version", 11), "HTTP/1.1")
+        version = self._version(response)
         headers = []
         for name, value in response.headers.items():
             if name.lower() in _DECODED:
@@ -214,13 +215,40 @@ class WarcArchive:
         headers.append(("Content-Length", str(len(body))))
         http = StatusAndHeaders(f"{response.status_code} {response.reason or ''}".strip(), headers, protocol=version)
         warc_headers = {"WARC-Truncated": truncated} if truncated else {}
-        resp = self._builder.create_warc_record(url, "response", payload=BytesIO(body), length=len(body),
+        resp = self._builder.create_warc_record(response.url, "response", payload=BytesIO(body), length=len(body),
                                                 http_headers=http, warc_headers_dict=warc_headers)
+        return self._write_pair(resp, response, version)
+
+    def revisit(self, response, refers_to: str | None = None) -> WarcRef:
+        """Archive a ``304 Not Modified`` as a server-not-modified ``revisit`` record (headers only) and its
+        request; ``refers_to``: the WARC-Record-ID of the full response it confirms, when known."""
+        from warcio.statusandheaders import StatusAndHeaders
+
+        version = self._version(response)
+        http = StatusAndHeaders(f"{response.status_code} {response.reason or ''}".strip(),
+                                list(response.headers.items()), protocol=version)
+        warc_headers = {"WARC-Profile": NOT_MODIFIED_PROFILE, "WARC-Refers-To-Target-URI": response.url}
+        if refers_to:
+            warc_headers["WARC-Refers-To"] = refers_to
+        rec = self._builder.create_warc_record(response.url, "revisit", payload=BytesIO(b""), length=0,
+                                               http_headers=http, warc_headers_dict=warc_headers)
+        return self._write_pair(rec, response, version)
+
+    @staticmethod
+    def _version(response) -> str:
+        return {10: "HTTP/1.0", 11: "HTTP/1.1"}.get(getattr(response.raw, "version", 11), "HTTP/1.1")
+
+    def _write_pair(self, resp, response, version: str) -> WarcRef:
+        """Write ``resp`` and the request record of ``response`` (``WARC-Concurrent-To`` it); ``resp``'s ref."""
+        from warcio.statusandheaders import StatusAndHeaders
+
+        from focuscrawl.redact import redact_header
+
         sent = response.request
         parts = urlsplit(sent.url)
         request_headers = [("Host", parts.netloc)] + [(k, redact_header(k, v)) for k, v in sent.headers.items()]
         req = self._builder.create_warc_record(
-            url, "request", payload=BytesIO(b""), length=0,
+            response.url, "request", payload=BytesIO(b""), length=0,
             http_headers=StatusAndHeaders(f"{sent.method} {sent.path_url} {version}", request_headers,
                                           is_http_request=True))
         record_id = resp.rec_headers.get_header("WARC-Record-ID")
@@ -282,6 +310,6 @@ def repair(path: str | Path, chunk: int = 1 << 20) -> int:
     return size - good
 
 
-__all__ = ["WARC_COLUMNS", "WARC_FOLDER", "WarcArchive", "WarcRef", "add_warc_arguments", "archive_from_args",
+__all__ = ["NOT_MODIFIED_PROFILE", "WARC_COLUMNS", "WARC_FOLDER", "WarcArchive", "WarcRef", "add_warc_arguments", "archive_from_args",
            "fetch_archived", "read_record", "repair",
            "warc_columns", "warc_folder"]

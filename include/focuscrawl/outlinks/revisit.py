@@ -10,6 +10,18 @@ page content *without* its outlinks (so that a changed link list is not a conten
 would make the CCR baseline a disguised link-change rate), and the visible text from which the
 static page features (words, URL depth, link counts) and the content embedding are derived.
 
+Pages are keyed by their canonical URL (:func:`focuscrawl.parse.canon.canonical_url`, or a site's
+``key_of``): seeds, discovered outlinks, pushed priorities and the table all use the one key. A page
+whose fetch ends elsewhere (a redirect) or that declares another ``rel=canonical`` URL on its own site
+is recorded under that URL's key, with the URL requested in ``fetched_url``; the requested key becomes
+an alias of it and is not fetched again (a restart rebuilds the aliases from ``fetched_url``).
+
+With a :class:`~focuscrawl.fetch.conditional.Revalidator` each revisit is a conditional GET with the
+page's last ``ETag``/``Last-Modified``: a ``304`` (or a full body identical to the last) is a snapshot
+marked ``unchanged`` that repeats the previous snapshot's text, digest and outlinks, so the look-back
+targets (:mod:`focuscrawl.outlinks.targets`) see what it is: no new outlink, no content change. The
+validators travel in the snapshot rows, so a restarted revisitor asks conditionally at once.
+
 No I/O of its own: the revisitor gets a ``source`` (``get(url) -> bytes``, the fetch layer in
 production, whose ``fetch`` also names the WARC record a snapshot row then points to), a ``clock`` (seconds) and an ``emit(row)``; :class:`SnapshotWriter` appends rows to
 the Delta table; ``streaming/revisitor.py`` wires the fetch layer, the clock and the score topic.
@@ -24,10 +36,12 @@ import threading
 from datetime import datetime, timezone
 from typing import Callable, Iterable, Protocol
 
-from focuscrawl.fetch.warc import fetch_archived, warc_columns
 from focuscrawl.dedup import Match, NearDuplicateIndex
+from focuscrawl.fetch.conditional import NOT_MODIFIED, UNCHANGED, Revalidator, Validators
+from focuscrawl.fetch.warc import warc_columns
 from focuscrawl.frontier import PriorityFrontier
 from focuscrawl.outlinks.urls import registered_domain, split_outlinks
+from focuscrawl.parse.canon import canonical_url
 
 log = logging.getLogger(__name__)
 
@@ -38,37 +52,69 @@ class PageSource(Protocol):
     def get(self, url: str) -> bytes: ...
 
 
-def page_content(body: bytes, url: str) -> tuple[str, list[str]]:
-    """``(text, outlinks)`` of an HTML page: the visible text without anchors, scripts and styles,
-    whitespace-normalised, and the absolute http(s) outlinks in page order."""
+def page_parts(body: bytes, url: str) -> tuple[str, list[str], str | None]:
+    """``(text, outlinks, canonical)`` of an HTML page: the visible text without anchors, scripts and
+    styles, whitespace-normalised, the absolute http(s) outlinks in page order (canonical keys), and
+    the page's declared ``rel=canonical`` key (None without one)."""
     from lxml import etree, html
 
     from focuscrawl.parse.html import parse_links
 
-    links = [link.url for link in parse_links(body, url).links]
+    parsed = parse_links(body, url)
+    links = [link.url for link in parsed.links]
     try:
         doc = html.document_fromstring(body, parser=html.HTMLParser(recover=True, no_network=True,
                                                                     remove_comments=True))
     except (etree.ParserError, etree.XMLSyntaxError, ValueError):
-        return "", links
+        return "", links, parsed.canonical
     for element in doc.xpath("//a | //script | //style | //noscript"):
         element.drop_tree()  # keeps the element's tail text, which is not part of the link
     # Text nodes joined with spaces: adjacent blocks (<h1>Title</h1><p>Body) are separate words.
-    return " ".join(" ".join(doc.itertext()).split()), links
+    return " ".join(" ".join(doc.itertext()).split()), links, parsed.canonical
+
+
+def page_content(body: bytes, url: str) -> tuple[str, list[str]]:
+    """``(text, outlinks)`` of :func:`page_parts`."""
+    return page_parts(body, url)[:2]
 
 
 def content_digest(text: str) -> str:
     return hashlib.sha1(text.encode("utf-8")).hexdigest()
 
 
+# The columns a snapshot of an unchanged page repeats from the page's previous snapshot.
+CONTENT_COLUMNS = ("content_digest", "text", "internal_outlinks", "external_outlinks")
+VALIDATOR_COLUMNS = ("etag", "last_modified", "body_digest", "body_length")
+
+
 def snapshot(url: str, body: bytes, period: int, fetched_at: float, status: int = 200,
              domain_of: Callable[[str], str] = registered_domain) -> dict:
     """One ``page_snapshots`` row (focuscrawl.outlinks.tables.SNAPSHOTS) of a fetched page."""
-    text, links = page_content(body, url)
+    text, links, _ = page_parts(body, url)
+    return _row(url, text, links, period, fetched_at, status, domain_of)
+
+
+def _row(url: str, text: str, links: list[str], period: int, fetched_at: float, status: int,
+         domain_of: Callable[[str], str]) -> dict:
     internal, external = split_outlinks(url, links, domain_of)
     return {"url": url, "period": int(period), "fetched_at": datetime.fromtimestamp(fetched_at, timezone.utc),
             "status": int(status), "content_digest": content_digest(text), "text": text,
             "internal_outlinks": internal, "external_outlinks": external}
+
+
+def validator_columns(v: Validators | None) -> dict:
+    """The snapshot columns that keep a page's validators (nulls without them)."""
+    if v is None:
+        return dict.fromkeys(VALIDATOR_COLUMNS)
+    return {"etag": v.etag, "last_modified": v.last_modified, "body_digest": v.digest, "body_length": v.length}
+
+
+def validators_of(row: dict) -> Validators | None:
+    """The :class:`Validators` a snapshot row kept (None when it kept none); its WARC record is the one referred to."""
+    if not row.get("body_digest"):
+        return None
+    return Validators(row.get("etag"), row.get("last_modified"), row["body_digest"], int(row.get("body_length") or 0),
+                      row.get("warc_record_id") if row.get("status") != 304 else None)
 
 
 class PageRevisitor:
@@ -85,14 +131,23 @@ class PageRevisitor:
     (:class:`focuscrawl.dedup.NearDuplicateIndex`) is skipped: no snapshot, its outlinks not
     followed, and it is no longer a known page, so no later period spends a fetch on it; each skip
     goes to ``on_near_duplicate(url, match)`` (the process counts it in its metrics).
+
+    ``key_of`` makes a URL its key (default :func:`~focuscrawl.parse.canon.canonical_url`; a project
+    site's :meth:`~focuscrawl.project.Site.canonical` adds its own tracking parameters); ``revalidator``
+    (over the same fetch layer as ``source``) makes revisits conditional (see the module docstring).
     """
 
     def __init__(self, source: PageSource, emit: Callable[[dict], None], clock: Callable[[], float],
                  origin: float = 0.0, interval: float = WEEK, domain_of: Callable[[str], str] = registered_domain,
                  discover: str | None = None, max_pages: int = 100_000, unscored: float = -1.0,
                  near_duplicates: NearDuplicateIndex | None = None,
-                 on_near_duplicate: Callable[[str, Match], None] | None = None) -> None:
+                 on_near_duplicate: Callable[[str, Match], None] | None = None,
+                 key_of: Callable[[str], str] = canonical_url, revalidator: Revalidator | None = None) -> None:
         self.source = source
+        self.key_of = key_of
+        self.revalidator = revalidator
+        self.aliases: dict[str, str] = {}  # a requested key -> the key its page is recorded under
+        self.last: dict[str, dict] = {}    # key -> its latest snapshot's content columns (what a 304 repeats)
         self.emit = emit
         self.clock = clock
         self.origin = origin
@@ -117,12 +172,20 @@ class PageRevisitor:
         """Index of the period ``now`` falls in (period 0 starts at ``origin``)."""
         return int(((self.clock() if now is None else now) - self.origin) // self.interval)
 
+    def key(self, url: str) -> str | None:
+        """The key ``url`` is known by: its canonical key, or what that key is an alias of; None if unparseable."""
+        try:
+            key = self.key_of(url)
+        except (ValueError, UnicodeError):
+            return None
+        return self.aliases.get(key, key)
+
     def add(self, urls: Iterable[str]) -> int:
         """Make pages known (queued in the current period unless already done); returns how many were new."""
         added = 0
         with self._lock:
-            for url in urls:
-                if url in self.ranking or url in self.skipped or len(self.ranking) >= self.max_pages:
+            for url in (self.key(u) for u in urls):
+                if url is None or url in self.ranking or url in self.skipped or len(self.ranking) >= self.max_pages:
                     continue
                 self.ranking.update(url, self.unscored)
                 if self.current_period is not None and url not in self.done:
@@ -130,17 +193,28 @@ class PageRevisitor:
                 added += 1
         return added
 
-    def restore(self, seen: Iterable[tuple], seeds: Iterable[str] = ()) -> None:
+    def restore(self, seen: Iterable[tuple], seeds: Iterable[str] = (), latest: dict[str, dict] | None = None) -> None:
         """Resume from the snapshot table (the frontier is rebuilt from the Delta
         table the revisitor lands, so a SIGKILL loses no page and doubles no row).
 
-        ``seen`` holds ``(url, period)`` or ``(url, period, outlinks)`` in fetch order
-        (:meth:`SnapshotWriter.history`). Pages become known as a live run made them known: the
-        ``seeds`` first, then each snapshotted page and the outlinks of it matching ``discover``,
-        so ties in the ranking break the same way. Pages snapshotted in the current period are not
-        fetched again; the rows a killed process had not flushed yet are fetched again.
+        ``seen`` holds ``(url, period)``, ``(url, period, outlinks)`` or ``(url, period, outlinks,
+        fetched_url)`` in fetch order (:meth:`SnapshotWriter.history`). Pages become known as a live run
+        made them known: the ``seeds`` first, then each snapshotted page and the outlinks of it matching
+        ``discover``, so ties in the ranking break the same way. Pages snapshotted in the current period
+        are not fetched again; the rows a killed process had not flushed yet are fetched again. A
+        ``fetched_url`` makes its key an alias again; ``latest`` (:meth:`SnapshotWriter.latest`) gives each
+        page's last content and validators back, so the next revisit is conditional.
         """
         seen = list(seen)
+        for item in seen:
+            if len(item) > 3 and item[3]:
+                alias = self.key(item[3])
+                if alias is not None and alias != item[0]:
+                    self.aliases[alias] = item[0]
+        for url, row in (latest or {}).items():
+            self.last[url] = {c: row.get(c) for c in CONTENT_COLUMNS}
+            if self.revalidator is not None:
+                self.revalidator.restore(url, validators_of(row))
         self.add(seeds)
         for item in seen:
             self.add([item[0]])
@@ -157,6 +231,7 @@ class PageRevisitor:
     def apply_priority(self, url: str, score: float | None) -> None:
         """A pushed priority (``None``: the page's record was deleted from the compacted topic)."""
         value = self.unscored if score is None else float(score)
+        url = self.key(url)
         with self._lock:
             if url in self.ranking:
                 self.ranking.update(url, value)
@@ -183,19 +258,75 @@ class PageRevisitor:
             self.done.add(url)
             period = self.current_period
         try:
-            body, warc = fetch_archived(self.source, url)
+            row = self._fetch(url, period, now)
         except Exception as exc:  # noqa: BLE001 - one bad page must not stop the revisits; the source's error says why
             self.failures += 1
             log.warning("revisit of %s failed: %s", url, exc)
             return None
-        row = {**snapshot(url, body, period, now, domain_of=self.domain_of), **warc_columns(warc)}
-        if self._near_duplicate(url, row["text"]):
+        if row is None or self._near_duplicate(row["url"], row["text"]):
             return None
+        self.last[row["url"]] = {c: row[c] for c in CONTENT_COLUMNS}
         self.emit(row)
         self.revisits += 1
         if self.discover is not None:
             self.add(u for u in row["internal_outlinks"] + row["external_outlinks"] if self.discover.search(u))
         return row
+
+    def _fetch(self, url: str, period: int, now: float) -> dict | None:
+        """The snapshot row of a revisit of ``url`` (a key), under the key its page is recorded by; None
+        when that key was already snapshotted this period."""
+        revisit = None
+        if self.revalidator is not None:
+            revisit = self.revalidator.fetch(url)
+            result = revisit.result
+        elif hasattr(self.source, "fetch"):
+            result = self.source.fetch(url)
+        else:  # a source with only get (a replay, a test double): no final URL, no WARC record
+            result = None
+        body = result.body if result is not None else self.source.get(url)
+        final = self.key(result.url) if result is not None else url
+        if revisit is not None and revisit.outcome == NOT_MODIFIED:  # only the recorded key had validators to send
+            key, row = url, {**self.last[url], "url": url, "period": int(period), "status": 304,
+                             "fetched_at": datetime.fromtimestamp(now, timezone.utc)}
+        else:
+            text, links, declared = page_parts(body, result.url if result is not None else url)
+            key = self._recorded_as(url, final, self.key(declared) if declared else None)
+            row = _row(key, text, links, period, now, result.status if result is not None else 200, self.domain_of)
+        if key != url and not self._alias(url, key, keep_validators=key == final):
+            return None
+        return {**row, **warc_columns(result.warc if result is not None else None),
+                "fetched_url": None if key == url else url,
+                "unchanged": None if revisit is None else revisit.outcome in UNCHANGED,
+                "revisit_outcome": None if revisit is None else revisit.outcome,
+                **validator_columns(None if revisit is None else revisit.validators)}
+
+    def _recorded_as(self, url: str, final: str | None, declared: str | None) -> str:
+        """The key a page fetched as ``url`` is recorded under: its declared ``rel=canonical`` when that is on
+        the same site (one pointing at another site is not trusted: RFC 6596's security considerations warn
+        that a compromised page could hand its standing elsewhere), else where its redirects ended, else ``url``."""
+        if declared is not None and self.domain_of(declared) == self.domain_of(final or url):
+            return declared
+        return final or url
+
+    def _alias(self, url: str, key: str, keep_validators: bool) -> bool:
+        """``url`` turned out to be ``key``'s page: never fetch ``url`` again, know ``key`` in its place (with
+        the validators of this fetch when they are ``key``'s own response's). False when ``key`` was already
+        snapshotted this period (the fetch was the duplicate)."""
+        with self._lock:
+            self.aliases[url] = key
+            score = self.ranking.score_of(url) if url in self.ranking else self.unscored
+            self.ranking.discard(url)
+            self.queue.discard(url)
+            if key in self.done:
+                return False
+            self.done.add(key)
+            self.queue.discard(key)
+            if key not in self.ranking and key not in self.skipped:
+                self.ranking.update(key, score)
+        if self.revalidator is not None:
+            self.revalidator.move(url, key if keep_validators else None)
+        log.info("%s is recorded as %s (redirect or rel=canonical); not fetched again", url, key)
+        return True
 
     def _near_duplicate(self, url: str, text: str) -> bool:
         """Skip a page fetched for the first time that near-duplicates one fetched before (see the class)."""
@@ -246,6 +377,7 @@ class PageRevisitor:
                 "failures": self.failures,
                 "priorities_applied": self.priorities_applied,
                 "near_duplicates_skipped": len(self.skipped),
+                "aliases": len(self.aliases),
             }
 
 
@@ -279,27 +411,42 @@ class SnapshotWriter:
         return n
 
     def seen(self) -> list[tuple[str, int]]:
-        return [(url, period) for url, period, _ in self.history()]
+        return [(url, period) for url, period, *_ in self.history()]
 
-    def latest_texts(self) -> dict[str, str]:
-        """``{url: text}`` of every landed page's latest snapshot: what a restarted revisitor's
-        near-duplicate index is rebuilt from."""
+    def _dataset(self):
+        """The table's pyarrow dataset, or None when there is no table yet."""
         from deltalake import DeltaTable
         from deltalake.exceptions import TableNotFoundError
 
         try:
-            table = DeltaTable(self.table_path, storage_options=self.storage_options)
+            return DeltaTable(self.table_path, storage_options=self.storage_options)
         except TableNotFoundError:
-            return {}
-        cols = table.to_pyarrow_dataset().to_table(columns=["url", "period", "text"]).to_pydict()
-        latest: dict[str, tuple[int, str]] = {}
-        for url, period, text in zip(cols["url"], cols["period"], cols["text"]):
-            if url not in latest or period >= latest[url][0]:
-                latest[url] = (period, text or "")
-        return {url: text for url, (_, text) in latest.items()}
+            return None
 
-    def history(self) -> list[tuple[str, int, list[str]]]:
-        """``(url, period, outlinks)`` of every landed snapshot, in fetch order (what :meth:`PageRevisitor.restore` reads).
+    def latest(self) -> dict[str, dict]:
+        """``{url: row}`` of every landed page's latest snapshot: its content columns and validators, what a
+        restarted revisitor repeats on a 304 and sends as its next conditional request. A table written
+        before the validator columns existed gives nulls for them."""
+        table = self._dataset()
+        if table is None:
+            return {}
+        dataset = table.to_pyarrow_dataset()
+        wanted = ["url", "period", "status", "warc_record_id", *CONTENT_COLUMNS, *VALIDATOR_COLUMNS]
+        cols = dataset.to_table(columns=[c for c in wanted if c in dataset.schema.names]).to_pylist()
+        latest: dict[str, dict] = {}
+        for row in cols:
+            if row["url"] not in latest or row["period"] >= latest[row["url"]]["period"]:
+                latest[row["url"]] = row
+        return latest
+
+    def latest_texts(self) -> dict[str, str]:
+        """``{url: text}`` of every landed page's latest snapshot: what a restarted revisitor's
+        near-duplicate index is rebuilt from."""
+        return {url: row.get("text") or "" for url, row in self.latest().items()}
+
+    def history(self) -> list[tuple[str, int, list[str], str | None]]:
+        """``(url, period, outlinks, fetched_url)`` of every landed snapshot, in fetch order (what
+        :meth:`PageRevisitor.restore` reads).
 
         Fetch order = append order: the commit time of the row's file, then its place in the file.
         Not ``fetched_at``: a site clock ticks in whole seconds and a restarted process's clock may
@@ -307,18 +454,18 @@ class SnapshotWriter:
         the compaction's order; only the order of equal-priority pages can change by it.)
         """
         import pyarrow as pa
-        from deltalake import DeltaTable
-        from deltalake.exceptions import TableNotFoundError
 
-        try:
-            table = DeltaTable(self.table_path, storage_options=self.storage_options)
-        except TableNotFoundError:
+        table = self._dataset()
+        if table is None:
             return []
         written = pa.table(table.get_add_actions(flatten=True)).select(["path", "modification_time"]).to_pydict()
         committed_at = dict(zip(written["path"], written["modification_time"]))
-        cols = table.to_pyarrow_dataset().to_table(
-            columns=["url", "period", "fetched_at", "internal_outlinks", "external_outlinks", "__filename"]).to_pydict()
-        rows = sorted(zip(cols["fetched_at"], (committed_at.get(f, 0) for f in cols["__filename"]), range(len(cols["url"])),
-                          cols["url"], cols["period"], cols["internal_outlinks"], cols["external_outlinks"]),
-                      key=lambda r: (r[1], r[2]))
-        return [(url, period, list(internal or []) + list(external or [])) for _, _, _, url, period, internal, external in rows]
+        dataset = table.to_pyarrow_dataset()
+        cols = dataset.to_table(columns=["url", "period", "internal_outlinks", "external_outlinks", "__filename",
+                                         *(["fetched_url"] if "fetched_url" in dataset.schema.names else [])]).to_pydict()
+        fetched = cols.get("fetched_url") or [None] * len(cols["url"])
+        rows = sorted(zip((committed_at.get(f, 0) for f in cols["__filename"]), range(len(cols["url"])),
+                          cols["url"], cols["period"], cols["internal_outlinks"], cols["external_outlinks"], fetched),
+                      key=lambda r: (r[0], r[1]))
+        return [(url, period, list(internal or []) + list(external or []), alias)
+                for _, _, url, period, internal, external, alias in rows]

@@ -30,6 +30,17 @@ SNAPSHOTS = table(
         Column("internal_outlinks", pa.list_(pa.string()), "outlinks on the page's registered domain"),
         Column("external_outlinks", pa.list_(pa.string()), "outlinks to other registered domains"),
         *WARC_COLUMNS,
+        Column("fetched_url", pa.string(), "the URL requested, when it is not the canonical key url (it redirected "
+                                           "there or declared it rel=canonical); null otherwise"),
+        Column("unchanged", pa.bool_(), "the page had not changed since its previous snapshot: a 304 to a conditional "
+                                        "GET, or a full body identical to the last (text and outlinks are the "
+                                        "previous snapshot's: no new outlinks, no content change)"),
+        Column("revisit_outcome", pa.string(), "new, changed, not_modified (304) or same_body "
+                                               "(focuscrawl.fetch.conditional); null when fetched unconditionally"),
+        Column("etag", pa.string(), "the ETag the server gave (sent back as If-None-Match)"),
+        Column("last_modified", pa.string(), "the Last-Modified the server gave (sent back as If-Modified-Since)"),
+        Column("body_digest", pa.string(), "sha1 of the last full body (catches servers that ignore validators)"),
+        Column("body_length", pa.int64(), "bytes of the last full body (what a 304 saved)"),
     ],
     partition_by=("period",),
 )

@@ -1,8 +1,8 @@
 """Internal versus external outlinks, by registered domain (seed 002, Section 5.1: targets are
 computed separately for internal and external outlinks).
 
-The registered domain of a host is the parse layer's (``focuscrawl.parse.html``: the last two
-labels, three under ``co.uk``-style suffixes, as no public-suffix list ships with the platform).
+The registered domain of a host is the parse layer's: the public suffix list's, private suffixes
+included (``focuscrawl.parse.canon.registered_domain``).
 """
 
 from __future__ import annotations

@@ -6,7 +6,8 @@ way browsers do; ``<base href>`` sets the base URL, ``rel=nofollow`` on a link o
 ``<meta name=robots content=nofollow>`` on the page marks links not to follow, and a link is
 internal when its registered domain equals the page's (public suffix list, private suffixes
 included: ``focuscrawl.parse.canon``). Every link is its canonical key, so one page
-under several spellings is one outlink.
+under several spellings is one outlink. The page's own ``<link rel="canonical" href>`` (RFC 6596,
+section 3: the preferred URL of duplicate content) is kept as ``canonical``, as a canonical key too.
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ class ParsedPage:
     base: str = ""
     links: list[Link] = field(default_factory=list)
     skipped: int = 0  # mailto:, javascript:, fragments of this page...
+    canonical: str | None = None  # the page's declared rel=canonical URL (its canonical key), if valid
     rejections: list[Rejection] = field(default_factory=list)
 
 
@@ -79,6 +81,10 @@ def parse_links(body: bytes | str, url: str) -> ParsedPage:
         "nofollow" in (m.get("content") or "").lower() or "none" in (m.get("content") or "").lower()
         for m in doc.xpath("//meta[translate(@name,'ROBTS','robts')='robots']")
     )
+    declared = [h for link in doc.xpath("//link[@rel][@href]") if "canonical" in link.get("rel").lower().split()
+                for h in [link.get("href")] if h.strip()]
+    if declared:  # RFC 6596 section 3: relative references are resolved like any link
+        out.canonical = _absolute(out.base, declared[0])
     page_domain = registered_domain(urllib.parse.urlsplit(url).hostname or "")
     page_url = _absolute(url, "") or urllib.parse.urldefrag(url)[0]
     for a in doc.xpath("//a[@href] | //area[@href]"):

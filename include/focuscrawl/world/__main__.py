@@ -48,6 +48,12 @@ def _parser() -> argparse.ArgumentParser:
                         "FOCUSCRAWL_WORLD_OAUTH_CLIENT_ID, FOCUSCRAWL_WORLD_OAUTH_CLIENT_SECRET), bearer token required")
     s.add_argument("--oauth-token-ttl", type=float, default=86400.0, help="wall seconds a token lives (reddit: 86400)")
     s.add_argument("--replay", type=Path, help="serve a recorded crawl (Delta table or JSON lines) instead")
+    v = s.add_argument_group("validators (focuscrawl.world.validators; off by default)")
+    v.add_argument("--validators", action="store_true",
+                   help="web pages carry ETag/Last-Modified; a conditional GET of an unchanged page gets 304")
+    v.add_argument("--ignore-validators", type=float, default=0.0, metavar="SHARE",
+                   help="with --validators: this share of web hosts sends validators but always answers in full")
+    v.add_argument("--validators-seed", type=int, default=0, help="draws which hosts ignore validators")
     f = s.add_argument_group("faults (also settable at run time: POST /faults on the evaluation port)")
     f.add_argument("--error-rate", type=float, default=0.0)
     f.add_argument("--slow-rate", type=float, default=0.0)
@@ -75,6 +81,17 @@ def main(argv: list[str] | None = None) -> int:
         except ValueError as exc:
             print(f"focuscrawl world: {exc}", file=sys.stderr)
             return 2
+    from pydantic import ValidationError
+
+    from focuscrawl.world.validators import ValidatorKnobs
+
+    try:  # checked before the world is built, as the OAuth credentials are
+        validators = ValidatorKnobs(enabled=args.validators, ignore_share=args.ignore_validators,
+                                    seed=args.validators_seed)
+    except ValidationError as exc:
+        print(f"focuscrawl world: --ignore-validators {args.ignore_validators} is not a share of hosts "
+              f"({exc.errors()[0]['msg']}); give one in [0, 1], e.g. 0.1", file=sys.stderr)
+        return 2
     data = None if args.data is None or str(args.data) == "none" else args.data
     faults = Faults(error_rate=args.error_rate, slow_rate=args.slow_rate, slow_seconds=args.slow_seconds,
                     truncate_rate=args.truncate_rate, malformed_rate=args.malformed_rate,
@@ -88,6 +105,7 @@ def main(argv: list[str] | None = None) -> int:
 
         world.replay = Replay.load(args.replay)  # the recorded crawl answers instead of the generated site
     world.oauth = oauth
+    world.validators = validators
     server = WorldServer(world, args.host, args.port, args.eval_port).start()
     print(json.dumps({"world": server.url, "eval": server.eval_url, "seed": args.seed,
                       "corpus": type(world.population.corpus).__name__,

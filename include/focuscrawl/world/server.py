@@ -115,7 +115,13 @@ class CrawlHandler(_Handler):
             status, ctype, body, *extra = world.crawl(path, q, urlsplit(self.path).query, origin)
             if extra:  # a redirect's Location
                 rl_headers = {**rl_headers, **extra[0]}
-        if dice["malformed"]:
+        not_modified = False
+        if status == 200 and not (dice["malformed"] or dice["truncate"]):  # validators of the whole body only
+            not_modified, validators = world.conditional(path, self.headers, body)
+            rl_headers = {**rl_headers, **validators}
+        if not_modified:
+            log(304, None)
+        elif dice["malformed"]:
             body = body[: len(body) // 3] + b'<<{"\x00'
             log(status, "malformed")
         elif dice["truncate"]:
@@ -128,8 +134,12 @@ class CrawlHandler(_Handler):
                 world.click_log.crawled(client, path, float(int(world.clock.now())), world.web)
         if dice["truncate"]:
             return self._send(status, ctype, body[: len(body) // 2], rl_headers, declared_length=len(body))
+        if not_modified:  # RFC 9110 15.4.5: the validators again, no body
+            self.send_response(304)
+            for k, v in rl_headers.items():
+                self.send_header(k, v)
+            return self.end_headers()
         self._send(status, ctype, body, rl_headers)
-
 
     def do_POST(self) -> None:
         """reddit's token endpoint when the world requires OAuth (world/oauth.py); no other POST on this port."""

@@ -187,6 +187,29 @@ class Web:
                 return found
         return 404, "text/html; charset=UTF-8", b"<html><body>404 not found</body></html>"
 
+    def modified_at(self, path: str, now: float) -> float | None:
+        """When what ``path`` serves last changed (its ``Last-Modified``): a page's latest outlink change,
+        a source's latest new page, a new page's publication; None for what is not a web page."""
+        parts = path.split("/")
+        host = parts[2] if len(parts) > 2 else ""
+        if not path.startswith("/site/") or host not in self.pages_of_host:
+            return None
+        rest = "/".join(parts[3:])
+        src = self.source_at.get(path) or self.source_at.get(path + "/")
+        if src is not None:
+            times = self.published(src.num, now)
+        elif rest.startswith("wiki/") and unquote(rest[5:]) in self.index:
+            times = self.changes(self.index[unquote(rest[5:])], now)
+        elif rest.startswith("n/"):
+            try:
+                s, k = (int(x) for x in rest[2:].split("-"))
+                return self.published(s, now)[k]
+            except (ValueError, IndexError):
+                return None
+        else:
+            return self.start
+        return times[-1] if times else self.start
+
     def _source(self, src: Source, now: float, origin: str = "") -> tuple[int, str, bytes]:
         times = self.published(src.num, now)
         newest = list(range(len(times) - 1, max(-1, len(times) - 1 - SHOWN), -1))
@@ -198,11 +221,13 @@ class Web:
                 f'<?xml version="1.0" encoding="UTF-8"?><rss version="2.0"><channel><title>{src.host}</title>'
                 f"<link>/site/{src.host}/</link><description>{src.host} news</description>{body}</channel></rss>").encode()
         if src.kind == "atom":
+            # RFC 4287 4.2.15: the feed changed when its newest entry did (so its validators hold between)
+            updated = times[-1] if times else self.start
             body = "".join(f'<entry><title>{html.escape(t)}</title><link href="{u}"/><id>{u}</id>'
                            f"<updated>{_iso(ts)}</updated></entry>" for u, t, ts in items)
             return 200, "application/atom+xml; charset=UTF-8", (
                 f'<?xml version="1.0" encoding="UTF-8"?><feed xmlns="http://www.w3.org/2005/Atom"><title>{src.host}</title>'
-                f"<id>/site/{src.host}/feed.atom</id><updated>{_iso(now)}</updated>{body}</feed>").encode()
+                f"<id>/site/{src.host}/feed.atom</id><updated>{_iso(updated)}</updated>{body}</feed>").encode()
         if src.kind == "sitemap":
             body = "".join(f"<url><loc>{origin}{u}</loc><lastmod>{_iso(ts)}</lastmod></url>" for u, _, ts in items)
             return 200, "application/xml; charset=UTF-8", (

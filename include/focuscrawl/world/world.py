@@ -17,6 +17,7 @@ from focuscrawl.world.clock import SimClock
 from focuscrawl.world.faults import FaultDice, Faults
 from focuscrawl.world.population import TARGET_RICH, Population
 from focuscrawl.world.ratelimit import RateLimiter
+from focuscrawl.world.validators import ValidatorKnobs, conditional_answer
 
 JSON = "application/json; charset=UTF-8"
 _SUB = re.compile(r"^/r/([A-Za-z0-9_]+)/(new|comments)(\.json)?/?$")
@@ -53,6 +54,19 @@ class World:
         self.oauth = None  # an OAuthEmulator (world/oauth.py) when the world requires reddit's OAuth
         self.eval_access_log = AccessLog()  # every request to the evaluation port (the live path must make none)
         self.click_log = CrawlClickLog()    # the crawl-side click log (world/clicks.py)
+        self.validators = ValidatorKnobs()  # ETag/Last-Modified and 304 on web pages (world/validators.py): off
+
+    def conditional(self, path: str, request_headers, body: bytes) -> tuple[bool, dict[str, str]]:
+        """``(not_modified, validator headers)`` of a web page served with ``body`` (none when the knob is off
+        or ``path`` is not a web page): :func:`focuscrawl.world.validators.conditional_answer`."""
+        knobs = self.validators
+        if not knobs.enabled or self.web is None or self.replay is not None or not path.startswith("/site/"):
+            return False, {}
+        modified = self.web.modified_at(path, float(int(self.clock.now())))
+        if modified is None:
+            return False, {}
+        host = path.split("/")[2]
+        return conditional_answer(request_headers, body, modified, ignore=host in knobs.ignoring(self.web.hosts))
 
     def now(self) -> float:
         """Simulated now, whole seconds (what a page served now can show), the stream built up to it."""

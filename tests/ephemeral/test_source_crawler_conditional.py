@@ -1,0 +1,104 @@
+"""The source crawler's conditional recrawls against the world over HTTP (validators on): a source with
+nothing new answers 304 and its recrawl reveals no link; the validators travel in the changelog records,
+so a restarted crawler's first recrawl is conditional; a new page met again under another key is not
+fetched twice."""
+
+from __future__ import annotations
+
+import pytest
+
+from focuscrawl.ephemeral.crawler import CrawledPage, SourceCrawler, SourceState
+from focuscrawl.ephemeral.sources import ACCEPT, ContentSource, discover_sources
+from focuscrawl.fetch import AddressGuard, Fetcher, HostPoliteness
+from focuscrawl.fetch.conditional import NEW, NOT_MODIFIED, Revalidator
+from focuscrawl.metrics import Metrics
+from focuscrawl.world.server import WorldServer
+from focuscrawl.world.validators import ValidatorKnobs
+from tests.ephemeral.test_source_crawler import _rss
+from tests.world.conftest import START, small_world
+
+
+@pytest.fixture(scope="module")
+def world():
+    with WorldServer(small_world(seed=4, web=True, users=500)) as server:
+        server.world.clock.set(START + 6 * 3600)
+        server.world.validators = ValidatorKnobs(enabled=True)
+        yield server
+
+
+def crawler_for(server, fetcher, metrics, rows):
+    def fetch(url):
+        r = fetcher.fetch(url, accept=ACCEPT)
+        return r.body, r.content_type, r.url, r.warc
+
+    host = server.world.web.hosts[1]
+    found, _ = discover_sources(fetch, f"{server.url}/site/{host}/")
+    sources = [s for s in found if s.kind in ("rss", "sitemap", "feed")] or found[:3]
+    return SourceCrawler(sources, fetch, lambda t, k, r: rows.append((t, r)), server.world.clock.now, budget=1.0,
+                         default_interval_s=600.0, min_interval_s=60.0,
+                         revalidator=Revalidator(fetcher, on_outcome=metrics.revisit_outcome("sources")))
+
+
+def test_unchanged_sources_answer_304_and_a_restart_keeps_their_validators(world):
+    clock = world.world.clock
+    fetcher = Fetcher(user_agent="focuscrawl-test/1.0 (+mailto:t@example.org)", politeness=HostPoliteness(min_delay=0),
+                      guard=AddressGuard([world.url.split("//", 1)[1]]))
+    metrics, rows = Metrics("source-crawler"), []
+    crawler = crawler_for(world, fetcher, metrics, rows)
+    n = len(crawler.sources)
+    for _ in range(n):  # the first read of every source (its archive): full bodies
+        crawler.step()
+    assert crawler.revalidator.counts[NEW] == n
+    state = crawler.changes()
+    assert all(SourceState.from_json(v).validators.etag for k, v in state if k.startswith("source:"))
+    # the clock stands still: nothing was published, so every recrawl is a 304 with no new link
+    clock.advance(601)
+    for _ in range(n):
+        assert crawler.step() == "recrawl"
+    recrawls = [r for t, r in rows if t == "source_recrawls"]
+    assert len(recrawls) == n and all(r["new_links"] == 0 for r in recrawls)
+    assert crawler.revalidator.counts[NOT_MODIFIED] == n == crawler.counts["unchanged_recrawls"]
+    assert metrics.snapshot()["not_modified_total"] == n and metrics.snapshot()["bytes_saved_total"] > 0
+
+    # a new process restored from the changelog records sends the validators it finds there
+    records = dict(state)
+    records.update(crawler.changes())
+    again_metrics = Metrics("source-crawler")
+    again = crawler_for(world, fetcher, again_metrics, [])
+    again.restore(records.items())
+    assert set(again.revalidator.known) == {s.url for s in again.sources}
+    clock.advance(601)
+    for _ in range(n):
+        again.step()
+    assert again.revalidator.counts[NEW] == 0 and again.revalidator.counts[NOT_MODIFIED] == n
+    assert again_metrics.snapshot()["not_modified_total"] == n
+    fetcher.close()
+
+
+def test_a_listed_page_is_its_canonical_key_and_its_other_keys_are_known_across_a_restart():
+    """A feed lists a page with a tracking parameter; its fetch declares rel=canonical /story: the page is
+    crawled as its canonical key, /story is known as it (a later listing of it is no new page, clicks on it
+    are the page's), and a restarted crawler knows it from the changelog."""
+    feed = "http://a.example/feed"
+    fetched = []
+
+    def fetch(url):
+        fetched.append(url)
+        if url == feed:
+            return _rss([("http://A.example/n/1?utm_source=feed", 999.0), ("http://a.example/story", 998.0)]), \
+                "application/rss+xml", url
+        return b'<html><head><link rel="canonical" href="/story"></head></html>', "text/html", url
+
+    crawler = SourceCrawler([ContentSource(feed, "feed")], fetch, lambda *a: None, lambda: 1000.0, budget=1.0)
+    crawler.step()  # the feed: both entries are new pages
+    crawler.step()  # the newer page, as its canonical key
+    assert fetched == [feed, "http://a.example/n/1"]
+    assert crawler.aliases_["http://a.example/n/1"] == ("http://a.example/story",)
+    record = dict(crawler.changes())["page:http://a.example/n/1"]
+    assert CrawledPage.from_json(record).aliases == ("http://a.example/story",)
+    fresh = SourceCrawler([ContentSource(feed, "feed")], fetch, lambda *a: None, lambda: 1000.0, budget=1.0)
+    fresh.restore([("page:http://a.example/n/1", record)])
+    assert "http://a.example/story" in fresh.seen_pages_
+    clicks = fresh.click_rows({"until": 5.0, "clicks": [{"url": "http://a.example/story?fbclid=x", "crawled_at": 1.0,
+                                                         "clicks": 3}]})
+    assert [r["page_url"] for r in clicks] == ["http://a.example/n/1"]
