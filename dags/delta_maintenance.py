@@ -1,6 +1,6 @@
 """# delta_maintenance: compact and vacuum every Delta table of the lake, daily
 
-Issue 9, point 3. One task, **optimize_and_vacuum**, runs delta-rs (`deltalake`, no JVM) over
+One task, **optimize_and_vacuum**, runs delta-rs (`deltalake`, no JVM) over
 every Delta table under the lake root (`focuscrawl.maintenance.lake_table_locations`):
 
 1. **OPTIMIZE** (`DeltaTable.optimize.compact()`): the stream consumers append one small file per

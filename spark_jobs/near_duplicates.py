@@ -3,7 +3,7 @@
     spark-submit spark_jobs/near_duplicates.py [--threshold 0.7] [--num-perm 128] [--shingle-words 5] [--min-words 20]
 
 The decisions (shingles, permutations, bands, threshold) are :class:`focuscrawl.dedup.NearDuplicateParams`;
-the transform is :func:`focuscrawl.outlinks.spark_transforms.near_duplicates`. Issue 20, point 2.
+the transform is :func:`focuscrawl.outlinks.spark_transforms.near_duplicates`.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """What every ``focuscrawl`` command's parser shares: a description, examples, the name catalogues.
 
-Issue 20, point 3 (a CLI that explains itself): every subcommand's ``--help`` says what it does
+A CLI that explains itself: every subcommand's ``--help`` says what it does
 and shows at least one example (the parser's epilog), and ``focuscrawl experiment --help`` /
 ``focuscrawl report --help`` list every NAME with its one-line purpose. The NAMEs are the modules
 of :mod:`focuscrawl.experiments` and :mod:`focuscrawl.reports` that define ``main``; the purpose is

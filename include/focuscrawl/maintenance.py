@@ -1,6 +1,6 @@
 """Delta table upkeep with delta-rs: OPTIMIZE (compact small files) then VACUUM (delete unreferenced files).
 
-Issue 9, point 3. The consumers append one small file per Kafka batch, so every table gathers
+The consumers append one small file per Kafka batch, so every table gathers
 thousands of small files that slow every Spark scan; compaction rewrites them into ~256 MB files
 and VACUUM removes the files no version inside the retention window still needs. delta-rs does
 both without a JVM, in seconds on tables of this size, where a Spark job would first pay the

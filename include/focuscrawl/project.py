@@ -1,6 +1,6 @@
 """The crawl project file (``focuscrawl.toml``): the user's focus, sites, loops, budgets and schedules.
 
-Issue 16, point 1. One TOML file declares everything a running platform needs:
+One TOML file declares everything a running platform needs:
 
 - ``profile``: the target users, as positive and negative example users (eRisk XML, JSONL or
   CSV files) or a driving ``query``;

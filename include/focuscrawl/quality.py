@@ -1,6 +1,6 @@
 """Data-quality gate on any Delta table, its Great Expectations suite derived from its :class:`TableSpec`.
 
-Issue 9, point 4. The suite is built in code from the spec, so it can never drift from the table's
+The suite is built in code from the spec, so it can never drift from the table's
 declaration: every column exists and holds values of the declared type, required
 (``nullable=False``) columns have no nulls, a column that declares ``bounds`` (e.g.
 :data:`~focuscrawl.tables.UNIT_INTERVAL`) stays within them, and the key columns are unique together (the Kafka lineage ``(topic, partition, offset)`` when the

@@ -1,6 +1,6 @@
 """Typed records between modules: frozen dataclasses that read and write their own JSON.
 
-Issue 21, point 5. Every message on a Kafka topic and every value one module hands another is a
+Every message on a Kafka topic and every value one module hands another is a
 frozen dataclass; :class:`JsonRecord` gives it ``to_json`` (its fields, in order, as one JSON
 object: the wire format the bare dicts had) and ``from_json``, which checks each field against its
 annotation as it decodes. A malformed message raises :class:`RecordError` naming the record and the

@@ -1,6 +1,6 @@
 """Secrets never reach a log: the one redaction filter every process installs.
 
-Issue 16: OAuth client secrets and the bearer tokens issued for them are registered here the
+OAuth client secrets and the bearer tokens issued for them are registered here the
 moment they are read or received (:func:`register_secret`); :class:`RedactingFilter` replaces
 them, and anything shaped like a credential (``Authorization: bearer ...``/``basic ...``,
 ``"access_token": ...``, ``client_secret=...``), by ``***`` in the message, its arguments, the

@@ -1,6 +1,6 @@
 """Kafka topics: each one's record key, and their creation with partition/replication counts from settings.
 
-Issue 10, point 2 (scale-out). The record key decides the partition, and a partition has one
+Scale-out: the record key decides the partition, and a partition has one
 reader per consumer group, so the key is chosen for what must stay together: a user's records
 (posts keyed by author, priorities by user name) so per-user state and the sink's
 insert-if-absent on a post's ``name`` (``focuscrawl.delta_sink``) see every copy in one place;

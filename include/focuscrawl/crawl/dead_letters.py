@@ -1,6 +1,6 @@
 """Crawler rejections on their way to the ``dead_letter`` table, through Kafka like every record.
 
-Issue 8, point 3: a malformed listing body is never a crash and never a silent drop. The crawler
+A malformed listing body is never a crash and never a silent drop. The crawler
 produces each :class:`~focuscrawl.parse.rejection.DeadLetter` to :data:`DEAD_LETTER_TOPIC`
 (JSON, payload in base64 because it is raw bytes) and a stream consumer appends it to
 :data:`~focuscrawl.delta_sink.DEAD_LETTER_TABLE` exactly once per offset.

@@ -1,7 +1,7 @@
 """SSRF guard: never fetch an address IANA marks not globally reachable (loopback, private, link-local,
 metadata, documentation, ...), from our own copy of the registries (:mod:`focuscrawl.fetch.special_addresses`).
 
-Issue 8, point 2. The host is resolved with ``getaddrinfo`` and every address it resolves to is
+The host is resolved with ``getaddrinfo`` and every address it resolves to is
 checked; the connection is then opened to the very address that was checked (see
 :class:`GuardedAdapter`), so a DNS answer that changes between check and connect (DNS
 rebinding) cannot slip through. Hosts or networks the operator trusts are allow-listed as

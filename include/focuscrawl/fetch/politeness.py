@@ -1,11 +1,11 @@
 """Per-host politeness: at most ``max_in_flight`` requests per host, and a pause between them.
 
-Issue 8, point 1 (as Heritrix and Scrapy's ``DOWNLOAD_DELAY`` do it): the pause runs from the
+As Heritrix and Scrapy's ``DOWNLOAD_DELAY`` do it: the pause runs from the
 end of one request to the start of the next on the same host, and is the larger of the
 configured ``min_delay`` and the host's robots.txt ``Crawl-delay``. A 429/503 ``Retry-After``
 pushes the host's next slot back for every thread, not only the one that got it.
 
-Issue 19: the pause must hold across crawler instances too, or two instances pointed at one host
+The pause must hold across crawler instances too, or two instances pointed at one host
 give it twice the rate. A :class:`SharedHostLedger` (a folder of one small file per host, under
 the settings' var folder by default) carries each host's next permitted start between processes:
 an instance holds one of the host's ``max_in_flight`` slot locks (``flock``) for the length of its

@@ -1,6 +1,6 @@
 """WARC 1.1 archives of every fetch: request and response records, gzip per record, rotated by size and age.
 
-Issue 20, point 1: the archival format ACHE, StormCrawler, Nutch and Heritrix write and pywb, warcio
+The archival format ACHE, StormCrawler, Nutch and Heritrix write and pywb, warcio
 and the Common Crawl tools read (ISO 28500:2017, WARC 1.1). The :class:`~focuscrawl.fetch.Fetcher`
 hands every response it receives (a page, a listing, robots.txt, a redirect hop, a 429 before its
 retry) to its :class:`WarcArchive`, which writes a ``response`` record and the ``request`` record that

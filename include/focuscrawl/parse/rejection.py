@@ -1,6 +1,6 @@
 """Rejections: what every parser returns instead of raising when its input is malformed.
 
-Issue 8, point 3: any malformed input becomes a counted, logged rejection carrying the reason
+Any malformed input becomes a counted, logged rejection carrying the reason
 and the raw payload, never a crash and never a silent drop. A :class:`Rejection` is what a
 parser hands back; :class:`DeadLetter` is the record on the dead-letter Kafka topic and the row it
 becomes in the ``dead_letter`` Delta table (declared in ``focuscrawl.delta_sink``, whose sinks also

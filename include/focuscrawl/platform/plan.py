@@ -1,6 +1,6 @@
 """A project -> the processes its loops need, as :class:`~focuscrawl.platform.supervisor.ProcessSpec`.
 
-Issue 16, point 2. Every enabled loop of the project file brings its stream processes (the
+Every enabled loop of the project file brings its stream processes (the
 scripts under ``streaming/``: thin wiring, each reading its own arguments):
 
 - ``fue`` (seed 000, section III): the Community Explorer (listings -> posts topic), the User

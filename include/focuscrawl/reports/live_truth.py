@@ -1,6 +1,6 @@
 """The evaluation side of a live run: ground truth joined to what the live loops wrote, world only.
 
-Issue 16, point 4: the live path reads the crawl surface only; what only the world knows (a user's
+The live path reads the crawl surface only; what only the world knows (a user's
 hidden label, a page's true profit) is joined in here, after the fact, by the evaluation side, and
 only when the project's ``target`` is ``"world"``. A project on real sites has no ground truth, so
 :func:`for_project` gives None and a report shows the live figures alone.

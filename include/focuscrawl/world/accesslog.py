@@ -1,6 +1,6 @@
 """The crawl server's access log, read on the evaluation port (``GET /access_log?since=N``).
 
-Issue 8, point 5: the fault suite checks from the site's side what crawlers did to it: the gap
+The fault suite checks from the site's side what crawlers did to it: the gap
 between two requests of one client (politeness) and which things a client was served whole
 (every post the world delivered must end in Delta exactly once). A bounded ring in memory: the
 world is a test and benchmark site, not a production server.

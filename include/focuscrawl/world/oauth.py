@@ -1,6 +1,6 @@
 """The world's OAuth2 token endpoint and bearer check, as reddit's application-only OAuth does it.
 
-Issue 16, point 1: so the reddit project template is tested for real. reddit's API
+It makes the reddit project template testable for real. reddit's API
 (https://github.com/reddit-archive/reddit/wiki/OAuth2) hands an application a token by the client
 credentials grant (RFC 6749 4.4): ``POST /api/v1/access_token`` with HTTP Basic auth
 ``client_id:client_secret`` and the form body ``grant_type=client_credentials``, answering
