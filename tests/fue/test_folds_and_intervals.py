@@ -8,7 +8,7 @@ import pytest
 
 from focuscrawl.fue.classifier import SharedScores, corpus_histories
 from focuscrawl.fue.metrics import Extraction
-from focuscrawl.fue.report import intervals, sensitivity_table, with_hidden_labels
+from focuscrawl.fue.report import intervals, intervals_markdown, sensitivity_table, with_hidden_labels
 from focuscrawl.corpora import GeneratedCorpus, donor_folds, fold_corpora, writing_body
 from focuscrawl.world.population import MAX_HISTORY, Population, PopulationConfig, hidden_labels
 
@@ -201,3 +201,32 @@ def test_ours_are_judged_against_the_best_other_method():
     assert best.loc["reference verdict", "best_other"] == "N06" and best.loc["hidden label", "best_other"] == "HCP"
     assert best.loc["reference verdict", "significant"] == "no"  # 45/200 against 50/200: the interval holds 0
     assert best.loc["hidden label", "diff"] == 0.0 and best.loc["hidden label", "diff_lo"] < 0 < best.loc["hidden label", "diff_hi"]
+
+
+def test_holm_adjusts_as_the_step_down_procedure():
+    from focuscrawl.fue.report import holm
+
+    # sorted 0.01, 0.03, 0.04 times 3, 2, 1 -> 0.03, 0.06, 0.04 -> monotone 0.03, 0.06, 0.06
+    assert holm([0.01, 0.04, 0.03]).tolist() == pytest.approx([0.03, 0.06, 0.06])
+
+
+def test_a_pooled_difference_is_marked_only_when_it_holds_holm_corrected_in_every_fold():
+    # HAS: 15/300 against RND's 6/300 in each fold. The interval of draws summed over folds excludes 0,
+    # and so does each fold's own, but neither fold's survives Holm over its two comparisons: unmarked.
+    fold = _events("RND", 300, 6) + _events("HAS", 300, 15) + _events("HCP", 300, 60)
+    frame = intervals([(0, fold), (1, list(fold))], n_boot=4000, seed=1)
+    ref = frame[frame.measure == "reference verdict"].set_index(["scope", "method"])
+    assert ref.loc[("pooled", "HAS"), "diff_lo"] > 0 and ref.loc[("fold 0", "HAS"), "diff_lo"] > 0
+    assert ref.loc[("fold 0", "HAS"), "p_value"] < 0.05 < ref.loc[("fold 0", "HAS"), "p_holm"]
+    assert ref.loc[("pooled", "HAS"), "significant"] == "no"
+    assert ref.loc[("pooled", "HAS"), "per_fold"] == "fold 0: no, fold 1: no"
+    assert ref.loc[("pooled", "HCP"), "significant"] == "higher"
+    # A difference that holds in one fold only is not marked pooled, though its summed draws exclude 0.
+    strong = _events("RND", 300, 6) + _events("HAS", 300, 45) + _events("HCP", 300, 60)
+    none = _events("RND", 300, 6) + _events("HAS", 300, 6) + _events("HCP", 300, 60)
+    mixed = intervals([(0, strong), (1, none)], n_boot=4000, seed=1)
+    has = mixed[(mixed.measure == "reference verdict") & (mixed.method == "HAS")].set_index("scope")
+    assert has.loc["fold 0", "significant"] == "higher" and has.loc["pooled", "diff_lo"] > 0
+    assert has.loc["pooled", "significant"] == "no" and has.loc["pooled", "per_fold"] == "fold 0: higher, fold 1: no"
+    text = intervals_markdown(frame)
+    assert "per fold (Holm)" in text and "users of these worlds only" in text
