@@ -9,16 +9,10 @@ from __future__ import annotations
 from typing import Callable, Sequence
 
 import numpy as np
-from scipy import stats
 
+from focuscrawl.experiments.ephemeral import t_interval  # mean and Student-t interval over seeds or folds
 
-def t_interval(values: Sequence[float], level: float = 0.95) -> tuple[float, float, float]:
-    """Mean and the Student-t ``level`` interval of ``values`` (one per seed or fold; at least 2)."""
-    x = np.asarray(values, dtype=float)
-    if len(x) < 2:
-        raise ValueError("an interval over seeds or folds needs at least 2 of them")
-    half = stats.t.ppf(0.5 + level / 2, len(x) - 1) * x.std(ddof=1) / np.sqrt(len(x))
-    return float(x.mean()), float(x.mean() - half), float(x.mean() + half)
+__all__ = ["bootstrap_interval", "t_interval"]
 
 
 def bootstrap_interval(statistic: Callable[..., float], *arrays: Sequence, n_boot: int = 1000, seed: int = 0,

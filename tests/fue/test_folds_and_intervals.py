@@ -4,6 +4,7 @@ intervals that decide which differences from RND are significant."""
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from focuscrawl.fue.classifier import SharedScores, corpus_histories
@@ -230,3 +231,27 @@ def test_a_pooled_difference_is_marked_only_when_it_holds_holm_corrected_in_ever
     assert has.loc["pooled", "significant"] == "no" and has.loc["pooled", "per_fold"] == "fold 0: higher, fold 1: no"
     text = intervals_markdown(frame)
     assert "per fold (Holm)" in text and "users of these worlds only" in text
+
+
+def test_two_methods_compared_over_seeds_of_a_sweep(tmp_path):
+    """``focuscrawl report fue --compare A,B --seeds-of DIR``: per seed the paired difference, over seeds
+    a t-interval; a difference is marked only when Holm over the table's rows rejects 0."""
+    from focuscrawl.experiments.run_record import write_run_json
+    from focuscrawl.reports import fue as fue_report
+
+    code = {"commit": "e" * 40, "dirty": False}
+    for seed, extra in ((0, 40), (1, 44), (2, 38)):
+        for value, lift in ((0.0, 0), (0.25, extra)):
+            run = tmp_path / f"seed-{seed}" / f"community_signal={value:g}"
+            events = _events("RND", 300, 6) + _events("HCP", 300, 30 + seed) + _events("HCP-CB", 300, 30 + seed + lift)
+            run.mkdir(parents=True)
+            intervals([(0, events)], n_boot=500, seed=seed).to_csv(run / "fue_intervals.csv", index=False)
+            write_run_json(run, "fue", {"seed": seed}, {"bootstrap_seed": seed}, code=code, bootstrap=500)
+    assert fue_report.main(["--compare", "HCP-CB,HCP", "--seeds-of", str(tmp_path)]) == 0
+    over = pd.read_csv(tmp_path / "compare_HCP-CB_HCP.csv").set_index(["measure", "value"])
+    assert (over.seeds == 3).all()
+    assert over.loc[("reference verdict", 0.0), "significant"] == "no" and over.loc[("reference verdict", 0.0), "mean_diff"] == 0
+    assert over.loc[("reference verdict", 0.25), "significant"] == "higher"
+    assert over.loc[("reference verdict", 0.25), "mean_lo"] > 0
+    text = (tmp_path / "compare_HCP-CB_HCP.md").read_text()
+    assert "e" * 40 in text and "seed 2" in text

@@ -2,6 +2,13 @@
 
     focuscrawl report fue --run var/reports/fue [--table URI] [--out DIR]
     focuscrawl report fue --run-id fue-1a2b3c4d-f0 [--duration 7d] [--table URI] [--out DIR]
+    focuscrawl report fue --compare HCP-CB,HCP --seeds-of DIR
+
+``--compare A,B --seeds-of DIR`` reads a folder of ``seed-S/`` sweeps of one world parameter (each
+``focuscrawl experiment fue --sweep NAME=... --seed S``) from their committed ``fue_intervals.csv``
+files and writes ``compare_A_B.{csv,md}``: A's harvest ratio minus B's at every value, per seed
+(same world, so paired) with its user-level interval, and over the seeds with a Student-t interval;
+a difference over seeds is marked when Holm's correction over the table's rows still rejects zero.
 
 ``--run`` reads the run's ``run.json`` (its folds, run ids, duration, world seeds and sizes,
 bootstrap settings), reads every fold's rows back from the ``fue_extractions`` table, joins the
@@ -38,10 +45,18 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--run-id", help="one fold's run id (as `focuscrawl experiment fue` printed)")
     ap.add_argument("--sweep", type=Path, help="output folder of a `focuscrawl experiment fue --sweep NAME=...` run: "
                                               "rebuild every value's tables and sensitivity.{md,csv,png}")
+    ap.add_argument("--compare", help="A,B: two methods to compare over the seeds of --seeds-of (e.g. HCP-CB,HCP)")
+    ap.add_argument("--seeds-of", type=Path, help="folder of seed-S/ sweeps of one parameter (with --compare)")
     ap.add_argument("--duration", help="simulated length of the run (default: its last verdict, to the hour)")
     ap.add_argument("--table", default=None, help="Delta table of the stats events (default: the run's, or settings')")
     ap.add_argument("--out", type=Path, help="output folder (default $FOCUSCRAWL_VAR/reports/fue-RUN_ID)")
     args = ap.parse_args(argv)
+    if args.compare or args.seeds_of:
+        if not (args.compare and args.seeds_of) or len(args.compare.split(",")) != 2:
+            ap.error("--compare A,B and --seeds-of DIR go together (e.g. --compare HCP-CB,HCP --seeds-of DIR)")
+        a, b = args.compare.split(",")
+        print(compare_over_seeds(args.seeds_of, a.strip(), b.strip(), args.out).read_text())
+        return 0
     if args.sweep is not None:
         return rebuild_sweep(args.sweep, args.table, args.out, cfg)
     if args.run is not None:
@@ -133,3 +148,81 @@ def rebuild_sweep(sweep: Path, table: str | None, out: Path | None, cfg) -> int:
     report.write_sensitivity(sens, name, out or Path(sweep))
     print((Path(out or sweep) / "sensitivity.md").read_text())
     return 0
+
+
+def compare_over_seeds(root: Path, a: str, b: str, out: Path | None = None, level: float = 0.95) -> Path:
+    """``compare_A_B.{csv,md}`` from the ``seed-S/NAME=V/fue_intervals.csv`` under ``root`` (see the module
+    docstring). Per seed: the difference of harvest ratios with a ``level`` interval of Jeffreys draws over
+    the extracted users (the run's bootstrap count and seed); over seeds: the mean difference, its
+    Student-t interval and one-sample t-test p-value, Holm-adjusted over the rows of the table."""
+    import numpy as np
+    import pandas as pd
+    from scipy import stats
+
+    from focuscrawl.experiments.ephemeral import t_interval
+    from focuscrawl.experiments.run_record import read_run_json
+
+    rows, commits, name = [], {}, None
+    for run_dir in sorted(Path(root).glob("seed-*/*=*")):
+        if not (run_dir / "fue_intervals.csv").is_file():
+            continue
+        key, _, value = run_dir.name.partition("=")
+        if name not in (None, key):
+            raise SystemExit(f"{root} holds sweeps of {name} and {key}: one parameter per folder")
+        name = key
+        record = read_run_json(run_dir, expect="fue")
+        commits[str(run_dir.relative_to(root))] = record["code"]
+        frame = pd.read_csv(run_dir / "fue_intervals.csv")
+        frame = frame[frame.scope == frame.scope.iloc[0]] if "pooled" not in set(frame.scope) else frame[frame.scope == "pooled"]
+        rng = np.random.default_rng(record["seeds"]["bootstrap_seed"])
+        for measure, g in frame.groupby("measure", sort=False):
+            g = g.set_index("method")
+            if a not in g.index or b not in g.index:
+                raise SystemExit(f"{run_dir} has no {a if a not in g.index else b}: run both methods")
+            (na, ra), (nb, rb) = (g.loc[m, ["extracted", "relevant"]].astype(int) for m in (a, b))
+            draws = (rng.beta(ra + 0.5, na - ra + 0.5, record["bootstrap"]) - rng.beta(rb + 0.5, nb - rb + 0.5, record["bootstrap"]))
+            lo, hi = np.percentile(draws, [50 - 50 * level, 50 + 50 * level])
+            rows.append({"parameter": key, "value": float(value), "measure": measure, "seed": record["parameters"]["seed"],
+                         f"{a}": f"{ra}/{na}", f"{b}": f"{rb}/{nb}", "diff": ra / na - rb / nb, "diff_lo": lo, "diff_hi": hi})
+    if not rows:
+        raise SystemExit(f"no seed-S/NAME=VALUE folder with fue_intervals.csv under {root}")
+    per_seed = pd.DataFrame(rows)
+    per_seed["order"] = per_seed.measure.map({m: k for k, m in enumerate(report.MEASURES)})
+    per_seed = per_seed.sort_values(["order", "value", "seed"], ignore_index=True).drop(columns="order")
+    over = []
+    for (measure, value), g in per_seed.groupby(["measure", "value"], sort=False):
+        mean, lo, hi = t_interval(g["diff"].to_numpy(), level)
+        p = float(stats.ttest_1samp(g["diff"], 0.0).pvalue) if len(g) >= 2 else float("nan")
+        over.append({"parameter": name, "value": value, "measure": measure, "seeds": len(g), "mean_diff": mean,
+                     "mean_lo": lo, "mean_hi": hi, "p_value": p})
+    over = pd.DataFrame(over)
+    tested = over.p_value.notna()
+    over["p_holm"] = np.nan
+    over.loc[tested, "p_holm"] = report.holm(over.loc[tested, "p_value"].to_numpy())
+    over["significant"] = np.where(over.p_holm <= report.ALPHA, np.where(over.mean_diff > 0, "higher", "lower"), "no")
+    out = Path(out or root)
+    out.mkdir(parents=True, exist_ok=True)
+    stem = f"compare_{a}_{b}"
+    per_seed.round(4).to_csv(out / f"{stem}_per_seed.csv", index=False)
+    over.round(4).to_csv(out / f"{stem}.csv", index=False)
+    distinct = {(c.get("commit"), c.get("dirty"), c.get("draft", False)) for c in commits.values()}
+    cells = over.assign(cell=[f"{m:+.4f} [{lo:+.4f}, {hi:+.4f}] ({n} seeds){'*' if s != 'no' else ''}"
+                              for m, lo, hi, n, s in zip(over.mean_diff, over.mean_lo, over.mean_hi, over.seeds, over.significant)])
+    seed_cells = per_seed.assign(cell=[f"{d:+.4f} [{lo:+.4f}, {hi:+.4f}] ({x} vs {y})" for d, lo, hi, x, y in
+                                       zip(per_seed["diff"], per_seed.diff_lo, per_seed.diff_hi, per_seed[a], per_seed[b])])
+    parts = [f"## {a} minus {b}: harvest ratio difference against {name}",
+             f"Run records: `{root.name}/seed-S/{name}=V/run.json`, all from commit "
+             + ", ".join(f"`{c}` (dirty: {d}, draft: {dr})" for c, d, dr in sorted(distinct, key=str))
+             + f". Over seeds: the mean of the per-seed differences with its {level:.0%} Student-t interval "
+             f"(`*`: Holm-adjusted one-sample t-test over the {int(tested.sum())} rows of this table rejects 0 at "
+             f"{report.ALPHA:g}). Per seed: the same world for both methods; the interval is over its extracted "
+             "users only (Jeffreys draws)."]
+    for measure in dict.fromkeys(over.measure):
+        o = cells[cells.measure == measure].set_index("value").cell.rename("over seeds")
+        p = seed_cells[seed_cells.measure == measure].pivot(index="value", columns="seed", values="cell")
+        p.columns = [f"seed {c}" for c in p.columns]
+        t = pd.concat([o, p], axis=1)
+        t.index = [f"{name}={v:g}" for v in t.index]
+        parts.append(f"### by {measure}\n\n" + t.to_markdown())
+    (out / f"{stem}.md").write_text("\n\n".join(parts) + "\n")
+    return out / f"{stem}.md"
