@@ -255,3 +255,24 @@ def test_two_methods_compared_over_seeds_of_a_sweep(tmp_path):
     assert over.loc[("reference verdict", 0.25), "mean_lo"] > 0
     text = (tmp_path / "compare_HCP-CB_HCP.md").read_text()
     assert "e" * 40 in text and "seed 2" in text
+
+
+def test_recount_rebuilds_the_intervals_from_the_committed_counts(tmp_path):
+    """``focuscrawl report fue --recount DIR``: the intervals depend on the per-fold counts only, so a run's
+    own fue_intervals.csv gives them back exactly, with today's marks, when the Delta rows are gone."""
+    from focuscrawl.experiments.run_record import write_run_json
+    from focuscrawl.reports import fue as fue_report
+
+    fold0 = _events("RND", 200, 6, 5) + _events("HCP", 200, 40, 30) + _events("N06", 200, 8, 9) + _events("HCP-CB", 190, 41, 33)
+    fold1 = _events("RND", 180, 5, 4) + _events("HCP", 190, 35, 28) + _events("N06", 210, 7, 6) + _events("HCP-CB", 185, 38, 30)
+    folds = [(0, fold0), (1, fold1)]
+    frame = intervals(folds, n_boot=500, seed=2)
+    frame.to_csv(tmp_path / "fue_intervals.csv", index=False)
+    entries = [{"fold": f, "train_donors": {"positive": [1], "negative": [2]},
+                "world_donor_ids": {"positive": [3], "negative": [4]}} for f in (0, 1)]
+    write_run_json(tmp_path, "fue", {"seed": 2, "folds": 2}, {"bootstrap_seed": 2}, code={"commit": "f" * 40, "dirty": False},
+                   bootstrap=500, folds=entries)
+    assert fue_report.main(["--recount", str(tmp_path), "--out", str(tmp_path / "again")]) == 0
+    again = pd.read_csv(tmp_path / "again" / "fue_intervals.csv")
+    pd.testing.assert_frame_equal(again, pd.read_csv(tmp_path / "fue_intervals.csv"))
+    assert "--recount" in (tmp_path / "again" / "fue_intervals.md").read_text()

@@ -3,6 +3,12 @@
     focuscrawl report fue --run var/reports/fue [--table URI] [--out DIR]
     focuscrawl report fue --run-id fue-1a2b3c4d-f0 [--duration 7d] [--table URI] [--out DIR]
     focuscrawl report fue --compare HCP-CB,HCP --seeds-of DIR
+    focuscrawl report fue --recount DIR [--out DIR]
+
+``--recount DIR`` rebuilds ``fue_intervals.{csv,md}`` and ``fue_ours_vs_best.csv`` of a recorded run
+from the per-fold counts in its own ``fue_intervals.csv`` (and its ``run*.json``), for when the Delta
+rows are gone: the intervals depend on the counts only (extracted and relevant per fold, method and
+measure), so they come out as a full rebuild would, with today's significance marks.
 
 ``--compare A,B --seeds-of DIR`` reads a folder of ``seed-S/`` sweeps of one world parameter (each
 ``focuscrawl experiment fue --sweep NAME=... --seed S``) from their committed ``fue_intervals.csv``
@@ -45,12 +51,18 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--run-id", help="one fold's run id (as `focuscrawl experiment fue` printed)")
     ap.add_argument("--sweep", type=Path, help="output folder of a `focuscrawl experiment fue --sweep NAME=...` run: "
                                               "rebuild every value's tables and sensitivity.{md,csv,png}")
+    ap.add_argument("--recount", type=Path, help="a run's folder: re-derive its intervals and marks from the counts in "
+                                                 "its fue_intervals.csv (no Delta rows needed)")
     ap.add_argument("--compare", help="A,B: two methods to compare over the seeds of --seeds-of (e.g. HCP-CB,HCP)")
     ap.add_argument("--seeds-of", type=Path, help="folder of seed-S/ sweeps of one parameter (with --compare)")
     ap.add_argument("--duration", help="simulated length of the run (default: its last verdict, to the hour)")
     ap.add_argument("--table", default=None, help="Delta table of the stats events (default: the run's, or settings')")
     ap.add_argument("--out", type=Path, help="output folder (default $FOCUSCRAWL_VAR/reports/fue-RUN_ID)")
     args = ap.parse_args(argv)
+    if args.recount is not None:
+        frame = recount(args.recount, args.out)
+        print(report.significant_summary(frame))
+        return 0
     if args.compare or args.seeds_of:
         if not (args.compare and args.seeds_of) or len(args.compare.split(",")) != 2:
             ap.error("--compare A,B and --seeds-of DIR go together (e.g. --compare HCP-CB,HCP --seeds-of DIR)")
@@ -226,3 +238,36 @@ def compare_over_seeds(root: Path, a: str, b: str, out: Path | None = None, leve
         parts.append(f"### by {measure}\n\n" + t.to_markdown())
     (out / f"{stem}.md").write_text("\n\n".join(parts) + "\n")
     return out / f"{stem}.md"
+
+
+def recount(run_dir: Path, out: Path | None = None):
+    """``fue_intervals`` and ours-vs-best of the run in ``run_dir`` re-derived from its per-fold counts (see
+    the module docstring); the run records (``run.json`` or one ``run*.json`` per ``--only-fold`` process)
+    give the bootstrap settings and the protocol note."""
+    import pandas as pd
+
+    from focuscrawl.experiments.run_record import git_commit, read_run_json
+    from focuscrawl.fue.metrics import Extraction
+
+    run_dir = Path(run_dir)
+    records = [read_run_json(p, expect="fue") for p in sorted(run_dir.glob("run*.json"))]
+    if not records:
+        raise SystemExit(f"no run.json (or run*.json) in {run_dir}: pass a `focuscrawl experiment fue` output folder")
+    counts = pd.read_csv(run_dir / "fue_intervals.csv")
+    counts = counts[counts.scope != "pooled"]
+    folds = []
+    for scope, g in counts.groupby("scope", sort=True):
+        by = {measure: dict(zip(m.method, zip(m.extracted, m.relevant))) for measure, m in g.groupby("measure")}
+        verdict, hidden = by["reference verdict"], by.get("hidden label", {})
+        events = [Extraction(method, f"{method}_{i}", 0.0, i < r, (i < hidden[method][1]) if method in hidden else None)
+                  for method, (n, r) in verdict.items() for i in range(n)]
+        folds.append((int(scope.split()[-1]), events))
+    first = records[0]
+    frame = report.intervals(folds, n_boot=first["bootstrap"], seed=first["seeds"]["bootstrap_seed"])
+    best = report.against_best(folds, n_boot=first["bootstrap"], seed=first["seeds"]["bootstrap_seed"])
+    note = report.protocol_note(first["parameters"], [f for r in records for f in r["folds"]])
+    code = git_commit()
+    note += (" Intervals and marks re-derived from the per-fold counts of this folder's fue_intervals.csv "
+             f"(`focuscrawl report fue --recount`, report code at commit {code['commit']}, dirty: {code['dirty']}).")
+    report.write_intervals(frame, Path(out or run_dir), note=note, best=best)
+    return frame
