@@ -218,7 +218,8 @@ def compare_over_seeds(root: Path, a: str, b: str, out: Path | None = None, leve
     per_seed.round(4).to_csv(out / f"{stem}_per_seed.csv", index=False)
     over.round(4).to_csv(out / f"{stem}.csv", index=False)
     distinct = {(c.get("commit"), c.get("dirty"), c.get("draft", False)) for c in commits.values()}
-    cells = over.assign(cell=[f"{m:+.4f} [{lo:+.4f}, {hi:+.4f}] ({n} seeds){'*' if s != 'no' else ''}"
+    cells = over.assign(cell=[f"{m:+.4f} [{lo:+.4f}, {hi:+.4f}] ({n} seeds){'*' if s != 'no' else ''}" if n > 1
+                              else f"{m:+.4f} (1 seed: no interval)"
                               for m, lo, hi, n, s in zip(over.mean_diff, over.mean_lo, over.mean_hi, over.seeds, over.significant)])
     seed_cells = per_seed.assign(cell=[f"{d:+.4f} [{lo:+.4f}, {hi:+.4f}] ({x} vs {y})" for d, lo, hi, x, y in
                                        zip(per_seed["diff"], per_seed.diff_lo, per_seed.diff_hi, per_seed[a], per_seed[b])])
