@@ -13,7 +13,7 @@ measure), so they come out as a full rebuild would, with today's significance ma
 ``--compare A,B --seeds-of DIR`` reads a folder of ``seed-S/`` sweeps of one world parameter (each
 ``focuscrawl experiment fue --sweep NAME=... --seed S``) from their committed ``fue_intervals.csv``
 files and writes ``compare_A_B.{csv,md}``: A's harvest ratio minus B's at every value, per seed
-(same world, so paired) with its user-level interval, and over the seeds with a Student-t interval;
+(same world, so paired) with its user-level interval, and over the seeds with a two-level bootstrap interval (seeds, then users);
 a difference over seeds is marked when Holm's correction over the table's rows still rejects zero.
 
 ``--run`` reads the run's ``run.json`` (its folds, run ids, duration, world seeds and sizes,
@@ -165,13 +165,14 @@ def rebuild_sweep(sweep: Path, table: str | None, out: Path | None, cfg) -> int:
 def compare_over_seeds(root: Path, a: str, b: str, out: Path | None = None, level: float = 0.95) -> Path:
     """``compare_A_B.{csv,md}`` from the ``seed-S/NAME=V/fue_intervals.csv`` under ``root`` (see the module
     docstring). Per seed: the difference of harvest ratios with a ``level`` interval of Jeffreys draws over
-    the extracted users (the run's bootstrap count and seed); over seeds: the mean difference, its
-    Student-t interval and one-sample t-test p-value, Holm-adjusted over the rows of the table."""
+    the extracted users (the run's bootstrap count and seed); over seeds: the mean difference with a
+    two-level bootstrap interval (each draw resamples the seeds, then draws each chosen seed's difference
+    from its Jeffreys posteriors), so it carries both the variation between worlds and that among one
+    world's users (a t-interval over 2-3 seeds whose differences happen to agree would not), and the
+    two-sided p-value from the same draws, Holm-adjusted over the rows of the table."""
     import numpy as np
     import pandas as pd
-    from scipy import stats
 
-    from focuscrawl.experiments.ephemeral import t_interval
     from focuscrawl.experiments.run_record import read_run_json
 
     rows, commits, name = [], {}, None
@@ -195,18 +196,23 @@ def compare_over_seeds(root: Path, a: str, b: str, out: Path | None = None, leve
             draws = (rng.beta(ra + 0.5, na - ra + 0.5, record["bootstrap"]) - rng.beta(rb + 0.5, nb - rb + 0.5, record["bootstrap"]))
             lo, hi = np.percentile(draws, [50 - 50 * level, 50 + 50 * level])
             rows.append({"parameter": key, "value": float(value), "measure": measure, "seed": record["parameters"]["seed"],
-                         f"{a}": f"{ra}/{na}", f"{b}": f"{rb}/{nb}", "diff": ra / na - rb / nb, "diff_lo": lo, "diff_hi": hi})
+                         f"{a}": f"{ra}/{na}", f"{b}": f"{rb}/{nb}", "diff": ra / na - rb / nb, "diff_lo": lo, "diff_hi": hi,
+                         "_draws": draws})
     if not rows:
         raise SystemExit(f"no seed-S/NAME=VALUE folder with fue_intervals.csv under {root}")
     per_seed = pd.DataFrame(rows)
     per_seed["order"] = per_seed.measure.map({m: k for k, m in enumerate(report.MEASURES)})
     per_seed = per_seed.sort_values(["order", "value", "seed"], ignore_index=True).drop(columns="order")
-    over = []
+    over, rng = [], np.random.default_rng(0)
     for (measure, value), g in per_seed.groupby(["measure", "value"], sort=False):
-        mean, lo, hi = t_interval(g["diff"].to_numpy(), level)
-        p = float(stats.ttest_1samp(g["diff"], 0.0).pvalue) if len(g) >= 2 else float("nan")
-        over.append({"parameter": name, "value": value, "measure": measure, "seeds": len(g), "mean_diff": mean,
-                     "mean_lo": lo, "mean_hi": hi, "p_value": p})
+        seed_draws = np.stack(g["_draws"].to_list())           # seeds x draws
+        k, n = seed_draws.shape
+        picked = seed_draws[rng.integers(0, k, (n, k)), np.arange(n)[:, None]]  # per draw: k seeds with replacement
+        means = picked.mean(axis=1)
+        lo, hi = np.percentile(means, [50 - 50 * level, 50 + 50 * level])
+        over.append({"parameter": name, "value": value, "measure": measure, "seeds": k, "mean_diff": g["diff"].mean(),
+                     "mean_lo": lo, "mean_hi": hi, "p_value": report.two_sided_p(means) if k > 1 else np.nan})
+    per_seed = per_seed.drop(columns="_draws")
     over = pd.DataFrame(over)
     tested = over.p_value.notna()
     over["p_holm"] = np.nan
@@ -226,15 +232,16 @@ def compare_over_seeds(root: Path, a: str, b: str, out: Path | None = None, leve
     parts = [f"## {a} minus {b}: harvest ratio difference against {name}",
              f"Run records: `{root.name}/seed-S/{name}=V/run.json`, all from commit "
              + ", ".join(f"`{c}` (dirty: {d}, draft: {dr})" for c, d, dr in sorted(distinct, key=str))
-             + f". Over seeds: the mean of the per-seed differences with its {level:.0%} Student-t interval "
-             f"(`*`: Holm-adjusted one-sample t-test over the {int(tested.sum())} rows of this table rejects 0 at "
-             f"{report.ALPHA:g}). Per seed: the same world for both methods; the interval is over its extracted "
-             "users only (Jeffreys draws)."]
+             + f". Over seeds: the mean of the per-seed differences with its {level:.0%} two-level bootstrap interval "
+             "(seeds resampled, then each seed's difference drawn over its extracted users), so it holds the "
+             f"variation between worlds and among users (`*`: Holm over the {int(tested.sum())} rows of this table "
+             f"rejects 0 at {report.ALPHA:g}). Per seed: the same world for both methods; the interval is over its "
+             "extracted users only (Jeffreys draws)."]
     for measure in dict.fromkeys(over.measure):
         o = cells[cells.measure == measure].set_index("value").cell.rename("over seeds")
         p = seed_cells[seed_cells.measure == measure].pivot(index="value", columns="seed", values="cell")
         p.columns = [f"seed {c}" for c in p.columns]
-        t = pd.concat([o, p], axis=1)
+        t = pd.concat([o, p.fillna("not run")], axis=1)
         t.index = [f"{name}={v:g}" for v in t.index]
         parts.append(f"### by {measure}\n\n" + t.to_markdown())
     (out / f"{stem}.md").write_text("\n\n".join(parts) + "\n")
