@@ -276,3 +276,13 @@ def test_recount_rebuilds_the_intervals_from_the_committed_counts(tmp_path):
     again = pd.read_csv(tmp_path / "again" / "fue_intervals.csv")
     pd.testing.assert_frame_equal(again, pd.read_csv(tmp_path / "fue_intervals.csv"))
     assert "--recount" in (tmp_path / "again" / "fue_intervals.md").read_text()
+
+
+def test_the_sensitivity_plot_takes_a_ratio_just_outside_its_smoothed_interval(tmp_path):
+    from focuscrawl.fue.report import write_sensitivity
+
+    table = pd.DataFrame([
+        {"parameter": "hour_effect", "value": v, "measure": "hidden label", "method": m, "extracted": 300, "relevant": r,
+         "ratio_to_RND": ratio, "ratio_lo": lo, "ratio_hi": hi, "significant": "no"}
+        for v in (0.0, 1.0) for m, r, ratio, lo, hi in (("RND", 4, 1.0, 1.0, 1.0), ("N06", 1, 0.25, 0.26, 1.9))])
+    assert write_sensitivity(table, "hour_effect", tmp_path).is_file()

@@ -502,8 +502,10 @@ def write_sensitivity(table: pd.DataFrame, parameter: str, out: Path) -> Path:
         for i, (m, gm) in enumerate(g.groupby("method")):
             gm = gm.sort_values("value")
             off = (i - len(g.method.unique()) / 2) * 0.004 * (table.value.max() - table.value.min() or 1)
+            # The raw ratio can lie just outside its smoothed (Jeffreys) interval: no negative bar then.
             ax.errorbar(gm.value + off, gm[f"ratio_to_{BASELINE}"],
-                        yerr=[gm[f"ratio_to_{BASELINE}"] - gm.ratio_lo, gm.ratio_hi - gm[f"ratio_to_{BASELINE}"]],
+                        yerr=[(gm[f"ratio_to_{BASELINE}"] - gm.ratio_lo).clip(lower=0),
+                              (gm.ratio_hi - gm[f"ratio_to_{BASELINE}"]).clip(lower=0)],
                         label=m, marker="o", capsize=3, lw=1.2)
         ax.axhline(1.0, color="grey", ls=":")
         ax.set_xlabel(parameter)
