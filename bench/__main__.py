@@ -13,6 +13,9 @@ library is not measured with two cores against another with one); the machine's 
 each benchmark and the commit are recorded. Writes ``<out>/<mode>/<name>.json`` per benchmark and
 ``<out>/bench-<mode>.json`` plus ``<out>/bench-<mode>.md`` (the README's performance table).
 
+Results under ``bench/results/`` are published: a run from a tree with uncommitted changes is refused
+there unless ``--draft`` (recorded in the report), so every number names a commit anyone can check out.
+
 ``--only`` runs a subset and keeps the other benchmarks' records of the previous report of that mode
 (each record names its own commit and start, so the table says which ran when).
 """
@@ -29,6 +32,8 @@ import sys
 import time
 from datetime import datetime, timezone
 from pathlib import Path
+
+from focuscrawl.experiments.run_record import add_draft_argument, refuse_unpublishable
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
@@ -265,7 +270,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--override", action="append", default=[], metavar="NAME=ARGS",
                     help="replace one benchmark's arguments for this mode (recorded in the report), "
                          "e.g. knn='--n 0 --job EXACT:384000'")
+    add_draft_argument(ap)
     args = ap.parse_args(argv)
+    code = commit()
+    refuse_unpublishable(args.out, {"commit": code["commit"], "dirty": bool(code["dirty_files"])}, args.draft)
     for item in args.override:
         name, _, extra = item.partition("=")
         if name not in BENCHES:
@@ -281,7 +289,7 @@ def main(argv: list[str] | None = None) -> int:
     out_dir = args.out / mode
     out_dir.mkdir(parents=True, exist_ok=True)
     report = {"mode": mode, "started": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-              "commit": commit(), "threads": threads,
+              "commit": code, "draft": args.draft, "threads": threads,
               "machine": {"cpus": os.cpu_count(), "platform": platform.platform(), "load_start": load(),
                           "nice": os.nice(0), **versions()},
               "benchmarks": {}}

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from focuscrawl.experiments import run_record
 
 
@@ -17,3 +19,27 @@ def test_a_record_rewritten_later_keeps_the_code_the_run_started_with(tmp_path, 
     # without one, the record asks git (short runs write it once, at their end)
     plain = json.loads(run_record.write_run_json(tmp_path / "x", "fue", {}, {}).read_text())
     assert plain["code"] == {"commit": "b" * 40, "dirty": True}
+
+
+def test_a_run_from_a_dirty_tree_may_not_publish_under_bench_results_unless_a_draft(tmp_path):
+    published = tmp_path / "bench" / "results" / "003-graph-estimation"
+    dirty, clean = {"commit": "c" * 40, "dirty": True}, {"commit": "c" * 40, "dirty": False}
+    with pytest.raises(SystemExit, match="--draft"):
+        run_record.refuse_unpublishable(published, dirty, draft=False)
+    with pytest.raises(SystemExit, match="not a git checkout"):
+        run_record.refuse_unpublishable(published, {"commit": None, "dirty": None}, draft=False)
+    run_record.refuse_unpublishable(published, dirty, draft=True)      # declared a draft
+    run_record.refuse_unpublishable(published, clean, draft=False)     # a clean commit publishes
+    run_record.refuse_unpublishable(tmp_path / "var" / "x", dirty, draft=False)  # not a published folder
+    record = json.loads(run_record.write_run_json(published, "x", {}, {}, code=dirty, draft=True).read_text())
+    assert record["draft"] is True and record["code"] == dirty
+
+
+def test_an_experiment_refuses_before_it_runs(tmp_path, monkeypatch):
+    from focuscrawl.experiments import graph_estimation
+
+    monkeypatch.setattr(run_record, "git_commit", lambda cwd=None: {"commit": "d" * 40, "dirty": True})
+    out = tmp_path / "bench" / "results" / "g"
+    with pytest.raises(SystemExit, match="refusing to write"):
+        graph_estimation.main(["--graphs", "", "--label-correlations", "0", "--sweep-runs", "2", "--output", str(out)])
+    assert not out.exists()

@@ -4,11 +4,12 @@ intervals that decide which differences from RND are significant."""
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from focuscrawl.fue.classifier import SharedScores, corpus_histories
 from focuscrawl.fue.metrics import Extraction
-from focuscrawl.fue.report import intervals, sensitivity_table, with_hidden_labels
+from focuscrawl.fue.report import intervals, intervals_markdown, sensitivity_table, with_hidden_labels
 from focuscrawl.corpora import GeneratedCorpus, donor_folds, fold_corpora, writing_body
 from focuscrawl.world.population import MAX_HISTORY, Population, PopulationConfig, hidden_labels
 
@@ -201,3 +202,87 @@ def test_ours_are_judged_against_the_best_other_method():
     assert best.loc["reference verdict", "best_other"] == "N06" and best.loc["hidden label", "best_other"] == "HCP"
     assert best.loc["reference verdict", "significant"] == "no"  # 45/200 against 50/200: the interval holds 0
     assert best.loc["hidden label", "diff"] == 0.0 and best.loc["hidden label", "diff_lo"] < 0 < best.loc["hidden label", "diff_hi"]
+
+
+def test_holm_adjusts_as_the_step_down_procedure():
+    from focuscrawl.fue.report import holm
+
+    # sorted 0.01, 0.03, 0.04 times 3, 2, 1 -> 0.03, 0.06, 0.04 -> monotone 0.03, 0.06, 0.06
+    assert holm([0.01, 0.04, 0.03]).tolist() == pytest.approx([0.03, 0.06, 0.06])
+
+
+def test_a_pooled_difference_is_marked_only_when_it_holds_holm_corrected_in_every_fold():
+    # HAS: 15/300 against RND's 6/300 in each fold. The interval of draws summed over folds excludes 0,
+    # and so does each fold's own, but neither fold's survives Holm over its two comparisons: unmarked.
+    fold = _events("RND", 300, 6) + _events("HAS", 300, 15) + _events("HCP", 300, 60)
+    frame = intervals([(0, fold), (1, list(fold))], n_boot=4000, seed=1)
+    ref = frame[frame.measure == "reference verdict"].set_index(["scope", "method"])
+    assert ref.loc[("pooled", "HAS"), "diff_lo"] > 0 and ref.loc[("fold 0", "HAS"), "diff_lo"] > 0
+    assert ref.loc[("fold 0", "HAS"), "p_value"] < 0.05 < ref.loc[("fold 0", "HAS"), "p_holm"]
+    assert ref.loc[("pooled", "HAS"), "significant"] == "no"
+    assert ref.loc[("pooled", "HAS"), "per_fold"] == "fold 0: no, fold 1: no"
+    assert ref.loc[("pooled", "HCP"), "significant"] == "higher"
+    # A difference that holds in one fold only is not marked pooled, though its summed draws exclude 0.
+    strong = _events("RND", 300, 6) + _events("HAS", 300, 45) + _events("HCP", 300, 60)
+    none = _events("RND", 300, 6) + _events("HAS", 300, 6) + _events("HCP", 300, 60)
+    mixed = intervals([(0, strong), (1, none)], n_boot=4000, seed=1)
+    has = mixed[(mixed.measure == "reference verdict") & (mixed.method == "HAS")].set_index("scope")
+    assert has.loc["fold 0", "significant"] == "higher" and has.loc["pooled", "diff_lo"] > 0
+    assert has.loc["pooled", "significant"] == "no" and has.loc["pooled", "per_fold"] == "fold 0: higher, fold 1: no"
+    text = intervals_markdown(frame)
+    assert "per fold (Holm)" in text and "users of these worlds only" in text
+
+
+def test_two_methods_compared_over_seeds_of_a_sweep(tmp_path):
+    """``focuscrawl report fue --compare A,B --seeds-of DIR``: per seed the paired difference, over seeds
+    a t-interval; a difference is marked only when Holm over the table's rows rejects 0."""
+    from focuscrawl.experiments.run_record import write_run_json
+    from focuscrawl.reports import fue as fue_report
+
+    code = {"commit": "e" * 40, "dirty": False}
+    for seed, extra in ((0, 40), (1, 44), (2, 38)):
+        for value, lift in ((0.0, 0), (0.25, extra)):
+            run = tmp_path / f"seed-{seed}" / f"community_signal={value:g}"
+            events = _events("RND", 300, 6) + _events("HCP", 300, 30 + seed) + _events("HCP-CB", 300, 30 + seed + lift)
+            run.mkdir(parents=True)
+            intervals([(0, events)], n_boot=500, seed=seed).to_csv(run / "fue_intervals.csv", index=False)
+            write_run_json(run, "fue", {"seed": seed}, {"bootstrap_seed": seed}, code=code, bootstrap=500)
+    assert fue_report.main(["--compare", "HCP-CB,HCP", "--seeds-of", str(tmp_path)]) == 0
+    over = pd.read_csv(tmp_path / "compare_HCP-CB_HCP.csv").set_index(["measure", "value"])
+    assert (over.seeds == 3).all()
+    assert over.loc[("reference verdict", 0.0), "significant"] == "no" and over.loc[("reference verdict", 0.0), "mean_diff"] == 0
+    assert over.loc[("reference verdict", 0.25), "significant"] == "higher"
+    assert over.loc[("reference verdict", 0.25), "mean_lo"] > 0
+    text = (tmp_path / "compare_HCP-CB_HCP.md").read_text()
+    assert "e" * 40 in text and "seed 2" in text
+
+
+def test_recount_rebuilds_the_intervals_from_the_committed_counts(tmp_path):
+    """``focuscrawl report fue --recount DIR``: the intervals depend on the per-fold counts only, so a run's
+    own fue_intervals.csv gives them back exactly, with today's marks, when the Delta rows are gone."""
+    from focuscrawl.experiments.run_record import write_run_json
+    from focuscrawl.reports import fue as fue_report
+
+    fold0 = _events("RND", 200, 6, 5) + _events("HCP", 200, 40, 30) + _events("N06", 200, 8, 9) + _events("HCP-CB", 190, 41, 33)
+    fold1 = _events("RND", 180, 5, 4) + _events("HCP", 190, 35, 28) + _events("N06", 210, 7, 6) + _events("HCP-CB", 185, 38, 30)
+    folds = [(0, fold0), (1, fold1)]
+    frame = intervals(folds, n_boot=500, seed=2)
+    frame.to_csv(tmp_path / "fue_intervals.csv", index=False)
+    entries = [{"fold": f, "train_donors": {"positive": [1], "negative": [2]},
+                "world_donor_ids": {"positive": [3], "negative": [4]}} for f in (0, 1)]
+    write_run_json(tmp_path, "fue", {"seed": 2, "folds": 2}, {"bootstrap_seed": 2}, code={"commit": "f" * 40, "dirty": False},
+                   bootstrap=500, folds=entries)
+    assert fue_report.main(["--recount", str(tmp_path), "--out", str(tmp_path / "again")]) == 0
+    again = pd.read_csv(tmp_path / "again" / "fue_intervals.csv")
+    pd.testing.assert_frame_equal(again, pd.read_csv(tmp_path / "fue_intervals.csv"))
+    assert "--recount" in (tmp_path / "again" / "fue_intervals.md").read_text()
+
+
+def test_the_sensitivity_plot_takes_a_ratio_just_outside_its_smoothed_interval(tmp_path):
+    from focuscrawl.fue.report import write_sensitivity
+
+    table = pd.DataFrame([
+        {"parameter": "hour_effect", "value": v, "measure": "hidden label", "method": m, "extracted": 300, "relevant": r,
+         "ratio_to_RND": ratio, "ratio_lo": lo, "ratio_hi": hi, "significant": "no"}
+        for v in (0.0, 1.0) for m, r, ratio, lo, hi in (("RND", 4, 1.0, 1.0, 1.0), ("N06", 1, 0.25, 0.26, 1.9))])
+    assert write_sensitivity(table, "hour_effect", tmp_path).is_file()

@@ -12,7 +12,7 @@ from sklearn.metrics import roc_auc_score
 from focuscrawl.world.clock import SimClock
 from focuscrawl.corpora import _TARGET as TARGET
 from focuscrawl.corpora import GeneratedCorpus
-from focuscrawl.world.population import Population, PopulationConfig, base36
+from focuscrawl.world.population import TARGET_RICH, Population, PopulationConfig, base36
 
 
 class FakeWall:
@@ -106,6 +106,7 @@ def _signal_auc(population) -> dict[str, float]:
         "score": roc_auc_score(y, [it.final_score for it in posts]),
         "near 06:00": roc_auc_score(y, near6),
         "target words": roc_auc_score(y, [sum(w in TARGET for w in (it.title + " " + it.text).split()) for it in posts]),
+        "target-rich community": roc_auc_score(y, [it.community < len(TARGET_RICH) for it in posts]),
     }
 
 
@@ -114,27 +115,39 @@ def test_by_default_only_the_text_tells_the_classes_apart(population):
     their single-post AUC is 0.5 within sampling error (~0.005 here), while the text separates."""
     auc = _signal_auc(population)
     print("\nsingle-post AUC of each signal:", {k: round(v, 3) for k, v in auc.items()})
-    for signal in ("comments", "score", "near 06:00"):
+    for signal in ("comments", "score", "near 06:00", "target-rich community"):
         assert abs(auc[signal] - 0.5) < 0.03, (signal, auc[signal])
     assert auc["target words"] > 0.6
 
 
 def test_sensitivity_parameters_move_the_signals_their_way():
     config = PopulationConfig(seed=3, users=20_000, base_rate=0.1, events_per_minute=20.0, warmup_seconds=0.0,
-                              score_effect=-0.5, comments_effect=0.5, hour_effect=2.0)
+                              score_effect=-0.5, comments_effect=0.5, hour_effect=2.0, community_signal=0.25)
     pop = Population(config, GeneratedCorpus(3))
     pop.advance(config.start_epoch + 86400)
     auc = _signal_auc(pop)
     print("\nsingle-post AUC with effects:", {k: round(v, 3) for k, v in auc.items()})
     assert auc["comments"] > 0.55 and auc["near 06:00"] > 0.55 and auc["score"] < 0.45
+    assert auc["target-rich community"] > 0.55
+    # community_signal 0.25 at a 10% base rate: positives' items land there with 0.254, negatives' with
+    # 0.004, so 0.1 x 0.254 / (0.1 x 0.254 + 0.9 x 0.004) = 88% of those communities' items are positives'
+    rich = [pop.labels[it.user] for it in pop._stream if it.community < len(TARGET_RICH)]
+    assert np.mean(rich) > 0.8, np.mean(rich)
 
 
-def test_target_rich_communities_and_base_rate_in_stream(population):
+def test_by_default_target_rich_communities_hold_the_base_rate(population):
+    """No per-class community data exists, so by default a target-rich community's share of positives is
+    the world's base rate (10% here), within sampling error (~1,000 items there: standard error ~0.01)."""
     items = population._stream
     share = np.mean([population.labels[it.user] for it in items])
-    rich = [population.labels[it.user] for it in items if it.community < 5]
+    rich = [population.labels[it.user] for it in items if it.community < len(TARGET_RICH)]
     assert math.isclose(share, 0.1, abs_tol=0.03)
-    assert np.mean(rich) > 0.6  # a few communities are target-rich
+    assert math.isclose(np.mean(rich), share, abs_tol=0.05), (np.mean(rich), share, len(rich))
+
+
+def test_community_knobs_are_checked():
+    with pytest.raises(ValueError, match="at most 1"):
+        PopulationConfig(community_noise=0.5, community_signal=0.6)
 
 
 

@@ -33,6 +33,7 @@ import pandas as pd
 
 from focuscrawl.commandline import parser
 from focuscrawl.config import settings
+from focuscrawl.experiments.run_record import add_draft_argument
 from focuscrawl.params import add_arguments
 from focuscrawl.ephemeral.params import DEFAULT as EPHEMERAL
 from focuscrawl.ephemeral.quality import dynamic_quality, overall_quality
@@ -201,13 +202,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--window-hours", type=float, default=3.0, help="T of the dynamic quality Q_T(t)")
     p.add_argument("--warmup-days", type=float, default=1.0, help="left out of the overall quality")
     p.add_argument("--refit-hours", type=float, default=6.0, help="how often estimates and schedules are refitted")
+    add_draft_argument(p)
     return p
 
 
 def main(argv: list[str] | None = None) -> int:
     from tqdm import tqdm
 
-    from focuscrawl.experiments.run_record import write_run_json
+    from focuscrawl.experiments.run_record import git_commit, refuse_unpublishable, write_run_json
 
     args = build_parser().parse_args(argv)
     names = SCHEDULERS.parse(args.schedulers)
@@ -217,6 +219,8 @@ def main(argv: list[str] | None = None) -> int:
         raise SystemExit(f"unknown world(s) {unknown}; known: {', '.join(WORLDS)}")
     seeds = [int(s) for s in args.seeds.split(",") if s.strip()]
     out = args.output or Path(settings().var_dir) / "experiments" / NAME
+    code = git_commit()
+    refuse_unpublishable(out, code, args.draft)
     out.mkdir(parents=True, exist_ok=True)
     total_days = args.discovery_days + args.days
     rows, curves, specs = [], [], {}
@@ -240,10 +244,10 @@ def main(argv: list[str] | None = None) -> int:
     runs_frame, curves_frame = pd.DataFrame(rows), pd.concat(curves, ignore_index=True)
     runs_frame.to_csv(out / "runs.csv", index=False)
     curves_frame.to_csv(out / "curves.csv", index=False)
-    params = {k: v for k, v in vars(args).items() if k != "output"}
+    params = {k: v for k, v in vars(args).items() if k not in ("output", "draft")}
     params.update(schedulers=names, worlds=worlds, seeds=seeds)
     write_run_json(out, NAME, params, {"world_seeds": seeds, "feedback_noise": "default_rng(world seed), the same for every scheduler"},
-                   worlds=specs, outputs=["runs.csv", "curves.csv"])
+                   code=code, draft=args.draft, worlds=specs, outputs=["runs.csv", "curves.csv"])
     text = build_outputs(out, runs_frame, curves_frame, params)
     print(text)
     print(f"written to {out}")

@@ -44,6 +44,7 @@ from pathlib import Path
 
 from focuscrawl.commandline import parser
 from focuscrawl.config import settings
+from focuscrawl.experiments.run_record import add_draft_argument
 from focuscrawl.delta_sink import DEAD_LETTER_TABLE, DeltaSink, StreamRecord
 from focuscrawl.fue.chooser import UserChooser
 from focuscrawl.fue import report
@@ -419,9 +420,12 @@ def fold_worlds(corpus, folds: int, seed: int, population: dict, max_train: dict
         yield FoldWorld(fold, world, clf, world_seed, world_corpus.donor_ids, dropped)
 
 
-def run_folds(args, opts_base: dict, population: dict, out: Path, corpus, cfg, data_dir) -> dict:
-    """Every fold of one experiment: run, per-fold report, pooled intervals, ``run.json``. The run record."""
-    from focuscrawl.experiments.run_record import git_commit, write_run_json
+def run_folds(args, opts_base: dict, population: dict, out: Path, corpus, cfg, data_dir, code: dict) -> dict:
+    """Every fold of one experiment: run, per-fold report, pooled intervals, ``run.json``. The run record.
+
+    ``code``: the checkout's commit as the command started (:func:`focuscrawl.experiments.run_record.git_commit`);
+    HEAD may move during a week-long run."""
+    from focuscrawl.experiments.run_record import write_run_json
     from focuscrawl.fetch import AddressGuard, Fetcher, HostPoliteness
     from focuscrawl.world.server import WorldServer
 
@@ -431,13 +435,13 @@ def run_folds(args, opts_base: dict, population: dict, out: Path, corpus, cfg, d
         pos, neg = (int(x) for x in args.train_donors.split(","))
         max_train = {True: pos, False: neg}
     record_folds: list[dict] = []
-    parameters = {**vars(args), "population": population, "resolved_methods": opts_base["methods"]}
+    parameters = {**{k: v for k, v in vars(args).items() if k != "draft"}, "population": population,
+                  "resolved_methods": opts_base["methods"]}
     seeds = {"seed": args.seed, "world_seeds": [], "bootstrap_seed": args.seed}
-    code = git_commit()  # the code this run loaded; HEAD may move during a week-long run
 
     def record(done: bool) -> Path:
         return write_run_json(out, EXPERIMENT, parameters, seeds, {"corpus": data_dir} if data_dir else None,
-                              code=code, run_id=base_id, table=args.table, duration=opts_base["duration"], folds=record_folds,
+                              code=code, draft=args.draft, run_id=base_id, table=args.table, duration=opts_base["duration"], folds=record_folds,
                               complete=done, bootstrap=args.bootstrap)
 
     pooled_inputs = []
@@ -541,8 +545,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--table", default=STATS_TABLE.path(cfg), help="Delta table of the stats events")
     ap.add_argument("--output", type=Path, default=Path(cfg.var_dir) / "reports" / "fue")
     ap.add_argument("--no-progress", action="store_true")
+    add_draft_argument(ap)
     args = ap.parse_args(argv)
     logging.basicConfig(level=logging.WARNING)
+    from focuscrawl.experiments.run_record import git_commit, refuse_unpublishable
+
+    code = git_commit()  # the code this run loaded
+    refuse_unpublishable(args.output, code, args.draft)
 
     from focuscrawl.corpora import load_corpus
 
@@ -561,14 +570,14 @@ def main(argv: list[str] | None = None) -> int:
                       **parse_world(args.world))
     sweep = parse_sweep(args.sweep)
     if sweep is None:
-        run_folds(args, opts_base, population, args.output, corpus, cfg, data_dir)
+        run_folds(args, opts_base, population, args.output, corpus, cfg, data_dir, code)
         return 0
     key, values = sweep
     points = []
     for v in values:
         out = args.output / f"{key}={v:g}"
         print(f"sweep {key} = {v:g}", flush=True)
-        done = run_folds(args, opts_base, {**population, key: v}, out, corpus, cfg, data_dir)
+        done = run_folds(args, opts_base, {**population, key: v}, out, corpus, cfg, data_dir, code)
         points.append((v, done["intervals"]))
     table = report.sensitivity_table(key, points)
     report.write_sensitivity(table, key, args.output)

@@ -30,6 +30,7 @@ import pandas as pd
 
 from focuscrawl.commandline import parser
 from focuscrawl.config import settings
+from focuscrawl.experiments.run_record import add_draft_argument
 from focuscrawl.graph.access import InMemoryGraph
 from focuscrawl.graph.estimators import ESTIMATORS, TARGETS, estimates_of
 from focuscrawl.graph.evaluation import binned, difference_interval, estimate_matrix, run_bootstrap
@@ -377,18 +378,21 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--data-dir", type=Path, help="real data folder (default: settings().data_dir)")
     p.add_argument("--output", type=Path, help="output folder (default: $FOCUSCRAWL_VAR/experiments/graph-estimation)")
+    add_draft_argument(p)
     return p
 
 
 def main(argv: list[str] | None = None) -> int:
     from tqdm import tqdm
 
-    from focuscrawl.experiments.run_record import write_run_json
+    from focuscrawl.experiments.run_record import git_commit, refuse_unpublishable, write_run_json
     from focuscrawl.graph.synthetic import label_exposure_correlation
 
     args = build_parser().parse_args(argv)
     cfg = settings()
     out = args.output or cfg.var_dir / "experiments" / NAME
+    code = git_commit()
+    refuse_unpublishable(out, code, args.draft)
     out.mkdir(parents=True, exist_ok=True)
     samplers = SAMPLERS.parse(args.samplers)
     estimators = ESTIMATORS.parse(args.estimators)
@@ -417,11 +421,12 @@ def main(argv: list[str] | None = None) -> int:
     truth = pd.concat(truths, ignore_index=True)
     estimates.to_csv(out / "estimates.csv.gz", index=False)
     truth.to_csv(out / "truth.csv", index=False)
-    params = {k: v for k, v in vars(args).items() if k not in ("output",)}
+    params = {k: v for k, v in vars(args).items() if k not in ("output", "draft")}
     params.update(samplers=samplers, estimators=estimators, fractions=fractions, graphs=graphs, label_correlations=strengths)
     data = {"wikispeedia": Path(data_dir) / "wikispeedia"} if "wikispeedia" in graphs and data_dir else {}
     write_run_json(out, NAME, params, {"seed": args.seed, "crawl_rng": "default_rng([seed, run, int(fraction*1e6), sampler index])",
-                                       "graph_seed": args.seed}, data, outputs=["estimates.csv.gz", "truth.csv"])
+                                       "graph_seed": args.seed}, data, code=code, draft=args.draft,
+                   outputs=["estimates.csv.gz", "truth.csv"])
     printed = build_outputs(out, estimates, truth, params)
     print(printed)
     print(f"wrote {out}: run.json, estimates.csv.gz, truth.csv and the tables")

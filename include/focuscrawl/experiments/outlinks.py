@@ -27,6 +27,7 @@ import pandas as pd
 
 from focuscrawl.commandline import parser
 from focuscrawl.config import settings
+from focuscrawl.experiments.run_record import add_draft_argument
 
 NAME = "outlinks"
 SWEEP_MODELS = ("NNL-ET_LBLA", "NNL-ET", "NNL-Av")
@@ -213,15 +214,18 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--bootstrap", type=int, default=200, help="bootstrap replicates over held-out pages")
     p.add_argument("--seed", type=int, default=0, help="seed of the whole table's world")
     p.add_argument("--output", type=Path)
+    add_draft_argument(p)
     return p
 
 
 def main(argv: list[str] | None = None) -> int:
-    from focuscrawl.experiments.run_record import write_run_json
+    from focuscrawl.experiments.run_record import git_commit, refuse_unpublishable, write_run_json
     from focuscrawl.outlinks.models import model_specs
 
     args = build_parser().parse_args(argv)
     out = args.output or settings().var_dir / "experiments" / NAME
+    code = git_commit()
+    refuse_unpublishable(out, code, args.draft)
     out.mkdir(parents=True, exist_ok=True)
     models = list(model_specs()) if args.models is None else [m for m in args.models.split(",") if m]
     strengths = [float(c) for c in args.co_change.split(",") if c.strip()]
@@ -238,10 +242,10 @@ def main(argv: list[str] | None = None) -> int:
                                   args.n_estimators, args.dimensions).assign(part="sweep"))
     predictions = pd.concat(frames, ignore_index=True)
     predictions.to_csv(out / "predictions.csv.gz", index=False)
-    params = {k: v for k, v in vars(args).items() if k != "output"}
+    params = {k: v for k, v in vars(args).items() if k not in ("output", "draft")}
     params.update(models=models, co_change=strengths, seeds=seeds)
     write_run_json(out, NAME, params, {"whole": args.seed, "sweep": seeds, "models": "seed of each world"},
-                   outputs=["predictions.csv.gz"])
+                   code=code, draft=args.draft, outputs=["predictions.csv.gz"])
     text = build_outputs(out, predictions, params)
     print(text)
     print(f"written to {out}")

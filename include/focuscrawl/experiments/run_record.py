@@ -6,6 +6,10 @@ from, the versions of the data it read (for a file: size, modification time and 
 folder: the same over its files' names and sizes), the git commit of the code and whether the
 tree had uncommitted changes, and the UTC time. The report reads it back with
 :func:`read_run_json` and recomputes the tables from the raw rows the run wrote beside it.
+
+A run whose output is under a ``bench/results/`` folder publishes its numbers, so it must name
+code anyone can check out: :func:`refuse_unpublishable` stops it at the start when the tree has
+uncommitted changes, unless it is declared a draft (``--draft``, recorded as ``"draft": true``).
 """
 
 from __future__ import annotations
@@ -30,6 +34,35 @@ def git_commit(cwd: Path | None = None) -> dict:
     except (OSError, subprocess.SubprocessError):
         return {"commit": None, "dirty": None}
     return {"commit": sha, "dirty": bool(status.strip())}
+
+
+RESULTS_FOLDER = ("bench", "results")
+
+
+def publishes(out_dir: Path) -> bool:
+    """Whether ``out_dir`` lies in a ``bench/results`` folder (the committed, published results)."""
+    parts = Path(out_dir).resolve().parts
+    n = len(RESULTS_FOLDER)
+    return any(parts[i:i + n] == RESULTS_FOLDER for i in range(len(parts) - n + 1))
+
+
+def refuse_unpublishable(out_dir: Path, code: dict, draft: bool) -> None:
+    """Stop a run that would publish (write under ``bench/results/``) from a tree with uncommitted
+    changes or of unknown commit, unless it is a draft; called before the run spends its time."""
+    if draft or not publishes(out_dir):
+        return
+    if code.get("commit") is None or code.get("dirty") is not False:
+        state = "has uncommitted changes" if code.get("dirty") else "is not a git checkout"
+        raise SystemExit(f"refusing to write {out_dir}: the code's tree {state}, so the results under bench/results "
+                         "would name no commit anyone can check out. Commit first, or pass --draft to mark the run a draft "
+                         "(recorded in run.json), or write elsewhere with --output")
+
+
+def add_draft_argument(parser) -> None:
+    """``--draft``: allow writing under ``bench/results/`` from a dirty tree; the record says ``draft: true``."""
+    parser.add_argument("--draft", action="store_true",
+                        help="a draft run: may write under bench/results from a tree with uncommitted changes "
+                             "(refused otherwise); run.json records draft: true")
 
 
 def data_version(path: Path) -> dict:
@@ -61,11 +94,12 @@ def _plain(value: Any) -> Any:
 
 
 def write_run_json(out_dir: Path, name: str, parameters: dict, seeds: list[int] | dict, data: dict[str, Path] | None = None,
-                   code: dict | None = None, **extra: Any) -> Path:
+                   code: dict | None = None, draft: bool = False, **extra: Any) -> Path:
     """Write ``out_dir/run.json`` for experiment ``name``; ``extra`` keys are stored as given (e.g. outputs).
 
     ``code``: :func:`git_commit` as the run started. A long run rewrites its record at every checkpoint,
-    and the checkout may have moved on since: asked then, git names code the run never loaded."""
+    and the checkout may have moved on since: asked then, git names code the run never loaded.
+    ``draft``: the run was declared a draft (:func:`refuse_unpublishable`)."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     record = {
@@ -74,6 +108,7 @@ def write_run_json(out_dir: Path, name: str, parameters: dict, seeds: list[int] 
         "seeds": _plain(seeds),
         "data": {k: data_version(v) for k, v in (data or {}).items()},
         "code": code or git_commit(),
+        "draft": bool(draft),
         "written_at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
         **_plain(extra),
     }

@@ -14,7 +14,15 @@ measure) and by the world's hidden label (the truth), with 95% intervals from a 
 bootstrap over extracted users: each (fold, method)'s rate is drawn from its Jeffreys posterior
 Beta(r + 1/2, n - r + 1/2), i.e. the binomial bootstrap of the extracted users with half a hit and
 half a miss added, so that a method with 0 relevant users still has an interval wider than [0, 0].
-A difference is called significant only when its interval excludes zero.
+
+Significance (which difference from RND the tables mark): within each fold, a two-sided p-value of the
+difference from the same draws, then Holm's step-down correction over every comparison of that fold
+(every method against RND, by both measures), at family-wise level 5% (S. Holm, "A simple sequentially
+rejective multiple test procedure", Scandinavian Journal of Statistics 6(2), 1979). Folds are separate
+worlds, and an interval of draws summed over folds speaks only of variation among the users of these
+worlds, not between worlds; so a pooled difference is marked only when it holds, Holm-corrected, in
+every fold (an intersection-union test, whose level needs no further correction), and the pooled
+table says for each fold whether it holds. The pooled interval is shown, labelled as user-level.
 """
 
 from __future__ import annotations
@@ -226,15 +234,70 @@ def _counts(events: Sequence[Extraction], attr: str) -> dict[str, tuple[int, int
     return {m: (n, r) for m, (n, r) in out.items()}
 
 
+ALPHA = 0.05
+
+
+def holm(pvalues: Sequence[float]) -> np.ndarray:
+    """Holm-adjusted p-values (same order): the i-th smallest times ``m - i``, made monotone, capped at 1.
+    A hypothesis is rejected at family-wise level ``a`` when its adjusted p-value is at most ``a``."""
+    p = np.asarray(pvalues, dtype=float)
+    m = len(p)
+    if not m:
+        return p
+    order = np.argsort(p, kind="stable")
+    adjusted = np.minimum(1.0, np.maximum.accumulate(p[order] * (m - np.arange(m))))
+    out = np.empty(m)
+    out[order] = adjusted
+    return out
+
+
+def two_sided_p(diff: np.ndarray) -> float:
+    """Two-sided p-value of "no difference" from draws of a difference: twice the smaller tail share,
+    add-one so that no finite number of draws claims p = 0."""
+    n = len(diff)
+    return float(min(1.0, 2 * (min((diff <= 0).sum(), (diff >= 0).sum()) + 1) / (n + 1)))
+
+
+def mark_significance(frame: pd.DataFrame, scope_col: str = "scope", alpha: float = ALPHA) -> pd.DataFrame:
+    """``p_holm`` and ``significant`` (``higher``/``lower``/``no``) of every row with a ``p_value``: Holm over
+    all rows of each fold scope; a ``pooled`` row holds when its measure and method hold the same way in
+    every fold, with p_holm the largest of the folds' (see the module docstring). ``per_fold`` says how
+    each fold judged it."""
+    frame = frame.copy()
+    frame["p_holm"] = np.nan
+    frame["significant"] = ""
+    tested = frame.p_value.notna()
+    folds = [s for s in dict.fromkeys(frame[scope_col]) if s != "pooled"]
+    for scope in folds:
+        rows = tested & (frame[scope_col] == scope)
+        frame.loc[rows, "p_holm"] = holm(frame.loc[rows, "p_value"].to_numpy())
+    fold_rows = tested & frame[scope_col].isin(folds)
+    frame.loc[fold_rows, "significant"] = np.where(
+        frame.loc[fold_rows, "p_holm"] > alpha, "no", np.where(frame.loc[fold_rows, "diff"] > 0, "higher", "lower"))
+    keys = [c for c in ("measure", "method") if c in frame]
+    by_key = {k: g for k, g in frame[fold_rows].groupby(keys)}
+    per_fold = []
+    for i, row in frame.iterrows():
+        g = by_key.get(tuple(row[k] for k in keys))
+        per_fold.append("" if g is None else ", ".join(f"{s}: {v}" for s, v in zip(g[scope_col], g.significant)))
+        if row[scope_col] == "pooled" and tested[i]:
+            verdicts = set(g.significant) if g is not None else set()
+            frame.at[i, "p_holm"] = g.p_holm.max() if g is not None else 1.0
+            frame.at[i, "significant"] = verdicts.pop() if len(verdicts) == 1 and len(g) == len(folds) else "no"
+    frame["per_fold"] = per_fold
+    return frame
+
+
 def intervals(folds: Sequence[tuple[int, Sequence[Extraction]]], n_boot: int = 2000, seed: int = 0,
               level: float = 0.95) -> pd.DataFrame:
     """Per fold and pooled: extracted, relevant, harvest ratio, ratio to RND and HR - HR(RND), each with a
     ``level`` percentile-bootstrap interval, for both measures (see the module docstring).
 
     Each (fold, method)'s relevant count is drawn as ``n x Beta(r + 1/2, n - r + 1/2)`` (the plain
-    bootstrap, Binomial(n, r/n), collapses to [0, 0] when r = 0); pooled figures sum the same draws
-    over folds. ``significant`` is
-    ``higher``/``lower`` when the interval of the difference from RND excludes zero, else ``no``.
+    bootstrap, Binomial(n, r/n), collapses to [0, 0] when r = 0); pooled intervals sum the same draws
+    over folds, so they are user-level only (they say nothing of the variation between worlds).
+    ``p_value``: two-sided, of the difference from RND, from the draws; ``significant``, ``p_holm`` and
+    ``per_fold``: :func:`mark_significance` (Holm within each fold; pooled = holds in every fold).
     """
     rng = np.random.default_rng(seed)
     lo_q, hi_q = 50 * (1 - level), 100 - 50 * (1 - level)
@@ -270,10 +333,12 @@ def intervals(folds: Sequence[tuple[int, Sequence[Extraction]]], n_boot: int = 2
                     row.update({f"ratio_to_{BASELINE}": point,
                                 "ratio_lo": float(np.percentile(ratio, lo_q, method="inverted_cdf")), "ratio_hi": float(np.percentile(ratio, hi_q, method="inverted_cdf")),
                                 "diff": r / n - base_r / base_n if n else np.nan, "diff_lo": dlo, "diff_hi": dhi,
-                                "significant": "" if m == BASELINE else "higher" if dlo > 0 else "lower" if dhi < 0 else "no"})
+                                "p_value": np.nan if m == BASELINE or not n else two_sided_p(diff)})
                 rows.append(row)
     frame = pd.DataFrame(rows)
-    num = frame.select_dtypes("number").columns.difference(["extracted", "relevant"])
+    if "p_value" in frame:
+        frame = mark_significance(frame)
+    num = frame.select_dtypes("number").columns.difference(["extracted", "relevant", "p_value", "p_holm"])
     frame[num] = frame[num].round(4)
     return frame
 
@@ -284,7 +349,9 @@ OURS = ("HCP-CB", "HCP-CB-0.9-0.1", "HIERARCHICAL-R2", "HCP-SNIP")
 def against_best(folds: Sequence[tuple[int, Sequence[Extraction]]], n_boot: int = 2000, seed: int = 0,
                  level: float = 0.95) -> pd.DataFrame:
     """Each of our methods (:data:`OURS`) against the best of the others by pooled harvest ratio, per
-    measure: the difference of pooled harvest ratios with the same smoothed bootstrap as :func:`intervals`."""
+    measure, per fold and pooled: the difference of harvest ratios with the same smoothed bootstrap as
+    :func:`intervals`, and its significance as there (Holm over every row of a fold; pooled = holds in
+    every fold)."""
     rng = np.random.default_rng(seed + 1)
     lo_q, hi_q = 50 * (1 - level), 100 - 50 * (1 - level)
     rows = []
@@ -300,26 +367,32 @@ def against_best(folds: Sequence[tuple[int, Sequence[Extraction]]], n_boot: int 
         if not others or not ours:
             continue
         best = max(others, key=lambda m: (pooled[m][1] / pooled[m][0], m))
-
-        def draw(m):
-            return sum(n * rng.beta(r + 0.5, n - r + 0.5, size=n_boot) if n else np.zeros(n_boot)
-                       for n, r in (c.get(m, (0, 0)) for c in counts.values())) / pooled[m][0]
-
-        base = draw(best)
-        for m in ours:
-            diff = draw(m) - base
-            lo, hi = float(np.percentile(diff, lo_q)), float(np.percentile(diff, hi_q))
-            rows.append({"measure": measure, "method": m, "best_other": best,
-                         "harvest_ratio": round(pooled[m][1] / pooled[m][0], 4),
-                         "best_other_harvest_ratio": round(pooled[best][1] / pooled[best][0], 4),
-                         "diff": round(pooled[m][1] / pooled[m][0] - pooled[best][1] / pooled[best][0], 4),
-                         "diff_lo": round(lo, 4), "diff_hi": round(hi, 4),
-                         "significant": "higher" if lo > 0 else "lower" if hi < 0 else "no"})
-    return pd.DataFrame(rows)
+        draws = {(f, m): n * rng.beta(r + 0.5, n - r + 0.5, size=n_boot) if n else np.zeros(n_boot)
+                 for f, c in counts.items() for m in (best, *ours) for n, r in [c.get(m, (0, 0))]}
+        scopes = [(f"fold {f}", [f]) for f in counts] + ([("pooled", list(counts))] if len(counts) > 1 else [])
+        for scope, fs in scopes:
+            n_of = {m: sum(counts[f].get(m, (0, 0))[0] for f in fs) for m in (best, *ours)}
+            r_of = {m: sum(counts[f].get(m, (0, 0))[1] for f in fs) for m in (best, *ours)}
+            if not n_of[best]:
+                continue
+            base = sum(draws[(f, best)] for f in fs) / n_of[best]
+            for m in ours:
+                if not n_of[m]:
+                    continue
+                diff = sum(draws[(f, m)] for f in fs) / n_of[m] - base
+                lo, hi = float(np.percentile(diff, lo_q)), float(np.percentile(diff, hi_q))
+                rows.append({"scope": scope, "measure": measure, "method": m, "best_other": best,
+                             "harvest_ratio": round(r_of[m] / n_of[m], 4),
+                             "best_other_harvest_ratio": round(r_of[best] / n_of[best], 4),
+                             "diff": round(r_of[m] / n_of[m] - r_of[best] / n_of[best], 4),
+                             "diff_lo": round(lo, 4), "diff_hi": round(hi, 4), "p_value": two_sided_p(diff)})
+    frame = pd.DataFrame(rows)
+    return mark_significance(frame) if not frame.empty else frame
 
 
 def intervals_markdown(frame: pd.DataFrame) -> str:
-    """The intervals as one table per measure and scope: ``ratio [lo, hi]`` and the verdict on RND."""
+    """The intervals as one table per measure and scope: ``ratio [lo, hi]`` and the verdict on RND
+    (Holm-corrected; a pooled table also says how each fold judged the difference)."""
     parts = []
     for (measure, scope), g in frame.groupby(["measure", "scope"], sort=False):
         g = g.sort_values("harvest_ratio", ascending=False)
@@ -330,13 +403,16 @@ def intervals_markdown(frame: pd.DataFrame) -> str:
         if f"ratio_to_{BASELINE}" in g:
             t[f"ratio to {BASELINE} [95% CI]"] = ["1 (baseline)" if m == BASELINE else f"{r:.2f} [{a:.2f}, {b:.2f}]"
                                                    for m, r, a, b in zip(g.method, g[f"ratio_to_{BASELINE}"], g.ratio_lo, g.ratio_hi)]
-            t[f"differs from {BASELINE}"] = g.significant.values
-        parts.append(f"### {scope}, by {measure}\n\n" + t.to_markdown(index=False))
+            t[f"differs from {BASELINE} (Holm)"] = g.significant.values
+            if scope == "pooled" and "per_fold" in g:
+                t["per fold (Holm)"] = g.per_fold.values
+        title = f"{scope} (intervals over the users of these worlds only)" if scope == "pooled" else scope
+        parts.append(f"### {title}, by {measure}\n\n" + t.to_markdown(index=False))
     return "\n\n".join(parts) + "\n"
 
 
 def significant_summary(frame: pd.DataFrame, scope: str = "pooled") -> str:
-    """One sentence per measure: which methods differ significantly from RND."""
+    """One sentence per measure: which methods differ significantly from RND (see :func:`mark_significance`)."""
     if scope not in set(frame.scope):
         scope = frame.scope.iloc[0]
     lines = []
@@ -345,7 +421,12 @@ def significant_summary(frame: pd.DataFrame, scope: str = "pooled") -> str:
         lo = ", ".join(g[g.significant == "lower"].method) or "none"
         ns = ", ".join(g[g.significant == "no"].method) or "none"
         lines.append(f"- {scope}, by {measure}: significantly above {BASELINE}: {hi}; significantly below: {lo}; "
-                     f"not distinguishable from {BASELINE} (95% interval of the difference contains 0): {ns}.")
+                     f"not distinguishable from {BASELINE}: {ns}.")
+    family = frame[(frame.scope != "pooled") & frame.p_value.notna()].groupby("scope").size() if "p_value" in frame else None
+    if family is not None and len(family):
+        lines.append(f"- Significant means: Holm-corrected at family-wise level {ALPHA:g} over every comparison with "
+                     f"{BASELINE} of a fold, both measures ({', '.join(f'{s}: {n}' for s, n in family.items())} comparisons)"
+                     + ("; pooled: the same direction holds in every fold." if "pooled" in set(frame.scope) else "."))
     return "\n".join(lines)
 
 
@@ -372,7 +453,8 @@ def write_intervals(frame: pd.DataFrame, out: Path, note: str = "", best: pd.Dat
     text = (note + "\n\n" if note else "") + significant_summary(frame) + "\n\n"
     if best is not None and not best.empty:
         best.to_csv(out / "fue_ours_vs_best.csv", index=False)
-        text += ("### Ours against the best other method (pooled harvest ratio difference, 95% interval)\n\n"
+        text += ("### Ours against the best other method (harvest ratio difference per fold and pooled, 95% interval; "
+                 f"significant: Holm at {ALPHA:g} over the rows of each fold, pooled: holds in every fold)\n\n"
                  + best.to_markdown(index=False) + "\n\n")
     text += intervals_markdown(frame)
     (out / "fue_intervals.md").write_text(text)
@@ -409,7 +491,8 @@ def write_sensitivity(table: pd.DataFrame, parameter: str, out: Path) -> Path:
     for measure, g in wide.groupby("measure", sort=False):
         pivot = g.pivot(index="method", columns="value", values="cell")
         pivot.columns = [f"{parameter}={v:g}" for v in pivot.columns]
-        parts.append(f"### ratio to {BASELINE} by {measure} [95% CI] (* = the difference from {BASELINE} is significant)"
+        parts.append(f"### ratio to {BASELINE} by {measure} [95% CI] (* = the difference from {BASELINE} is significant: "
+                     f"Holm at {ALPHA:g} over the fold's comparisons, in every fold)"
                      f"\n\n" + pivot.to_markdown())
     (out / "sensitivity.md").write_text("\n\n".join(parts) + "\n")
     measures = list(dict.fromkeys(table.measure))
@@ -419,8 +502,10 @@ def write_sensitivity(table: pd.DataFrame, parameter: str, out: Path) -> Path:
         for i, (m, gm) in enumerate(g.groupby("method")):
             gm = gm.sort_values("value")
             off = (i - len(g.method.unique()) / 2) * 0.004 * (table.value.max() - table.value.min() or 1)
+            # The raw ratio can lie just outside its smoothed (Jeffreys) interval: no negative bar then.
             ax.errorbar(gm.value + off, gm[f"ratio_to_{BASELINE}"],
-                        yerr=[gm[f"ratio_to_{BASELINE}"] - gm.ratio_lo, gm.ratio_hi - gm[f"ratio_to_{BASELINE}"]],
+                        yerr=[(gm[f"ratio_to_{BASELINE}"] - gm.ratio_lo).clip(lower=0),
+                              (gm.ratio_hi - gm[f"ratio_to_{BASELINE}"]).clip(lower=0)],
                         label=m, marker="o", capsize=3, lw=1.2)
         ax.axhline(1.0, color="grey", ls=":")
         ax.set_xlabel(parameter)

@@ -5,7 +5,8 @@ listings; a user is on-target per a reference classifier over the whole history.
 signals come from data or are neutral, never from the paper's verdicts: the words are
 real eRisk writings (or generated text), posting hours are the donors' real ones (the ``<DATE>``
 of their writings), and score and comment counts, for which no per-class data exists, are drawn
-from one class-independent distribution. ``score_effect``, ``comments_effect`` and
+from one class-independent distribution; so is the community an item lands in (no per-class
+community data exists either). ``community_signal``, ``score_effect``, ``comments_effect`` and
 ``hour_effect`` stay as explicit sensitivity parameters (0 by default) for sweeps.
 
 Everything is a pure function of the seed: user ``i``'s label, activity and history come from
@@ -64,9 +65,15 @@ class PopulationConfig:
       selected for long histories, so their counts say little about a random Reddit user.
     - ``donors_per_user``: each world user re-posts the writings of 2 same-class donors, so 100k
       users can be composed from a few hundred real subjects without being exact copies.
-    - ``community_signal``, ``community_noise``: the chance that a positive (negative) user's item
-      lands in a target-rich community. An assumption of this world, not from data (eRisk has no
-      community names): positives 0.25, negatives 0.004.
+    - ``community_noise``: the chance that any user's item lands in one of the target-rich
+      communities (0.004, whatever the user's class): a choice, so that those listings hold items
+      at all; eRisk has no community names, so no data says more.
+    - ``community_signal``: the extra chance for a positive user's item: positives land there with
+      ``community_noise + community_signal``. 0 by default, i.e. neutral: a community's share of
+      positives is the base rate, and the community rate (all HCP-CB adds to HCP) carries no
+      information. Nonzero values are sensitivity settings (``--world community_signal=...``);
+      0.246 reproduces the 0.25 this world assumed before: at the 2% base rate a target-rich
+      community's items are then 56% from positives, against 2% at 0.
     - ``score_effect``, ``comments_effect``: shifts of the positives' log-score and log-comment
       count. 0 by default: no real per-class data exists (eRisk has neither), so both classes
       share one distribution; nonzero values are sensitivity settings (``--world score_effect=...``).
@@ -85,8 +92,8 @@ class PopulationConfig:
     history_days: float = 365.0        # pre-start histories spread over this many days
     mean_history: float = 30.0         # mean items per user history (heavy-tailed; some exceed 1000)
     donors_per_user: int = 2           # same-class real (or generated) donors composing one world user
-    community_signal: float = 0.25     # chance a positive user posts in a target-rich community (assumed)
-    community_noise: float = 0.004     # chance a negative user does (assumed)
+    community_signal: float = 0.0      # extra chance of a positive's item there (sensitivity; 0 = no information)
+    community_noise: float = 0.004     # chance any user's item lands in a target-rich community (a choice)
     extra_communities: int = 70        # generated communities beyond the real names
     score_effect: float = 0.0          # log-score shift for positives (sensitivity; 0 = class-independent)
     comments_effect: float = 0.0       # log-comments shift for positives (sensitivity; 0 = class-independent)
@@ -94,6 +101,12 @@ class PopulationConfig:
     events_per_minute: float = 60.0    # new posts + comments per simulated minute
     bucket_seconds: int = 60           # the live stream is generated per bucket of simulated time
     warmup_seconds: float = 3600.0     # the stream starts this long before start_epoch (listings not empty)
+
+    def __post_init__(self) -> None:
+        if not (0.0 <= self.community_noise and 0.0 <= self.community_signal
+                and self.community_noise + self.community_signal <= 1.0):
+            raise ValueError(f"community_noise={self.community_noise} and community_signal={self.community_signal}: "
+                             "both must be >= 0 and their sum (a positive's chance) at most 1")
 
 
 SENSITIVITY_PARAMETERS = ("score_effect", "comments_effect", "hour_effect", "community_signal", "community_noise")
@@ -228,7 +241,7 @@ class Population:
 
     def _pick_community(self, label: bool, rng: random.Random) -> int:
         c = self.config
-        if rng.random() < (c.community_signal if label else c.community_noise):
+        if rng.random() < c.community_noise + (c.community_signal if label else 0.0):
             return rng.randrange(len(TARGET_RICH))
         return len(TARGET_RICH) + min(bisect.bisect_left(self._general_cum, rng.random()), len(self._general_cum) - 1)
 
