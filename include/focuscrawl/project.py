@@ -8,6 +8,7 @@ Issue 16, point 1. One TOML file declares everything a running platform needs:
   embedded world at the settings' URL), a User-Agent that names a contact, the politeness
   delay, whether the site's ``X-Ratelimit-*`` headers are obeyed, and OAuth2 client
   credentials read from *named* environment variables (the secret is never in the file);
+  ``[sites.scope]``: which URLs its crawlers may enqueue (:class:`focuscrawl.fetch.scope.ScopeRules`);
 - ``[loops.fue|sources|revisits|graph]``: which of the four learning loops run, on which site,
   with which registered method (the same registries ``--methods HCP,RND`` reads) and budget;
 - ``[schedules]``: per DAG id, a cron expression, an Airflow preset, a duration or ``assets``;
@@ -50,6 +51,7 @@ from pydantic import (
 )
 
 from focuscrawl.ephemeral.params import DEFAULT as EPHEMERAL
+from focuscrawl.fetch.scope import ScopeRules
 from focuscrawl.fue.params import DEFAULT as FUE
 from focuscrawl.graph.params import DEFAULT as GRAPH
 from focuscrawl.outlinks.params import DEFAULT as OUTLINKS
@@ -403,6 +405,8 @@ class Site(_Model):
     obey_robots: bool = True
     rate_limit_headers: bool = Field(False, description="obey X-Ratelimit-Used/Remaining/Reset (reddit)")
     oauth: OAuth | None = None
+    scope: ScopeRules = Field(ScopeRules(), description="which URLs the crawlers may enqueue: allow/deny patterns, "
+                              "depth, per-host budget, URL limits and trap rules (focuscrawl.fetch.scope)")
 
     _name = field_validator("name")(_named("site", "reddit"))
 
