@@ -16,7 +16,9 @@ restart. The head of the order and the counters go to ``--status-file``, fetch c
 frontier to ``--metrics-port`` (``focuscrawl.streamproc``); ``--project FILE [--site NAME]`` fetches as
 the project's site. ``--skip-near-duplicates`` skips a newly found page whose text near-duplicates a page
 fetched before (``focuscrawl.dedup``; the index is rebuilt from the table's latest texts on start),
-counted in ``focuscrawl_near_duplicates_skipped_total{loop="revisits"}``. SIGTERM/SIGINT flush and stop.
+counted in ``focuscrawl_near_duplicates_skipped_total{loop="revisits"}``. A page becomes known only if the
+site's scope admits it (``[sites.scope]`` of ``--project``, ``focuscrawl.fetch.scope``); each refusal is counted
+in ``focuscrawl_scope_refused_total{reason}`` and sent to the dead-letter topic. SIGTERM/SIGINT flush and stop.
 """
 
 from __future__ import annotations
@@ -81,7 +83,9 @@ def main(argv: list[str] | None = None) -> int:
                                   domain_of=virtual_host_domain(args.virtual_hosts) if args.virtual_hosts
                                   else registered_domain, discover=args.discover, max_pages=args.max_pages,
                                   near_duplicates=index,
-                                  on_near_duplicate=lambda *_: proc.metrics.near_duplicates.labels("revisits").inc())
+                                  on_near_duplicate=lambda *_: proc.metrics.near_duplicates.labels("revisits").inc(),
+                                  scope=proc.scope(host_of=virtual_host_domain(args.virtual_hosts) if args.virtual_hosts
+                                                   else registered_domain))
         if args.clock == "site":  # before any page, and idle between periods: the time is read from robots.txt
             probe = robots_url(args.seed[0] if args.seed else seen[0][0])
             clock.probe = lambda: fetcher.fetch(probe)

@@ -23,7 +23,10 @@ in one Kafka transaction with the changelog topic ``focuscrawl.changelog.<--name
 crawler reads back on start: after a SIGKILL each source's chain of recrawls continues where the
 landed rows end (land with ``isolation_level="read_committed"``). ``--skip-near-duplicates`` skips a new
 page whose text near-duplicates a page crawled before (``focuscrawl.dedup``), counted in the status
-file's ``near_duplicates_skipped`` and its ``metrics`` (``focuscrawl_near_duplicates_skipped_total``).
+file's ``near_duplicates_skipped`` and its ``metrics`` (``focuscrawl_near_duplicates_skipped_total``). A new page
+joins the frontier only if the site's scope admits it (``[sites.scope]`` of ``--project``,
+``focuscrawl.fetch.scope``); each refusal is counted in ``focuscrawl_scope_refused_total{reason}`` and goes to
+the dead-letter topic in the slot's transaction.
 
 ``crawl`` runs on the stream scaffold (``focuscrawl.streamproc``: ``--bootstrap``, ``--status-file``,
 ``--status-every``, ``--metrics-port``, ``--log-level``, the WARC arguments); its fetches are counted on
@@ -124,7 +127,8 @@ def crawl(args, cfg) -> int:
         source_crawler = SourceCrawler(
             sources, fetch, emit, clock, args.budget, args.default_interval, args.min_interval,
             on_rejection=dead_letter, near_duplicates=index,
-            on_near_duplicate=lambda *_: proc.metrics.near_duplicates.labels("sources").inc())
+            on_near_duplicate=lambda *_: proc.metrics.near_duplicates.labels("sources").inc(),
+            scope=proc.scope(report=dead_letter))
         site = urlsplit(args.site[0])
         clicks_url = args.clicks_url or f"{site.scheme}://{site.netloc}{CLICKS_PATH}"
         clicks = ClickLog(lambda since: fetcher.get(f"{clicks_url}?since={since!r}", accept=["application/json"]),

@@ -345,6 +345,31 @@ class StreamProcess:
         self.on_exit(fetcher.close)
         return fetcher
 
+    def scope(self, report: Callable[[Any], None] | None = None, **kwargs):
+        """The process's :class:`~focuscrawl.fetch.scope.Scope`: the ``--project`` site's ``[sites.scope]`` rules
+        (the defaults without a project). Each refusal is counted in ``focuscrawl_scope_refused_total{reason}``
+        and its rejection goes to ``report`` (default: the dead-letter topic through :meth:`send`, which
+        ``streaming/consumer.py --sink dead_letter`` lands); ``kwargs`` go to ``Scope`` (``host_of``)."""
+        from focuscrawl.crawl import dead_letters
+        from focuscrawl.fetch.scope import Scope, ScopeRules
+        from focuscrawl.topics import host_key
+
+        site = getattr(self.args, "project_site", None)
+        rules = site.scope if site is not None else ScopeRules()
+        if report is None:
+            self.ensure_topics([TopicSpec(dead_letters.DEAD_LETTER_TOPIC, "host")])
+
+            def report(rejection) -> None:
+                self.send(dead_letters.DEAD_LETTER_TOPIC, host_key(rejection.url),
+                          dead_letters.encode(rejection.dead_letter(self.name)))
+
+        def refused(refusal) -> None:
+            self.metrics.scope_refused.labels(refusal.reason).inc()
+            report(refusal.rejection())
+
+        log.info("scope: %s", rules.model_dump(exclude_defaults=False))
+        return Scope(rules, on_refusal=refused, **kwargs)
+
     @property
     def archive(self):
         """The process's :class:`~focuscrawl.fetch.warc.WarcArchive` with ``--warc DIR`` (files named after

@@ -41,7 +41,7 @@ import logging
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import Callable, Iterable
+from typing import TYPE_CHECKING, Callable, Iterable
 
 import numpy as np
 import pandas as pd
@@ -53,6 +53,9 @@ from focuscrawl.ephemeral.sources import ContentSource, read_source
 from focuscrawl.fetch.warc import warc_columns
 from focuscrawl.parse.rejection import Rejection
 from focuscrawl.records import JsonRecord
+
+if TYPE_CHECKING:  # pragma: no cover
+    from focuscrawl.fetch.scope import Scope
 
 log = logging.getLogger(__name__)
 
@@ -123,13 +126,14 @@ class SourceCrawler:
                  budget: float, default_interval_s: float = 3600.0, min_interval_s: float = 60.0,
                  prior: ProfitPrior = ProfitPrior(), on_rejection: Callable[[Rejection], None] | None = None,
                  near_duplicates: NearDuplicateIndex | None = None,
-                 on_near_duplicate: Callable[[str, Match], None] | None = None) -> None:
+                 on_near_duplicate: Callable[[str, Match], None] | None = None, scope: "Scope | None" = None) -> None:
         if budget <= 0:
             raise ValueError(f"budget must be > 0 fetches per second, got {budget}")
         self.sources = list(sources)
         self.index = {s.url: i for i, s in enumerate(self.sources)}
         self.fetch, self.emit, self.clock, self.budget = fetch, emit, clock, budget
         self.on_rejection = on_rejection
+        self.scope = scope  # asked before a new page joins the frontier (focuscrawl.fetch.scope); None: every page
         self.near_duplicates, self.on_near_duplicate = near_duplicates, on_near_duplicate
         n = len(self.sources)
         self.policy = PushedPlan(budget=budget, max_rate=np.full(n, 1.0 / min_interval_s))
@@ -226,6 +230,8 @@ class SourceCrawler:
         self.counts["recrawls"] += 1
         fresh = [e for e in new if e.url not in self.seen_pages_]
         self.seen_pages_.update(e.url for e in fresh)
+        if self.scope is not None:  # a source's links are one link from it; a refusal is reported by the scope
+            fresh = [e for e in fresh if self.scope.admit(e.url, 1, source.url) is None]
         ids = []
         for entry in sorted(fresh, key=lambda e: e.published or now):
             self.pages_.append((entry.url, i, entry.published))
@@ -349,6 +355,7 @@ class SourceCrawler:
             "intervals": {s.url: self.interval(s.url) for s in self.sources},
             "last_gaps": dict(self.last_gap_), "kinds": {s.url: s.kind for s in self.sources},
             "clock": self.clock(), "updated_at_ms": int(time.time() * 1000),
+            **({"scope": self.scope.status()} if self.scope is not None else {}),
         }
 
 

@@ -22,12 +22,15 @@ import logging
 import re
 import threading
 from datetime import datetime, timezone
-from typing import Callable, Iterable, Protocol
+from typing import TYPE_CHECKING, Callable, Iterable, Protocol
 
 from focuscrawl.fetch.warc import fetch_archived, warc_columns
 from focuscrawl.dedup import Match, NearDuplicateIndex
 from focuscrawl.frontier import PriorityFrontier
 from focuscrawl.outlinks.urls import registered_domain, split_outlinks
+
+if TYPE_CHECKING:  # pragma: no cover
+    from focuscrawl.fetch.scope import Scope
 
 log = logging.getLogger(__name__)
 
@@ -91,8 +94,10 @@ class PageRevisitor:
                  origin: float = 0.0, interval: float = WEEK, domain_of: Callable[[str], str] = registered_domain,
                  discover: str | None = None, max_pages: int = 100_000, unscored: float = -1.0,
                  near_duplicates: NearDuplicateIndex | None = None,
-                 on_near_duplicate: Callable[[str, Match], None] | None = None) -> None:
+                 on_near_duplicate: Callable[[str, Match], None] | None = None, scope: "Scope | None" = None) -> None:
         self.source = source
+        self.scope = scope  # asked before a page becomes known (focuscrawl.fetch.scope); None: every page
+        self.depth: dict[str, int] = {}  # links from a seed, of every known page
         self.emit = emit
         self.clock = clock
         self.origin = origin
@@ -117,13 +122,20 @@ class PageRevisitor:
         """Index of the period ``now`` falls in (period 0 starts at ``origin``)."""
         return int(((self.clock() if now is None else now) - self.origin) // self.interval)
 
-    def add(self, urls: Iterable[str]) -> int:
-        """Make pages known (queued in the current period unless already done); returns how many were new."""
+    def add(self, urls: Iterable[str], parent: str | None = None) -> int:
+        """Make pages known (queued in the current period unless already done); returns how many were new.
+        With a ``scope``, each new page (``parent``'s outlink, or a seed when None) must be admitted first."""
         added = 0
+        depth = 0 if parent is None else self.depth.get(parent, 0) + 1
         with self._lock:
-            for url in urls:
-                if url in self.ranking or url in self.skipped or len(self.ranking) >= self.max_pages:
+            new = [u for u in dict.fromkeys(urls) if u not in self.ranking and u not in self.skipped]
+        if self.scope is not None:  # outside the lock: a refusal is reported (metrics, dead-letter topic)
+            new = [u for u in new if self.scope.admit(u, depth, parent) is None]
+        with self._lock:
+            for url in new:
+                if url in self.ranking or len(self.ranking) >= self.max_pages:
                     continue
+                self.depth[url] = depth
                 self.ranking.update(url, self.unscored)
                 if self.current_period is not None and url not in self.done:
                     self.queue.update(url, self.unscored)
@@ -145,7 +157,7 @@ class PageRevisitor:
         for item in seen:
             self.add([item[0]])
             if self.discover is not None and len(item) > 2:
-                self.add(u for u in item[2] if self.discover.search(u))
+                self.add((u for u in item[2] if self.discover.search(u)), parent=item[0])
         now = self.period()
         with self._lock:
             self._start_period(now)
@@ -194,7 +206,7 @@ class PageRevisitor:
         self.emit(row)
         self.revisits += 1
         if self.discover is not None:
-            self.add(u for u in row["internal_outlinks"] + row["external_outlinks"] if self.discover.search(u))
+            self.add((u for u in row["internal_outlinks"] + row["external_outlinks"] if self.discover.search(u)), parent=url)
         return row
 
     def _near_duplicate(self, url: str, text: str) -> bool:
@@ -246,6 +258,7 @@ class PageRevisitor:
                 "failures": self.failures,
                 "priorities_applied": self.priorities_applied,
                 "near_duplicates_skipped": len(self.skipped),
+                **({"scope": self.scope.status()} if self.scope is not None else {}),
             }
 
 
