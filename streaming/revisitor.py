@@ -85,7 +85,8 @@ def main(argv: list[str] | None = None) -> int:
                                   near_duplicates=index,
                                   on_near_duplicate=lambda *_: proc.metrics.near_duplicates.labels("revisits").inc(),
                                   scope=proc.scope(host_of=virtual_host_domain(args.virtual_hosts) if args.virtual_hosts
-                                                   else registered_domain))
+                                                   else registered_domain),
+                                  on_rejection=proc.dead_letter)
         if args.clock == "site":  # before any page, and idle between periods: the time is read from robots.txt
             probe = robots_url(args.seed[0] if args.seed else seen[0][0])
             clock.probe = lambda: fetcher.fetch(probe)

@@ -50,6 +50,7 @@ from focuscrawl.dedup import Match, NearDuplicateIndex, decode_signature, encode
 from focuscrawl.ephemeral.estimate import ProfitPrior
 from focuscrawl.ephemeral.schedulers import PlannedPolicy
 from focuscrawl.ephemeral.sources import ContentSource, read_source
+from focuscrawl.fetch.errors import refusal_of
 from focuscrawl.fetch.warc import warc_columns
 from focuscrawl.parse.rejection import Rejection
 from focuscrawl.records import JsonRecord
@@ -210,6 +211,9 @@ class SourceCrawler:
         except Exception as exc:  # noqa: BLE001 - one failed fetch costs its slot, not the crawl
             self.counts["errors"] += 1
             log.warning("%s of %s failed: %s", action.kind, self._url_of(action), exc)
+            refused = refusal_of(self._url_of(action), exc)
+            if refused is not None and self.on_rejection is not None:
+                self.on_rejection(refused)
             return "error"
         return action.kind
 

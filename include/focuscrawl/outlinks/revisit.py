@@ -24,7 +24,9 @@ import threading
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Callable, Iterable, Protocol
 
+from focuscrawl.fetch.errors import refusal_of
 from focuscrawl.fetch.warc import fetch_archived, warc_columns
+from focuscrawl.parse.rejection import Rejection
 from focuscrawl.dedup import Match, NearDuplicateIndex
 from focuscrawl.frontier import PriorityFrontier
 from focuscrawl.outlinks.urls import registered_domain, split_outlinks
@@ -94,8 +96,10 @@ class PageRevisitor:
                  origin: float = 0.0, interval: float = WEEK, domain_of: Callable[[str], str] = registered_domain,
                  discover: str | None = None, max_pages: int = 100_000, unscored: float = -1.0,
                  near_duplicates: NearDuplicateIndex | None = None,
-                 on_near_duplicate: Callable[[str, Match], None] | None = None, scope: "Scope | None" = None) -> None:
+                 on_near_duplicate: Callable[[str, Match], None] | None = None, scope: "Scope | None" = None,
+                 on_rejection: Callable[[Rejection], None] | None = None) -> None:
         self.source = source
+        self.on_rejection = on_rejection  # a page the fetch layer refuses for good (a redirect loop, robots.txt)
         self.scope = scope  # asked before a page becomes known (focuscrawl.fetch.scope); None: every page
         self.depth: dict[str, int] = {}  # links from a seed, of every known page
         self.emit = emit
@@ -199,6 +203,9 @@ class PageRevisitor:
         except Exception as exc:  # noqa: BLE001 - one bad page must not stop the revisits; the source's error says why
             self.failures += 1
             log.warning("revisit of %s failed: %s", url, exc)
+            refused = refusal_of(url, exc)
+            if refused is not None and self.on_rejection is not None:
+                self.on_rejection(refused)
             return None
         row = {**snapshot(url, body, period, now, domain_of=self.domain_of), **warc_columns(warc)}
         if self._near_duplicate(url, row["text"]):

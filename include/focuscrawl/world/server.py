@@ -111,7 +111,12 @@ class CrawlHandler(_Handler):
         else:
             # the address the world advertises (not the client's Host header, which it could forge)
             origin = "http://%s:%d" % self.server.server_address[:2]
-            status, ctype, body = world.crawl(path, q, urlsplit(self.path).query, origin)
+            status, ctype, body, *extra = world.crawl(path, q, urlsplit(self.path).query, origin)
+            if extra:  # a redirect's Location (world/mess.py)
+                rl_headers = {**rl_headers, **extra[0]}
+            if world.web is not None and path.startswith("/site/"):
+                body, encoding = world.web.mess.compress(body, self.headers.get("Accept-Encoding"), ctype)
+                rl_headers = {**rl_headers, **encoding}
         if dice["malformed"]:
             body = body[: len(body) // 3] + b'<<{"\x00'
             log(status, "malformed")
