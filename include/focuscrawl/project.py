@@ -14,7 +14,8 @@ Issue 16, point 1. One TOML file declares everything a running platform needs:
 - ``[schedules]``: per DAG id, a cron expression, an Airflow preset, a duration or ``assets``;
 - ``[asset_events.min_interval]``: per DAG id started by a table the stream processes land, the
   least time between two runs those tables' Asset events start (``focuscrawl.lake_events``);
-- ``[warc]``: whether fetched pages are also written as WARC.
+- ``[warc]``: whether fetched pages are also written as WARC;
+- ``[world.mess]``: how messy the embedded world's web is (:class:`focuscrawl.world.mess.Mess`).
 
 ``load_project(path)`` reads and validates the file with pydantic (every model is frozen and
 forbids unknown keys); any fault is one :class:`ProjectError` whose one-line message names the
@@ -54,6 +55,7 @@ from focuscrawl.ephemeral.params import DEFAULT as EPHEMERAL
 from focuscrawl.fetch.scope import ScopeRules
 from focuscrawl.fue.params import DEFAULT as FUE
 from focuscrawl.graph.params import DEFAULT as GRAPH
+from focuscrawl.world.mess import Mess
 from focuscrawl.outlinks.params import DEFAULT as OUTLINKS
 
 # DAG ids a project may schedule (tests/project checks this against dags/).
@@ -669,6 +671,18 @@ class Warc(_Model):
         return parse_duration(self.max_file_age).total_seconds()
 
 
+class WorldSettings(_Model):
+    """How the embedded world serves its web (``focuscrawl world serve``), for a project with a ``world = true``
+    site: ``[world.mess]`` turns on the messy web's behaviours (:class:`focuscrawl.world.mess.Mess`, all off
+    by default)."""
+
+    mess: Mess = Mess()
+
+    def serve_args(self) -> list[str]:
+        """The world server's arguments for these settings (none when the web is clean)."""
+        return ["--mess", self.mess.model_dump_json()] if self.mess.on else []
+
+
 class Project(_Model):
     name: str
     target: Literal["world", "sites"] = "world"
@@ -678,6 +692,7 @@ class Project(_Model):
     schedules: dict[str, str] = Field(default_factory=dict)
     asset_events: AssetEvents = AssetEvents()
     warc: Warc = Warc()
+    world: WorldSettings = WorldSettings()
 
     _name = field_validator("name")(_named("project", "my-project"))
 
@@ -981,9 +996,14 @@ def summary(project: Project, cfg=None) -> str:
     for dag_id, gap in sorted(project.asset_events.min_interval.items()):
         lines.append(f"  asset events for {dag_id}: at most every {gap}")
     lines.append(f"  warc: {'on' if project.warc.enabled else 'off'}")
+    if project.world.mess.on:
+        lines.append(f"  world mess: {project.world.mess.model_dump(exclude_defaults=True)}")
+    for s in project.sites:
+        if s.scope != ScopeRules():
+            lines.append(f"  scope of {s.name}: {s.scope.model_dump(exclude_defaults=True)}")
     return "\n".join(lines)
 
 
 __all__ = ["DAG_IDS", "LOOPS", "STREAM_DAGS", "AssetEvents", "FueLoop", "GraphLoop", "Loop", "Loops", "OAuth", "Profile",
-           "Project", "ProjectError", "RevisitsLoop", "Site", "SourcesLoop", "Warc", "airflow_schedule", "check_schedule", "interpolate",
+           "Project", "ProjectError", "RevisitsLoop", "Site", "SourcesLoop", "Warc", "WorldSettings", "airflow_schedule", "check_schedule", "interpolate",
            "INIT_TEMPLATE", "load_project", "load_site", "parse_duration", "parse_project", "read_examples", "summary", "write_init"]

@@ -132,3 +132,28 @@ def test_a_bad_scope_key_is_named_with_its_fix(scope, key, fix):
         project_with(scope)
     assert err.value.key == key
     assert fix in err.value.problem
+
+
+def test_the_world_project_turns_every_mess_on_and_the_world_server_gets_it(shared_data):
+    from pathlib import Path
+
+    from focuscrawl.project import load_project
+    from focuscrawl.world.mess import Mess, parse_mess
+
+    project = load_project(Path(__file__).resolve().parents[2] / "projects" / "world.toml")
+    mess = project.world.mess
+    assert all(getattr(mess, k) for k in Mess.model_fields if k != "seed"), mess
+    args = project.world.serve_args()
+    assert args[0] == "--mess" and parse_mess(args[1]) == mess
+    assert project.site().scope.max_date_steps == 12
+    clean = parse_project(BASE, check_files=False, check_env=False)
+    assert clean.world.serve_args() == [] and not clean.world.mess.on
+
+
+def test_a_bad_mess_knob_is_named_with_its_fix():
+    with pytest.raises(ProjectError) as err:
+        parse_project({**BASE, "world": {"mess": {"variants": 1.5}}}, check_files=False, check_env=False)
+    assert err.value.key == "world.mess.variants" and "use a value <= 1" in err.value.problem
+    with pytest.raises(ProjectError) as err:
+        parse_project({**BASE, "world": {"mess": {"calender": True}}}, check_files=False, check_env=False)
+    assert err.value.key == "world.mess.calender" and "did you mean 'calendar'" in err.value.problem

@@ -131,7 +131,8 @@ class Platform:
         self.write_active_project()
         from focuscrawl.services.manager import ServiceManager
 
-        ServiceManager(self.cfg, dags_folder=self.dags_folder).up(self.services, log=self.log)
+        ServiceManager(self.cfg, dags_folder=self.dags_folder,
+                       world_args=self.project.world.serve_args()).up(self.services, log=self.log)
         if "airflow" in self.services:
             self.unpause_dags()
         self.supervisor = Supervisor(specs, self.cfg.var_dir, tick=self.tick, info={

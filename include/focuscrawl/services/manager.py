@@ -13,6 +13,7 @@ import os
 import signal
 import sys
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -35,12 +36,12 @@ class WorldService:
 
     name = "world"
 
-    def __init__(self, cfg: Settings) -> None:
+    def __init__(self, cfg: Settings, args: Sequence[str] = ()) -> None:
         self.cfg = cfg
         self.process = ManagedProcess(
             name=self.name, run_dir=Path(cfg.var_dir) / "run", log_dir=Path(cfg.var_dir) / "logs",
             command=[sys.executable, "-m", "focuscrawl.world", "serve", "--host", cfg.bind_host,
-                     "--port", str(cfg.world_port), "--eval-port", str(cfg.world_eval_port)],
+                     "--port", str(cfg.world_port), "--eval-port", str(cfg.world_eval_port), *args],
             env=settings_env(cfg), cwd=Path(cfg.home),
         )
         self.processes = {self.name: self.process}
@@ -78,7 +79,8 @@ class ServiceStatus:
 
 
 class ServiceManager:
-    def __init__(self, cfg: Settings, dags_folder: Path | None = None, spark_cluster: bool = False) -> None:
+    def __init__(self, cfg: Settings, dags_folder: Path | None = None, spark_cluster: bool = False,
+                 world_args: Sequence[str] = ()) -> None:
         from focuscrawl.services.airflow import AirflowService
         from focuscrawl.services.kafka import KafkaBroker
         from focuscrawl.services.spark_cluster import SparkCluster
@@ -90,7 +92,7 @@ class ServiceManager:
         self.services = {
             "kafka": KafkaBroker(cfg),
             "airflow": AirflowService(cfg, dags_folder=dags_folder, spark_master=master),
-            "world": WorldService(cfg),
+            "world": WorldService(cfg, world_args),  # a project's [world] settings (Project.world.serve_args)
             "spark": self.spark_cluster,
         }
 
