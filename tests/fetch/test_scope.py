@@ -52,14 +52,18 @@ def test_the_per_host_budget_counts_admitted_pages_once_each():
 def test_a_calendar_stepping_month_by_month_is_refused_after_max_date_steps():
     scope = Scope(ScopeRules(max_date_steps=12))
     months = [f"{SITE}/calendar?month={y}-{m:02d}" for y in (2024, 2025, 2026) for m in range(1, 13)]
-    decisions = [scope.admit(u) for u in months]
-    assert all(d is None for d in decisions[:12])
-    assert {d.reason for d in decisions[12:]} == {"trap_date_steps"}
-    # date values in path segments and split parameters step the same way; other pages are not touched
-    scope = Scope(ScopeRules(max_date_steps=3))
-    assert [scope.admit(f"{SITE}/archive/2024/{m:02d}/") is None for m in range(1, 6)] == [True] * 3 + [False] * 2
-    assert [scope.admit(f"{SITE}/cal?year=2024&month={m}") is None for m in range(1, 6)] == [True] * 3 + [False] * 2
-    assert scope.admit(f"{SITE}/wiki/2024_Summer_Olympics") is None
+    decisions = [scope.admit(u, parent=p) for p, u in zip([f"{SITE}/wiki/Events"] + months, months)]
+    assert all(d is None for d in decisions[:13])  # the first month, then 12 steps
+    assert decisions[13].reason == "trap_date_steps" and "13 links in a row" in decisions[13].detail
+    # date values in path segments and split parameters step the same way
+    scope = Scope(ScopeRules(max_date_steps=2))
+    chain = [f"{SITE}/archive/2024/{m:02d}/" for m in range(1, 5)]
+    assert [scope.admit(u, parent=p) is None for p, u in zip([SITE + "/"] + chain, chain)] == [True] * 3 + [False]
+    chain = [f"{SITE}/cal?year=2024&month={m}" for m in range(1, 5)]
+    assert [scope.admit(u, parent=p) is None for p, u in zip([SITE + "/"] + chain, chain)] == [True] * 3 + [False]
+    # an archive page listing every month is no stepping, and other pages are not touched
+    assert all(scope.admit(f"{SITE}/blog/2023/{m:02d}/", parent=f"{SITE}/blog/archive") is None for m in range(1, 13))
+    assert scope.admit(f"{SITE}/wiki/2024_Summer_Olympics", parent=f"{SITE}/wiki/2020_Summer_Olympics") is None
 
 
 def test_date_pattern_names_the_page_and_the_step():
@@ -114,8 +118,8 @@ def project_with(scope: dict):
 
 
 def test_the_project_file_carries_a_site_scope():
-    project = project_with({"deny": ["/calendar"], "max_depth": 3, "max_date_steps": 24})
-    assert project.site().scope == ScopeRules(deny=("/calendar",), max_depth=3, max_date_steps=24)
+    project = project_with({"deny": ["/calendar"], "max_depth": 3, "max_date_steps": 2})
+    assert project.site().scope == ScopeRules(deny=("/calendar",), max_depth=3, max_date_steps=2)
     assert parse_project(BASE, check_files=False, check_env=False).site().scope == ScopeRules()
 
 
@@ -145,7 +149,7 @@ def test_the_world_project_turns_every_mess_on_and_the_world_server_gets_it(shar
     assert all(getattr(mess, k) for k in Mess.model_fields if k != "seed"), mess
     args = project.world.serve_args()
     assert args[0] == "--mess" and parse_mess(args[1]) == mess
-    assert project.site().scope.max_date_steps == 12
+    assert project.site().scope.max_date_steps == 1
     clean = parse_project(BASE, check_files=False, check_env=False)
     assert clean.world.serve_args() == [] and not clean.world.mess.on
 

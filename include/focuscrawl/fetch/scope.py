@@ -11,9 +11,10 @@ one :class:`Refusal` naming the rule (``reason``) and the numbers that broke it,
   parameters;
 - it looks like a crawler trap: one path segment repeated more than ``max_segment_repeats``
   times (``/a/b/a/b/a/b``), a date-like value (``2024-05``, ``20240517``, ``/2024/05/``) stepping
-  through more than ``max_date_steps`` distinct values on one URL pattern (a calendar's "next
-  month" without end), or a query string that keeps growing from link to link (the link's query
-  extends its parent's) more than ``max_query_growth`` times.
+  from link to link on one URL pattern more than ``max_date_steps`` times in a row (a calendar's
+  "next month" without end; an archive listing its months on one page is no step), or a query
+  string that keeps growing from link to link (the link's query extends its parent's) more than
+  ``max_query_growth`` times.
 
 The rules are Heritrix's decide rules (``MatchesRegexDecideRule``, ``TooManyHopsDecideRule``,
 ``PathologicalPathDecideRule``, ``TooManyPathSegmentsDecideRule``; see
@@ -65,7 +66,8 @@ class ScopeRules(BaseModel):
     max_url_length: Optional[int] = Field(2048, gt=0, description="characters at most (sitemaps.org's limit)")
     max_query_params: Optional[int] = Field(None, ge=0, description="query parameters at most")
     max_segment_repeats: Optional[int] = Field(3, gt=0, description="times one path segment may occur")
-    max_date_steps: Optional[int] = Field(None, gt=0, description="distinct date values per URL pattern")
+    max_date_steps: Optional[int] = Field(None, ge=0, description="links in a row from a date page to the same page "
+                                                                   "at another date")
     max_query_growth: Optional[int] = Field(None, gt=0, description="links in a row whose query extends the parent's")
 
     @field_validator("allow", "deny", mode="before")
@@ -159,7 +161,7 @@ class Scope:
         self._lock = threading.Lock()
         self._admitted: set[str] = set()
         self._per_host: dict[str, int] = defaultdict(int)
-        self._dates: dict[str, set[tuple[str, ...]]] = defaultdict(set)
+        self._steps: dict[str, int] = {}
         self._growth: dict[str, int] = {}
         self.refused: dict[str, int] = defaultdict(int)
 
@@ -212,16 +214,22 @@ class Scope:
                                f"{r.max_query_growth}")
             self._growth[url] = growth
         if r.max_date_steps is not None:
-            found = date_pattern(url)
-            if found is not None:
-                pattern, dates = found
-                seen = self._dates[pattern]
-                if dates not in seen and len(seen) >= r.max_date_steps:
-                    return Refusal("trap_date_steps", url,
-                                   f"{len(seen)} date values already admitted on {pattern} = max_date_steps "
-                                   f"{r.max_date_steps} (a calendar without end?)")
-                seen.add(dates)
+            steps = self._date_steps(url, parent)
+            if steps > r.max_date_steps:
+                return Refusal("trap_date_steps", url,
+                               f"{steps} links in a row from a date page to the same page at another date > "
+                               f"max_date_steps {r.max_date_steps} (a calendar without end?)")
+            self._steps[url] = steps
         return None
+
+    def _date_steps(self, url: str, parent: str | None) -> int:
+        """Links in a row (ending at ``url``) from a page with date values to the same page with others."""
+        if parent is None:
+            return 0
+        mine, theirs = date_pattern(url), date_pattern(parent)
+        if mine is None or theirs is None or mine[0] != theirs[0] or mine[1] == theirs[1]:
+            return 0
+        return self._steps.get(parent, 0) + 1
 
     def _query_growth(self, url: str, parts, parent: str) -> int:
         """Links in a row (ending at ``url``) on one host and path whose query extends the previous one's."""
