@@ -17,7 +17,7 @@ over ``--periods`` revisit periods (the world's clock moves a day between two, s
 Every request is classified on the evaluation side by the world's truth (``Mess.truth``: which true
 page a URL serves), never on the crawl path. Wasted: the page fetched again under another URL in the
 same period, a trap page (the calendar), a redirect-loop hop, a soft-404 taken for content (a
-snapshot was emitted for it), and an unchanged body fetched in full where the previous answer offered
+snapshot was emitted for it; one the crawler refused, and its probe of the directory, are not), and an unchanged body fetched in full where the previous answer offered
 a validator (``ETag``/``Last-Modified``; the world offers none yet, so this is 0 until conditional
 fetches land). Useful: a true page's first fetch in a period. Bytes are the bodies' wire bytes
 (``Content-Length``, gzipped where the world gzips), redirect and robots.txt answers included.
@@ -90,11 +90,19 @@ def run(label: str, rules, args, data, mess) -> dict:
                 return result
 
         rows: list[dict] = []
-        refusals = Counter()
+        refusals, after_fetch = Counter(), Counter()
         scope = Scope(rules, on_refusal=lambda r: refusals.update([r.reason]), host_of=virtual_host_domain())
-        revisitor = PageRevisitor(Source(), rows.append, lambda: period_now[0], origin=0.0, interval=1.0,
+        source = Source()
+        soft404 = None
+        if rules.detect_soft404:
+            from focuscrawl.fetch.soft404 import Soft404Probe
+            from focuscrawl.outlinks.revisit import page_content
+
+            soft404 = Soft404Probe(source.get, lambda body, url: page_content(body, url)[0])
+        revisitor = PageRevisitor(source, rows.append, lambda: period_now[0], origin=0.0, interval=1.0,
                                   domain_of=virtual_host_domain(), discover=args.discover, max_pages=10**7,
-                                  scope=scope)
+                                  scope=scope, soft404=soft404,
+                                  on_rejection=lambda r: after_fetch.update([r.parser]))
         revisitor.add([server.url + s for s in args.seed_path])
         started = time.perf_counter()
         marks = []
@@ -131,6 +139,8 @@ def run(label: str, rules, args, data, mess) -> dict:
                 counts["redirect_hop"] += 1
             elif kind == "calendar":
                 counts["trap_page"] += 1
+            elif "focuscrawl-no-such-page-" in r["path"]:
+                counts["soft404_probe"] += 1  # the crawler's own probe for its directory's "not found" answer
             elif kind == "soft404":
                 taken = (period, r["path"], r["query"]) in snapshots
                 counts["soft404_as_content" if taken else "soft404_refused"] += 1
@@ -154,12 +164,13 @@ def run(label: str, rules, args, data, mess) -> dict:
         "useful_pages": useful_pages, "bytes": total_bytes,
         "bytes_per_useful_page": round(total_bytes / useful_pages, 1) if useful_pages else None,
         "http_304": counts["http_304"], "counts": dict(sorted(counts.items())),
-        "scope_refused": dict(sorted(refusals.items())), "known_pages": len(revisitor.ranking),
+        "scope_refused": dict(sorted(refusals.items())), "refused_after_fetch": dict(sorted(after_fetch.items())),
+        "known_pages": len(revisitor.ranking),
         "snapshots": len(rows), "fetch_failures": revisitor.failures,
     }
     print(f"{label:6s} {fetches} requests: wasted {wasted} ({result['wasted_share']:.1%}) {result['waste']}; "
           f"{useful_pages} useful pages, {result['bytes_per_useful_page']} bytes each; 304s {counts['http_304']}; "
-          f"scope refused {dict(refusals)}")
+          f"scope refused {dict(refusals)}, after the fetch {dict(after_fetch)}")
     return result
 
 

@@ -161,3 +161,15 @@ def test_a_bad_mess_knob_is_named_with_its_fix():
     with pytest.raises(ProjectError) as err:
         parse_project({**BASE, "world": {"mess": {"calender": True}}}, check_files=False, check_env=False)
     assert err.value.key == "world.mess.calender" and "did you mean 'calendar'" in err.value.problem
+
+
+def test_only_a_fetch_that_failed_for_good_is_dead_lettered():
+    from focuscrawl.fetch.errors import (FetchTimeoutError, HTTPStatusError, RedirectLoopError, RetriesExhaustedError,
+                                         refusal_of)
+
+    url = f"{SITE}/wiki/A"
+    assert refusal_of(url, RedirectLoopError(url, "loops")).reason == "loops"
+    assert refusal_of(url, HTTPStatusError(url, 404, "gone")).parser == "fetch"
+    for transient in (HTTPStatusError(url, 500, "oops"), FetchTimeoutError(url, "slow"),
+                      RetriesExhaustedError(url, 503, "busy"), ValueError("not the fetch layer's")):
+        assert refusal_of(url, transient) is None

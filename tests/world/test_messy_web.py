@@ -124,6 +124,9 @@ def test_a_redirect_loop_is_refused_with_its_reason_and_the_revisitor_goes_on(me
     rev.revisit_next(), rev.revisit_next()
     assert [r["url"] for r in rows] == [good] and rev.failures == 1
     assert [(x.parser, x.url) for x in refused] == [("fetch", loop)] and "redirects in a loop" in refused[0].reason
+    assert loop in rev.refused and loop not in rev.ranking  # no later period spends a fetch on it
+    rev.add([loop])
+    assert loop not in rev.ranking
 
 
 def test_a_missing_page_is_a_soft_404(messy):
@@ -171,3 +174,30 @@ def test_a_bad_mess_option_stops_the_world_with_the_knob_named():
     out = subprocess.run([sys.executable, "-m", "focuscrawl.world", "serve", "--mess", '{"variants": 2}'],
                          capture_output=True, text=True, timeout=120)
     assert out.returncode == 2 and "variants" in out.stderr and "less than or equal to 1" in out.stderr
+
+
+def test_a_soft_404_is_refused_after_its_fetch_and_forgotten_and_a_true_404_directory_is_not_probed_twice(messy, clean):
+    from focuscrawl.fetch.soft404 import Soft404Probe
+
+    text = lambda body, url: page_content(body, url)[0]  # noqa: E731
+    f = fetcher(messy)
+    probe = Soft404Probe(f.get, text)
+    real = messy.url + page_paths(messy, 1)[0]
+    missing = real + "_(archived_0_0)"
+    reason = probe.check(missing, text(f.get(missing), missing))
+    assert reason.startswith("soft-404: answered 200 OK") and "focuscrawl-no-such-page-" in reason
+    assert probe.check(real, text(f.get(real), real)) is None
+    assert probe.probes == 1  # one probe per directory
+    honest = Soft404Probe(fetcher(clean).get, text)
+    page = clean.url + page_paths(clean, 1)[0]
+    assert honest.check(page, "anything") is None and honest.check(page, "else") is None and honest.probes == 1
+    # the revisitor refuses it with the reason, and no later period fetches it again
+    period, rows, refused = [0.0], [], []
+    rev = PageRevisitor(f, rows.append, lambda: period[0], interval=1.0, on_rejection=refused.append, soft404=probe)
+    rev.add([missing, real])
+    drain = lambda: [rev.revisit_next() for _ in range(3)]  # noqa: E731
+    drain()
+    period[0] = 1.0
+    drain()
+    assert [r["url"] for r in rows] == [real, real]
+    assert [(r.parser, r.url) for r in refused] == [("soft404", missing)] and rev.status()["refused"] == 1

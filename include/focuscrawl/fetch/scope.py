@@ -21,6 +21,9 @@ The rules are Heritrix's decide rules (``MatchesRegexDecideRule``, ``TooManyHops
 https://heritrix.readthedocs.io/en/latest/configuring-jobs.html#decide-rules) and the trap
 classes of "Crawler traps" in Olston and Najork, "Web Crawling", Foundations and Trends in
 Information Retrieval 4(3), 2010, section 6 (calendars, session ids, repeated path segments).
+After the fetch, ``detect_soft404`` refuses a page that is its site's "not found" page answered
+``200 OK`` (:class:`focuscrawl.fetch.soft404.Soft404Probe`), which the crawler then forgets.
+
 Every default is neutral (off), except the two limits no real page needs: ``max_url_length``
 (sitemaps.org: URLs "must be less than 2,048 characters") and ``max_segment_repeats`` (Heritrix's
 ``PathologicalPathDecideRule`` refuses a segment repeated more than twice; three here).
@@ -69,6 +72,8 @@ class ScopeRules(BaseModel):
     max_date_steps: Optional[int] = Field(None, ge=0, description="links in a row from a date page to the same page "
                                                                    "at another date")
     max_query_growth: Optional[int] = Field(None, gt=0, description="links in a row whose query extends the parent's")
+    detect_soft404: bool = Field(False, description="after the fetch, refuse a page that is its directory's "
+                                                    "\"not found\" answer (focuscrawl.fetch.soft404)")
 
     @field_validator("allow", "deny", mode="before")
     @classmethod

@@ -33,6 +33,7 @@ from focuscrawl.outlinks.urls import registered_domain, split_outlinks
 
 if TYPE_CHECKING:  # pragma: no cover
     from focuscrawl.fetch.scope import Scope
+    from focuscrawl.fetch.soft404 import Soft404Probe
 
 log = logging.getLogger(__name__)
 
@@ -97,9 +98,11 @@ class PageRevisitor:
                  discover: str | None = None, max_pages: int = 100_000, unscored: float = -1.0,
                  near_duplicates: NearDuplicateIndex | None = None,
                  on_near_duplicate: Callable[[str, Match], None] | None = None, scope: "Scope | None" = None,
-                 on_rejection: Callable[[Rejection], None] | None = None) -> None:
+                 on_rejection: Callable[[Rejection], None] | None = None, soft404: "Soft404Probe | None" = None) -> None:
         self.source = source
-        self.on_rejection = on_rejection  # a page the fetch layer refuses for good (a redirect loop, robots.txt)
+        self.on_rejection = on_rejection  # a page refused for good (a redirect loop, a 4xx, a soft-404)
+        self.soft404 = soft404
+        self.refused: set[str] = set()  # pages refused for good: never known again (this process)
         self.scope = scope  # asked before a page becomes known (focuscrawl.fetch.scope); None: every page
         self.depth: dict[str, int] = {}  # links from a seed, of every known page
         self.emit = emit
@@ -132,7 +135,8 @@ class PageRevisitor:
         added = 0
         depth = 0 if parent is None else self.depth.get(parent, 0) + 1
         with self._lock:
-            new = [u for u in dict.fromkeys(urls) if u not in self.ranking and u not in self.skipped]
+            new = [u for u in dict.fromkeys(urls) if u not in self.ranking and u not in self.skipped
+                   and u not in self.refused]
         if self.scope is not None:  # outside the lock: a refusal is reported (metrics, dead-letter topic)
             new = [u for u in new if self.scope.admit(u, depth, parent) is None]
         with self._lock:
@@ -204,10 +208,14 @@ class PageRevisitor:
             self.failures += 1
             log.warning("revisit of %s failed: %s", url, exc)
             refused = refusal_of(url, exc)
-            if refused is not None and self.on_rejection is not None:
-                self.on_rejection(refused)
+            if refused is not None:
+                self._refuse(refused)
             return None
         row = {**snapshot(url, body, period, now, domain_of=self.domain_of), **warc_columns(warc)}
+        reason = self.soft404.check(url, row["text"]) if self.soft404 is not None else None
+        if reason is not None:
+            self._refuse(Rejection(reason, url, url, "soft404"))
+            return None
         if self._near_duplicate(url, row["text"]):
             return None
         self.emit(row)
@@ -215,6 +223,15 @@ class PageRevisitor:
         if self.discover is not None:
             self.add((u for u in row["internal_outlinks"] + row["external_outlinks"] if self.discover.search(u)), parent=url)
         return row
+
+    def _refuse(self, rejection: Rejection) -> None:
+        """Forget a page refused for good, so no later period spends a fetch on it; report why."""
+        with self._lock:
+            self.refused.add(rejection.url)
+            self.ranking.discard(rejection.url)
+            self.queue.discard(rejection.url)
+        if self.on_rejection is not None:
+            self.on_rejection(rejection)
 
     def _near_duplicate(self, url: str, text: str) -> bool:
         """Skip a page fetched for the first time that near-duplicates one fetched before (see the class)."""
@@ -265,6 +282,7 @@ class PageRevisitor:
                 "failures": self.failures,
                 "priorities_applied": self.priorities_applied,
                 "near_duplicates_skipped": len(self.skipped),
+                "refused": len(self.refused),
                 **({"scope": self.scope.status()} if self.scope is not None else {}),
             }
 
