@@ -183,21 +183,24 @@ def test_a_soft_404_is_refused_after_its_fetch_and_forgotten_and_a_true_404_dire
     f = fetcher(messy)
     probe = Soft404Probe(f.get, text)
     real = messy.url + page_paths(messy, 1)[0]
-    missing = real + "_(archived_0_0)"
-    reason = probe.check(missing, text(f.get(missing), missing))
+    first, missing = real + "_(archived_0_0)", real + "_(archived_0_1)"
+    assert probe.check(first, text(f.get(first), first)) is None and probe.probes == 0  # no suspicion yet
+    reason = probe.check(missing, text(f.get(missing), missing))  # the same text under another URL: probed
     assert reason.startswith("soft-404: answered 200 OK") and "focuscrawl-no-such-page-" in reason
     assert probe.check(real, text(f.get(real), real)) is None
-    assert probe.probes == 1  # one probe per directory
+    other = messy.url + page_paths(messy, 2)[1].replace("/wiki/", "/m/wiki/") + "_(gone)"  # another directory
+    assert probe.check(other, text(f.get(other), other)).startswith("soft-404") and probe.probes == 1
     honest = Soft404Probe(fetcher(clean).get, text)
-    page = clean.url + page_paths(clean, 1)[0]
-    assert honest.check(page, "anything") is None and honest.check(page, "else") is None and honest.probes == 1
+    page, twin = (clean.url + p for p in page_paths(clean, 2))
+    assert honest.check(page, "same words") is None and honest.check(twin, "same words") is None
+    assert honest.check(page + "_x", "same words") is None and honest.probes == 1  # a true 404 clears the directory
     # the revisitor refuses it with the reason, and no later period fetches it again
     period, rows, refused = [0.0], [], []
     rev = PageRevisitor(f, rows.append, lambda: period[0], interval=1.0, on_rejection=refused.append, soft404=probe)
-    rev.add([missing, real])
+    rev.add([missing + "_again", real])
     drain = lambda: [rev.revisit_next() for _ in range(3)]  # noqa: E731
     drain()
     period[0] = 1.0
     drain()
     assert [r["url"] for r in rows] == [real, real]
-    assert [(r.parser, r.url) for r in refused] == [("soft404", missing)] and rev.status()["refused"] == 1
+    assert [(r.parser, r.url) for r in refused] == [("soft404", missing + "_again")] and rev.status()["refused"] == 1

@@ -3,9 +3,13 @@
 Bar-Yossef, Broder, Kumar and Tomkins, "Sic Transit Gloria Telae: Towards an Understanding of the
 Web's Decay", WWW 2004, section 3 ("soft 404s"): ask the site, in the same directory, for a URL that
 cannot exist; a site that answers it ``200 OK`` serves soft-404s there, and a page whose content is
-that answer's is one. One probe per directory (``scheme://host/dir/``), cached; a probe answered
-with an error (a true 404) clears the directory. Content is compared as the Jaccard similarity of
-the visible texts' word sets.
+that answer's is one. Content is compared as the Jaccard similarity of the visible texts' word sets.
+
+Probes are spent on suspicion only: a soft-404 page is the same text under many URLs, so a directory
+(``scheme://host/dir/``) is probed, once, when a page's text was already seen under another URL;
+every "not found" answer learned is then checked first, so a site's later soft-404s cost no probe.
+A probe answered with an error (a true 404) clears its directory. The price: the first soft-404 of a
+text is taken for content, before its twin shows it up.
 """
 
 from __future__ import annotations
@@ -34,6 +38,8 @@ class Soft404Probe:
                  threshold: float = 0.9) -> None:
         self.fetch, self.text_of, self.threshold = fetch, text_of, threshold
         self._probes: dict[str, frozenset[str] | None] = {}
+        self._answers: list[frozenset[str]] = []  # every "not found" text learned
+        self._first_url: dict[int, str] = {}        # hash of a text's words -> the first URL it was seen under
         self._lock = threading.Lock()
         self.probes = 0
 
@@ -59,18 +65,26 @@ class Soft404Probe:
         with self._lock:
             self.probes += 1
             self._probes[key] = answer
+            if answer:
+                self._answers.append(answer)
         return answer
 
+    def _similarity(self, mine: frozenset[str], answer: frozenset[str]) -> float:
+        return len(mine & answer) / len(mine | answer) if mine or answer else 1.0
+
     def check(self, url: str, text: str) -> str | None:
-        answer = self._answer(url)
-        if not answer:
-            return None
         mine = _words(text)
-        similarity = len(mine & answer) / len(mine | answer) if mine or answer else 1.0
-        if similarity < self.threshold:
+        with self._lock:
+            known = list(self._answers)
+            first = self._first_url.setdefault(hash(mine), url)
+        best = max((self._similarity(mine, a) for a in known), default=0.0)
+        if best < self.threshold and first != url:  # the same text under another URL: probe its directory
+            answer = self._answer(url)
+            best = self._similarity(mine, answer) if answer else 0.0
+        if best < self.threshold:
             return None
         return (f"soft-404: answered 200 OK with the text the site gives a page that cannot exist "
-                f"({self.probe_url(url)}; Jaccard {similarity:.2f} >= {self.threshold}); not content")
+                f"(probed as {self.probe_url(url)}; Jaccard {best:.2f} >= {self.threshold}); not content")
 
 
 __all__ = ["Soft404Probe"]
