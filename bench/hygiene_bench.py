@@ -11,7 +11,8 @@ every outlink of the world's sites (``--discover``), with the world site's scope
 (``[sites.scope]`` of ``projects/world.toml``, :mod:`focuscrawl.fetch.scope`) for "after" and no rule
 at all (``ScopeRules.off()``) for "before". Not run: Kafka, Delta, Airflow (the snapshot rows are
 kept in memory; the full platform would add nothing to what is fetched). Each run gets a fresh world
-of the same seed and the same budget of HTTP requests (redirect hops and robots.txt count), spent
+of the same seed and the same budget of HTTP requests (redirect hops, robots.txt and soft-404 probes
+count; the revisit that crosses the budget is the last, with all its requests), spent
 over ``--periods`` revisit periods (the world's clock moves a day between two, so pages change).
 
 Every request is classified on the evaluation side by the world's truth (``Mess.truth``: which true

@@ -75,7 +75,8 @@ def test_hygiene_benchmark_smoke(tmp_path):
     assert len(res["commit"]) == 40 and len(res["load_before"]) == 3 and set(res["threads"]) >= {"OMP_NUM_THREADS"}
     before, after = res["runs"]["before"], res["runs"]["after"]
     for run in (before, after):
-        assert 200 <= run["requests"] <= 201  # the budget; the request that crosses it is the last
+        # the budget; the revisit that crosses it is the last (with its redirect hops and a soft-404 probe)
+        assert 200 <= run["requests"] <= 200 + 6
         c = run["counts"]
         classified = sum(v for k, v in c.items() if k not in ("requests", "http_304"))
         assert classified == run["requests"]
