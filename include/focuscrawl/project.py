@@ -56,7 +56,7 @@ from focuscrawl.outlinks.params import DEFAULT as OUTLINKS
 
 # DAG ids a project may schedule (tests/project checks this against dags/).
 DAG_IDS = ("delta_maintenance", "fue_pseudo_training", "graph_estimation", "outlinks_features",
-           "outlinks_train", "source_schedule")
+           "outlinks_train", "page_relevance", "source_schedule")
 # The DAGs that tables the stream processes land start (through streaming/asset_events.py, not a
 # task's outlet; tests/platform/test_dag_schedules.py checks this against the DAG files).
 STREAM_DAGS = ("graph_estimation", "outlinks_features", "source_schedule")
@@ -981,6 +981,17 @@ positives = "${FOCUSCRAWL_DATA}/erisk2017/erisk2017-train.tar.xz"
 negatives = "${FOCUSCRAWL_DATA}/erisk2017/erisk2017-train.tar.xz"
 format = "erisk"            # erisk | jsonl | csv (inferred from the file name when absent)
 # query = "words your target users write about"    # or drive the crawl by a query instead
+# languages = ["en"]        # keep pages in these languages (ISO 639-1); others score 0 relevance
+
+# The pages you look for, by example (`focuscrawl train` fits the page relevance model): http(s) URLs
+# (fetched once, robots.txt obeyed), .html/.txt files or folders of them, and/or a JSONL file of
+# {"url": ..., "text": ..., "label": 1 or 0} lines; at least 3 pages of each class.
+# [profile.pages]
+# positives = ["https://example.org/about-my-topic", "examples/positive/"]
+# negatives = ["https://example.org/something-else", "examples/negative/"]
+# examples = "examples/pages.jsonl"
+# model = "TFIDF-LR"        # or LSA-LR
+# threshold = 0.5           # a page scoring at or above it counts as relevant
 
 [[sites]]
 name = "world"
@@ -1053,6 +1064,12 @@ def summary(project: Project, cfg=None) -> str:
         lines.append(f"  profile: positives {p.positives} / negatives {p.negatives} ({p.example_format('positives')})")
     if p.query:
         lines.append(f"  profile: query {p.query!r}")
+    if p.pages:
+        counts = p.pages.counts(p.query)
+        lines.append(f"  profile: example pages {counts[1]} about the topic / {counts[0]} not, model {p.pages.model}, "
+                     f"threshold {p.pages.threshold:g}")
+    if p.languages:
+        lines.append(f"  profile: languages {', '.join(p.languages)}")
     for s in project.sites:
         auth = (f", OAuth via ${s.oauth.client_id_env}/${s.oauth.client_secret_env} at {s.oauth.token_url}"
                 if s.oauth else "")

@@ -63,11 +63,16 @@ def content_digest(text: str) -> str:
 
 def snapshot(url: str, body: bytes, period: int, fetched_at: float, status: int = 200,
              domain_of: Callable[[str], str] = registered_domain) -> dict:
-    """One ``page_snapshots`` row (focuscrawl.outlinks.tables.SNAPSHOTS) of a fetched page."""
+    """One ``page_snapshots`` row (focuscrawl.outlinks.tables.SNAPSHOTS) of a fetched page: beside the
+    visible text, its main text and language (:func:`focuscrawl.parse.text.page_text`)."""
+    from focuscrawl.parse.text import page_text
+
     text, links = page_content(body, url)
     internal, external = split_outlinks(url, links, domain_of)
+    clean = page_text(body, url, visible_text=text)
     return {"url": url, "period": int(period), "fetched_at": datetime.fromtimestamp(fetched_at, timezone.utc),
             "status": int(status), "content_digest": content_digest(text), "text": text,
+            "main_text": clean.main_text, "language": clean.language, "language_score": clean.language_score,
             "internal_outlinks": internal, "external_outlinks": external}
 
 

@@ -27,6 +27,11 @@ SNAPSHOTS = table(
         Column("status", pa.int32(), "HTTP status"),
         Column("content_digest", pa.string(), "digest of the page content excluding outlinks"),
         Column("text", pa.string(), "visible text of the page (for the content embedding)"),
+        Column("main_text", pa.string(), "main text of the page, boilerplate removed (trafilatura; the visible "
+                                         "text when it finds none): what relevance, embedding and near-duplicates read"),
+        Column("language", pa.string(), "ISO 639-1 code of the main text's language (py3langid); null: too short to tell"),
+        Column("language_score", pa.float64(), "the language identifier's probability of that language",
+               bounds=UNIT_INTERVAL),
         Column("internal_outlinks", pa.list_(pa.string()), "outlinks on the page's registered domain"),
         Column("external_outlinks", pa.list_(pa.string()), "outlinks to other registered domains"),
         *WARC_COLUMNS,

@@ -93,7 +93,8 @@ class Platform:
 
     def dag_ids(self) -> list[str]:
         ids = [d for loop, _, _ in self.project.enabled_loops() for d in LOOP_DAGS[loop]]
-        return [*ids, *ALWAYS_DAGS]
+        focus = ("page_relevance",) if self.project.profile.pages is not None else ()
+        return [*ids, *focus, *ALWAYS_DAGS]
 
     # -- up -----------------------------------------------------------------------------------
 
