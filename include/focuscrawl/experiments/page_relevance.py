@@ -1,4 +1,4 @@
-"""``focuscrawl experiment page_relevance``: how well the page relevance models judge the world's pages.
+"""``focuscrawl experiment page-relevance``: how well the page relevance models judge the world's pages.
 
 The evaluation side of the page focus. A project's example pages (``projects/world.toml`` by
 default) are read from a world built in this process, each registered model is fitted on them as
@@ -114,8 +114,8 @@ def main(argv: list[str] | None = None) -> int:
     from focuscrawl.project import load_project
     from focuscrawl.relevance.models import PAGE_MODELS
 
-    p = parser(f"focuscrawl experiment {NAME}", __doc__, f"focuscrawl experiment {NAME}",
-               f"focuscrawl experiment {NAME} --models TFIDF-LR --seeds 0,1,2 --pages 300")
+    command = f"focuscrawl experiment {NAME.replace('_', '-')}"
+    p = parser(command, __doc__, command, f"{command} --models TFIDF-LR --seeds 0,1,2 --pages 300")
     p.add_argument("--project", type=Path, default=Path("projects/world.toml"), help="project whose [profile.pages] to use")
     p.add_argument("--models", default=",".join(PAGE_MODELS.names()), help="registered page relevance models")
     p.add_argument("--seeds", default="0,1,2,3,4", help="comma list: each draws a split and the judged pages")
