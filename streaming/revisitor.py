@@ -16,7 +16,9 @@ restart. The head of the order and the counters go to ``--status-file``, fetch c
 frontier to ``--metrics-port`` (``focuscrawl.streamproc``); ``--project FILE [--site NAME]`` fetches as
 the project's site. ``--skip-near-duplicates`` skips a newly found page whose text near-duplicates a page
 fetched before (``focuscrawl.dedup``; the index is rebuilt from the table's latest texts on start),
-counted in ``focuscrawl_near_duplicates_skipped_total{loop="revisits"}``. SIGTERM/SIGINT flush and stop.
+counted in ``focuscrawl_near_duplicates_skipped_total{loop="revisits"}``. ``--relevance-store DIR`` scores
+every snapshot with the champion page relevance model there (``focuscrawl.relevance.score``; ``--languages``:
+pages in other languages score 0), landed as ``relevance`` in the row. SIGTERM/SIGINT flush and stop.
 """
 
 from __future__ import annotations
@@ -55,6 +57,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--idle", type=float, default=1.0, help="seconds to wait when no page is due")
     ap.add_argument("--skip-near-duplicates", action="store_true",
                     help="skip a new page whose text near-duplicates a page fetched before (shingle Jaccard >= 0.7)")
+    ap.add_argument("--relevance-store", help="the project's page relevance model store (focuscrawl train writes it): "
+                                              "every snapshot is scored by its champion")
+    ap.add_argument("--relevance-model", default="TFIDF-LR", help="registered page relevance model whose champion scores")
+    ap.add_argument("--relevance-threshold", type=float, default=0.5, help="a page at or above it counts as relevant")
+    ap.add_argument("--languages", default="", help="comma list of ISO 639-1 codes; pages in others score 0")
     args = ap.parse_args(argv)
 
     from focuscrawl.fetch.clock import SiteClock, robots_url
@@ -74,6 +81,12 @@ def main(argv: list[str] | None = None) -> int:
         index = NearDuplicateIndex()
         for url, text in writer.latest_texts().items():
             index.add(url, text)
+    scorer = None
+    if args.relevance_store:
+        from focuscrawl.relevance.score import PageScorer
+
+        scorer = PageScorer(args.relevance_store, args.relevance_model,
+                            [c for c in args.languages.split(",") if c], args.relevance_threshold)
     with StreamProcess(NAME, args, cfg) as proc:
         fetcher = proc.fetcher(politeness_delay=args.politeness_delay)
         clock = SiteClock(refresh_s=args.clock_refresh).attach(fetcher) if args.clock == "site" else time.time
@@ -81,7 +94,8 @@ def main(argv: list[str] | None = None) -> int:
                                   domain_of=virtual_host_domain(args.virtual_hosts) if args.virtual_hosts
                                   else registered_domain, discover=args.discover, max_pages=args.max_pages,
                                   near_duplicates=index,
-                                  on_near_duplicate=lambda *_: proc.metrics.near_duplicates.labels("revisits").inc())
+                                  on_near_duplicate=lambda *_: proc.metrics.near_duplicates.labels("revisits").inc(),
+                                  relevance=scorer)
         if args.clock == "site":  # before any page, and idle between periods: the time is read from robots.txt
             probe = robots_url(args.seed[0] if args.seed else seen[0][0])
             clock.probe = lambda: fetcher.fetch(probe)

@@ -85,6 +85,11 @@ class PageRevisitor:
     ``discover`` (a regex) become known pages, queued in the current period too, up to ``max_pages``.
     Thread-safe between the revisit loop and the thread applying pushed priorities.
 
+    With ``relevance`` (a :class:`focuscrawl.relevance.score.PageScorer`) every snapshot is scored in
+    this process, the champion page relevance model's calibrated score of its main text landing in the
+    row (``relevance``, ``relevance_model``); snapshots at or above the threshold are the loop's harvest
+    (``relevant`` in :meth:`status`).
+
     With a ``near_duplicates`` index (the project switch ``[loops.revisits] skip_near_duplicates``),
     a page fetched for the first time whose text near-duplicates a page fetched before
     (:class:`focuscrawl.dedup.NearDuplicateIndex`) is skipped: no snapshot, its outlinks not
@@ -96,7 +101,8 @@ class PageRevisitor:
                  origin: float = 0.0, interval: float = WEEK, domain_of: Callable[[str], str] = registered_domain,
                  discover: str | None = None, max_pages: int = 100_000, unscored: float = -1.0,
                  near_duplicates: NearDuplicateIndex | None = None,
-                 on_near_duplicate: Callable[[str, Match], None] | None = None) -> None:
+                 on_near_duplicate: Callable[[str, Match], None] | None = None,
+                 relevance=None) -> None:
         self.source = source
         self.emit = emit
         self.clock = clock
@@ -116,6 +122,8 @@ class PageRevisitor:
         self.near_duplicates = near_duplicates
         self.on_near_duplicate = on_near_duplicate
         self.skipped: set[str] = set()  # pages skipped as near-duplicates: never known again (this process)
+        self.relevance = relevance  # a focuscrawl.relevance.score.PageScorer, or None
+        self.relevant = 0  # snapshots scored at or above the relevance threshold: the loop's harvest
         self._lock = threading.Lock()
 
     def period(self, now: float | None = None) -> int:
@@ -196,6 +204,9 @@ class PageRevisitor:
         row = {**snapshot(url, body, period, now, domain_of=self.domain_of), **warc_columns(warc)}
         if self._near_duplicate(url, row["text"]):
             return None
+        if self.relevance is not None:
+            row["relevance"], row["relevance_model"] = self.relevance.score(row["main_text"], row["language"])
+            self.relevant += self.relevance.relevant(row["relevance"])
         self.emit(row)
         self.revisits += 1
         if self.discover is not None:
@@ -251,6 +262,8 @@ class PageRevisitor:
                 "failures": self.failures,
                 "priorities_applied": self.priorities_applied,
                 "near_duplicates_skipped": len(self.skipped),
+                "relevant": self.relevant,
+                "harvest": self.relevant / self.revisits if self.revisits and self.relevance is not None else None,
             }
 
 
