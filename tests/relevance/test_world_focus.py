@@ -74,7 +74,7 @@ def test_the_world_judges_the_page_model_on_pages_disjoint_from_its_examples(sha
     result = run(project, cfg, ["TFIDF-LR"], [0], 300, log=lambda _: None)
     world = result["rows"][0]["world"]
     assert world["topic"] == "History" and world["pages"] == 300
-    assert world["auc"]["low"] > 0.75, world  # measured 0.86-0.95 over seeds 0-4
+    assert world["auc"]["low"] > 0.75, world  # measured 0.86 (seed 0, 300 pages); AUC 0.82-0.93 over seeds 0-4 at 600
     examples = {canonical_url(u) for u in project.profile.pages.positives + project.profile.pages.negatives}
     web = build_web(0, START, shared_data, cfg.var_dir)
     judged = {canonical_url(u) for u, _ in judged_pages(web, cfg.world_url.rstrip("/"), examples, 300, 0)}
