@@ -28,6 +28,7 @@ import sys
 import time
 
 from focuscrawl.config import settings
+from focuscrawl.relevance.score import add_relevance_arguments, scorer_from_args
 from focuscrawl.streamproc import StreamProcess, parser
 
 log = logging.getLogger("focuscrawl.revisitor")
@@ -57,11 +58,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--idle", type=float, default=1.0, help="seconds to wait when no page is due")
     ap.add_argument("--skip-near-duplicates", action="store_true",
                     help="skip a new page whose text near-duplicates a page fetched before (shingle Jaccard >= 0.7)")
-    ap.add_argument("--relevance-store", help="the project's page relevance model store (focuscrawl train writes it): "
-                                              "every snapshot is scored by its champion")
-    ap.add_argument("--relevance-model", default="TFIDF-LR", help="registered page relevance model whose champion scores")
-    ap.add_argument("--relevance-threshold", type=float, default=0.5, help="a page at or above it counts as relevant")
-    ap.add_argument("--languages", default="", help="comma list of ISO 639-1 codes; pages in others score 0")
+    add_relevance_arguments(ap)
     args = ap.parse_args(argv)
 
     from focuscrawl.fetch.clock import SiteClock, robots_url
@@ -81,12 +78,7 @@ def main(argv: list[str] | None = None) -> int:
         index = NearDuplicateIndex()
         for url, text in writer.latest_texts().items():
             index.add(url, text)
-    scorer = None
-    if args.relevance_store:
-        from focuscrawl.relevance.score import PageScorer
-
-        scorer = PageScorer(args.relevance_store, args.relevance_model,
-                            [c for c in args.languages.split(",") if c], args.relevance_threshold)
+    scorer = scorer_from_args(args)
     with StreamProcess(NAME, args, cfg) as proc:
         fetcher = proc.fetcher(politeness_delay=args.politeness_delay)
         clock = SiteClock(refresh_s=args.clock_refresh).attach(fetcher) if args.clock == "site" else time.time

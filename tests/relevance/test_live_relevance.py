@@ -103,3 +103,43 @@ def test_the_plan_hands_the_page_model_store_to_the_revisitor(cfg):
     helptext = subprocess.run([sys.executable, str(ROOT / "streaming" / "revisitor.py"), "--help"], capture_output=True,
                               text=True, timeout=120, check=True).stdout
     assert all(flag in helptext for flag in ("--relevance-store", "--relevance-model", "--relevance-threshold", "--languages"))
+
+
+def test_the_source_crawler_scores_each_new_page_and_its_sink_lands_the_rows(trained, tmp_path):
+    import json as jsonlib
+
+    from deltalake import DeltaTable
+
+    from focuscrawl.delta_sink import DeltaSink, StreamRecord
+    from focuscrawl.ephemeral.crawler import SourceCrawler
+    from focuscrawl.ephemeral.sources import discover_sources
+    from focuscrawl.sinks import sink
+    from focuscrawl.world import build_world
+    from tests.ephemeral.world_pages import BASE, world_fetch
+
+    project, cfg = trained
+    train_page_model(project, cfg, log=lambda _: None)
+    world = build_world(4, data_dir=None, users=500, cache_dir=tmp_path / "world", paused=True)
+    world.clock.advance(6 * 3600)
+    fetch = world_fetch(world)
+    sources = [s for s in discover_sources(fetch, f"{BASE}/site/{world.web.hosts[1]}/")[0] if s.kind != "hub"]
+    rows = []
+    scorer = PageScorer(store_for(project, cfg).root, "TFIDF-LR", ["en"], threshold=0.5)
+    crawler = SourceCrawler(sources, fetch, lambda table, key, row: rows.append((table, key, row)), world.clock.now,
+                            0.05, default_interval_s=1800.0, relevance=scorer)
+    for _ in range(120):
+        crawler.step()
+        world.clock.advance(20.0)
+    pages = [row for table, _, row in rows if table == "source_pages"]
+    assert pages and len(pages) == crawler.counts["pages"]
+    assert all(0.0 <= r["relevance"] <= 1.0 and r["relevance_model"] == "TFIDF-LR/v1" for r in pages)
+    assert crawler.counts["relevant"] == sum(r["relevance"] >= 0.5 for r in pages)
+
+    spec = sink("source_pages")
+    assert spec.topic == "focuscrawl.source_pages" and spec.table.name == "source_pages"
+    delta = DeltaSink(str(tmp_path / "source_pages"), spec.table, "source_pages-to-delta",
+                      dead_letter_uri=str(tmp_path / "dead_letter"), convert=spec.convert)
+    result = delta.write([StreamRecord(spec.topic, 0, n, jsonlib.dumps(r).encode(), b"h") for n, r in enumerate(pages)])
+    assert result.written == len(pages) and result.dead_lettered == 0
+    landed = DeltaTable(str(tmp_path / "source_pages")).to_pyarrow_table(columns=["page_url", "relevance"]).to_pylist()
+    assert sorted((r["page_url"], r["relevance"]) for r in landed) == sorted((r["page_url"], r["relevance"]) for r in pages)

@@ -35,7 +35,7 @@ FETCHERS, STAGES, SINKS_TIER = 1, 2, 3
 # The landings (``focuscrawl.sinks.SINKS``, run by ``streaming/consumer.py --sink NAME``) each loop needs.
 LOOP_SINKS = {
     "fue": ("fue_posts", "fue_extractions"),
-    "sources": ("source_recrawls", "page_clicks"),
+    "sources": ("source_recrawls", "page_clicks", "source_pages"),
     "revisits": (),           # the revisitor appends page_snapshots itself
     "graph": ("graph_sample",),
 }
@@ -145,7 +145,7 @@ def _relevance(project, cfg) -> list[str]:
 def _sources(project, cfg, models=None) -> list[_Draft]:
     loop, site = project.loops.sources, project.site(project.loops.sources.site)
     args = ["crawl", "--budget", f"{loop.fetches_per_second:g}", "--politeness-delay", f"{site.politeness_delay:g}",
-            *_pages(loop, site, cfg, "--site")]
+            *_pages(loop, site, cfg, "--site"), *_relevance(project, cfg)]
     return [_Draft("source-crawler", "sources.crawler", "sources", FETCHERS, "streaming/source_crawler.py", args,
                    fetches=True)]
 

@@ -70,4 +70,21 @@ class PageScorer:
         return score is not None and score >= self.threshold
 
 
-__all__ = ["PageScorer"]
+def add_relevance_arguments(parser) -> None:
+    """A fetching process's flags for scoring its pages (what ``focuscrawl.platform.plan`` passes)."""
+    parser.add_argument("--relevance-store", help="the project's page relevance model store (focuscrawl train writes "
+                                                  "it): every fetched page is scored by its champion")
+    parser.add_argument("--relevance-model", default="TFIDF-LR", help="registered page relevance model whose champion scores")
+    parser.add_argument("--relevance-threshold", type=float, default=0.5, help="a page at or above it counts as relevant")
+    parser.add_argument("--languages", default="", help="comma list of ISO 639-1 codes; pages in others score 0")
+
+
+def scorer_from_args(args) -> PageScorer | None:
+    """The :class:`PageScorer` the flags of :func:`add_relevance_arguments` ask for (None without a store)."""
+    if not args.relevance_store:
+        return None
+    return PageScorer(args.relevance_store, args.relevance_model, [c for c in args.languages.split(",") if c],
+                      args.relevance_threshold)
+
+
+__all__ = ["PageScorer", "add_relevance_arguments", "scorer_from_args"]
