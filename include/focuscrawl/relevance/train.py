@@ -38,27 +38,35 @@ def store_for(project, cfg):
     return ModelStore(Path(cfg.var_dir) / "models" / project.name / "pages", metric=METRIC)
 
 
-def site_fetch(project, cfg):
+class SiteFetch:
     """``url -> (body, final URL)`` through the fetcher of the project's site serving the URL's origin
-    (the first site when none does): its User-Agent, politeness and robots.txt."""
-    from urllib.parse import urlsplit
+    (the first site when none does): its User-Agent, politeness and robots.txt. ``close()`` closes them."""
 
-    from focuscrawl.fetch.site import fetcher_for_site
+    def __init__(self, project, cfg) -> None:
+        self.project, self.cfg = project, cfg
+        self._fetchers: dict[str, object] = {}
 
-    fetchers: dict[str, object] = {}
+    @staticmethod
+    def _origin(url: str) -> str:
+        from urllib.parse import urlsplit
 
-    def origin(url: str) -> str:
         parts = urlsplit(url)
         return f"{parts.scheme}://{parts.netloc}".lower()
 
-    def fetch(url: str) -> tuple[bytes, str]:
-        site = next((s for s in project.sites if origin(s.url(cfg)) == origin(url)), project.sites[0])
-        if site.name not in fetchers:
-            fetchers[site.name] = fetcher_for_site(site, cfg)
-        result = fetchers[site.name].fetch(url, accept=ACCEPT)
+    def __call__(self, url: str) -> tuple[bytes, str]:
+        from focuscrawl.fetch.site import fetcher_for_site
+
+        site = next((s for s in self.project.sites if self._origin(s.url(self.cfg)) == self._origin(url)),
+                    self.project.sites[0])
+        if site.name not in self._fetchers:
+            self._fetchers[site.name] = fetcher_for_site(site, self.cfg)
+        result = self._fetchers[site.name].fetch(url, accept=ACCEPT)
         return result.body, result.url
 
-    return fetch
+    def close(self) -> None:
+        for fetcher in self._fetchers.values():
+            fetcher.close()
+        self._fetchers.clear()
 
 
 def in_languages(pages: Sequence[ExamplePage], languages: Sequence[str]) -> list[ExamplePage]:
@@ -112,8 +120,12 @@ def train_page_model(project, cfg, *, fetch=None, seed: int = 0, log=print) -> T
         raise ExampleError("profile.pages", "is not declared; add [profile.pages] with positives and negatives "
                                             "(example pages) to train a page relevance model")
     started = time.monotonic()
-    read = read_example_pages(focus.positives, focus.negatives, focus.examples, project.profile.query,
-                              fetch if fetch is not None else site_fetch(project, cfg))
+    own = SiteFetch(project, cfg) if fetch is None else None
+    try:
+        read = read_example_pages(focus.positives, focus.negatives, focus.examples, project.profile.query, fetch or own)
+    finally:
+        if own is not None:
+            own.close()
     pages = distinct(read)
     kept = in_languages(pages, project.profile.languages)
     if len(kept) < len(pages):
@@ -162,5 +174,5 @@ def train_active_project(cfg, log=print) -> dict:
     return train_page_model(project, cfg, log=log).to_json()
 
 
-__all__ = ["METRIC", "Trained", "fit_and_measure", "in_languages", "site_fetch", "store_for", "train_active_project",
+__all__ = ["METRIC", "SiteFetch", "Trained", "fit_and_measure", "in_languages", "store_for", "train_active_project",
            "train_page_model"]
