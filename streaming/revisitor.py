@@ -21,7 +21,10 @@ GET with the page's last ``ETag``/``Last-Modified`` (kept in the snapshot rows, 
 ``focuscrawl.fetch.conditional``); 304s and the bytes they saved are counted in
 ``focuscrawl_not_modified_total``/``focuscrawl_bytes_saved_total``, full bodies identical to the last in
 ``focuscrawl_unchanged_bodies_total`` (all ``{loop="revisits"}``) and the status file. Pages are keyed by
-their canonical URL, with the ``--project`` site's ``strip_params``. SIGTERM/SIGINT flush and stop.
+their canonical URL, with the ``--project`` site's ``strip_params``. ``--relevance-store DIR`` scores
+every snapshot with the champion page relevance model there (``focuscrawl.relevance.score``; ``--languages``:
+pages in other languages score 0), landed as ``relevance`` in the row; an unchanged (304) snapshot repeats
+its previous snapshot's score. SIGTERM/SIGINT flush and stop.
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ import sys
 import time
 
 from focuscrawl.config import settings
+from focuscrawl.relevance.score import add_relevance_arguments, scorer_from_args
 from focuscrawl.streamproc import StreamProcess, parser
 
 log = logging.getLogger("focuscrawl.revisitor")
@@ -60,6 +64,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--idle", type=float, default=1.0, help="seconds to wait when no page is due")
     ap.add_argument("--skip-near-duplicates", action="store_true",
                     help="skip a new page whose text near-duplicates a page fetched before (shingle Jaccard >= 0.7)")
+    add_relevance_arguments(ap)
     args = ap.parse_args(argv)
 
     from focuscrawl.fetch.clock import SiteClock, robots_url
@@ -82,6 +87,7 @@ def main(argv: list[str] | None = None) -> int:
         index = NearDuplicateIndex()
         for url, row in latest.items():
             index.add(url, row.get("text") or "")
+    scorer = scorer_from_args(args)
     with StreamProcess(NAME, args, cfg) as proc:
         fetcher = proc.fetcher(politeness_delay=args.politeness_delay)
         revalidator = Revalidator(fetcher, on_outcome=proc.metrics.revisit_outcome("revisits"))
@@ -92,7 +98,8 @@ def main(argv: list[str] | None = None) -> int:
                                   else registered_domain, discover=args.discover, max_pages=args.max_pages,
                                   near_duplicates=index,
                                   on_near_duplicate=lambda *_: proc.metrics.near_duplicates.labels("revisits").inc(),
-                                  key_of=site.canonical if site is not None else canonical_url, revalidator=revalidator)
+                                  key_of=site.canonical if site is not None else canonical_url, revalidator=revalidator,
+                                  relevance=scorer)
         if args.clock == "site":  # before any page, and idle between periods: the time is read from robots.txt
             probe = robots_url(args.seed[0] if args.seed else seen[0][0])
             clock.probe = lambda: fetcher.fetch(probe)
