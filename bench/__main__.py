@@ -80,6 +80,11 @@ BENCHES: dict[str, tuple[str, str, dict[str, list[str]]]] = {
         "quick": ["--pages", "20000", "--train-sample", "20000", "--compare-pages", "20000", "--embed-pages", "50000"],
         "full": ["--pages", "384000", "--periods", "10", "--compare-pages", "100000", "--embed-pages", "384000"],
     }),
+    "hygiene": ("hygiene_bench.py", "world (in process, over HTTP)", {
+        "smoke": ["--budget", "200", "--data", "none"],
+        "quick": ["--budget", "1500"],
+        "full": ["--budget", "6000", "--periods", "3"],
+    }),
     "scaling": ("scaling_bench.py", "Kafka broker, world, Spark standalone cluster", {
         "smoke": ["--backlog", "200", "--posts", "200", "--users", "50", "--pages", "300"],
         "quick": ["--backlog", "3000", "--posts", "3000", "--users", "1000", "--pages", "3000"],
@@ -131,7 +136,7 @@ def run_bench(name: str, mode: str, out_dir: Path, env: dict, timeout: float) ->
 
 def summarise(name: str, res: dict) -> list[dict]:
     """Table rows of one benchmark's JSON: what, n, seconds, rate with its unit, recall, note."""
-    if name in ("knn", "train"):
+    if name in ("knn", "train", "hygiene"):
         sys.path.insert(0, str(HERE))
         return __import__(f"{name}_bench").summary(res)
     rows: list[dict] = []

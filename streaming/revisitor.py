@@ -21,10 +21,14 @@ GET with the page's last ``ETag``/``Last-Modified`` (kept in the snapshot rows, 
 ``focuscrawl.fetch.conditional``); 304s and the bytes they saved are counted in
 ``focuscrawl_not_modified_total``/``focuscrawl_bytes_saved_total``, full bodies identical to the last in
 ``focuscrawl_unchanged_bodies_total`` (all ``{loop="revisits"}``) and the status file. Pages are keyed by
-their canonical URL, with the ``--project`` site's ``strip_params``. ``--relevance-store DIR`` scores
-every snapshot with the champion page relevance model there (``focuscrawl.relevance.score``; ``--languages``:
-pages in other languages score 0), landed as ``relevance`` in the row; an unchanged (304) snapshot repeats
-its previous snapshot's score. SIGTERM/SIGINT flush and stop.
+their canonical URL, with the ``--project`` site's ``strip_params``.
+A page becomes known only if the site's scope admits its canonical key (``[sites.scope]`` of ``--project``,
+``focuscrawl.fetch.scope``); each refusal is counted in ``focuscrawl_scope_refused_total{reason}`` and sent to
+the dead-letter topic; so is a page refused after its fetch (a redirect loop, a 4xx, a soft-404 with
+``detect_soft404``), which is then forgotten. ``--relevance-store DIR`` scores every snapshot with the
+champion page relevance model there (``focuscrawl.relevance.score``; ``--languages``: pages in other
+languages score 0), landed as ``relevance`` in the row; an unchanged (304) snapshot repeats its previous
+snapshot's score. SIGTERM/SIGINT flush and stop.
 """
 
 from __future__ import annotations
@@ -92,6 +96,13 @@ def main(argv: list[str] | None = None) -> int:
         fetcher = proc.fetcher(politeness_delay=args.politeness_delay)
         revalidator = Revalidator(fetcher, on_outcome=proc.metrics.revisit_outcome("revisits"))
         site = args.project_site
+        scope = proc.scope(host_of=virtual_host_domain(args.virtual_hosts) if args.virtual_hosts else registered_domain)
+        soft404 = None
+        if scope.rules.detect_soft404:
+            from focuscrawl.fetch.soft404 import Soft404Probe
+            from focuscrawl.outlinks.revisit import page_content
+
+            soft404 = Soft404Probe(fetcher.get, lambda body, url: page_content(body, url)[0])
         clock = SiteClock(refresh_s=args.clock_refresh).attach(fetcher) if args.clock == "site" else time.time
         revisitor = PageRevisitor(fetcher, writer, clock, origin=args.origin, interval=args.interval_days * 86400,
                                   domain_of=virtual_host_domain(args.virtual_hosts) if args.virtual_hosts
@@ -99,7 +110,7 @@ def main(argv: list[str] | None = None) -> int:
                                   near_duplicates=index,
                                   on_near_duplicate=lambda *_: proc.metrics.near_duplicates.labels("revisits").inc(),
                                   key_of=site.canonical if site is not None else canonical_url, revalidator=revalidator,
-                                  relevance=scorer)
+                                  scope=scope, on_rejection=proc.dead_letter, soft404=soft404, relevance=scorer)
         if args.clock == "site":  # before any page, and idle between periods: the time is read from robots.txt
             probe = robots_url(args.seed[0] if args.seed else seen[0][0])
             clock.probe = lambda: fetcher.fetch(probe)

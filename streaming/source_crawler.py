@@ -30,7 +30,10 @@ Each recrawl is a conditional GET with the source's last ``ETag``/``Last-Modifie
 changelog record, so a restart keeps them; ``focuscrawl.fetch.conditional``): 304s and the bytes they saved
 go to ``focuscrawl_not_modified_total``/``focuscrawl_bytes_saved_total``, full bodies identical to the last
 to ``focuscrawl_unchanged_bodies_total`` (``{loop="sources"}``), and the status file. URLs are keyed by their
-canonical form, with the ``--project`` site's ``strip_params``.
+canonical form, with the ``--project`` site's ``strip_params``. A new page
+joins the frontier only if the site's scope admits its canonical key (``[sites.scope]`` of ``--project``,
+``focuscrawl.fetch.scope``); each refusal is counted in ``focuscrawl_scope_refused_total{reason}`` and goes to
+the dead-letter topic in the slot's transaction.
 
 ``crawl`` runs on the stream scaffold (``focuscrawl.streamproc``: ``--bootstrap``, ``--status-file``,
 ``--status-every``, ``--metrics-port``, ``--log-level``, the WARC arguments); its fetches are counted on
@@ -137,7 +140,8 @@ def crawl(args, cfg) -> int:
             sources, fetch, emit, clock, args.budget, args.default_interval, args.min_interval,
             on_rejection=dead_letter, near_duplicates=index,
             on_near_duplicate=lambda *_: proc.metrics.near_duplicates.labels("sources").inc(),
-            revalidator=revalidator, key_of=key_of, relevance=scorer_from_args(args))
+            revalidator=revalidator, key_of=key_of, relevance=scorer_from_args(args),
+            scope=proc.scope(report=dead_letter))
         site = urlsplit(args.site[0])
         clicks_url = args.clicks_url or f"{site.scheme}://{site.netloc}{CLICKS_PATH}"
         clicks = ClickLog(lambda since: fetcher.get(f"{clicks_url}?since={since!r}", accept=["application/json"]),

@@ -16,6 +16,7 @@ metric                                                      what
 ``focuscrawl_retry_after_seconds_total{host}``              seconds waited because a Retry-After asked it
 ``focuscrawl_fetch_retries_total{host}``                    retries (429/503, timeouts, broken connections)
 ``focuscrawl_robots_denied_total{host}``                    URLs robots.txt disallowed (not fetched)
+``focuscrawl_scope_refused_total{reason}``                  URLs the site's scope or trap rules refused (focuscrawl.fetch.scope)
 ``focuscrawl_records_consumed_total{topic}``                Kafka records read
 ``focuscrawl_records_produced_total{topic}``                Kafka records sent
 ``focuscrawl_record_errors_total{topic}``                   records whose handling failed (skipped)
@@ -92,6 +93,8 @@ class Metrics:
                                    "size)", ["loop"], registry=r)
         self.unchanged_bodies = Counter("focuscrawl_unchanged_bodies", "full bodies identical to the page's last "
                                         "(a server that ignored the validators)", ["loop"], registry=r)
+        self.scope_refused = Counter("focuscrawl_scope_refused", "URLs refused before they joined a frontier, by the "
+                                     "scope or trap rule that refused them (focuscrawl.fetch.scope)", ["reason"], registry=r)
         self.frontier = Gauge("focuscrawl_frontier_size", "items waiting to be fetched", registry=r)
         self.candidates = Gauge("focuscrawl_candidates", "candidates known to the process", registry=r)
         self.pushes = Counter("focuscrawl_pushed_scores_applied", "scores from a feedback topic applied",

@@ -7,9 +7,10 @@ One TOML file declares everything a running platform needs:
 - ``[[sites]]``: each site and how to reach it: its base URL (or ``world = true`` for the
   embedded world at the settings' URL), a User-Agent that names a contact, the politeness
   delay, whether the site's ``X-Ratelimit-*`` headers are obeyed, and OAuth2 client
-  credentials read from *named* environment variables (the secret is never in the file), and
+  credentials read from *named* environment variables (the secret is never in the file),
   ``strip_params``: the site's own tracking or session parameters, removed from its URLs' canonical
-  keys besides the common ones (:data:`focuscrawl.parse.canon.TRACKING_PARAMS`);
+  keys besides the common ones (:data:`focuscrawl.parse.canon.TRACKING_PARAMS`), and
+  ``[sites.scope]``: which URLs its crawlers may enqueue (:class:`focuscrawl.fetch.scope.ScopeRules`);
 - ``[loops.fue|sources|revisits|graph]``: which of the four learning loops run, on which site,
   with which registered method (the same registries ``--methods HCP,RND`` reads) and budget;
 - ``[schedules]``: per DAG id, a cron expression, an Airflow preset, a duration or ``assets``;
@@ -17,7 +18,8 @@ One TOML file declares everything a running platform needs:
   least time between two runs those tables' Asset events start (``focuscrawl.lake_events``);
 - ``[warc]``: whether fetched pages are also written as WARC;
 - ``[world.validators]``: whether the embedded world serves ``ETag``/``Last-Modified`` and 304s
-  (:class:`focuscrawl.world.validators.ValidatorKnobs`).
+  (:class:`focuscrawl.world.validators.ValidatorKnobs`);
+- ``[world.mess]``: how messy the embedded world's web is (:class:`focuscrawl.world.mess.Mess`).
 
 ``load_project(path)`` reads and validates the file with pydantic (every model is frozen and
 forbids unknown keys); any fault is one :class:`ProjectError` whose one-line message names the
@@ -54,9 +56,11 @@ from pydantic import (
 
 from focuscrawl.corpora import erisk_subjects, writing_body
 from focuscrawl.ephemeral.params import DEFAULT as EPHEMERAL
+from focuscrawl.fetch.scope import ScopeRules
 from focuscrawl.fue.params import DEFAULT as FUE
 from focuscrawl.graph.params import DEFAULT as GRAPH
 from focuscrawl.outlinks.params import DEFAULT as OUTLINKS
+from focuscrawl.world.mess import Mess
 from focuscrawl.world.validators import ValidatorKnobs
 
 # DAG ids a project may schedule (tests/project checks this against dags/).
@@ -463,6 +467,8 @@ class Site(_Model):
     oauth: OAuth | None = None
     strip_params: tuple[str, ...] = Field((), description="the site's own tracking/session parameters (shell "
                                           "patterns, e.g. \"ref_src\", \"sid_*\"), dropped from its canonical URLs")
+    scope: ScopeRules = Field(ScopeRules(), description="which URLs the crawlers may enqueue: allow/deny patterns, "
+                              "depth, per-host budget, URL limits and trap rules (focuscrawl.fetch.scope)")
 
     _name = field_validator("name")(_named("site", "reddit"))
 
@@ -743,16 +749,21 @@ class Warc(_Model):
 
 
 class WorldKnobs(_Model):
-    """How the embedded world behaves (``[world]``): the knobs ``focuscrawl world serve`` takes."""
+    """How the embedded world behaves (``[world]``), for a project with a ``world = true`` site: the knobs
+    ``focuscrawl world serve`` takes. ``[world.validators]``: ``ETag``/``Last-Modified`` and 304s
+    (:class:`focuscrawl.world.validators.ValidatorKnobs`); ``[world.mess]``: the messy web's behaviours
+    (:class:`focuscrawl.world.mess.Mess`). All off by default."""
 
     validators: ValidatorKnobs = ValidatorKnobs()
+    mess: Mess = Mess()
 
     def serve_args(self) -> list[str]:
         """The ``focuscrawl world serve`` arguments that set these knobs (none at their defaults)."""
+        args = ["--mess", self.mess.model_dump_json()] if self.mess.on else []
         v = self.validators
-        if not v.enabled:
-            return []
-        return ["--validators", "--ignore-validators", str(v.ignore_share), "--validators-seed", str(v.seed)]
+        if v.enabled:
+            args += ["--validators", "--ignore-validators", str(v.ignore_share), "--validators-seed", str(v.seed)]
+        return args
 
 
 class Project(_Model):
@@ -1086,9 +1097,14 @@ def summary(project: Project, cfg=None) -> str:
     for dag_id, gap in sorted(project.asset_events.min_interval.items()):
         lines.append(f"  asset events for {dag_id}: at most every {gap}")
     lines.append(f"  warc: {'on' if project.warc.enabled else 'off'}")
+    if project.world.mess.on:
+        lines.append(f"  world mess: {project.world.mess.model_dump(exclude_defaults=True)}")
+    for s in project.sites:
+        if s.scope != ScopeRules():
+            lines.append(f"  scope of {s.name}: {s.scope.model_dump(exclude_defaults=True)}")
     return "\n".join(lines)
 
 
 __all__ = ["DAG_IDS", "LOOPS", "STREAM_DAGS", "AssetEvents", "FueLoop", "GraphLoop", "Loop", "Loops", "OAuth", "PageFocus", "Profile",
-           "Project", "ProjectError", "RevisitsLoop", "Site", "SourcesLoop", "Warc", "airflow_schedule", "check_schedule", "interpolate",
+           "Project", "ProjectError", "RevisitsLoop", "Site", "SourcesLoop", "Warc", "WorldKnobs", "airflow_schedule", "check_schedule", "interpolate",
            "INIT_TEMPLATE", "load_project", "load_site", "parse_duration", "parse_project", "read_examples", "summary", "write_init"]

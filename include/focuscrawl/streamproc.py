@@ -143,6 +143,7 @@ class StreamProcess:
         self._consumers: list[tuple[Any, str]] = []  # (KafkaConsumer, group) whose lag is reported
         self._http = None
         self._archive = None
+        self._dead_letter_topic = False  # created on the first dead letter
 
     # -- lifecycle -------------------------------------------------------------------------
 
@@ -344,6 +345,36 @@ class StreamProcess:
             fetcher = Fetcher.from_settings(self.cfg, **kwargs)
         self.on_exit(fetcher.close)
         return fetcher
+
+    def dead_letter(self, rejection) -> None:
+        """Send a :class:`~focuscrawl.parse.rejection.Rejection` to the dead-letter topic (through :meth:`send`;
+        ``streaming/consumer.py --sink dead_letter`` lands it in the ``dead_letter`` table)."""
+        from focuscrawl.crawl import dead_letters
+        from focuscrawl.topics import host_key
+
+        if not self._dead_letter_topic:
+            self.ensure_topics([TopicSpec(dead_letters.DEAD_LETTER_TOPIC, "host")])
+            self._dead_letter_topic = True
+        self.send(dead_letters.DEAD_LETTER_TOPIC, host_key(rejection.url),
+                  dead_letters.encode(rejection.dead_letter(self.name)))
+
+    def scope(self, report: Callable[[Any], None] | None = None, **kwargs):
+        """The process's :class:`~focuscrawl.fetch.scope.Scope`: the ``--project`` site's ``[sites.scope]`` rules
+        (the defaults without a project). Each refusal is counted in ``focuscrawl_scope_refused_total{reason}``
+        and its rejection goes to ``report`` (default: the dead-letter topic through :meth:`send`, which
+        ``streaming/consumer.py --sink dead_letter`` lands); ``kwargs`` go to ``Scope`` (``host_of``)."""
+        from focuscrawl.fetch.scope import Scope, ScopeRules
+
+        site = getattr(self.args, "project_site", None)
+        rules = site.scope if site is not None else ScopeRules()
+        report = report or self.dead_letter
+
+        def refused(refusal) -> None:
+            self.metrics.scope_refused.labels(refusal.reason).inc()
+            report(refusal.rejection())
+
+        log.info("scope: %s", rules.model_dump(exclude_defaults=False))
+        return Scope(rules, on_refusal=refused, **kwargs)
 
     @property
     def archive(self):

@@ -65,6 +65,27 @@ def test_in_process_benchmarks_smoke(tmp_path):
     assert "world static baseline" in rows(report, "world")
 
 
+def test_hygiene_benchmark_smoke(tmp_path):
+    """Both runs spend the same budget on the same messy world; the world's mess shows up in the waste
+    counts, every request is classified once, and the scope's refusals are named."""
+    from focuscrawl.fetch.scope import REASONS
+
+    report = smoke(tmp_path, "hygiene", timeout=600)
+    res = json.loads((tmp_path / "smoke" / "hygiene.json").read_text())
+    assert len(res["commit"]) == 40 and len(res["load_before"]) == 3 and set(res["threads"]) >= {"OMP_NUM_THREADS"}
+    before, after = res["runs"]["before"], res["runs"]["after"]
+    for run in (before, after):
+        # the budget; the revisit that crosses it is the last (with its redirect hops and a soft-404 probe)
+        assert 200 <= run["requests"] <= 200 + 6
+        c = run["counts"]
+        classified = sum(v for k, v in c.items() if k not in ("requests", "http_304"))
+        assert classified == run["requests"]
+        assert run["wasted"] == sum(run["waste"].values()) and run["useful_pages"] == c["useful"]
+    assert all(before["waste"][k] > 0 for k in ("same_page_other_url", "trap_page", "redirect_loop"))
+    assert before["scope_refused"] == {} and set(after["scope_refused"]) <= set(REASONS)
+    assert len(rows(report, "hygiene")) == 2
+
+
 def test_chooser_benchmark_smoke(tmp_path, shared_data, monkeypatch):
     """Real posts (SDCNL): the incremental HCP scores are the re-vectorising baseline's, in the same run."""
     monkeypatch.setenv("FOCUSCRAWL_DATA", str(shared_data))

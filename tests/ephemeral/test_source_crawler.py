@@ -120,3 +120,27 @@ def test_click_log_counts_from_the_crawl_and_keeps_only_our_pages():
     assert first == [{"source_url": "http://w.example/feed", "page_url": "http://w.example/n/1", "created_at": 40_000_000,
                       "observed_at": 500_000_000, "counted_from": 100_000_000, "clicks": 2}]
     assert second[0]["clicks"] == 4 and second[0]["observed_at"] == 900_000_000  # 2.4 + 1.3, rounded
+
+
+def test_a_source_link_the_scope_refuses_never_joins_the_frontier():
+    from focuscrawl.fetch.scope import Scope, ScopeRules
+
+    now = [1_000_000.0]
+    feed = "http://a.example/feed"
+    items = [("http://a.example/1", now[0] - 60), ("http://a.example/a/a/a/a", now[0] - 50),
+             ("http://a.example/2", now[0] - 40)]
+    fetched, refusals = [], []
+
+    def fetch(url):
+        fetched.append(url)
+        return (_rss(items), "application/rss+xml", url) if url == feed else (b"<html></html>", "text/html", url)
+
+    scope = Scope(ScopeRules(max_pages_per_host=1), on_refusal=refusals.append)
+    crawler = SourceCrawler([ContentSource(feed, "feed")], fetch, lambda *a: None, lambda: now[0], budget=1.0,
+                            default_interval_s=1e6, scope=scope)
+    assert crawler.step() == "recrawl"
+    assert [(r.reason, r.url) for r in refusals] == [("trap_repeated_segment", "http://a.example/a/a/a/a"),
+                                                     ("host_budget", "http://a.example/2")]
+    assert crawler.step() == "page" and fetched[-1] == "http://a.example/1"
+    assert crawler.status()["frontier"] == 0 and crawler.status()["scope"]["refused"] == {
+        "trap_repeated_segment": 1, "host_budget": 1}

@@ -152,3 +152,21 @@ def test_weekly_snapshots_of_the_world_through_the_fetch_layer(small_world, cfg,
     # The world's pages gain links week by week; their text does not change.
     changes = targets(rows)
     assert changes["nnl_int"].sum() + changes["nnl_ext"].sum() > 20 and not changes["content_changed"].any()
+
+
+def test_the_scope_decides_which_outlinks_become_known_and_reports_each_refusal():
+    from focuscrawl.fetch.scope import Scope, ScopeRules
+
+    a, b, c = (SITE + f"s.wiki.test/wiki/{x}" for x in "ABC")
+    cal = SITE + "s.wiki.test/wiki/Calendar?month=2024-05"
+    site = FakeSite({a: [b, cal], b: [c], c: []})
+    refusals = []
+    scope = Scope(ScopeRules(max_depth=1, deny=(r"\?month=",)), on_refusal=refusals.append,
+                  host_of=virtual_host_domain())
+    rev = PageRevisitor(site, [].append, lambda: 100.0, origin=100.0, discover=r"/wiki/", scope=scope)
+    rev.add([a])
+    drain(rev)
+    assert site.log == [a, b]                     # c is two links from the seed
+    assert [(r.reason, r.url) for r in refusals] == [("denied", cal), ("too_deep", c)]
+    assert rev.depth == {a: 0, b: 1}
+    assert rev.status()["scope"] == {"admitted": 2, "refused": {"denied": 1, "too_deep": 1}}

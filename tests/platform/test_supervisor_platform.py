@@ -147,7 +147,7 @@ def test_plan_declares_every_loop_process_with_its_port_and_status_file(tmp_path
     from focuscrawl.sinks import SINKS
 
     landed = {s.meta["sink"] for s in specs if s.kind == "consumer"}
-    assert landed == {n for sinks in LOOP_SINKS.values() for n in sinks if n in SINKS}
+    assert landed == {n for sinks in LOOP_SINKS.values() for n in sinks if n in SINKS} | {"dead_letter"}
     assert {"fue_posts", "fue_extractions", "source_recrawls", "page_clicks"} <= landed
     ports = [s.metrics_port for s in specs if s.metrics_port]
     assert ports == list(range(cfg.metrics_port, cfg.metrics_port + len(ports)))  # 18200 + offset upward
@@ -329,3 +329,12 @@ def test_every_platform_command_has_help_with_an_example(capsys):
 def test_down_with_nothing_up_is_harmless(var, capsys):
     assert cli_main(["down", "--keep-services"]) == 0
     assert os.path.exists(var) is False or not any((var / "platform").glob("*.pid"))
+
+
+def test_a_crawling_loop_brings_one_landing_of_the_dead_letter_topic(tmp_path, var):
+    cfg = settings()
+    names = _by_name(plan(_project(tmp_path), cfg, models=MODELS, log=lambda _: None))
+    assert names["consumer-dead_letter"].meta["table"] == "dead_letter"
+    assert sum(1 for n in names if n == "consumer-dead_letter") == 1  # one, though sources and revisits both run
+    off = {"sources": {"enabled": False}, "revisits": {"enabled": False}}
+    assert "consumer-dead_letter" not in _by_name(plan(_project(tmp_path, **off), cfg, models=MODELS, log=lambda _: None))

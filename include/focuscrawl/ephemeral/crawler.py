@@ -53,7 +53,7 @@ import logging
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import Callable, Iterable
+from typing import TYPE_CHECKING, Callable, Iterable
 
 import numpy as np
 import pandas as pd
@@ -63,10 +63,14 @@ from focuscrawl.ephemeral.estimate import ProfitPrior
 from focuscrawl.ephemeral.schedulers import PlannedPolicy
 from focuscrawl.ephemeral.sources import ACCEPT, ContentSource, read_source
 from focuscrawl.fetch.conditional import Revalidator, Validators
+from focuscrawl.fetch.errors import refusal_of
 from focuscrawl.fetch.warc import warc_columns
 from focuscrawl.parse.canon import canonical_url
 from focuscrawl.parse.rejection import Rejection
 from focuscrawl.records import JsonRecord
+
+if TYPE_CHECKING:  # pragma: no cover
+    from focuscrawl.fetch.scope import Scope
 
 log = logging.getLogger(__name__)
 
@@ -142,13 +146,14 @@ class SourceCrawler:
                  near_duplicates: NearDuplicateIndex | None = None,
                  on_near_duplicate: Callable[[str, Match], None] | None = None,
                  revalidator: Revalidator | None = None, key_of: Callable[[str], str] = canonical_url,
-                 relevance=None) -> None:
+                 relevance=None, scope: "Scope | None" = None) -> None:
         if budget <= 0:
             raise ValueError(f"budget must be > 0 fetches per second, got {budget}")
         self.sources = list(sources)
         self.index = {s.url: i for i, s in enumerate(self.sources)}
         self.fetch, self.emit, self.clock, self.budget = fetch, emit, clock, budget
         self.on_rejection = on_rejection
+        self.scope = scope  # asked before a new page joins the frontier (focuscrawl.fetch.scope); None: every page
         self.near_duplicates, self.on_near_duplicate = near_duplicates, on_near_duplicate
         self.revalidator, self.key_of = revalidator, key_of
         self.aliases_: dict[str, tuple[str, ...]] = {}  # crawled page -> its other keys
@@ -230,6 +235,9 @@ class SourceCrawler:
         except Exception as exc:  # noqa: BLE001 - one failed fetch costs its slot, not the crawl
             self.counts["errors"] += 1
             log.warning("%s of %s failed: %s", action.kind, self._url_of(action), exc)
+            refused = refusal_of(self._url_of(action), exc)
+            if refused is not None and self.on_rejection is not None:
+                self.on_rejection(refused)
             return "error"
         return action.kind
 
@@ -261,6 +269,8 @@ class SourceCrawler:
         self.counts["recrawls"] += 1
         fresh = [e for e in new if e.url not in self.seen_pages_]
         self.seen_pages_.update(e.url for e in fresh)
+        if self.scope is not None:  # a source's links are one link from it; a refusal is reported by the scope
+            fresh = [e for e in fresh if self.scope.admit(e.url, 1, source.url) is None]
         ids = []
         for entry in sorted(fresh, key=lambda e: e.published or now):
             self.pages_.append((entry.url, i, entry.published))
@@ -432,6 +442,7 @@ class SourceCrawler:
             "intervals": {s.url: self.interval(s.url) for s in self.sources},
             "last_gaps": dict(self.last_gap_), "kinds": {s.url: s.kind for s in self.sources},
             "clock": self.clock(), "updated_at_ms": int(time.time() * 1000),
+            **({"scope": self.scope.status()} if self.scope is not None else {}),
         }
 
 

@@ -72,3 +72,16 @@ class FetchConnectionError(FetchError):
     """The host could not be reached (refused, reset, DNS failure)."""
 
     retryable = True
+
+
+def refusal_of(url: str, exc: BaseException):
+    """The dead-letter rejection of a fetch that failed for good (a redirect loop, robots.txt, a body too
+    large, an unexpected type, a 4xx status), or None when retrying later may help (a timeout, a
+    refused connection, 429/503 that outlasted the retries) or ``exc`` is not the fetch layer's."""
+    from focuscrawl.parse.rejection import Rejection
+
+    if not isinstance(exc, FetchError) or exc.retryable or isinstance(exc, RetriesExhaustedError):
+        return None
+    if isinstance(exc, HTTPStatusError) and exc.status >= 500:  # the server's trouble, maybe not for long
+        return None
+    return Rejection(str(exc), url, url, "fetch")

@@ -35,14 +35,20 @@ import logging
 import re
 import threading
 from datetime import datetime, timezone
-from typing import Callable, Iterable, Protocol
+from typing import TYPE_CHECKING, Callable, Iterable, Protocol
 
 from focuscrawl.dedup import Match, NearDuplicateIndex
 from focuscrawl.fetch.conditional import NOT_MODIFIED, UNCHANGED, Revalidator, Validators
+from focuscrawl.fetch.errors import refusal_of
 from focuscrawl.fetch.warc import warc_columns
 from focuscrawl.frontier import PriorityFrontier
 from focuscrawl.outlinks.urls import registered_domain, split_outlinks
 from focuscrawl.parse.canon import canonical_url
+from focuscrawl.parse.rejection import Rejection
+
+if TYPE_CHECKING:  # pragma: no cover
+    from focuscrawl.fetch.scope import Scope
+    from focuscrawl.fetch.soft404 import Soft404Probe
 
 log = logging.getLogger(__name__)
 
@@ -155,12 +161,19 @@ class PageRevisitor:
                  near_duplicates: NearDuplicateIndex | None = None,
                  on_near_duplicate: Callable[[str, Match], None] | None = None,
                  key_of: Callable[[str], str] = canonical_url, revalidator: Revalidator | None = None,
-                 relevance=None) -> None:
+                 relevance=None, scope: "Scope | None" = None,
+                 on_rejection: Callable[[Rejection], None] | None = None,
+                 soft404: "Soft404Probe | None" = None) -> None:
         self.source = source
         self.key_of = key_of
         self.revalidator = revalidator
         self.aliases: dict[str, str] = {}  # a requested key -> the key its page is recorded under
         self.last: dict[str, dict] = {}    # key -> its latest snapshot's content columns (what a 304 repeats)
+        self.on_rejection = on_rejection  # a page refused for good (a redirect loop, a 4xx, a soft-404)
+        self.soft404 = soft404
+        self.refused: set[str] = set()  # pages refused for good: never known again (this process)
+        self.scope = scope  # asked before a page becomes known (focuscrawl.fetch.scope); None: every page
+        self.depth: dict[str, int] = {}  # links from a seed, of every known page
         self.emit = emit
         self.clock = clock
         self.origin = origin
@@ -195,13 +208,22 @@ class PageRevisitor:
             return None
         return self.aliases.get(key, key)
 
-    def add(self, urls: Iterable[str]) -> int:
-        """Make pages known (queued in the current period unless already done); returns how many were new."""
+    def add(self, urls: Iterable[str], parent: str | None = None) -> int:
+        """Make pages known (queued in the current period unless already done); returns how many were new.
+        Each URL is known by its canonical key (:meth:`key`); with a ``scope``, each new key (``parent``'s
+        outlink, or a seed when None) must be admitted first."""
         added = 0
+        depth = 0 if parent is None else self.depth.get(parent, 0) + 1
         with self._lock:
-            for url in (self.key(u) for u in urls):
-                if url is None or url in self.ranking or url in self.skipped or len(self.ranking) >= self.max_pages:
+            new = [u for u in dict.fromkeys(self.key(u) for u in urls) if u is not None and u not in self.ranking
+                   and u not in self.skipped and u not in self.refused]
+        if self.scope is not None:  # outside the lock: a refusal is reported (metrics, dead-letter topic)
+            new = [u for u in new if self.scope.admit(u, depth, parent) is None]
+        with self._lock:
+            for url in new:
+                if url in self.ranking or len(self.ranking) >= self.max_pages:
                     continue
+                self.depth[url] = depth
                 self.ranking.update(url, self.unscored)
                 if self.current_period is not None and url not in self.done:
                     self.queue.update(url, self.unscored)
@@ -234,7 +256,7 @@ class PageRevisitor:
         for item in seen:
             self.add([item[0]])
             if self.discover is not None and len(item) > 2:
-                self.add(u for u in item[2] if self.discover.search(u))
+                self.add((u for u in item[2] if self.discover.search(u)), parent=item[0])
         now = self.period()
         with self._lock:
             self._start_period(now)
@@ -277,8 +299,20 @@ class PageRevisitor:
         except Exception as exc:  # noqa: BLE001 - one bad page must not stop the revisits; the source's error says why
             self.failures += 1
             log.warning("revisit of %s failed: %s", url, exc)
+            refused = refusal_of(url, exc)
+            if refused is not None:
+                self._refuse(refused)
             return None
-        if row is None or self._near_duplicate(row["url"], row["text"]):
+        if row is None:
+            return None
+        key = row["url"]  # the key the page is recorded under (``url`` or what it turned out to be an alias of)
+        reason = None
+        if self.soft404 is not None and row["status"] != 304:  # a 304 repeats a page that passed the check
+            reason = self.soft404.check(key, row["text"])
+        if reason is not None:
+            self._refuse(Rejection(reason, key, key, "soft404"))
+            return None
+        if self._near_duplicate(key, row["text"]):
             return None
         if self.relevance is not None:
             if row.get("relevance") is None:  # a 304 repeats its previous snapshot's score, when it had one
@@ -288,7 +322,8 @@ class PageRevisitor:
         self.emit(row)
         self.revisits += 1
         if self.discover is not None:
-            self.add(u for u in row["internal_outlinks"] + row["external_outlinks"] if self.discover.search(u))
+            self.add((u for u in row["internal_outlinks"] + row["external_outlinks"] if self.discover.search(u)),
+                     parent=key)
         return row
 
     def _fetch(self, url: str, period: int, now: float) -> dict | None:
@@ -343,10 +378,20 @@ class PageRevisitor:
             self.queue.discard(key)
             if key not in self.ranking and key not in self.skipped:
                 self.ranking.update(key, score)
+                self.depth.setdefault(key, self.depth.get(url, 0))
         if self.revalidator is not None:
             self.revalidator.move(url, key if keep_validators else None)
         log.info("%s is recorded as %s (redirect or rel=canonical); not fetched again", url, key)
         return True
+
+    def _refuse(self, rejection: Rejection) -> None:
+        """Forget a page refused for good, so no later period spends a fetch on it; report why."""
+        with self._lock:
+            self.refused.add(rejection.url)
+            self.ranking.discard(rejection.url)
+            self.queue.discard(rejection.url)
+        if self.on_rejection is not None:
+            self.on_rejection(rejection)
 
     def _near_duplicate(self, url: str, text: str) -> bool:
         """Skip a page fetched for the first time that near-duplicates one fetched before (see the class)."""
@@ -400,6 +445,8 @@ class PageRevisitor:
                 "aliases": len(self.aliases),
                 "relevant": self.relevant,
                 "harvest": self.relevant / self.revisits if self.revisits and self.relevance is not None else None,
+                "refused": len(self.refused),
+                **({"scope": self.scope.status()} if self.scope is not None else {}),
             }
 
 

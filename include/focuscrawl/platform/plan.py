@@ -9,7 +9,9 @@ scripts under ``streaming/``: thin wiring, each reading its own arguments):
 - ``revisits`` (seed 002): the page revisitor (it writes ``page_snapshots`` itself);
 - ``graph`` (seed 003): the graph sampler, once ``streaming/graph_sampler.py`` exists;
 - and each loop's landings into Delta (:data:`LOOP_SINKS`, one ``streaming/consumer.py --sink``
-  each: the FUE posts and verdicts, the source recrawls and clicks, the graph sample);
+  each: the FUE posts and verdicts, the source recrawls and clicks, the graph sample), and, when a
+  crawling loop (:data:`CRAWLING_LOOPS`) runs, one landing of the dead-letter topic (parser
+  rejections, scope and trap refusals) into the ``dead_letter`` table;
 
 plus, whenever Airflow runs, the asset-event process that tells Airflow a lake table changed (at
 most as often as the project's ``[asset_events.min_interval]`` says per DAG).
@@ -31,6 +33,9 @@ from pathlib import Path
 from focuscrawl.platform.supervisor import ProcessSpec, RestartPolicy
 
 FETCHERS, STAGES, SINKS_TIER = 1, 2, 3
+# Loops whose crawlers send refusals (parser rejections, scope and trap refusals) to the dead-letter topic:
+# with any of them on, one ``dead_letter`` consumer lands them in the ``dead_letter`` table.
+CRAWLING_LOOPS = ("sources", "revisits")
 
 # The landings (``focuscrawl.sinks.SINKS``, run by ``streaming/consumer.py --sink NAME``) each loop needs.
 LOOP_SINKS = {
@@ -182,13 +187,13 @@ def _graph(project, cfg, models=None) -> list[_Draft]:
                    fetches=True)]
 
 
-def _sinks(loop: str) -> list[_Draft]:
-    """One consumer per landing of ``loop`` that the sink registry holds (a table whose sink is not
-    registered yet, such as ``graph_sample`` before the sampler lands, is left out)."""
+def _sinks(loop: str | None, names=None) -> list[_Draft]:
+    """One consumer per landing of ``loop`` (or of ``names``) that the sink registry holds (a table whose sink
+    is not registered yet, such as ``graph_sample`` before the sampler lands, is left out)."""
     from focuscrawl.sinks import SINKS, sink
 
     drafts = []
-    for name in LOOP_SINKS[loop]:
+    for name in LOOP_SINKS[loop] if names is None else names:
         if name not in SINKS:
             continue
         spec, group = sink(name), f"{name}-to-delta"
@@ -217,6 +222,8 @@ def plan(project, cfg, *, project_file: Path | None = None, models: Models | Non
             log(f"plan: {why}")
             continue
         drafts += _sinks(loop)
+    if any(loop in CRAWLING_LOOPS for loop, _, _ in project.enabled_loops()):
+        drafts += _sinks(None, ("dead_letter",))
     if airflow:
         # each DAG the project paces ([asset_events.min_interval]); the others get the poster's default
         gaps = [a for dag_id, s in sorted(project.asset_events.seconds().items())
@@ -250,4 +257,4 @@ def plan(project, cfg, *, project_file: Path | None = None, models: Models | Non
     return specs
 
 
-__all__ = ["LOOP_SINKS", "Models", "PlanError", "plan"]
+__all__ = ["CRAWLING_LOOPS", "LOOP_SINKS", "Models", "PlanError", "plan"]

@@ -13,6 +13,7 @@ import os
 import signal
 import sys
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -35,7 +36,7 @@ class WorldService:
 
     name = "world"
 
-    def __init__(self, cfg: Settings, args: list[str] = ()) -> None:
+    def __init__(self, cfg: Settings, args: Sequence[str] = ()) -> None:
         """``args``: more ``focuscrawl world serve`` arguments (a project's ``[world]`` knobs)."""
         self.cfg = cfg
         self.process = ManagedProcess(
@@ -80,7 +81,7 @@ class ServiceStatus:
 
 class ServiceManager:
     def __init__(self, cfg: Settings, dags_folder: Path | None = None, spark_cluster: bool = False,
-                 world_args: list[str] = ()) -> None:
+                 world_args: Sequence[str] = ()) -> None:
         from focuscrawl.services.airflow import AirflowService
         from focuscrawl.services.kafka import KafkaBroker
         from focuscrawl.services.spark_cluster import SparkCluster
@@ -92,7 +93,7 @@ class ServiceManager:
         self.services = {
             "kafka": KafkaBroker(cfg),
             "airflow": AirflowService(cfg, dags_folder=dags_folder, spark_master=master),
-            "world": WorldService(cfg, world_args),
+            "world": WorldService(cfg, world_args),  # a project's [world] knobs (Project.world.serve_args)
             "spark": self.spark_cluster,
         }
 

@@ -63,11 +63,15 @@ def _parser() -> argparse.ArgumentParser:
     f.add_argument("--redirect-loop", action="append", default=[], metavar="PATH_PREFIX")
     f.add_argument("--robots-disallow", action="append", default=[], metavar="PATH")
     f.add_argument("--dead-host", action="append", default=[], metavar="HOST")
+    s.add_argument("--mess", default=None, metavar="JSON",
+                   help="how messy the web is, a JSON object of focuscrawl.world.mess.Mess knobs "
+                        "(e.g. '{\"variants\": 0.1, \"calendar\": true}'); off by default")
     return p
 
 
 def main(argv: list[str] | None = None) -> int:
     from focuscrawl.world import Faults, build_world
+    from focuscrawl.world.mess import parse_mess
     from focuscrawl.world.server import WorldServer
 
     args = _parser().parse_args(argv)
@@ -92,6 +96,11 @@ def main(argv: list[str] | None = None) -> int:
         print(f"focuscrawl world: --ignore-validators {args.ignore_validators} is not a share of hosts "
               f"({exc.errors()[0]['msg']}); give one in [0, 1], e.g. 0.1", file=sys.stderr)
         return 2
+    try:
+        mess = parse_mess(args.mess)
+    except ValueError as exc:  # bad JSON or a knob out of range (pydantic's errors are ValueErrors)
+        print(f"focuscrawl world: --mess: {exc}".replace("\n", " "), file=sys.stderr)
+        return 2
     data = None if args.data is None or str(args.data) == "none" else args.data
     faults = Faults(error_rate=args.error_rate, slow_rate=args.slow_rate, slow_seconds=args.slow_seconds,
                     truncate_rate=args.truncate_rate, malformed_rate=args.malformed_rate,
@@ -99,7 +108,7 @@ def main(argv: list[str] | None = None) -> int:
     world = build_world(args.seed, speedup=args.speedup, data_dir=data, cache_dir=settings().var_dir,
                         users=args.users, base_rate=args.base_rate, start_epoch=args.start_epoch,
                         paused=args.paused, rate_limit=args.rate_limit, rate_window=args.rate_window,
-                        faults=faults, events_per_minute=args.events_per_minute)
+                        faults=faults, events_per_minute=args.events_per_minute, mess=mess)
     if args.replay:
         from focuscrawl.world.replay import Replay
 

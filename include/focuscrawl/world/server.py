@@ -113,7 +113,7 @@ class CrawlHandler(_Handler):
             # the address the world advertises (not the client's Host header, which it could forge)
             origin = "http://%s:%d" % self.server.server_address[:2]
             status, ctype, body, *extra = world.crawl(path, q, urlsplit(self.path).query, origin)
-            if extra:  # a redirect's Location
+            if extra:  # a redirect's Location (world/mess.py)
                 rl_headers = {**rl_headers, **extra[0]}
         not_modified = False
         if status == 200 and not (dice["malformed"] or dice["truncate"]):  # validators of the whole body only
@@ -132,6 +132,9 @@ class CrawlHandler(_Handler):
             log(status, "slow" if dice["slow"] else None, body)
             if status == 200:
                 world.click_log.crawled(client, path, float(int(world.clock.now())), world.web)
+        if not not_modified and world.web is not None and path.startswith("/site/"):  # on the way out, faults and all
+            body, encoding = world.web.mess.compress(body, self.headers.get("Accept-Encoding"), ctype)
+            rl_headers = {**rl_headers, **encoding}
         if dice["truncate"]:
             return self._send(status, ctype, body[: len(body) // 2], rl_headers, declared_length=len(body))
         if not_modified:  # RFC 9110 15.4.5: the validators again, no body

@@ -31,6 +31,8 @@ from urllib.parse import quote, unquote
 
 import numpy as np
 
+from focuscrawl.world.mess import NON_ASCII, SOFT_404, Mess
+
 SOURCE_KINDS = ("front", "category", "rss", "atom", "sitemap")
 SHOWN = 30  # links a source page shows (the newest)
 
@@ -94,6 +96,7 @@ class Web:
         self._pub_rng: dict[int, random.Random] = {}
         self._changes: dict[int, tuple[random.Random, list[float]]] = {}
         self.crawl_log: dict[str, float] = {}        # new-page path -> first crawl time (for click feedback)
+        self.mess = Mess()                           # the web's mess (world/mess.py): off unless configured
         self._graph_content(seed)
 
     @staticmethod
@@ -167,11 +170,18 @@ class Web:
         without one get paths."""
         if path.startswith("/graph/"):
             return self._graph(path)
+        path, headers, status = self.mess.resolve(path)
+        if status is not None:  # a redirect hop
+            return status, "text/plain; charset=UTF-8", b"", headers
         parts = path.split("/")  # ['', 'site', host, ...]
         host = parts[2] if len(parts) > 2 else ""
         if host not in self.pages_of_host:
             return 404, "text/html; charset=UTF-8", b"<html><body>404 no such site</body></html>"
         rest = "/".join(parts[3:])
+        if rest == "calendar":
+            body = self.mess.calendar_page(host, q.get("month", ""), self._names_of(host))
+            if body is not None:
+                return 200, "text/html; charset=UTF-8", body
         if rest == "robots.txt":
             return 200, "text/plain; charset=UTF-8", f"User-agent: *\nAllow: /\nSitemap: /site/{host}/sitemap.xml\n".encode()
         src = self.source_at.get(path) or self.source_at.get(path + "/")
@@ -185,6 +195,8 @@ class Web:
             found = self._new_page(host, rest[2:], now)
             if found is not None:
                 return found
+        if self.mess.soft404 and rest.startswith("wiki/"):
+            return 200, "text/html; charset=UTF-8", SOFT_404  # a missing page answered 200 OK
         return 404, "text/html; charset=UTF-8", b"<html><body>404 not found</body></html>"
 
     def modified_at(self, path: str, now: float) -> float | None:
@@ -209,6 +221,9 @@ class Web:
         else:
             return self.start
         return times[-1] if times else self.start
+
+    def _names_of(self, host: str) -> list[str]:
+        return [self.names[k] for k in self.pages_of_host[host]]
 
     def _source(self, src: Source, now: float, origin: str = "") -> tuple[int, str, bytes]:
         times = self.published(src.num, now)
@@ -261,9 +276,22 @@ class Web:
         gained = self.changes(p, now)
         added = [self.added_link(p, j) for j in range(len(gained) - 1, max(-1, len(gained) - 51), -1)]
         base = [self.page_path(b) for b in self.links[p]]
-        links = "".join(f'<li><a href="{u}">{html.escape(unquote(u.rsplit("/", 1)[1]))}</a></li>' for u in added + base)
+        mess, title = self.mess, self.names[p].replace("_", " ")
+        hrefs = [(mess.link(p, j, u), u) for j, u in enumerate(added + base)]
+        if mess.on:
+            host = self._host(self.topic[p])
+            hrefs += [(u, u) for u in mess.extra_links(p, host, self._names_of(host), _iso(now)[:7])]
+        links = "".join(f'<li><a href="{html.escape(h)}">{html.escape(unquote(u.split("?")[0].rsplit("/", 1)[1]))}</a></li>'
+                        for h, u in hrefs)
         body = f"<p>{html.escape(self.text(p)[:3000])}</p><ul>{links}</ul>"
-        return 200, "text/html; charset=UTF-8", _html(self.names[p].replace("_", " "), body)
+        if not mess.on:
+            return 200, "text/html; charset=UTF-8", _html(title, body)
+        head = f'<link rel="canonical" href="{self.page_path(p)}">' if mess.duplicates else ""
+        wrong = mess.charset_is_wrong(p)
+        if wrong:
+            body = f"<p>{html.escape(NON_ASCII)}</p>{body}"
+        # ISO-8859-1 in the header, UTF-8 in the body and its <meta charset>: the declaration is wrong
+        return 200, f"text/html; charset={'ISO-8859-1' if wrong else 'UTF-8'}", _html(title, body, head)
 
     def _graph(self, path: str) -> tuple[int, str, bytes]:
         """The vertex contract of ``focuscrawl.graph.access.HttpGraphAccess`` (ids are strings on the wire)."""
@@ -333,6 +361,11 @@ class Web:
             return {"vertices": len(self.names), "contents": len(self.content_copies),
                     "copies_histogram": {str(k): v for k, v in sorted(hist.items())},
                     "label_counts": {str(k): self.content_label.count(k) for k in sorted(set(self.content_label))}}
+        if path == "/truth/url":  # which true page a URL of the crawl surface serves (world/mess.py)
+            from urllib.parse import urlsplit
+
+            u = urlsplit(q.get("url", ""))
+            return self.mess.truth(self, u.path, u.query)
         if path == "/feedback/clicks":
             return self.feedback(float(q.get("since", "0")), now)
         return None
@@ -352,8 +385,8 @@ class Web:
         return {"since": since, "until": now, "clicks": rows}
 
 
-def _html(title: str, body: str) -> bytes:
-    return (f"<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>{html.escape(title)}</title></head>"
+def _html(title: str, body: str, head: str = "") -> bytes:
+    return (f"<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>{html.escape(title)}</title>{head}</head>"
             f"<body><h1>{html.escape(title)}</h1>{body}</body></html>").encode()
 
 
