@@ -130,8 +130,7 @@ def listed_items(world, since_wall: float, until_wall: float, offset: float):
     from focuscrawl.world.population import base36
 
     pop, clock = world.population, world.clock
-    for num in range(pop.stream_size()):
-        item = pop.item(num)
+    for item in list(pop._stream):  # the live items in time order (their ids are base36-spaced, not indices)
         visible = clock.wall_at(pop.visible_at(item)) + offset
         if since_wall <= visible < until_wall:
             yield f"{item.kind}_{base36(item.num)}", item.kind, visible
