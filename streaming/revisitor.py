@@ -25,7 +25,10 @@ their canonical URL, with the ``--project`` site's ``strip_params``.
 A page becomes known only if the site's scope admits its canonical key (``[sites.scope]`` of ``--project``,
 ``focuscrawl.fetch.scope``); each refusal is counted in ``focuscrawl_scope_refused_total{reason}`` and sent to
 the dead-letter topic; so is a page refused after its fetch (a redirect loop, a 4xx, a soft-404 with
-``detect_soft404``), which is then forgotten. SIGTERM/SIGINT flush and stop.
+``detect_soft404``), which is then forgotten. ``--relevance-store DIR`` scores every snapshot with the
+champion page relevance model there (``focuscrawl.relevance.score``; ``--languages``: pages in other
+languages score 0), landed as ``relevance`` in the row; an unchanged (304) snapshot repeats its previous
+snapshot's score. SIGTERM/SIGINT flush and stop.
 """
 
 from __future__ import annotations
@@ -35,6 +38,7 @@ import sys
 import time
 
 from focuscrawl.config import settings
+from focuscrawl.relevance.score import add_relevance_arguments, scorer_from_args
 from focuscrawl.streamproc import StreamProcess, parser
 
 log = logging.getLogger("focuscrawl.revisitor")
@@ -64,6 +68,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--idle", type=float, default=1.0, help="seconds to wait when no page is due")
     ap.add_argument("--skip-near-duplicates", action="store_true",
                     help="skip a new page whose text near-duplicates a page fetched before (shingle Jaccard >= 0.7)")
+    add_relevance_arguments(ap)
     args = ap.parse_args(argv)
 
     from focuscrawl.fetch.clock import SiteClock, robots_url
@@ -86,6 +91,7 @@ def main(argv: list[str] | None = None) -> int:
         index = NearDuplicateIndex()
         for url, row in latest.items():
             index.add(url, row.get("text") or "")
+    scorer = scorer_from_args(args)
     with StreamProcess(NAME, args, cfg) as proc:
         fetcher = proc.fetcher(politeness_delay=args.politeness_delay)
         revalidator = Revalidator(fetcher, on_outcome=proc.metrics.revisit_outcome("revisits"))
@@ -104,7 +110,7 @@ def main(argv: list[str] | None = None) -> int:
                                   near_duplicates=index,
                                   on_near_duplicate=lambda *_: proc.metrics.near_duplicates.labels("revisits").inc(),
                                   key_of=site.canonical if site is not None else canonical_url, revalidator=revalidator,
-                                  scope=scope, on_rejection=proc.dead_letter, soft404=soft404)
+                                  scope=scope, on_rejection=proc.dead_letter, soft404=soft404, relevance=scorer)
         if args.clock == "site":  # before any page, and idle between periods: the time is read from robots.txt
             probe = robots_url(args.seed[0] if args.seed else seen[0][0])
             clock.probe = lambda: fetcher.fetch(probe)

@@ -1,13 +1,15 @@
 """Source crawler process (seed 001): content sources recrawled on the pushed schedule, new pages by profit.
 
     python streaming/source_crawler.py crawl --site http://127.0.0.1:18090/site/art.wiki.test/ --budget 0.025
-    python streaming/source_crawler.py land --table source_recrawls      # and --table page_clicks
+    python streaming/source_crawler.py land --table source_recrawls      # and page_clicks, source_pages
 
 ``crawl`` finds each site's content sources (front page, category pages, RSS/Atom feeds,
 sitemaps: ``focuscrawl.ephemeral.sources``), then spends ``--budget`` fetches per second through
 the fetch layer (robots.txt, per-host politeness, SSRF guard) as
 ``focuscrawl.ephemeral.crawler.SourceCrawler`` decides. What each recrawl revealed goes to the
-``focuscrawl.source_recrawls`` topic, the click feedback on crawled pages to ``focuscrawl.page_clicks``,
+``focuscrawl.source_recrawls`` topic, each fetched new page (main text, language, and its relevance by the
+champion page model of ``--relevance-store``, ``focuscrawl.relevance.score``) to ``focuscrawl.source_pages``,
+the click feedback on crawled pages to ``focuscrawl.page_clicks``,
 parser rejections to the dead-letter topic. The click feedback is what a search engine knows of
 its own result pages: clicks on the pages it crawled, from when it crawled them, read from
 ``--clicks-url`` (on the world, its crawl surface's ``/search/clicks.json``,
@@ -61,6 +63,7 @@ from focuscrawl.ephemeral.params import DEFAULT as EPHEMERAL  # noqa: E402
 from focuscrawl.ephemeral.schedule_topic import SOURCE_SCHEDULE_TOPIC  # noqa: E402
 from focuscrawl.ephemeral.tables import HISTORY_TABLES, HISTORY_TOPICS  # noqa: E402
 from focuscrawl.params import add_arguments  # noqa: E402
+from focuscrawl.relevance.score import add_relevance_arguments, scorer_from_args  # noqa: E402
 from focuscrawl.streamproc import StreamArgumentParser, StreamProcess, add_common_args  # noqa: E402
 
 log = logging.getLogger("focuscrawl.source_crawler")
@@ -137,7 +140,8 @@ def crawl(args, cfg) -> int:
             sources, fetch, emit, clock, args.budget, args.default_interval, args.min_interval,
             on_rejection=dead_letter, near_duplicates=index,
             on_near_duplicate=lambda *_: proc.metrics.near_duplicates.labels("sources").inc(),
-            revalidator=revalidator, key_of=key_of, scope=proc.scope(report=dead_letter))
+            revalidator=revalidator, key_of=key_of, relevance=scorer_from_args(args),
+            scope=proc.scope(report=dead_letter))
         site = urlsplit(args.site[0])
         clicks_url = args.clicks_url or f"{site.scheme}://{site.netloc}{CLICKS_PATH}"
         clicks = ClickLog(lambda since: fetcher.get(f"{clicks_url}?since={since!r}", accept=["application/json"]),
@@ -221,6 +225,7 @@ def build_parser(cfg) -> tuple[argparse.ArgumentParser, argparse.ArgumentParser]
     c.add_argument("--feedback-every", type=float, default=10.0, help="wall seconds between click-log reads")
     c.add_argument("--skip-near-duplicates", action="store_true",
                    help="skip a new page whose text near-duplicates a page crawled before (shingle Jaccard >= 0.7)")
+    add_relevance_arguments(c)
     c.add_argument("--schedule-topic", default=SOURCE_SCHEDULE_TOPIC)
     c.add_argument("--name", default=NAME,
                    help="this crawler's name: its changelog topic and transactional id (one process per name)")

@@ -28,6 +28,7 @@ from focuscrawl.outlinks.models import ESTIMATORS as OUTLINK_ESTIMATORS, model_s
 from focuscrawl.outlinks.params import DEFAULT as OUTLINKS
 from focuscrawl.outlinks.related import RELATED
 from focuscrawl.project import INIT_TEMPLATE, Loops
+from focuscrawl.relevance.models import PAGE_MODELS
 
 ROOT = Path(__file__).resolve().parents[1]
 # A key (Param, project key, argparse dest) that looks like it names components.
@@ -44,7 +45,7 @@ def _model_spec(name: str):
 RESOLVE = {
     "ranking method": RANKING_METHODS.get, "community chooser": COMMUNITY_CHOOSERS.get, "scheduler": SCHEDULERS.get,
     "graph sampler": SAMPLERS.get, "graph estimator": GRAPH_ESTIMATORS.get, "outlink estimator": OUTLINK_ESTIMATORS.get,
-    "related-pages method": RELATED.get, "outlink model spec": _model_spec,
+    "related-pages method": RELATED.get, "outlink model spec": _model_spec, "page relevance model": PAGE_MODELS.get,
 }
 
 DAG_PARAMS = {
@@ -69,6 +70,9 @@ CLI_FLAGS = {
     ("focuscrawl.experiments.fue", "community_chooser"): "community chooser",
     ("focuscrawl.experiments.graph_estimation", "samplers"): "graph sampler",
     ("focuscrawl.experiments.graph_estimation", "estimators"): "graph estimator",
+    ("focuscrawl.experiments.page_relevance", "models"): "page relevance model",
+    ("streaming/revisitor.py", "relevance_model"): "page relevance model",
+    ("streaming/source_crawler.py", "relevance_model"): "page relevance model",
     ("spark_jobs/graph_estimation.py", "estimators"): "graph estimator",
     ("spark_jobs/outlinks_related.py", "method"): "related-pages method",
     ("spark_jobs/outlinks_score.py", "model"): "outlink model spec",

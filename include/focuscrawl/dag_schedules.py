@@ -33,6 +33,8 @@ DEFAULT_SCHEDULES: dict[str, str] = {
     "source_schedule": "@hourly",
     "graph_estimation": "assets",
     "delta_maintenance": "@daily",
+    # the example pages are refetched and the page relevance model refitted (focuscrawl.relevance.train)
+    "page_relevance": "@daily",
 }
 
 # Airflow's airflow.utils.dates.cron_presets: a cron timetable's summary shows a preset as its line.

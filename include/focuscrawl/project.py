@@ -65,7 +65,7 @@ from focuscrawl.world.validators import ValidatorKnobs
 
 # DAG ids a project may schedule (tests/project checks this against dags/).
 DAG_IDS = ("delta_maintenance", "fue_pseudo_training", "graph_estimation", "outlinks_features",
-           "outlinks_train", "source_schedule")
+           "outlinks_train", "page_relevance", "source_schedule")
 # The DAGs that tables the stream processes land start (through streaming/asset_events.py, not a
 # task's outlet; tests/platform/test_dag_schedules.py checks this against the DAG files).
 STREAM_DAGS = ("graph_estimation", "outlinks_features", "source_schedule")
@@ -284,20 +284,114 @@ def _examples_path(value: Any, info: ValidationInfo) -> Any:
     return str(path)
 
 
+def _page_entries(value: Any, info: ValidationInfo) -> Any:
+    """Example page entries: URLs kept (``${VAR}`` replaced), paths made absolute from the project's folder."""
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, (list, tuple)):
+        return value
+    out = []
+    for entry in value:
+        if not isinstance(entry, str):
+            out.append(entry)
+            continue
+        entry = interpolate(entry)
+        if entry.lower().startswith(("http://", "https://")):
+            out.append(_check_url(entry))
+            continue
+        path = Path(entry).expanduser()
+        out.append(str(path if path.is_absolute() else Path(_ctx(info, "base_dir", Path.cwd())) / path))
+    return tuple(out)
+
+
+class PageFocus(_Model):
+    """Example pages of the topic and of other topics: what the page relevance model learns from
+    (``focuscrawl.relevance``). Entries of ``positives``/``negatives`` are http(s) URLs (fetched once by
+    ``focuscrawl train``), HTML or text files, or folders of them; ``examples`` is a JSONL file of
+    ``{"url", "text", "label"}`` lines; the profile's ``query`` counts as one positive page."""
+
+    positives: tuple[str, ...] = Field((), description="URLs, .html/.txt files or folders of pages about the topic")
+    negatives: tuple[str, ...] = Field((), description="URLs, .html/.txt files or folders of pages about other topics")
+    examples: str | None = Field(None, description="JSONL file: {\"url\", \"text\", \"label\": 1 or 0} per line")
+    model: str = Field("TFIDF-LR", description="registered page relevance model (focuscrawl.relevance.models)")
+    threshold: float = Field(0.5, gt=0, lt=1, description="operating threshold: a page scoring at or above it is relevant")
+    held_out: float = Field(0.3, gt=0, lt=1, description="share of each class's example pages held out to measure the model")
+
+    _entries = field_validator("positives", "negatives", mode="before")(_page_entries)
+
+    @field_validator("examples", mode="before")
+    @classmethod
+    def _examples(cls, v: Any, info: ValidationInfo) -> Any:
+        if not isinstance(v, str):
+            return v
+        path = Path(interpolate(v)).expanduser()
+        return str(path if path.is_absolute() else Path(_ctx(info, "base_dir", Path.cwd())) / path)
+
+    @field_validator("model")
+    @classmethod
+    def _model(cls, v: str) -> str:
+        from focuscrawl.relevance.models import PAGE_MODELS
+
+        return _registered(PAGE_MODELS, v)
+
+    def counts(self, query: str | None) -> dict[int, int]:
+        """Example pages declared per class (1: the topic), counted without fetching."""
+        from focuscrawl.relevance.examples import count_examples
+
+        return count_examples(self.positives, self.negatives, self.examples, query)
+
+
 class Profile(_Model):
-    """The target users: example users of both classes, or a query that drives the crawl."""
+    """The focus: example users of both classes, example pages (``[profile.pages]``), or a query that
+    drives the crawl; ``languages`` keeps pages in those languages only (ISO 639-1 codes)."""
 
     positives: str | None = Field(None, description="file/folder of positive example users")
     negatives: str | None = Field(None, description="file/folder of negative example users")
     format: Literal["erisk", "jsonl", "csv"] | None = Field(None, description="inferred from the name if absent")
     query: str | None = Field(None, min_length=1, description="words the target users write about")
+    pages: PageFocus | None = Field(None, description="example pages: what the page relevance model learns from")
+    languages: tuple[str, ...] = Field((), description="ISO 639-1 codes of the languages a page may be in "
+                                                       "(empty: any); others score 0 relevance")
 
     _paths = field_validator("positives", "negatives", mode="before")(_examples_path)
 
+    @field_validator("languages", mode="before")
+    @classmethod
+    def _languages(cls, v: Any) -> Any:
+        if isinstance(v, str):
+            raise ValueError(f"{v!r} is one string; write a list, e.g. languages = [\"{v}\"]")
+        if not isinstance(v, (list, tuple)):
+            return v
+        from focuscrawl.parse.text import check_languages
+
+        return check_languages(v)
+
+    @model_validator(mode="after")
+    def _page_classes(self, info: ValidationInfo) -> "Profile":
+        if self.pages is None or not _ctx(info, "check_files", True):
+            return self
+        from focuscrawl.relevance.evaluation import MIN_PAGES_PER_CLASS
+        from focuscrawl.relevance.examples import ExampleError
+
+        try:
+            counts = self.pages.counts(self.query)
+        except ExampleError as exc:
+            raise ValueError(f"{exc.key.removeprefix('profile.')}: {exc.problem}") from None
+        for label, role in ((1, "positives"), (0, "negatives")):
+            if counts[label] == 0:
+                raise ValueError(f"pages.{role}: no {role[:-1]} example page; list pages about "
+                                 f"{'the topic' if label else 'other topics'} (URLs, .html/.txt files or a folder), "
+                                 f"or label JSONL lines {label} in examples")
+            if counts[label] < MIN_PAGES_PER_CLASS:
+                raise ValueError(f"pages.{role}: {counts[label]} {role[:-1]} example page(s); give at least "
+                                 f"{MIN_PAGES_PER_CLASS} (2 to train on, 1 held out to measure the model)")
+        return self
+
     @model_validator(mode="after")
     def _one_focus(self, info: ValidationInfo) -> "Profile":
-        if self.query is None and self.positives is None and self.negatives is None:
-            raise ValueError("declares no focus; set positives and negatives (example users) or query")
+        if self.query is None and self.positives is None and self.negatives is None and self.pages is None:
+            raise ValueError("declares no focus; set positives and negatives (example users), [profile.pages] "
+                             "(example pages) or query")
         if (self.positives is None) != (self.negatives is None):
             missing = "negatives" if self.negatives is None else "positives"
             raise ValueError(f"{missing}: missing; example users come in both classes: add {missing} = \"...\"")
@@ -895,6 +989,17 @@ positives = "${FOCUSCRAWL_DATA}/erisk2017/erisk2017-train.tar.xz"
 negatives = "${FOCUSCRAWL_DATA}/erisk2017/erisk2017-train.tar.xz"
 format = "erisk"            # erisk | jsonl | csv (inferred from the file name when absent)
 # query = "words your target users write about"    # or drive the crawl by a query instead
+# languages = ["en"]        # keep pages in these languages (ISO 639-1); others score 0 relevance
+
+# The pages you look for, by example (`focuscrawl train` fits the page relevance model): http(s) URLs
+# (fetched once, robots.txt obeyed), .html/.txt files or folders of them, and/or a JSONL file of
+# {"url": ..., "text": ..., "label": 1 or 0} lines; at least 3 pages of each class.
+# [profile.pages]
+# positives = ["https://example.org/about-my-topic", "examples/positive/"]
+# negatives = ["https://example.org/something-else", "examples/negative/"]
+# examples = "examples/pages.jsonl"
+# model = "TFIDF-LR"        # or LSA-LR
+# threshold = 0.5           # a page scoring at or above it counts as relevant
 
 [[sites]]
 name = "world"
@@ -968,6 +1073,12 @@ def summary(project: Project, cfg=None) -> str:
         lines.append(f"  profile: positives {p.positives} / negatives {p.negatives} ({p.example_format('positives')})")
     if p.query:
         lines.append(f"  profile: query {p.query!r}")
+    if p.pages:
+        counts = p.pages.counts(p.query)
+        lines.append(f"  profile: example pages {counts[1]} about the topic / {counts[0]} not, model {p.pages.model}, "
+                     f"threshold {p.pages.threshold:g}")
+    if p.languages:
+        lines.append(f"  profile: languages {', '.join(p.languages)}")
     for s in project.sites:
         auth = (f", OAuth via ${s.oauth.client_id_env}/${s.oauth.client_secret_env} at {s.oauth.token_url}"
                 if s.oauth else "")
@@ -994,6 +1105,6 @@ def summary(project: Project, cfg=None) -> str:
     return "\n".join(lines)
 
 
-__all__ = ["DAG_IDS", "LOOPS", "STREAM_DAGS", "AssetEvents", "FueLoop", "GraphLoop", "Loop", "Loops", "OAuth", "Profile",
+__all__ = ["DAG_IDS", "LOOPS", "STREAM_DAGS", "AssetEvents", "FueLoop", "GraphLoop", "Loop", "Loops", "OAuth", "PageFocus", "Profile",
            "Project", "ProjectError", "RevisitsLoop", "Site", "SourcesLoop", "Warc", "WorldKnobs", "airflow_schedule", "check_schedule", "interpolate",
            "INIT_TEMPLATE", "load_project", "load_site", "parse_duration", "parse_project", "read_examples", "summary", "write_init"]

@@ -102,6 +102,7 @@ SINKS: dict[str, Callable[[], SinkSpec]] = {
     "fue_extractions": _fue_extractions,
     "source_recrawls": _source_history("source_recrawls"),
     "page_clicks": _source_history("page_clicks"),
+    "source_pages": _source_history("source_pages"),
     "graph_sample": _graph_sample,
 }
 

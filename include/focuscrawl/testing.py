@@ -474,11 +474,24 @@ def _related_adapter() -> Adapter:
                    fit=lambda method: method.fit(_vectors(60)))
 
 
+def _page_relevance_adapter() -> Adapter:
+    from focuscrawl.relevance.models import PAGE_MODELS, PageRelevanceModel
+
+    docs, labels = toy_corpus()
+
+    def run(model, seed):
+        return model.fit(docs, labels).predict_proba(docs[:10] + ["", "guitar"])
+
+    return Adapter(PAGE_MODELS, PageRelevanceModel, lambda name, seed: {"seed": seed}, run,
+                   empty=lambda model: [model.fit(docs, labels).predict_proba([]), model.fit([], [])],
+                   fit=lambda model: model.fit(docs, labels))
+
+
 @lru_cache(maxsize=1)
 def adapters() -> tuple[Adapter, ...]:
     """One adapter for every registry of the product."""
     return (_ranking_adapter(), _community_adapter(), _scheduler_adapter(), _sampler_adapter(),
-            _graph_estimator_adapter(), _outlink_adapter(), _related_adapter())
+            _graph_estimator_adapter(), _outlink_adapter(), _related_adapter(), _page_relevance_adapter())
 
 
 def with_registry(adapter: Adapter, registry: Registry) -> Adapter:

@@ -37,7 +37,10 @@ def test_crawler_recrawls_on_the_default_interval_then_follows_the_pushed_schedu
                             budget, default_interval_s=1800.0, min_interval_s=60.0)
     run(crawler, world, int(3 * 3600 * budget), budget)
     recrawls = [r for t, _, r in rows if t == "source_recrawls"]
-    assert {t for t, _, _ in rows} == {"source_recrawls"} and {k for _, k, _ in rows} == {"127.0.0.1:9"}
+    assert {t for t, _, _ in rows} == {"source_recrawls", "source_pages"} and {k for _, k, _ in rows} == {"127.0.0.1:9"}
+    pages = [r for t, _, r in rows if t == "source_pages"]
+    assert len(pages) == crawler.counts["pages"] and len({r["page_url"] for r in pages}) == len(pages)
+    assert all(r["main_text"] and r["language"] == "en" and r["relevance"] is None for r in pages)  # no scorer here
     # every source read once as its archive, then again at most 1800 s later (a slot is 20 s: due ones
     # queue up); slots no page is worth go to the source due soonest, so some come back early
     assert {r["source_url"] for r in recrawls} == {s.url for s in sources}

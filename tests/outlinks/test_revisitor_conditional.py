@@ -193,3 +193,46 @@ def test_every_url_the_revisitor_keys_by_is_its_canonical_key():
                            key_of=lambda url: canonical_url(url, extra_strip=("ref",)))
     custom.add(["http://a.example/p?x=1&ref=home"])
     assert [u for u, _ in custom.ranking.items()] == ["http://a.example/p?x=1"]
+
+
+class CountingScorer:
+    """A page scorer whose every call gives a new score: a repeated score was carried, not scored again."""
+
+    def __init__(self):
+        self.calls = 0
+
+    def score(self, main_text, language):
+        self.calls += 1
+        return float(self.calls), "STUB/v1"
+
+    def relevant(self, score):
+        return score is not None and score >= 1
+
+
+def test_a_304_snapshot_carries_the_previous_main_text_language_and_relevance(world, tmp_path):
+    clock, web = world.world.clock, world.world.web
+    clock.set(START + 4 * 86400)
+    honouring = [h for h in web.hosts if h not in world.world.validators.ignoring(web.hosts)]
+    writer, scorer = SnapshotWriter(str(tmp_path / "page_snapshots")), CountingScorer()
+    rev, f = revisitor(world, writer, Metrics("revisitor"))
+    rev.relevance = scorer
+    rev.add([world.url + web.page_path(web.pages_of_host[h][2]) for h in honouring])
+    drain(rev)
+    writer.flush()
+    clock.advance(HOUR)
+    drain(rev)
+    writer.flush()
+    f.close()
+    from deltalake import DeltaTable
+
+    rows = DeltaTable(writer.table_path).to_pandas()
+    first = rows[rows["period"] == rows["period"].min()].set_index("url")
+    second = rows[rows["period"] == rows["period"].max()].set_index("url")
+    assert first["main_text"].str.len().gt(0).all() and first["relevance"].notna().all()
+    carried = second[second["revisit_outcome"] == NOT_MODIFIED]
+    assert len(carried) > 0
+    before = first.loc[carried.index]
+    for col in ("main_text", "language", "language_score", "relevance", "relevance_model"):
+        assert (carried[col] == before[col]).all(), col
+    assert scorer.calls == len(first) + (len(second) - len(carried))  # a 304 is not scored again
+    assert rev.status()["relevant"] == len(first) + len(second)

@@ -41,7 +41,7 @@ def platform(tmp_path, monkeypatch):
     (tmp_path / "run").mkdir()
     (tmp_path / "run" / "project.json").write_text(json.dumps(
         {"schedules": {"fue_pseudo_training": "2m", "delta_maintenance": "none"}}))
-    project = SimpleNamespace(enabled_loops=lambda: [("fue", None, None)])
+    project = SimpleNamespace(enabled_loops=lambda: [("fue", None, None)], profile=SimpleNamespace(pages=None))
     return Platform(project, settings(), services=["airflow"], log=lambda _: None)
 
 
@@ -89,7 +89,7 @@ def test_on_a_running_airflow_a_dag_is_unpaused_only_with_the_projects_schedule(
         pytest.skip("the session's Airflow does not hold delta_maintenance on its default @daily")
     write_status(active, {"schedules": {"delta_maintenance": "none"}})
     client, lines = Recording(airflow), []
-    platform = Platform(SimpleNamespace(enabled_loops=lambda: []), cfg, services=["airflow"], log=lines.append)
+    platform = Platform(SimpleNamespace(enabled_loops=lambda: [], profile=SimpleNamespace(pages=None)), cfg, services=["airflow"], log=lines.append)
     try:
         assert platform.unpause_dags(timeout=300, client=client) == ["delta_maintenance"]
         assert client.unpaused == [("delta_maintenance", None)]

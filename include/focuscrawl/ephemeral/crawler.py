@@ -15,7 +15,11 @@ recrawled every ``default_interval_s`` with the prior's P and μ.
 
 No I/O here: ``fetch(url) -> (body, media_type, final_url)``, ``emit(table, key, row)`` and
 ``clock() -> seconds`` are given; ``streaming/source_crawler.py`` wires HTTP and Kafka in.
-Rows follow the ``source_recrawls`` and ``page_clicks`` table specs (timestamps in epoch µs).
+Rows follow the ``source_recrawls``, ``source_pages`` and ``page_clicks`` table specs (timestamps in
+epoch µs). Every new page fetched is a ``source_pages`` row: its main text and language
+(:mod:`focuscrawl.parse.text`) and, with a ``relevance`` scorer (:class:`focuscrawl.relevance.score.PageScorer`,
+the project's champion page model), its relevance, scored here on the live path; pages at or above the
+threshold are counted as the loop's harvest (``counts["relevant"]``).
 
 Restart-safe: what the crawler knows of each source (links listed so far, last
 read, last recrawl slot, the discovered pages waiting in its frontier batches) is a
@@ -142,7 +146,7 @@ class SourceCrawler:
                  near_duplicates: NearDuplicateIndex | None = None,
                  on_near_duplicate: Callable[[str, Match], None] | None = None,
                  revalidator: Revalidator | None = None, key_of: Callable[[str], str] = canonical_url,
-                 scope: "Scope | None" = None) -> None:
+                 relevance=None, scope: "Scope | None" = None) -> None:
         if budget <= 0:
             raise ValueError(f"budget must be > 0 fetches per second, got {budget}")
         self.sources = list(sources)
@@ -154,6 +158,7 @@ class SourceCrawler:
         self.revalidator, self.key_of = revalidator, key_of
         self.aliases_: dict[str, tuple[str, ...]] = {}  # crawled page -> its other keys
         self.page_of_: dict[str, str] = {}  # such another key -> the crawled page
+        self.relevance = relevance  # a focuscrawl.relevance.score.PageScorer, or None
         n = len(self.sources)
         self.policy = PushedPlan(budget=budget, max_rate=np.full(n, 1.0 / min_interval_s))
         self.policy.last_recrawl_[:] = clock() - default_interval_s  # never recrawled: due at once
@@ -171,7 +176,8 @@ class SourceCrawler:
         self.seen_pages_: set[str] = set()
         self.crawled_: dict[str, tuple[str, float | None]] = {}  # page url -> (source url, published)
         self.counts = {"recrawls": 0, "pages": 0, "idle": 0, "errors": 0, "schedule_rows": 0, "schedules_applied": 0,
-                       "restored_sources": 0, "restored_pages": 0, "near_duplicates_skipped": 0, "unchanged_recrawls": 0}
+                       "restored_sources": 0, "restored_pages": 0, "near_duplicates_skipped": 0, "unchanged_recrawls": 0,
+                       "relevant": 0}
         self._touched: dict[int, None] = dict.fromkeys(range(n))  # sources changed since changes(): all, at first
         self._fetched: dict[str, None] = {}   # pages crawled since changes()
 
@@ -292,6 +298,22 @@ class SourceCrawler:
         self.crawled_[url] = (self.sources[i].url, published)
         self._remember_aliases(url, aliases)
         self._fetched[url] = None
+        self.emit("source_pages", self.sources[i].host, self._page_row(url, i, published, now, fetched))
+
+    def _page_row(self, url: str, i: int, published: float | None, now: float, fetched: tuple) -> dict:
+        """The ``source_pages`` row of a fetched new page: main text, language, relevance (when a scorer is set)."""
+        from focuscrawl.outlinks.revisit import page_content
+        from focuscrawl.parse.text import page_text
+
+        body, _, final, *warc = fetched
+        text = page_text(body, final, visible_text=page_content(body, final)[0])
+        score, model = self.relevance.score(text.main_text, text.language) if self.relevance is not None else (None, None)
+        self.counts["relevant"] += self.relevance is not None and self.relevance.relevant(score)
+        source = self.sources[i]
+        return {"page_url": url, "source_url": source.url, "host": source.host, "fetched_at": micros(now),
+                "published_at": None if published is None else micros(published), "main_text": text.main_text,
+                "language": text.language, "language_score": text.language_score, "relevance": score,
+                "relevance_model": model, **(warc_columns(warc[0]) if warc and warc[0] else {})}
 
     def _remember_aliases(self, url: str, aliases: tuple[str, ...]) -> None:
         self.aliases_[url] = aliases

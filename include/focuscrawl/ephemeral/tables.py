@@ -21,7 +21,7 @@ from focuscrawl.ephemeral.estimate import (ESTIMATE_COLUMNS, LinkRatePrior, Prof
 from focuscrawl.ephemeral.optimiser import allocate
 from focuscrawl.ephemeral.params import DEFAULT
 from focuscrawl.fetch.warc import WARC_COLUMNS
-from focuscrawl.tables import Column, table
+from focuscrawl.tables import UNIT_INTERVAL, Column, table
 
 if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql import DataFrame
@@ -35,6 +35,27 @@ SOURCE_RECRAWLS = table(
         Column("recrawled_at", pa.timestamp("us", tz="UTC"), "when the source was fetched", nullable=False),
         Column("elapsed_s", pa.float64(), "seconds since the previous recrawl (or since watching began)", nullable=False),
         Column("new_links", pa.int64(), "links not seen on the source before", nullable=False),
+        *WARC_COLUMNS,
+    ],
+)
+
+SOURCE_PAGES = table(
+    "source_pages",
+    "One row per new page the source crawler fetched: its main text, language and relevance to the user's topic "
+    "(the champion page relevance model, scored in the crawler), beside the raw page in the WARC",
+    [
+        Column("page_url", pa.string(), "the fetched page", nullable=False),
+        Column("source_url", pa.string(), "content source the page was discovered on", nullable=False),
+        Column("host", pa.string(), "host of the source", nullable=False),
+        Column("fetched_at", pa.timestamp("us", tz="UTC"), "when the page was fetched", nullable=False),
+        Column("published_at", pa.timestamp("us", tz="UTC"), "publication time the source gave; null: none"),
+        Column("main_text", pa.string(), "main text, boilerplate removed (trafilatura; the visible text when none)"),
+        Column("language", pa.string(), "ISO 639-1 code of the main text's language (py3langid); null: too short"),
+        Column("language_score", pa.float64(), "the language identifier's probability of that language",
+               bounds=UNIT_INTERVAL),
+        Column("relevance", pa.float64(), "calibrated relevance to the user's topic (0 outside the project's "
+                                          "languages; null: no page model yet)", bounds=UNIT_INTERVAL),
+        Column("relevance_model", pa.string(), "the model and version that scored it, e.g. TFIDF-LR/v3"),
         *WARC_COLUMNS,
     ],
 )
@@ -90,8 +111,9 @@ SOURCE_SCHEDULE = table(
 )
 
 # Crawl history streams through Kafka before it lands in Delta: one topic per table, keyed by host.
-HISTORY_TOPICS = {SOURCE_RECRAWLS.name: "focuscrawl.source_recrawls", PAGE_CLICKS.name: "focuscrawl.page_clicks"}
-HISTORY_TABLES = {SOURCE_RECRAWLS.name: SOURCE_RECRAWLS, PAGE_CLICKS.name: PAGE_CLICKS}
+HISTORY_TOPICS = {SOURCE_RECRAWLS.name: "focuscrawl.source_recrawls", PAGE_CLICKS.name: "focuscrawl.page_clicks",
+                  SOURCE_PAGES.name: "focuscrawl.source_pages"}
+HISTORY_TABLES = {SOURCE_RECRAWLS.name: SOURCE_RECRAWLS, PAGE_CLICKS.name: PAGE_CLICKS, SOURCE_PAGES.name: SOURCE_PAGES}
 
 
 def schedule_sources(estimates: pd.DataFrame, hosts, budget: float, host_min_interval_s: float,

@@ -18,8 +18,9 @@ an alias of it and is not fetched again (a restart rebuilds the aliases from ``f
 
 With a :class:`~focuscrawl.fetch.conditional.Revalidator` each revisit is a conditional GET with the
 page's last ``ETag``/``Last-Modified``: a ``304`` (or a full body identical to the last) is a snapshot
-marked ``unchanged`` that repeats the previous snapshot's text, digest and outlinks, so the look-back
-targets (:mod:`focuscrawl.outlinks.targets`) see what it is: no new outlink, no content change. The
+marked ``unchanged`` that repeats the previous snapshot's text, main text, language, relevance, digest and
+outlinks, so the look-back targets (:mod:`focuscrawl.outlinks.targets`) see what it is: no new outlink, no
+content change. The
 validators travel in the snapshot rows, so a restarted revisitor asks conditionally at once.
 
 No I/O of its own: the revisitor gets a ``source`` (``get(url) -> bytes``, the fetch layer in
@@ -89,22 +90,28 @@ def content_digest(text: str) -> str:
 
 
 # The columns a snapshot of an unchanged page repeats from the page's previous snapshot.
-CONTENT_COLUMNS = ("content_digest", "text", "internal_outlinks", "external_outlinks")
+CONTENT_COLUMNS = ("content_digest", "text", "main_text", "language", "language_score", "relevance", "relevance_model",
+                   "internal_outlinks", "external_outlinks")
 VALIDATOR_COLUMNS = ("etag", "last_modified", "body_digest", "body_length")
 
 
 def snapshot(url: str, body: bytes, period: int, fetched_at: float, status: int = 200,
              domain_of: Callable[[str], str] = registered_domain) -> dict:
-    """One ``page_snapshots`` row (focuscrawl.outlinks.tables.SNAPSHOTS) of a fetched page."""
+    """One ``page_snapshots`` row (focuscrawl.outlinks.tables.SNAPSHOTS) of a fetched page: beside the
+    visible text, its main text and language (:func:`focuscrawl.parse.text.page_text`)."""
     text, links, _ = page_parts(body, url)
-    return _row(url, text, links, period, fetched_at, status, domain_of)
+    return _row(url, body, text, links, period, fetched_at, status, domain_of)
 
 
-def _row(url: str, text: str, links: list[str], period: int, fetched_at: float, status: int,
+def _row(url: str, body: bytes, text: str, links: list[str], period: int, fetched_at: float, status: int,
          domain_of: Callable[[str], str]) -> dict:
+    from focuscrawl.parse.text import page_text
+
     internal, external = split_outlinks(url, links, domain_of)
+    clean = page_text(body, url, visible_text=text)
     return {"url": url, "period": int(period), "fetched_at": datetime.fromtimestamp(fetched_at, timezone.utc),
             "status": int(status), "content_digest": content_digest(text), "text": text,
+            "main_text": clean.main_text, "language": clean.language, "language_score": clean.language_score,
             "internal_outlinks": internal, "external_outlinks": external}
 
 
@@ -132,6 +139,11 @@ class PageRevisitor:
     ``discover`` (a regex) become known pages, queued in the current period too, up to ``max_pages``.
     Thread-safe between the revisit loop and the thread applying pushed priorities.
 
+    With ``relevance`` (a :class:`focuscrawl.relevance.score.PageScorer`) every snapshot is scored in
+    this process, the champion page relevance model's calibrated score of its main text landing in the
+    row (``relevance``, ``relevance_model``); snapshots at or above the threshold are the loop's harvest
+    (``relevant`` in :meth:`status`).
+
     With a ``near_duplicates`` index (the project switch ``[loops.revisits] skip_near_duplicates``),
     a page fetched for the first time whose text near-duplicates a page fetched before
     (:class:`focuscrawl.dedup.NearDuplicateIndex`) is skipped: no snapshot, its outlinks not
@@ -149,7 +161,8 @@ class PageRevisitor:
                  near_duplicates: NearDuplicateIndex | None = None,
                  on_near_duplicate: Callable[[str, Match], None] | None = None,
                  key_of: Callable[[str], str] = canonical_url, revalidator: Revalidator | None = None,
-                 scope: "Scope | None" = None, on_rejection: Callable[[Rejection], None] | None = None,
+                 relevance=None, scope: "Scope | None" = None,
+                 on_rejection: Callable[[Rejection], None] | None = None,
                  soft404: "Soft404Probe | None" = None) -> None:
         self.source = source
         self.key_of = key_of
@@ -179,6 +192,8 @@ class PageRevisitor:
         self.near_duplicates = near_duplicates
         self.on_near_duplicate = on_near_duplicate
         self.skipped: set[str] = set()  # pages skipped as near-duplicates: never known again (this process)
+        self.relevance = relevance  # a focuscrawl.relevance.score.PageScorer, or None
+        self.relevant = 0  # snapshots scored at or above the relevance threshold: the loop's harvest
         self._lock = threading.Lock()
 
     def period(self, now: float | None = None) -> int:
@@ -299,7 +314,11 @@ class PageRevisitor:
             return None
         if self._near_duplicate(key, row["text"]):
             return None
-        self.last[row["url"]] = {c: row[c] for c in CONTENT_COLUMNS}
+        if self.relevance is not None:
+            if row.get("relevance") is None:  # a 304 repeats its previous snapshot's score, when it had one
+                row["relevance"], row["relevance_model"] = self.relevance.score(row["main_text"], row["language"])
+            self.relevant += self.relevance.relevant(row["relevance"])
+        self.last[row["url"]] = {c: row.get(c) for c in CONTENT_COLUMNS}
         self.emit(row)
         self.revisits += 1
         if self.discover is not None:
@@ -326,7 +345,8 @@ class PageRevisitor:
         else:
             text, links, declared = page_parts(body, result.url if result is not None else url)
             key = self._recorded_as(url, final, self.key(declared) if declared else None)
-            row = _row(key, text, links, period, now, result.status if result is not None else 200, self.domain_of)
+            row = _row(key, body, text, links, period, now, result.status if result is not None else 200,
+                       self.domain_of)
         if key != url and not self._alias(url, key, keep_validators=key == final):
             return None
         return {**row, **warc_columns(result.warc if result is not None else None),
@@ -423,6 +443,8 @@ class PageRevisitor:
                 "priorities_applied": self.priorities_applied,
                 "near_duplicates_skipped": len(self.skipped),
                 "aliases": len(self.aliases),
+                "relevant": self.relevant,
+                "harvest": self.relevant / self.revisits if self.revisits and self.relevance is not None else None,
                 "refused": len(self.refused),
                 **({"scope": self.scope.status()} if self.scope is not None else {}),
             }

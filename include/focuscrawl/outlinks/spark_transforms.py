@@ -39,11 +39,15 @@ def latest_snapshots(snapshots: "DataFrame", before_period: int | None = None) -
 
 
 def latest_texts(snapshots: "DataFrame", before_period: int | None = None) -> "DataFrame":
-    """url, as_of_period, text of each url's latest snapshot (strictly before ``before_period`` when given)."""
+    """url, as_of_period, text of each url's latest snapshot (strictly before ``before_period`` when given):
+    its main text where one was landed (boilerplate removed), else its visible text."""
     from pyspark.sql import functions as F
 
+    text = F.col("text")
+    if "main_text" in snapshots.columns:  # tables landed before the column have none
+        text = F.when(F.length("main_text") > 0, F.col("main_text")).otherwise(text)
     return latest_snapshots(snapshots, before_period).select(
-        "url", F.col("period").cast("int").alias("as_of_period"), "text")
+        "url", F.col("period").cast("int").alias("as_of_period"), text.alias("text"))
 
 
 def near_duplicates(snapshots: "DataFrame", params: NearDuplicateParams = NEAR_DUPLICATE_DEFAULT) -> "DataFrame":

@@ -27,6 +27,15 @@ SNAPSHOTS = table(
         Column("status", pa.int32(), "HTTP status"),
         Column("content_digest", pa.string(), "digest of the page content excluding outlinks"),
         Column("text", pa.string(), "visible text of the page (for the content embedding)"),
+        Column("main_text", pa.string(), "main text of the page, boilerplate removed (trafilatura; the visible "
+                                         "text when it finds none): what relevance, embedding and near-duplicates read"),
+        Column("language", pa.string(), "ISO 639-1 code of the main text's language (py3langid); null: too short to tell"),
+        Column("language_score", pa.float64(), "the language identifier's probability of that language",
+               bounds=UNIT_INTERVAL),
+        Column("relevance", pa.float64(), "the page's relevance to the user's topic, calibrated (the champion page "
+                                          "relevance model; 0 outside the project's languages; null: no model yet)",
+               bounds=UNIT_INTERVAL),
+        Column("relevance_model", pa.string(), "the model and version that scored it, e.g. TFIDF-LR/v3"),
         Column("internal_outlinks", pa.list_(pa.string()), "outlinks on the page's registered domain"),
         Column("external_outlinks", pa.list_(pa.string()), "outlinks to other registered domains"),
         *WARC_COLUMNS,

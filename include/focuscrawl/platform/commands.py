@@ -59,11 +59,15 @@ def add_commands(sub) -> None:
     logs.add_argument("-f", "--follow", action="store_true", help="keep printing what is appended")
 
     train = subcommand(
-        sub, "train", "train the project's reference and candidate classifiers from its examples",
+        sub, "train", "train the project's classifiers from its examples: the FUE loop's from its example users, "
+        "the page relevance model from its example pages",
         "focuscrawl train projects/world.toml --force",
         description="Train the FUE loop's reference classifier (whole histories) and candidate classifier "
                     "(snippets) from the project's example users into $FOCUSCRAWL_VAR/models/<project>/; "
-                    "`focuscrawl up` does this first and skips it when the examples did not change.")
+                    "`focuscrawl up` does this first and skips it when the examples did not change. With "
+                    "[profile.pages], also fetch the example pages once (robots.txt obeyed), fit the page "
+                    "relevance model, print its held-out AUC and precision with intervals, and register it "
+                    "as a new version under $FOCUSCRAWL_VAR/models/<project>/pages/.")
     add_project_argument(train)
     train.add_argument("--force", action="store_true", help="train even when the examples did not change")
 

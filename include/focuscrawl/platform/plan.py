@@ -40,7 +40,7 @@ CRAWLING_LOOPS = ("sources", "revisits")
 # The landings (``focuscrawl.sinks.SINKS``, run by ``streaming/consumer.py --sink NAME``) each loop needs.
 LOOP_SINKS = {
     "fue": ("fue_posts", "fue_extractions"),
-    "sources": ("source_recrawls", "page_clicks"),
+    "sources": ("source_recrawls", "page_clicks", "source_pages"),
     "revisits": (),           # the revisitor appends page_snapshots itself
     "graph": ("graph_sample",),
 }
@@ -134,10 +134,23 @@ def _pages(loop, site, cfg, seed_flag: str) -> list[str]:
         ["--skip-near-duplicates"] if loop.skip_near_duplicates else [])
 
 
+def _relevance(project, cfg) -> list[str]:
+    """A fetching process's page relevance arguments: the project's page model store (every fetched page is
+    scored by its champion), model, threshold and languages; none without ``[profile.pages]``."""
+    focus = project.profile.pages
+    if focus is None:
+        return []
+    from focuscrawl.relevance.train import store_for
+
+    args = ["--relevance-store", str(store_for(project, cfg).root), "--relevance-model", focus.model,
+            "--relevance-threshold", f"{focus.threshold:g}"]
+    return args + (["--languages", ",".join(project.profile.languages)] if project.profile.languages else [])
+
+
 def _sources(project, cfg, models=None) -> list[_Draft]:
     loop, site = project.loops.sources, project.site(project.loops.sources.site)
     args = ["crawl", "--budget", f"{loop.fetches_per_second:g}", "--politeness-delay", f"{site.politeness_delay:g}",
-            *_pages(loop, site, cfg, "--site")]
+            *_pages(loop, site, cfg, "--site"), *_relevance(project, cfg)]
     return [_Draft("source-crawler", "sources.crawler", "sources", FETCHERS, "streaming/source_crawler.py", args,
                    fetches=True)]
 
@@ -156,6 +169,7 @@ def _revisits(project, cfg, models=None) -> list[_Draft]:
     max_pages = getattr(loop, "max_pages", None)  # RevisitsLoop.max_pages (asked of project on the BOARD)
     if max_pages:
         args += ["--max-pages", str(max_pages)]
+    args += _relevance(project, cfg)
     return [_Draft("revisitor", "revisits.revisitor", "revisits", FETCHERS, "streaming/revisitor.py", args,
                    fetches=True)]
 

@@ -1,4 +1,5 @@
-"""``focuscrawl train [PROJECT]``: the classifiers a project's FUE loop needs, from its own examples.
+"""``focuscrawl train [PROJECT]``: the classifiers a project's FUE loop needs, from its own examples
+(and its page relevance model, from its example pages: ``focuscrawl.relevance.train``).
 
 Seed 000 (*Real-time focused extraction of social media users*) sections IV-E/IV-F: the reference classifier (L1 logistic
 regression on whole user histories, the paper's hyper-parameters scaled to the set's size) judges
@@ -75,16 +76,25 @@ def train_models(project, cfg, *, force: bool = False, log=print) -> Models:
 
 
 def main_train(args, cfg) -> int:
-    """``focuscrawl train [PROJECT] [--force]`` (parser in ``focuscrawl.platform.commands``)."""
+    """``focuscrawl train [PROJECT] [--force]`` (parser in ``focuscrawl.platform.commands``): the FUE
+    classifiers from the example users, and the page relevance model (``focuscrawl.relevance.train``)
+    from the example pages, whichever the profile declares."""
     import sys
 
     from focuscrawl.project import ProjectError, load_project
 
+    out = {}
     try:
         project = load_project(args.project)
-        models = train_models(project, cfg, force=args.force)
+        if project.profile.positives is not None or project.profile.pages is None:
+            models = train_models(project, cfg, force=args.force)
+            out.update({"reference": str(models.reference), "candidate": str(models.candidate)})
+        if project.profile.pages is not None:
+            from focuscrawl.relevance.train import train_page_model
+
+            out["page_relevance"] = train_page_model(project, cfg).to_json()
     except (ProjectError, ValueError) as exc:
         print(f"focuscrawl train: {exc}", file=sys.stderr)
         return 2
-    print(json.dumps({"reference": str(models.reference), "candidate": str(models.candidate)}))
+    print(json.dumps(out))
     return 0

@@ -6,6 +6,8 @@ cannot run starts nothing:
 1. validates the project (``focuscrawl.project.load_project``: one error naming key and fix);
 2. trains what its FUE loop needs (``focuscrawl.platform.train``: reference and candidate
    classifiers from the project's example users; reused when the examples did not change);
+   the page relevance model (``focuscrawl.relevance.train``) is fitted in step 4, once the services
+   are up (its example URLs may be on the world), before any process starts;
 3. plans its processes (``focuscrawl.platform.plan``);
 4. writes the active project to ``$FOCUSCRAWL_VAR/run/project.json`` (the DAG files read their
    schedules from it), starts the services (Kafka, Airflow, and the world when a site is the world),
@@ -93,7 +95,8 @@ class Platform:
 
     def dag_ids(self) -> list[str]:
         ids = [d for loop, _, _ in self.project.enabled_loops() for d in LOOP_DAGS[loop]]
-        return [*ids, *ALWAYS_DAGS]
+        focus = ("page_relevance",) if self.project.profile.pages is not None else ()
+        return [*ids, *focus, *ALWAYS_DAGS]
 
     # -- up -----------------------------------------------------------------------------------
 
@@ -133,6 +136,7 @@ class Platform:
 
         ServiceManager(self.cfg, dags_folder=self.dags_folder,
                        world_args=self.project.world.serve_args()).up(self.services, log=self.log)
+        self.train_page_focus()
         if "airflow" in self.services:
             self.unpause_dags()
         self.supervisor = Supervisor(specs, self.cfg.var_dir, tick=self.tick, info={
@@ -141,6 +145,16 @@ class Platform:
         self._thread = threading.Thread(target=self.supervisor.run, name="focuscrawl-supervisor", daemon=True)
         self._thread.start()
         self.log(f"up: {len(specs)} processes supervised; `focuscrawl status` shows them")
+
+    def train_page_focus(self):
+        """Fit the page relevance model from the project's example pages (``focuscrawl.relevance.train``),
+        once the services are up: example URLs may be on the world. A focus that cannot be trained (a URL
+        robots.txt forbids, one that does not answer) raises here, before any process starts."""
+        if self.project.profile.pages is None:
+            return None
+        from focuscrawl.relevance.train import train_page_model
+
+        return train_page_model(self.project, self.cfg, log=self.log)
 
     def unpause_dags(self, timeout: float = 180.0, client=None) -> list[str]:
         """Unpause the project's DAGs once Airflow holds them with the project's schedules; the ids unpaused.
@@ -316,7 +330,11 @@ def main_up(args, cfg) -> int:
     except RuntimeError as exc:
         print(f"focuscrawl up: {exc}", file=sys.stderr)
         return 1
-    return platform.run(duration, progress_every=args.progress_every)
+    try:
+        return platform.run(duration, progress_every=args.progress_every)
+    except ValueError as exc:  # the page focus failed once the sites were up; run() stopped what it started
+        print(f"focuscrawl up: {exc}", file=sys.stderr)
+        return 2
 
 
 def main_down(args, cfg) -> int:

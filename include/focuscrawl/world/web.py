@@ -268,8 +268,7 @@ class Web:
         path = f"/site/{host}/n/{s}-{k}"
         with self._lock:
             self.crawl_log.setdefault(path, now)
-        rng = random.Random((self.seed * 1_000_003 + src.num) * 1_000_003 + k)
-        p = rng.choice(self.pages_of_host[host])
+        p = random.Random((self.seed * 1_000_003 + src.num) * 1_000_003 + k).choice(self.pages_of_host[host])  # as topic_of
         body = f"<p>{html.escape(self.text(p)[:1500])}</p><a href=\"{self.page_path(p)}\">{html.escape(self.names[p])}</a>"
         return 200, "text/html; charset=UTF-8", _html(self._new_title(src, k), body)
 
@@ -311,7 +310,36 @@ class Web:
              "content": content}, sort_keys=True).encode()
 
     # ground truth ---------------------------------------------------------------------------
+    def topic_of(self, path: str, now: float) -> str | None:
+        """The hidden topic label of the page at ``path``: the category of the real page it serves (a new
+        page ``/n/{s}-{k}`` carries the text, so the topic, of one of its host's pages); None when no
+        page is there. Ground truth: only :meth:`evaluate` hands it out, never a crawl response."""
+        parts = path.split("/")
+        if len(parts) < 5 or parts[1] != "site":
+            return None
+        host, kind, ref = parts[2], parts[3], unquote("/".join(parts[4:]))
+        if kind == "wiki":
+            p = self.index.get(ref)
+            return self.topic[p] if p is not None and self._host(self.topic[p]) == host else None
+        if kind == "n":
+            try:
+                s, k = (int(x) for x in ref.split("-"))
+                src = self.sources[s]
+            except (ValueError, IndexError):
+                return None
+            if src.host != host or k >= len(self.published(s, now)):
+                return None
+            return self.topic[random.Random((self.seed * 1_000_003 + src.num) * 1_000_003 + k).choice(self.pages_of_host[host])]
+        return None
+
     def evaluate(self, path: str, q: dict[str, str], now: float):
+        if path == "/truth/topics":
+            # ?paths=P1,P2 -> those pages' labels; else every evergreen page's (?host=H: of one site)
+            if q.get("paths"):
+                return {"topics": {p: self.topic_of(p, now) for p in q["paths"].split(",")}}
+            host = q.get("host")
+            return {"topics": {self.page_path(p): self.topic[p] for p in range(len(self.names))
+                               if host is None or self._host(self.topic[p]) == host}}
         if path == "/truth/sources":
             return {"sources": [{"path": s.path, "host": s.host, "kind": s.kind, "rate_per_hour": s.rate,
                                  "profit": s.profit, "decay_per_hour": s.decay,
