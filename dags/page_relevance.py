@@ -38,7 +38,7 @@ from common import DEFAULT_ARGS, cfg, schedule
 def page_relevance():
     @task
     def train() -> dict:
-        from focuscrawl.relevance.train import train_active_project
+        from focuscrawl.platform.train import train_active_project
 
         return train_active_project(cfg)
 

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from focuscrawl.ephemeral.crawler import ClickAnswer, ClickPosition, ClickTotal, CrawledPage, PageClicks, SourceState
+from focuscrawl.fetch.conditional import Validators
 from focuscrawl.fue.chooser import UserState
 from focuscrawl.fue.evidence import EvidenceState, Post, UserEvidence
 from focuscrawl.fue.pipeline import ExtractRequest, History, StatsEvent, post_from_json, post_to_json
@@ -47,8 +48,11 @@ SAMPLES = {
     "RoundRecord": (RoundRecord, RoundRecord(3, "g-r00003", "RW", 120, 40, 41, 1.7e9),
                     ["round", "crawl_id", "sampler", "rows", "draws", "queries", "finished_at"]),
     "SourceState": (SourceState, SourceState("http://s/", 10.0, 20.0, 5.0, ("http://s/a",),
-                                             ((1.0, 60.0, (("http://s/b", None), ("http://s/c", 2.0))),)),
-                    ["url", "last_read", "last_recrawl", "last_gap", "known", "batches"]),
+                                             ((1.0, 60.0, (("http://s/b", None), ("http://s/c", 2.0))),),
+                                             Validators('"e1"', "Wed, 02 Dec 2026 10:00:00 GMT", "ab12", 12, "<urn:x>")),
+                    ["url", "last_read", "last_recrawl", "last_gap", "known", "batches", "validators"]),
+    "Validators": (Validators, Validators('"e1"', "Wed, 02 Dec 2026 10:00:00 GMT", "ab12", 12, "<urn:x>"),
+                   ["etag", "last_modified", "digest", "length", "record_id"]),
     "CrawledPage": (CrawledPage, CrawledPage("http://s/a", "http://s/", 3.0, "c2ln"),
                     ["url", "source_url", "published", "minhash"]),
     "ClickPosition": (ClickPosition, ClickPosition(12.5), ["since"]),
@@ -99,6 +103,9 @@ MALFORMED = [
     (SourceState, b'{"url": "u", "last_read": null, "last_recrawl": 1, "batches": [[1, [["p", 1]]]]}',
      "SourceState.batches: item 0: expected a list of 3 items"),
     (SourceState, b'{"url": "u", "last_read": null}', "SourceState.last_recrawl: missing"),
+    (SourceState, b'{"url": "u", "last_read": null, "last_recrawl": 1, "validators": {"length": "big"}}',
+     "SourceState.validators: Validators.length: expected an integer, got 'big'"),
+    (Validators, b'{"etag": 7}', "Validators.etag: expected a string, got 7"),
     (CrawledPage, b'{"url": "u", "published": null}', "CrawledPage.source_url: missing"),
     (ClickPosition, b'{"until": 3}', "ClickPosition.since: missing"),
     (ClickTotal, b'{"total": null}', "ClickTotal.total: expected a number, got None"),

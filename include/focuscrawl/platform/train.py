@@ -98,3 +98,21 @@ def main_train(args, cfg) -> int:
         return 2
     print(json.dumps(out))
     return 0
+
+
+def train_active_project(cfg, log=print) -> dict:
+    """The ``page_relevance`` DAG's task: :func:`focuscrawl.relevance.train.train_page_model` on the project ``focuscrawl up`` made
+    active; ``{"skipped": why}`` when there is none or it declares no example pages."""
+    from focuscrawl.dag_schedules import active_project
+    from focuscrawl.project import load_project
+    from focuscrawl.relevance.train import train_page_model
+
+    active = active_project(cfg)
+    if not active.get("project_file"):
+        log("page_relevance: no active project (focuscrawl up writes one); nothing to refit")
+        return {"skipped": "no active project"}
+    project = load_project(active["project_file"])
+    if project.profile.pages is None:
+        log(f"page_relevance: project {project.name} declares no [profile.pages]; nothing to refit")
+        return {"skipped": "no example pages"}
+    return train_page_model(project, cfg, log=log).to_json()
