@@ -111,7 +111,7 @@ def peak_rss_mb() -> float:
 
 def make_chooser(classifier, incremental: bool):
     import focuscrawl.fue.pipeline  # noqa: F401 - what ChooserStage.handle imports on its first record
-    import focuscrawl.priority_topic  # noqa: F401
+    import focuscrawl.topics.priority  # noqa: F401
     from focuscrawl.fue import RANKING_METHODS, UserChooser
     from focuscrawl.fue.chooser import ChooserStage
 

@@ -208,7 +208,7 @@ def paced(cfg, env, procs: Procs, samples, rate: float, seconds: float, lake: Pa
     """Point 3 of the module docstring: ``rate`` distinct records/s for ``seconds`` through one consumer."""
     from kafka import KafkaProducer
 
-    from focuscrawl.topics import TopicSpec, ensure_topics
+    from focuscrawl.topics.specs import TopicSpec, ensure_topics
 
     topic = f"bench-paced-{uuid.uuid4().hex[:6]}"
     ensure_topics(cfg.kafka_bootstrap, [TopicSpec(topic, "author")], cfg.kafka_partitions, cfg.kafka_replication)
@@ -258,7 +258,7 @@ def paced(cfg, env, procs: Procs, samples, rate: float, seconds: float, lake: Pa
 
 def scaling(cfg, env, procs: Procs, samples, backlog: int, lake: Path) -> dict:
     topic = f"bench-backlog-{uuid.uuid4().hex[:6]}"
-    from focuscrawl.topics import TopicSpec, ensure_topics
+    from focuscrawl.topics.specs import TopicSpec, ensure_topics
 
     ensure_topics(cfg.kafka_bootstrap, [TopicSpec(topic, "author")], cfg.kafka_partitions, cfg.kafka_replication)
     produce(cfg.kafka_bootstrap, topic, post_stream(samples, backlog, "s"))

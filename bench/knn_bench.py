@@ -69,7 +69,7 @@ def erisk_vectors(n: int, d: int = 100, seed: int = 0) -> tuple[np.ndarray, floa
     """LSA vectors of ``n`` distinct real writings (title and text, 40+ characters), and the LSA's seconds."""
     from focuscrawl.config import settings
     from focuscrawl.outlinks.embedding import LsaEmbedder
-    from focuscrawl.corpora import EriskCorpus, load_corpus
+    from focuscrawl.core.corpora import EriskCorpus, load_corpus
 
     cfg = settings()
     corpus = load_corpus(seed, cfg.data_dir, Path(cfg.var_dir))
@@ -196,7 +196,7 @@ def spark_lsh(x: np.ndarray, exact: np.ndarray) -> dict:
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 
-    from focuscrawl.spark import get_session
+    from focuscrawl.lake.spark import get_session
 
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     spark = get_session("knn_bench", master="local[2]")

@@ -196,7 +196,7 @@ def main(argv: list[str] | None = None) -> int:
     from focuscrawl.fue.pipeline import EXTRACT_TOPIC, SCORES_TOPIC, STATS_TOPIC
     from focuscrawl.project import load_project, load_site
     from focuscrawl.services.kafka import KafkaBroker
-    from focuscrawl.topics import TopicSpec, ensure_topics
+    from focuscrawl.topics.specs import TopicSpec, ensure_topics
     from focuscrawl.world import build_world
     from focuscrawl.world.server import WorldServer
 

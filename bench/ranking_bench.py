@@ -74,11 +74,11 @@ KINDS = ("heapq", "frontier", "blocks")
 
 def make(kind: str):
     if kind == "frontier":
-        from focuscrawl.frontier import PriorityFrontier
+        from focuscrawl.core.frontier import PriorityFrontier
 
         return PriorityFrontier()
     if kind == "blocks":
-        from focuscrawl.frontier import BlockFrontier
+        from focuscrawl.core.frontier import BlockFrontier
 
         return BlockFrontier()
     return LazyHeap()
@@ -89,7 +89,7 @@ def run_one(kind: str, n: int, updates: int, pops: int, seed: int) -> dict:
     keys = [f"user_{i:09d}" for i in range(n)]
     targets = [keys[rng.randrange(n)] for _ in range(updates)]
     new_scores = [rng.random() for _ in range(updates)]
-    import focuscrawl.frontier  # noqa: F401 - its imports (numpy) are not the structure's memory
+    import focuscrawl.core.frontier  # noqa: F401 - its imports (numpy) are not the structure's memory
 
     gc.collect()
     rss0 = rss_bytes()

@@ -34,7 +34,7 @@ import pyarrow as pa
 
 from focuscrawl.config import Settings, settings
 from focuscrawl.outlinks.params import DEFAULT as OUTLINKS
-from focuscrawl.params import add_arguments
+from focuscrawl.core.params import add_arguments
 from ingest_bench import Procs, sample_posts, scaling
 from result_json import write_result
 
@@ -80,7 +80,7 @@ def chooser_scaling(cfg: Settings, env: dict, log_dir: Path, posts: int, users: 
     from kafka import KafkaAdminClient
 
     from focuscrawl.fue.pipeline import POSTS_TOPIC, STATS_TOPIC
-    from focuscrawl.topics import TopicSpec, ensure_topics
+    from focuscrawl.topics.specs import TopicSpec, ensure_topics
     from ingest_bench import produce
 
     ensure_topics(cfg.kafka_bootstrap, [TopicSpec(POSTS_TOPIC, "author"), TopicSpec(STATS_TOPIC, "user")],

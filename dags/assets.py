@@ -5,7 +5,7 @@ Kafka topics use the Kafka provider's ``kafka://<bootstrap>/<topic>`` form.
 
 Who emits the events. A table written by a DAG task gets its event from the task's ``outlets``. A
 table the stream processes land and a DAG is scheduled on (``page_snapshots``, ``source_recrawls``,
-``page_clicks``, ``graph_sample``) gets it from ``streaming/asset_events.py`` (``focuscrawl.lake_events``),
+``page_clicks``, ``graph_sample``) gets it from ``streaming/asset_events.py`` (``focuscrawl.orchestration.asset_events``),
 which posts one through the REST API when the table's Delta version advances: it watches every
 ``delta.*`` Asset here that a DAG is scheduled on and no task produces.
 """
@@ -22,7 +22,7 @@ from focuscrawl.fue.batch import CANDIDATE_SCORES_TABLE
 from focuscrawl.fue.pipeline import SCORES_TOPIC, STATS_TABLE
 from focuscrawl.graph.tables import GRAPH_ESTIMATES, GRAPH_SAMPLE
 from focuscrawl.outlinks import tables as outlinks
-from focuscrawl.tables import TableSpec
+from focuscrawl.lake.tables import TableSpec
 
 _cfg = settings()
 

@@ -1,12 +1,12 @@
 """What every focuscrawl DAG shares: the retry policy, its schedule, and how a Spark job is submitted.
 
 A DAG file states its tasks and its Assets; its schedule comes from the active project through
-:func:`schedule` (``focuscrawl.dag_schedules``: ``$FOCUSCRAWL_VAR/run/project.json`` written by
+:func:`schedule` (``focuscrawl.orchestration.schedules``: ``$FOCUSCRAWL_VAR/run/project.json`` written by
 ``focuscrawl up``, defaults when absent), read here and nowhere else. The mechanics of spark-submit
-live here once (conn ``spark_default``, the session conf of ``focuscrawl.spark``, the environment
+live here once (conn ``spark_default``, the session conf of ``focuscrawl.lake.spark``, the environment
 pip's pyspark needs), so a Spark task is one call: ``spark_job("x", "x.py", args, inlets, outlets)``, or
 ``spark_chain`` for several jobs in one driver. A DAG's Params come from its area's parameter object
-(``focuscrawl.params``) through :func:`dag_params`, so their defaults are the ones the jobs' flags have.
+(``focuscrawl.core.params``) through :func:`dag_params`, so their defaults are the ones the jobs' flags have.
 """
 
 from __future__ import annotations
@@ -16,12 +16,12 @@ from datetime import timedelta
 from airflow.sdk import AssetOrTimeSchedule, CronTriggerTimetable, DeltaTriggerTimetable, Param
 from airflow.providers.apache.spark.operators.spark_submit import SparkSubmitOperator
 
-from focuscrawl.airflow_priority import OLDEST_RUN_FIRST
+from focuscrawl.orchestration.airflow_priority import OLDEST_RUN_FIRST
 from focuscrawl.config import settings
-from focuscrawl.dag_schedules import dag_schedule
-from focuscrawl.params import param_schemas
+from focuscrawl.orchestration.schedules import dag_schedule
+from focuscrawl.core.params import param_schemas
 from focuscrawl.services.airflow import SPARK_POOL
-from focuscrawl.spark import session_conf, submit_env
+from focuscrawl.lake.spark import session_conf, submit_env
 
 cfg = settings()
 
@@ -33,7 +33,7 @@ DEFAULT_ARGS = {
     "max_retry_delay": timedelta(minutes=10),
     "execution_timeout": timedelta(hours=2),
     # First come, first served in the 1-slot spark pool, by DAG run: Airflow's own weight rules each
-    # starved one loop on two cores (focuscrawl.airflow_priority says which and how long).
+    # starved one loop on two cores (focuscrawl.orchestration.airflow_priority says which and how long).
     "weight_rule": OLDEST_RUN_FIRST,
 }
 
@@ -56,7 +56,7 @@ def schedule(dag_id: str, assets=None):
 
 def dag_params(params, names=None, bounds=None) -> dict[str, Param]:
     """Airflow Params of the knobs ``names`` (all when None) of a parameter object: its values are the
-    defaults, each field's help the description and its bounds the schema (``focuscrawl.params.knob``),
+    defaults, each field's help the description and its bounds the schema (``focuscrawl.core.params.knob``),
     plus ``bounds`` ``{knob: {...}}`` from the caller."""
     return {name: Param(default, **schema) for name, (default, schema) in param_schemas(params, names, bounds).items()}
 

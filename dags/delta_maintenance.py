@@ -1,7 +1,7 @@
 """# delta_maintenance: compact and vacuum every Delta table of the lake, daily
 
 One task, **optimize_and_vacuum**, runs delta-rs (`deltalake`, no JVM) over
-every Delta table under the lake root (`focuscrawl.maintenance.lake_table_locations`):
+every Delta table under the lake root (`focuscrawl.lake.maintenance.lake_table_locations`):
 
 1. **OPTIMIZE** (`DeltaTable.optimize.compact()`): the stream consumers append one small file per
    Kafka batch; compaction rewrites them into large files so Spark scans stay fast.
@@ -24,7 +24,7 @@ from datetime import timedelta
 from airflow.sdk import Param, dag, task
 
 from common import DEFAULT_ARGS, schedule
-from focuscrawl.maintenance import MIN_RETENTION_HOURS
+from focuscrawl.lake.maintenance import MIN_RETENTION_HOURS
 
 
 @dag(
@@ -45,8 +45,8 @@ def delta_maintenance():
     @task
     def optimize_and_vacuum(params=None) -> list[dict]:
         from focuscrawl.config import settings
-        from focuscrawl.maintenance import lake_table_locations, maintain_table
-        from focuscrawl.storage import storage_options
+        from focuscrawl.lake.maintenance import lake_table_locations, maintain_table
+        from focuscrawl.lake.storage import storage_options
 
         cfg = settings()
         options = storage_options(cfg) or None

@@ -5,7 +5,7 @@ Seed 000 (*Real-time focused extraction of social media users*) section V: every
 runs (`HCP-0.9-0.1`, `HCP-0.5-0.5`, `HCP-POS`; all three without a project):
 
 1. **retrain**: a new candidate classifier from the original training set (one whole-user document
-   per donor of `focuscrawl.corpora`, eRisk when present, at most 83/403) plus the users the variant extracted, labelled by
+   per donor of `focuscrawl.core.corpora`, eRisk when present, at most 83/403) plus the users the variant extracted, labelled by
    the reference classifier's verdicts in `fue_extractions`; the waiting candidates (authors of
    the FUE loop's own landed posts in `reddit_posts`, not extracted yet) are re-scored, the best `top_n` by the previous model first,
    into `fue_candidate_scores` (`focuscrawl.fue.batch`, plain delta-rs: one run's data is small).
@@ -35,7 +35,7 @@ from airflow.sdk import Param, dag, task
 from assets import CANDIDATE_SCORES, EXTRACTIONS, POSTS, fue_scores_pushed
 from common import DEFAULT_ARGS, cfg, dag_params, schedule
 from focuscrawl.crawl.listing_crawler import POSTS_TABLE
-from focuscrawl.dag_schedules import pseudo_methods
+from focuscrawl.orchestration.schedules import pseudo_methods
 from focuscrawl.fue.batch import CANDIDATE_SCORES_TABLE
 from focuscrawl.fue.params import DEFAULT as FUE, PSEUDO_TRAINING_KNOBS
 from focuscrawl.fue.pipeline import SCORES_TOPIC, STATS_TABLE
@@ -85,7 +85,7 @@ def fue_pseudo_training():
     @task(outlets=SCORES_PUSHED)
     def publish(summary: dict) -> int:
         from focuscrawl.fue.batch import read_scores
-        from focuscrawl.priority_topic import publish as publish_scores
+        from focuscrawl.topics.priority import publish as publish_scores
 
         method = summary["method"]
         return publish_scores(cfg.kafka_bootstrap, f"{SCORES_TOPIC}.{method}",

@@ -13,7 +13,7 @@ crawl to the `graph_sample` Delta table. This DAG runs when that table changes:
 Params: `estimators` (the project's `[loops.graph] estimators`), `targets`, `replicates`, `block_length`,
 `level`, `seed` (defaults: `focuscrawl.graph.params.GraphEstimationParams`), `crawl_ids` (empty: the crawls
 not estimated yet, so a run on the sampler's newest crawl estimates that one; `all`: every crawl).
-Spark master and jars come from `focuscrawl.spark.session_conf`; the `spark_default` connection
+Spark master and jars come from `focuscrawl.lake.spark.session_conf`; the `spark_default` connection
 names the master for spark-submit.
 """
 
@@ -26,9 +26,9 @@ from airflow.sdk import Param, dag
 
 from assets import GRAPH_ESTIMATES_ASSET as ESTIMATES, GRAPH_SAMPLES as SAMPLES
 from common import DEFAULT_ARGS, cfg, dag_params, schedule, spark_job
-from focuscrawl.dag_schedules import loop_setting
+from focuscrawl.orchestration.schedules import loop_setting
 from focuscrawl.graph.params import DEFAULT, ESTIMATION
-from focuscrawl.params import cli_args
+from focuscrawl.core.params import cli_args
 
 PARAMS = replace(DEFAULT, estimators=tuple(loop_setting(cfg, "graph", "estimators", DEFAULT.estimators)))
 

@@ -4,7 +4,7 @@ Seed 002 ("Look back, look around"); docs/loops/outlinks.md. Two data-aware DAGs
 
 **outlinks_features** runs when the revisitor's `page_snapshots` table changes:
 1. `quality_page_snapshots`: the table's Great Expectations suite, derived from its spec
-   (`focuscrawl.quality.gx_gate`, keyed on url and period; fails the run and says why);
+   (`focuscrawl.lake.quality.gx_gate`, keyed on url and period; fails the run and says why);
 2. `features`: four Spark jobs in one driver (`spark_jobs/chain.py`; each job on its own cost a cold
    driver start, 30-60 s, for seconds of work on a warm one), in order:
    - `spark_jobs/outlinks_embed.py`: TF-IDF + LSA vector per page -> `page_embeddings`;
@@ -12,7 +12,7 @@ Seed 002 ("Look back, look around"); docs/loops/outlinks.md. Two data-aware DAGs
      exact `EXACT`, approximate `HNSW` or `IVF`) -> `related_pages`;
    - `spark_jobs/outlinks_features.py`: targets (NNL, NL, LCR) and LBLA features -> `outlink_features`;
    - `spark_jobs/near_duplicates.py`: MinHash + LSH over each page's latest text, pairs at shingle
-     Jaccard >= the threshold with their clusters -> `near_duplicates` (`focuscrawl.dedup`).
+     Jaccard >= the threshold with their clusters -> `near_duplicates` (`focuscrawl.core.dedup`).
 
 Their Params' defaults are `focuscrawl.outlinks.params.OutlinksParams` (`method`: the project's
 `[loops.revisits] related`).
@@ -42,13 +42,13 @@ from assets import PAGE_PRIORITIES_PUSHED as PRIORITIES_PUSHED
 from assets import RELATED_PAGES as RELATED_ASSET
 from assets import SNAPSHOTS as SNAPSHOTS_ASSET
 from common import DEFAULT_ARGS, SPARK_POOL, cfg, dag_params, schedule, spark_chain, spark_job
-from focuscrawl.dag_schedules import loop_setting
-from focuscrawl.dedup import DEFAULT as NEAR_DUPLICATE_DEFAULTS
+from focuscrawl.orchestration.schedules import loop_setting
+from focuscrawl.core.dedup import DEFAULT as NEAR_DUPLICATE_DEFAULTS
 from focuscrawl.outlinks.params import DEFAULT, FEATURE_KNOBS, RELATED_KNOBS, TRAIN_KNOBS
 from focuscrawl.outlinks.related import RELATED
-from focuscrawl.params import cli_args
+from focuscrawl.core.params import cli_args
 from focuscrawl.outlinks.tables import FEATURES, SNAPSHOTS
-from focuscrawl.quality import gx_gate
+from focuscrawl.lake.quality import gx_gate
 
 # A page is snapshotted once per period; a feature row is one page and target period.
 PAGE_PERIOD = ("url", "period")

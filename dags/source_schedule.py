@@ -28,9 +28,9 @@ from assets import SOURCE_RECRAWLS_ASSET as RECRAWLS
 from assets import SOURCE_SCHEDULE_ASSET as SCHEDULE
 from assets import SOURCE_SCHEDULE_PUSHED as SCHEDULE_PUSHED
 from common import DEFAULT_ARGS, cfg, dag_params, schedule, spark_job
-from focuscrawl.dag_schedules import loop_setting
+from focuscrawl.orchestration.schedules import loop_setting
 from focuscrawl.ephemeral.params import DEFAULT, SCHEDULE_KNOBS
-from focuscrawl.params import cli_args
+from focuscrawl.core.params import cli_args
 
 PARAMS = replace(DEFAULT, budget=float(loop_setting(cfg, "sources", "fetches_per_second", DEFAULT.budget)))
 

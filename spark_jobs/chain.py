@@ -3,7 +3,7 @@
     spark-submit spark_jobs/chain.py outlinks_embed.py --dimensions 100 -- outlinks_related.py --k 30 -- ...
 
 Each step is a job of this folder with its own arguments, steps separated by ``--``. Every job's
-``main`` takes its session from ``focuscrawl.spark.get_session`` (``getOrCreate``), so the steps share
+``main`` takes its session from ``focuscrawl.lake.spark.get_session`` (``getOrCreate``), so the steps share
 one driver: a cold driver spends 20-30 s starting the JVM and compiling the first queries, a warm one
 runs the next step on small tables in seconds (2026-12-01, page_snapshots of the world: embed 21 s
 cold, 3 s warm). A step that returns non-zero or raises stops the chain with that status; the steps

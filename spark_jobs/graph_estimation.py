@@ -32,7 +32,7 @@ from focuscrawl.graph.tables import (
     sample_from_frame,
     summarise_replicates,
 )
-from focuscrawl.params import add_arguments, from_args
+from focuscrawl.core.params import add_arguments, from_args
 
 REPLICATE_SCHEMA = "crawl_id string, replicate long, estimator string, target string, value string, share double"
 ESTIMATE_SCHEMA = (
@@ -102,7 +102,7 @@ def run(spark, cfg: Settings, crawl_ids: list[str] | None = None, params: GraphE
 
 
 def main(argv: list[str] | None = None) -> int:
-    from focuscrawl.spark import get_session
+    from focuscrawl.lake.spark import get_session
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--crawl-ids", default="", help="comma-separated crawls to estimate, or 'all' "

@@ -2,7 +2,7 @@
 
     spark-submit spark_jobs/near_duplicates.py [--threshold 0.7] [--num-perm 128] [--shingle-words 5] [--min-words 20]
 
-The decisions (shingles, permutations, bands, threshold) are :class:`focuscrawl.dedup.NearDuplicateParams`;
+The decisions (shingles, permutations, bands, threshold) are :class:`focuscrawl.core.dedup.NearDuplicateParams`;
 the transform is :func:`focuscrawl.outlinks.spark_transforms.near_duplicates`.
 """
 
@@ -13,10 +13,10 @@ import sys
 
 from focuscrawl import lake
 from focuscrawl.config import Settings, settings
-from focuscrawl.dedup import DEFAULT, KNOBS, NearDuplicateParams
+from focuscrawl.core.dedup import DEFAULT, KNOBS, NearDuplicateParams
 from focuscrawl.outlinks import spark_transforms
 from focuscrawl.outlinks.tables import NEAR_DUPLICATES, SNAPSHOTS
-from focuscrawl.params import add_arguments, from_args
+from focuscrawl.core.params import add_arguments, from_args
 
 
 def run(spark, cfg: Settings, params: NearDuplicateParams = DEFAULT) -> int:
@@ -26,7 +26,7 @@ def run(spark, cfg: Settings, params: NearDuplicateParams = DEFAULT) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from focuscrawl.spark import get_session
+    from focuscrawl.lake.spark import get_session
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     add_arguments(ap, DEFAULT, KNOBS)

@@ -16,7 +16,7 @@ from focuscrawl.config import Settings, settings
 from focuscrawl.outlinks import spark_transforms
 from focuscrawl.outlinks.params import DEFAULT, EMBED_KNOBS
 from focuscrawl.outlinks.tables import EMBEDDINGS, SNAPSHOTS
-from focuscrawl.params import add_arguments
+from focuscrawl.core.params import add_arguments
 
 
 def run(spark, cfg: Settings, dimensions: int = DEFAULT.dimensions, sample_size: int = DEFAULT.sample_size) -> int:
@@ -31,7 +31,7 @@ def run(spark, cfg: Settings, dimensions: int = DEFAULT.dimensions, sample_size:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from focuscrawl.spark import get_session
+    from focuscrawl.lake.spark import get_session
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     add_arguments(ap, DEFAULT, EMBED_KNOBS)

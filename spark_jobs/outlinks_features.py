@@ -13,7 +13,7 @@ from focuscrawl.config import Settings, settings
 from focuscrawl.outlinks import spark_transforms
 from focuscrawl.outlinks.params import DEFAULT, FEATURE_KNOBS
 from focuscrawl.outlinks.tables import FEATURES, RELATED_PAGES, SNAPSHOTS
-from focuscrawl.params import add_arguments
+from focuscrawl.core.params import add_arguments
 
 
 def run(spark, cfg: Settings, history_size: int = DEFAULT.history_size) -> int:
@@ -24,7 +24,7 @@ def run(spark, cfg: Settings, history_size: int = DEFAULT.history_size) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from focuscrawl.spark import get_session
+    from focuscrawl.lake.spark import get_session
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     add_arguments(ap, DEFAULT, FEATURE_KNOBS)

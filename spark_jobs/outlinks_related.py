@@ -16,7 +16,7 @@ from focuscrawl.outlinks import spark_transforms
 from focuscrawl.outlinks.params import DEFAULT
 from focuscrawl.outlinks.related import RELATED
 from focuscrawl.outlinks.tables import EMBEDDINGS, RELATED_PAGES
-from focuscrawl.params import add_arguments
+from focuscrawl.core.params import add_arguments
 
 # The command-line knob each method takes (the others keep their defaults).
 METHOD_OPTIONS = {"IVF": "n_probe", "HNSW": "ef_search"}
@@ -29,7 +29,7 @@ def run(spark, cfg: Settings, k: int = DEFAULT.k, method: str = DEFAULT.method, 
 
 
 def main(argv: list[str] | None = None) -> int:
-    from focuscrawl.spark import get_session
+    from focuscrawl.lake.spark import get_session
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     add_arguments(ap, DEFAULT, ["k"])

@@ -24,14 +24,14 @@ def run(spark, cfg: Settings, model: str = DEFAULT.score_model, scope: str = DEF
 
 def publish(cfg: Settings) -> int:
     """Push every page's score to the compacted topic the revisitor follows."""
-    from focuscrawl.priority_topic import publish_table
+    from focuscrawl.topics.priority import publish_table
 
     return publish_table(PAGE_PRIORITIES.path(cfg), cfg.kafka_bootstrap, PAGE_PRIORITIES_TOPIC,
                          key_column="url", score_column="score")
 
 
 def main(argv: list[str] | None = None) -> int:
-    from focuscrawl.spark import get_session
+    from focuscrawl.lake.spark import get_session
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--model", default=DEFAULT.score_model, help="model spec of the champion that scores")

@@ -19,7 +19,7 @@ from focuscrawl.config import Settings, settings
 from focuscrawl.outlinks.params import DEFAULT, TRAIN_KNOBS
 from focuscrawl.outlinks.tables import FEATURES, MODELS
 from focuscrawl.outlinks.training import model_store, train_and_register
-from focuscrawl.params import add_arguments
+from focuscrawl.core.params import add_arguments
 
 
 def run(spark, cfg: Settings, models=DEFAULT.models, history_size: int = DEFAULT.history_size, promote: bool = True,
@@ -34,7 +34,7 @@ def run(spark, cfg: Settings, models=DEFAULT.models, history_size: int = DEFAULT
 
 
 def main(argv: list[str] | None = None) -> int:
-    from focuscrawl.spark import get_session
+    from focuscrawl.lake.spark import get_session
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     add_arguments(ap, DEFAULT, TRAIN_KNOBS)

@@ -6,7 +6,7 @@
 Extract ``source_recrawls`` and ``page_clicks``; transform with
 ``focuscrawl.ephemeral.tables.estimate_in_spark`` (groupBy + applyInPandas over the pure
 estimators) and ``schedule_sources`` (the Lagrangian optimiser); load ``source_estimates`` and
-``source_schedule`` (overwrite, ``focuscrawl.lake``). The session comes from ``focuscrawl.spark.get_session``.
+``source_schedule`` (overwrite, ``focuscrawl.lake``). The session comes from ``focuscrawl.lake.spark.get_session``.
 """
 
 from __future__ import annotations
@@ -19,8 +19,8 @@ from focuscrawl.config import Settings, settings
 from focuscrawl.ephemeral.params import DEFAULT, SCHEDULE_KNOBS
 from focuscrawl.ephemeral.tables import (PAGE_CLICKS, SOURCE_ESTIMATES, SOURCE_RECRAWLS, SOURCE_SCHEDULE,
                                          estimate_in_spark, schedule_sources)
-from focuscrawl.params import add_arguments
-from focuscrawl.tables import TableSpec
+from focuscrawl.core.params import add_arguments
+from focuscrawl.lake.tables import TableSpec
 
 
 def _overwrite(spark, frame, spec: TableSpec, cfg: Settings) -> int:
@@ -45,7 +45,7 @@ def run(spark, cfg: Settings, budget: float = DEFAULT.budget, host_min_interval_
 
 
 def main(argv: list[str] | None = None) -> int:
-    from focuscrawl.spark import get_session
+    from focuscrawl.lake.spark import get_session
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     add_arguments(ap, DEFAULT, SCHEDULE_KNOBS)

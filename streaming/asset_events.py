@@ -3,7 +3,7 @@
     python streaming/asset_events.py [--interval 5] [--min-interval 60] [--dag-min-interval DAG=SECONDS ...]
                                      [--status-file F] [--metrics-port N]
 
-Wiring only (``focuscrawl.lake_events`` decides what to watch and when to post): logs in to the
+Wiring only (``focuscrawl.orchestration.asset_events`` decides what to watch and when to post): logs in to the
 configured Airflow (``FOCUSCRAWL_AIRFLOW_*``, the password ``focuscrawl services up`` keeps), then
 polls the watched tables' Delta versions until SIGTERM. The watch list is re-read every
 ``--refresh`` seconds, so DAGs parsed after the start are picked up.
@@ -20,10 +20,10 @@ import time
 from pathlib import Path
 
 from focuscrawl.config import settings
-from focuscrawl.lake_events import MIN_INTERVAL, STATE_FILE, LakeEventPoster
+from focuscrawl.orchestration.asset_events import MIN_INTERVAL, STATE_FILE, LakeEventPoster
 from focuscrawl.services.airflow import AirflowService
-from focuscrawl.status import write_status
-from focuscrawl.storage import storage_options
+from focuscrawl.core.status_file import write_status
+from focuscrawl.lake.storage import storage_options
 
 
 def _dag_seconds(text: str) -> tuple[str, float]:
@@ -59,7 +59,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.metrics_port:
         from prometheus_client import start_http_server
 
-        from focuscrawl.metrics import Metrics
+        from focuscrawl.stream.metrics import Metrics
 
         start_http_server(args.metrics_port, addr="127.0.0.1", registry=Metrics("asset-events").registry)
 
@@ -76,7 +76,7 @@ def main(argv: list[str] | None = None) -> int:
             error = None
         except Exception as exc:  # Airflow restarting or a table mid-commit: report, keep going
             error = f"{type(exc).__name__}: {exc}"[:500]
-            logging.getLogger("focuscrawl.lake_events").warning("pass failed: %s", error)
+            logging.getLogger("focuscrawl.orchestration.asset_events").warning("pass failed: %s", error)
         write_status(args.status_file, {**poster.status(), "last_error": error, "updated_at": time.time()})
         stopping.wait(args.interval)
     return 0

@@ -3,11 +3,11 @@
     python streaming/consumer.py --sink reddit_posts --group posts-to-delta
     python streaming/consumer.py --sink fue_extractions            # topic and group from the sink
 
-The one entry point of every landing (``focuscrawl.sinks.SINKS``: reddit_posts, fue_posts,
+The one entry point of every landing (``focuscrawl.stream.sinks.SINKS``: reddit_posts, fue_posts,
 dead_letter, fue_extractions, source_recrawls, page_clicks, ...): offsets travel inside the Delta
-commit (``focuscrawl.delta_sink``), so a SIGKILL at any point neither loses nor duplicates a row.
+commit (``focuscrawl.lake.delta_sink``), so a SIGKILL at any point neither loses nor duplicates a row.
 SIGTERM/SIGINT flush the open batch and exit cleanly. Status and metrics as every stream process
-(``focuscrawl.streamproc``).
+(``focuscrawl.stream.process``).
 """
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ from __future__ import annotations
 import sys
 
 from focuscrawl.config import settings
-from focuscrawl.sinks import SINKS, StreamConsumer
-from focuscrawl.streamproc import StreamProcess, parser
+from focuscrawl.stream.sinks import SINKS, StreamConsumer
+from focuscrawl.stream.process import StreamProcess, parser
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -9,7 +9,7 @@ through the fetch layer (``focuscrawl.fetch``: robots.txt, per-host politeness o
 dead-letter topic. A background thread follows the compacted priority topic from its beginning and
 reorders the frontier while the crawl goes on. The frontier head and counters go to
 ``--status-file``; fetch counts, 429s, retries and robots denials to ``--metrics-port``
-(``focuscrawl.streamproc``). With ``--project FILE [--site NAME]`` the site's User-Agent, politeness
+(``focuscrawl.stream.process``). With ``--project FILE [--site NAME]`` the site's User-Agent, politeness
 (a floor under ``--politeness-delay``), robots, rate-limit headers and OAuth apply, and ``--base-url``
 defaults to the site's. SIGTERM/SIGINT stop it cleanly; fetch and Kafka errors are logged and retried.
 """
@@ -25,9 +25,9 @@ from focuscrawl.crawl import dead_letters
 from focuscrawl.crawl.listing_crawler import POSTS_TOPIC, ListingCrawler
 from focuscrawl.fetch import FetchError
 from focuscrawl.parse.listing import FRONT_PAGE
-from focuscrawl.priority_topic import USER_PRIORITIES_TOPIC
-from focuscrawl.streamproc import StreamProcess, parser
-from focuscrawl.topics import TopicSpec, host_key
+from focuscrawl.topics.priority import USER_PRIORITIES_TOPIC
+from focuscrawl.stream.process import StreamProcess, parser
+from focuscrawl.topics.specs import TopicSpec, host_key
 
 log = logging.getLogger("focuscrawl.crawler")
 

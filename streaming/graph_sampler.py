@@ -25,9 +25,9 @@ import time
 from focuscrawl.config import settings
 from focuscrawl.graph.live import GRAPH_SAMPLE_TOPIC, GRAPH_SAMPLER_STATE_TOPIC, RoundRecord, SamplingRounds
 from focuscrawl.graph.params import DEFAULT as GRAPH, SAMPLING
-from focuscrawl.params import add_arguments
-from focuscrawl.streamproc import Stopped, StreamProcess, parser
-from focuscrawl.topics import TopicSpec
+from focuscrawl.core.params import add_arguments
+from focuscrawl.stream.process import Stopped, StreamProcess, parser
+from focuscrawl.topics.specs import TopicSpec
 
 log = logging.getLogger("focuscrawl.graph_sampler")
 NAME = "graph-sampler"

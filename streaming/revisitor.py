@@ -13,9 +13,9 @@ world sends its simulated time there), ``--clock wall`` the machine's. Snapshots
 ``--flush-every`` rows and whenever no page is due. A background thread follows the compacted
 page-priority topic from its beginning, so the pushed scores reorder the revisits without a
 restart. The head of the order and the counters go to ``--status-file``, fetch counts and the
-frontier to ``--metrics-port`` (``focuscrawl.streamproc``); ``--project FILE [--site NAME]`` fetches as
+frontier to ``--metrics-port`` (``focuscrawl.stream.process``); ``--project FILE [--site NAME]`` fetches as
 the project's site. ``--skip-near-duplicates`` skips a newly found page whose text near-duplicates a page
-fetched before (``focuscrawl.dedup``; the index is rebuilt from the table's latest texts on start),
+fetched before (``focuscrawl.core.dedup``; the index is rebuilt from the table's latest texts on start),
 counted in ``focuscrawl_near_duplicates_skipped_total{loop="revisits"}``. Every revisit is a conditional
 GET with the page's last ``ETag``/``Last-Modified`` (kept in the snapshot rows, so a restart keeps them;
 ``focuscrawl.fetch.conditional``); 304s and the bytes they saved are counted in
@@ -39,7 +39,7 @@ import time
 
 from focuscrawl.config import settings
 from focuscrawl.relevance.score import add_relevance_arguments, scorer_from_args
-from focuscrawl.streamproc import StreamProcess, parser
+from focuscrawl.stream.process import StreamProcess, parser
 
 log = logging.getLogger("focuscrawl.revisitor")
 
@@ -77,7 +77,7 @@ def main(argv: list[str] | None = None) -> int:
     from focuscrawl.outlinks.revisit import PageRevisitor, SnapshotWriter
     from focuscrawl.outlinks.tables import PAGE_PRIORITIES_TOPIC, SNAPSHOTS
     from focuscrawl.outlinks.urls import registered_domain, virtual_host_domain
-    from focuscrawl.storage import storage_options
+    from focuscrawl.lake.storage import storage_options
 
     writer = SnapshotWriter(args.table or SNAPSHOTS.path(cfg), storage_options(cfg) or None)
     seen = writer.history()  # the frontier is rebuilt from the table it lands (restart-safe)
@@ -86,7 +86,7 @@ def main(argv: list[str] | None = None) -> int:
         ap.error("no page to revisit: give --seed (the snapshot table has none yet)")
     index = None
     if args.skip_near_duplicates:
-        from focuscrawl.dedup import NearDuplicateIndex
+        from focuscrawl.core.dedup import NearDuplicateIndex
 
         index = NearDuplicateIndex()
         for url, row in latest.items():

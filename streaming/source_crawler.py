@@ -24,7 +24,7 @@ sources' known links, last reads, waiting pages; crawled pages; the click log's 
 in one Kafka transaction with the changelog topic ``focuscrawl.changelog.<--name>``, which the
 crawler reads back on start: after a SIGKILL each source's chain of recrawls continues where the
 landed rows end (land with ``isolation_level="read_committed"``). ``--skip-near-duplicates`` skips a new
-page whose text near-duplicates a page crawled before (``focuscrawl.dedup``), counted in the status
+page whose text near-duplicates a page crawled before (``focuscrawl.core.dedup``), counted in the status
 file's ``near_duplicates_skipped`` and its ``metrics`` (``focuscrawl_near_duplicates_skipped_total``).
 Each recrawl is a conditional GET with the source's last ``ETag``/``Last-Modified`` (kept in its
 changelog record, so a restart keeps them; ``focuscrawl.fetch.conditional``): 304s and the bytes they saved
@@ -35,7 +35,7 @@ joins the frontier only if the site's scope admits its canonical key (``[sites.s
 ``focuscrawl.fetch.scope``); each refusal is counted in ``focuscrawl_scope_refused_total{reason}`` and goes to
 the dead-letter topic in the slot's transaction.
 
-``crawl`` runs on the stream scaffold (``focuscrawl.streamproc``: ``--bootstrap``, ``--status-file``,
+``crawl`` runs on the stream scaffold (``focuscrawl.stream.process``: ``--bootstrap``, ``--status-file``,
 ``--status-every``, ``--metrics-port``, ``--log-level``, the WARC arguments); its fetches are counted on
 ``--metrics-port``. ``--project FILE --site NAME`` fetches as the project's site (User-Agent, politeness
 floor, robots, OAuth): a ``--site`` value with ``://`` is a site root to crawl, one without is the
@@ -62,9 +62,9 @@ from focuscrawl.crawl.dead_letters import DEAD_LETTER_TOPIC  # noqa: E402
 from focuscrawl.ephemeral.params import DEFAULT as EPHEMERAL  # noqa: E402
 from focuscrawl.ephemeral.schedule_topic import SOURCE_SCHEDULE_TOPIC  # noqa: E402
 from focuscrawl.ephemeral.tables import HISTORY_TABLES, HISTORY_TOPICS  # noqa: E402
-from focuscrawl.params import add_arguments  # noqa: E402
+from focuscrawl.core.params import add_arguments  # noqa: E402
 from focuscrawl.relevance.score import add_relevance_arguments, scorer_from_args  # noqa: E402
-from focuscrawl.streamproc import StreamArgumentParser, StreamProcess, add_common_args  # noqa: E402
+from focuscrawl.stream.process import StreamArgumentParser, StreamProcess, add_common_args  # noqa: E402
 
 log = logging.getLogger("focuscrawl.source_crawler")
 
@@ -83,7 +83,7 @@ class SiteArgument(argparse.Action):
 
 
 def crawl(args, cfg) -> int:
-    from focuscrawl.changelog import ChangelogProducer, changelog_topic
+    from focuscrawl.topics.changelog import ChangelogProducer, changelog_topic
     from focuscrawl.crawl import dead_letters
     from focuscrawl.ephemeral.crawler import CLICKS_PATH, ClickLog, SourceCrawler
     from focuscrawl.ephemeral.schedule_topic import ScheduleFollower
@@ -92,7 +92,7 @@ def crawl(args, cfg) -> int:
     from focuscrawl.fetch.clock import SiteClock, robots_url
     from focuscrawl.fetch.conditional import Revalidator
     from focuscrawl.parse.canon import canonical_url
-    from focuscrawl.topics import TopicSpec, host_key
+    from focuscrawl.topics.specs import TopicSpec, host_key
 
     # The process is named after the crawler (its metrics' process label, its WARC files), as before.
     with StreamProcess(args.name, args, cfg) as proc:
@@ -123,7 +123,7 @@ def crawl(args, cfg) -> int:
 
         index = None
         if args.skip_near_duplicates:
-            from focuscrawl.dedup import NearDuplicateIndex
+            from focuscrawl.core.dedup import NearDuplicateIndex
 
             index = NearDuplicateIndex()
         clock = time.time if args.clock == "wall" else SiteClock(

@@ -105,7 +105,7 @@ def topic():
 
 @pytest.fixture(scope="session")
 def spark(cfg):
-    from focuscrawl.spark import get_session
+    from focuscrawl.lake.spark import get_session
 
     session = get_session("focuscrawl-tests", master="local[2]", cfg=cfg)
     yield session

@@ -1,6 +1,6 @@
 """What the stream tests wait on instead of fixed sleeps (issue 19): a landing has taken in a topic
 when its Delta table's own positions (the next offset per partition, committed with the rows,
-``focuscrawl.delta_sink``) reach the topic's end offsets. From then on nothing already in the topic
+``focuscrawl.lake.delta_sink``) reach the topic's end offsets. From then on nothing already in the topic
 can still land, so a count read after it is final: a duplicate would have landed already.
 """
 

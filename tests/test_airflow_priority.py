@@ -1,10 +1,10 @@
-"""focuscrawl.airflow_priority: the spark pool serves the oldest DAG run first."""
+"""focuscrawl.orchestration.airflow_priority: the spark pool serves the oldest DAG run first."""
 
 from __future__ import annotations
 
 from types import SimpleNamespace
 
-from focuscrawl.airflow_priority import OldestRunFirst, run_time, weight_of
+from focuscrawl.orchestration.airflow_priority import OldestRunFirst, run_time, weight_of
 
 
 def test_older_runs_weigh_more_whatever_their_type():

@@ -17,7 +17,7 @@ import pytest
 
 from focuscrawl.fue.methods import _Method
 from focuscrawl.outlinks.models import ESTIMATORS as OUTLINK_ESTIMATORS, NnlAverage
-from focuscrawl.registry import Registry
+from focuscrawl.core.registry import Registry
 from focuscrawl.testing import adapter_for, adapters, all_checks, check_component, with_registry
 
 ROOT = Path(__file__).resolve().parents[1]

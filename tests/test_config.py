@@ -1,5 +1,5 @@
 from focuscrawl.config import settings
-from focuscrawl.registry import Registry
+from focuscrawl.core.registry import Registry
 import pytest
 
 

@@ -13,7 +13,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 HELPER_MODULES = {"assets.py", "common.py"}
 HOUSE_OWNER = "focuscrawl"
-# Data-quality gates (focuscrawl.quality.gx_gate's quality_<table>) may skip retries.
+# Data-quality gates (focuscrawl.lake.quality.gx_gate's quality_<table>) may skip retries.
 DATA_QUALITY_GATE = "quality_"
 DAG_FILES = sorted(p for p in (ROOT / "dags").glob("*.py") if p.name not in HELPER_MODULES)
 
@@ -66,7 +66,7 @@ def test_every_task_serializes_with_the_oldest_run_first_rule(dags):
     (it does only with plugins/ loaded; without, serialization fails naming the rule)."""
     from airflow.serialization.serialized_objects import DagSerialization
 
-    from focuscrawl.airflow_priority import OldestRunFirst
+    from focuscrawl.orchestration.airflow_priority import OldestRunFirst
 
     for dag in dags:
         back = DagSerialization.from_dict(DagSerialization.to_dict(dag))

@@ -10,7 +10,7 @@ import pytest
 from deltalake import DeltaTable
 
 from focuscrawl import lake
-from focuscrawl.tables import Column, TableSpec
+from focuscrawl.lake.tables import Column, TableSpec
 
 SPEC = TableSpec(
     "lake_test",
@@ -68,7 +68,7 @@ def test_a_table_an_older_spec_made_is_rewritten_under_the_current_one_and_keeps
     sink's dead letter (no parser) must land in it after the upgrade, and the old rows must stay."""
     from deltalake import write_deltalake
 
-    from focuscrawl.delta_sink import DEAD_LETTER_TABLE
+    from focuscrawl.lake.delta_sink import DEAD_LETTER_TABLE
 
     uri = DEAD_LETTER_TABLE.path(local)
     old = pa.schema([pa.field("parser", pa.string(), False), pa.field("url", pa.string(), False),

@@ -19,12 +19,12 @@ from dataclasses import dataclass
 import pytest
 from helpers import ROOT, load_module, main_parser
 
-from focuscrawl import dedup
+from focuscrawl.core import dedup
 from focuscrawl.ephemeral import params as ephemeral
 from focuscrawl.fue import params as fue
 from focuscrawl.graph import params as graph
 from focuscrawl.outlinks import params as outlinks
-from focuscrawl.params import add_arguments, cli_args, from_args, knob, param_schemas
+from focuscrawl.core.params import add_arguments, cli_args, from_args, knob, param_schemas
 from focuscrawl.project import Loops, parse_duration
 
 

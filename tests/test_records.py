@@ -17,8 +17,8 @@ from focuscrawl.fue.evidence import EvidenceState, Post, UserEvidence
 from focuscrawl.fue.pipeline import ExtractRequest, History, StatsEvent, post_from_json, post_to_json
 from focuscrawl.graph.estimators import Distribution
 from focuscrawl.graph.live import RoundRecord
-from focuscrawl.priority_topic import Priority
-from focuscrawl.records import JsonRecord, RecordError, decode, encode
+from focuscrawl.topics.priority import Priority
+from focuscrawl.core.records import JsonRecord, RecordError, decode, encode
 
 PACKAGE = Path(__file__).resolve().parents[1] / "include" / "focuscrawl"
 
@@ -135,11 +135,11 @@ def test_a_malformed_message_names_the_record_and_field(cls, value, message):
 
 
 def test_every_record_of_the_package_has_a_sample_and_a_malformed_case():
-    """A record added on :mod:`focuscrawl.records` (the mixin, or its helpers) without a case here fails."""
+    """A record added on :mod:`focuscrawl.core.records` (the mixin, or its helpers) without a case here fails."""
     found = set()
     for path in PACKAGE.rglob("*.py"):
         source = path.read_text()
-        if "focuscrawl.records import" not in source:
+        if "focuscrawl.core.records import" not in source:
             continue
         for node in ast.walk(ast.parse(source)):
             if isinstance(node, ast.ClassDef):

@@ -1,4 +1,4 @@
-"""Status files (``focuscrawl.status``): several processes on one status path never break each other.
+"""Status files (``focuscrawl.core.status_file``): several processes on one status path never break each other.
 
 Two consumers left on the default ``--status-file`` shared one ``NAME.tmp``; the slower one's rename
 then raised FileNotFoundError and ended the process (the fault suite lost a consumer that way).
@@ -11,7 +11,7 @@ import multiprocessing
 import time
 from pathlib import Path
 
-from focuscrawl.status import read_status, write_status
+from focuscrawl.core.status_file import read_status, write_status
 
 
 def _write_many(path: str, writer: int, n: int, errors) -> None:

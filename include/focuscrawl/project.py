@@ -15,7 +15,7 @@ One TOML file declares everything a running platform needs:
   with which registered method (the same registries ``--methods HCP,RND`` reads) and budget;
 - ``[schedules]``: per DAG id, a cron expression, an Airflow preset, a duration or ``assets``;
 - ``[asset_events.min_interval]``: per DAG id started by a table the stream processes land, the
-  least time between two runs those tables' Asset events start (``focuscrawl.lake_events``);
+  least time between two runs those tables' Asset events start (``focuscrawl.orchestration.asset_events``);
 - ``[warc]``: whether fetched pages are also written as WARC;
 - ``[world.validators]``: whether the embedded world serves ``ETag``/``Last-Modified`` and 304s
   (:class:`focuscrawl.world.validators.ValidatorKnobs`);
@@ -54,7 +54,7 @@ from pydantic import (
     model_validator,
 )
 
-from focuscrawl.corpora import erisk_subjects, writing_body
+from focuscrawl.core.corpora import erisk_subjects, writing_body
 from focuscrawl.ephemeral.params import DEFAULT as EPHEMERAL
 from focuscrawl.fetch.scope import ScopeRules
 from focuscrawl.fue.params import DEFAULT as FUE
@@ -211,7 +211,7 @@ def _text_of(row: dict) -> str:
 
 
 def _erisk_users(path: Path, label: bool | None, limit: int | None = None) -> dict[str, dict[str, list[str]]]:
-    """Each role's users -> writings of an eRisk collection (``focuscrawl.corpora.erisk_subjects``), in one
+    """Each role's users -> writings of an eRisk collection (``focuscrawl.core.corpora.erisk_subjects``), in one
     pass: a subject labelled by its folder belongs to its role, an unlabelled one to both."""
     users: dict[str, dict[str, list[str]]] = {"positives": {}, "negatives": {}}
     for subject in erisk_subjects(path, label):
@@ -549,7 +549,7 @@ def _seed_urls(v: Any) -> Any:
 # snapshots, fewer clicked pages) against the seeds' own setting, which crawls every page. The
 # near_duplicates table is built either way, so a user sees what the switch would skip before turning it on.
 NEAR_DUPLICATES_SWITCH = ("skip a new page whose text near-duplicates a page fetched before (shingle Jaccard "
-                          ">= 0.7, focuscrawl.dedup), counted in focuscrawl_near_duplicates_skipped_total")
+                          ">= 0.7, focuscrawl.core.dedup), counted in focuscrawl_near_duplicates_skipped_total")
 
 
 class Loop(_Model):
@@ -696,7 +696,7 @@ class AssetEvents(_Model):
 
     ``min_interval``: per DAG id of :data:`STREAM_DAGS`, the least time between two events that
     start it, so between two of its runs on new rows (a time schedule in ``[schedules]`` runs it
-    besides). A DAG not named here gets :data:`focuscrawl.lake_events.MIN_INTERVAL` (1 minute).
+    besides). A DAG not named here gets :data:`focuscrawl.orchestration.asset_events.MIN_INTERVAL` (1 minute).
     The first event posts at once, so every DAG runs early; a longer interval leaves the one Spark
     slot to the other DAGs (graph_estimation re-estimating every minute on a few new samples
     holds it a minute each time).

@@ -38,7 +38,7 @@ from typing import Any, Callable, Iterator
 
 import numpy as np
 
-from focuscrawl.registry import Registry
+from focuscrawl.core.registry import Registry
 
 
 @dataclass(frozen=True)

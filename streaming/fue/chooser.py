@@ -10,7 +10,7 @@ processed; verdicts on the stats topic free a slot and feed adaptive methods. Sc
 compacted ``focuscrawl.fue.scores.<method>`` topic (pseudo-training, ``dags/fue_pseudo_training.py``)
 re-rank the waiting candidates without a restart.
 
-Restart-safe (``focuscrawl.changelog``): every user's state (evidence, scores,
+Restart-safe (``focuscrawl.topics.changelog``): every user's state (evidence, scores,
 chosen, judged) is a record of the group's compacted changelog topic, written in one Kafka
 transaction with the extract requests and the input offsets. On start, and on every partition
 assignment, the chooser reads its changelog partitions to the end before consuming new input, so
@@ -22,7 +22,7 @@ re-vectorising the author's whole text (``focuscrawl.fue.textscore``; the start-
 and the ranking takes an update in O(1) (``BlockFrontier``): ``bench/chooser_bench.py`` measures both.
 ``--status-file`` (JSON: candidates, chosen, pushed scores applied, the current top five) lets
 operators and tests watch the order change; the candidate count goes to ``--metrics-port`` too
-(``focuscrawl.streamproc``).
+(``focuscrawl.stream.process``).
 """
 
 from __future__ import annotations
@@ -30,13 +30,13 @@ from __future__ import annotations
 import logging
 import sys
 
-from focuscrawl.changelog import TransactionalStage
+from focuscrawl.topics.changelog import TransactionalStage
 from focuscrawl.config import settings
 from focuscrawl.fue import RANKING_METHODS, UserChooser, UserClassifier
 from focuscrawl.fue.chooser import ChooserStage
 from focuscrawl.fue.pipeline import EXTRACT_TOPIC, POSTS_TOPIC, SCORES_TOPIC, STATS_TOPIC
-from focuscrawl.streamproc import StreamProcess, parser
-from focuscrawl.topics import TopicSpec
+from focuscrawl.stream.process import StreamProcess, parser
+from focuscrawl.topics.specs import TopicSpec
 
 log = logging.getLogger("focuscrawl.fue.chooser")
 

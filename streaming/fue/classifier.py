@@ -9,7 +9,7 @@ the newest item's ``created_utc``); ``--run-start`` is the site time the run's c
 (default: the first history judged). Nothing here reads the world's evaluation interface.
 ``streaming/consumer.py --sink fue_extractions`` writes the events to Delta and counts them as they land
 (``focuscrawl_extracted_users_total``, ``focuscrawl_harvest_ratio`` by method); status and metrics
-as every stream process (``focuscrawl.streamproc``).
+as every stream process (``focuscrawl.stream.process``).
 """
 
 from __future__ import annotations
@@ -19,8 +19,8 @@ import sys
 from focuscrawl.config import settings
 from focuscrawl.fue import UserClassifier
 from focuscrawl.fue.pipeline import HISTORIES_TOPIC, STATS_TOPIC, History, ReferenceJudge, VerdictTimes
-from focuscrawl.streamproc import StreamProcess, parser
-from focuscrawl.topics import TopicSpec
+from focuscrawl.stream.process import StreamProcess, parser
+from focuscrawl.topics.specs import TopicSpec
 
 NAME = "fue-classifier"
 

@@ -8,7 +8,7 @@ and ``/r/{sub}/new.json`` and ``/r/{sub}/comments.json`` of a community picked b
 (``focuscrawl.fue.pipeline.COMMUNITY_CHOOSERS``) ``--interval`` seconds after the previous visit, through the
 project's Fetcher (robots.txt, politeness, SSRF guard; with ``--project FILE [--site NAME]`` the site's), and
 sends each post it has not sent before (``focuscrawl.fue.pipeline.CommunityExplorer``). Run several with
-different ``--seed`` to explore faster. Status and metrics as every stream process (``focuscrawl.streamproc``).
+different ``--seed`` to explore faster. Status and metrics as every stream process (``focuscrawl.stream.process``).
 """
 
 from __future__ import annotations
@@ -19,9 +19,9 @@ import sys
 from focuscrawl.config import settings
 from focuscrawl.fue.params import DEFAULT as FUE
 from focuscrawl.fue.pipeline import COMMUNITY_CHOOSERS, POSTS_TOPIC, CommunityExplorer, RedditClient, post_to_json
-from focuscrawl.params import add_arguments
-from focuscrawl.streamproc import StreamProcess, parser
-from focuscrawl.topics import TopicSpec
+from focuscrawl.core.params import add_arguments
+from focuscrawl.stream.process import StreamProcess, parser
+from focuscrawl.topics.specs import TopicSpec
 
 log = logging.getLogger("focuscrawl.fue.explorer")
 

@@ -6,7 +6,7 @@ A member of group ``fue-extractor-<method>`` on ``focuscrawl.fue.extract.<method
 chosen user reaches exactly one extractor. Histories are read up to the site's cap through the
 project's Fetcher (``--project FILE [--site NAME]``), which obeys robots.txt, per-host politeness and
 429 ``Retry-After``, at most ``--users-per-hour`` users an hour. The input
-offsets are committed after the history was flushed (``focuscrawl.streamproc.StreamProcess.run_stage``).
+offsets are committed after the history was flushed (``focuscrawl.stream.process.StreamProcess.run_stage``).
 """
 
 from __future__ import annotations
@@ -17,8 +17,8 @@ import time
 
 from focuscrawl.config import settings
 from focuscrawl.fue.pipeline import EXTRACT_TOPIC, HISTORIES_TOPIC, SITE_CAP, ExtractRequest, RedditClient, UserExtractor
-from focuscrawl.streamproc import StreamProcess, Stopped, parser
-from focuscrawl.topics import TopicSpec
+from focuscrawl.stream.process import StreamProcess, Stopped, parser
+from focuscrawl.topics.specs import TopicSpec
 
 
 def main(argv: list[str] | None = None) -> int:

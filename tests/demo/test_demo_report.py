@@ -103,8 +103,8 @@ def test_failed_live_run_is_said_at_the_top(tmp_path, cfg):
 
 
 def test_push_watch_sees_the_order_change_of_a_running_process(tmp_path):
-    from focuscrawl.demo import PushWatch
-    from focuscrawl.status import write_status
+    from focuscrawl.cli.demo import PushWatch
+    from focuscrawl.core.status_file import write_status
 
     status = tmp_path / "fue-chooser-hcp-0.9-0.1.json"
     watch = PushWatch(tmp_path, ["fue", "graph"])
@@ -123,7 +123,7 @@ def test_push_watch_sees_the_order_change_of_a_running_process(tmp_path):
 
 
 def test_demo_duration_and_self_started_runs():
-    from focuscrawl.demo import parse_for, succeeded_by_itself
+    from focuscrawl.cli.demo import parse_for, succeeded_by_itself
 
     assert parse_for("10m") == 600 and parse_for("1h") == 3600
     with pytest.raises(ValueError, match="at least '1m'"):

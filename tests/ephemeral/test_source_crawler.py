@@ -92,7 +92,7 @@ def test_pages_go_by_expected_remaining_profit_and_those_below_nu_are_skipped():
 
 
 def test_click_log_reads_the_body_and_names_what_a_malformed_answer_lacks():
-    from focuscrawl.records import RecordError
+    from focuscrawl.core.records import RecordError
 
     bodies = iter([b'{"since": 0, "until": 5.0, "clicks": [{"path": "/n/1", "crawled_at": 1.0, "clicks": 2}]}',
                    b'{"until": 9.0, "clicks": [{"path": "/n/1", "clicks": 1}]}'])

@@ -11,7 +11,7 @@ from focuscrawl.ephemeral.crawler import CrawledPage, SourceCrawler, SourceState
 from focuscrawl.ephemeral.sources import ACCEPT, ContentSource, discover_sources
 from focuscrawl.fetch import AddressGuard, Fetcher, HostPoliteness
 from focuscrawl.fetch.conditional import NEW, NOT_MODIFIED, Revalidator
-from focuscrawl.metrics import Metrics
+from focuscrawl.stream.metrics import Metrics
 from focuscrawl.world.server import WorldServer
 from focuscrawl.world.validators import ValidatorKnobs
 from tests.ephemeral.test_source_crawler import _rss

@@ -1,4 +1,4 @@
-"""streaming/source_crawler.py on the stream scaffold (focuscrawl.streamproc): the command line the platform's
+"""streaming/source_crawler.py on the stream scaffold (focuscrawl.stream.process): the command line the platform's
 plan passes, and as a process against the world on the real broker: its fetches counted on --metrics-port, its
 status file, a clean SIGTERM. Its sleep until the next deadline (SiteClock.wall_until) is tested with the
 other site-clock tests, tests/live/test_live_site_clock.py."""
@@ -79,7 +79,7 @@ def test_the_process_serves_its_fetch_counters_on_the_metrics_port_and_sleeps_be
     from prometheus_client.parser import text_string_to_metric_families
 
     from focuscrawl.services.process import wait_until
-    from focuscrawl.status import read_status
+    from focuscrawl.core.status_file import read_status
     from focuscrawl.world import build_world
     from focuscrawl.world.server import WorldServer
 

@@ -8,7 +8,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from prometheus_client import generate_latest
 
 from focuscrawl.fetch import RetriesExhaustedError, RobotsDisallowedError, RetryPolicy
-from focuscrawl.metrics import Metrics
+from focuscrawl.stream.metrics import Metrics
 
 
 def samples(metrics: Metrics) -> dict[tuple[str, tuple], float]:

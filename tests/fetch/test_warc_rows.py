@@ -50,7 +50,7 @@ def test_a_source_without_fetch_gives_rows_without_a_record():
 def test_posts_carry_their_listing_record_to_the_reddit_posts_row(site, make_fetcher, tmp_path):
     import json
 
-    from focuscrawl.delta_sink import StreamRecord
+    from focuscrawl.lake.delta_sink import StreamRecord
     from focuscrawl.fue.pipeline import CommunityExplorer, RandomCommunityChooser, RedditClient, post_from_json, \
         post_row, post_to_json
 
@@ -171,7 +171,7 @@ def test_graph_sample_rows_lead_to_their_vertex_queries(tmp_path):
     from focuscrawl.graph.live import SamplingRounds, graph_sample_row
     from focuscrawl.world import build_world
     from focuscrawl.world.server import WorldServer
-    from focuscrawl.delta_sink import StreamRecord
+    from focuscrawl.lake.delta_sink import StreamRecord
     import json
 
     world = build_world(5, data_dir=None, users=200, paused=True, rate_limit=0, events_per_minute=0.1, web=True)
@@ -195,7 +195,7 @@ def test_the_quality_gate_passes_snapshots_with_and_without_a_record(tmp_path):
     or every row, as in a lake from before) must pass it like filled ones."""
     from focuscrawl.outlinks.revisit import SnapshotWriter
     from focuscrawl.outlinks.tables import SNAPSHOTS
-    from focuscrawl.quality import validate_table
+    from focuscrawl.lake.quality import validate_table
 
     row = {"url": "u", "period": 0, "status": 200, "content_digest": "d", "text": "t",
            "internal_outlinks": [], "external_outlinks": []}

@@ -10,7 +10,7 @@ import pytest
 from focuscrawl.fue.classifier import SharedScores, corpus_histories
 from focuscrawl.fue.metrics import Extraction
 from focuscrawl.fue.report import intervals, intervals_markdown, sensitivity_table, with_hidden_labels
-from focuscrawl.corpora import GeneratedCorpus, donor_folds, fold_corpora, writing_body
+from focuscrawl.core.corpora import GeneratedCorpus, donor_folds, fold_corpora, writing_body
 from focuscrawl.world.population import MAX_HISTORY, Population, PopulationConfig, hidden_labels
 
 
@@ -50,7 +50,7 @@ def test_no_training_text_in_any_world_history_generated_corpus():
 
 @pytest.mark.slow
 def test_no_training_text_in_any_world_history_erisk(shared_data, cfg):
-    from focuscrawl.corpora import load_corpus
+    from focuscrawl.core.corpora import load_corpus
 
     corpus = load_corpus(0, shared_data, cfg.var_dir)
     assert (corpus.donors(True), corpus.donors(False)) == (83, 403)
@@ -83,7 +83,7 @@ class _TimedCorpus:
         return "", f"{'pos' if label else 'neg'} {donor} {j}", (3 if label else 15) * 3600 + j * 60
 
     def hour_profile(self, label, donor):
-        from focuscrawl.corpora import hour_weights
+        from focuscrawl.core.corpora import hour_weights
 
         return hour_weights(self.writing(label, donor, j)[2] for j in range(50))
 

@@ -13,7 +13,7 @@ from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, 
 
 from functools import partial
 
-from focuscrawl.frontier import BlockFrontier, PriorityFrontier
+from focuscrawl.core.frontier import BlockFrontier, PriorityFrontier
 
 FRONTIERS = [PriorityFrontier, partial(BlockFrontier, block_bits=2)]
 each_frontier = pytest.mark.parametrize("make", FRONTIERS, ids=["heap", "blocks"])

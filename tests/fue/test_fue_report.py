@@ -98,7 +98,7 @@ def test_written_files_and_a_drawn_figure(tmp_path):
 
 
 def test_events_come_back_from_the_delta_table_of_one_run(tmp_path):
-    from focuscrawl.delta_sink import DeltaSink, StreamRecord
+    from focuscrawl.lake.delta_sink import DeltaSink, StreamRecord
     from focuscrawl.fue.pipeline import STATS_TABLE, StatsEvent
 
     uri = str(tmp_path / "fue_extractions")

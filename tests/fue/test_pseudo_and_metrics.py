@@ -54,7 +54,7 @@ def test_retraining_with_pseudo_positives_lifts_their_new_vocabulary(toy_trainin
 def test_the_dags_step_is_a_plain_fit_on_the_original_set_plus_the_pseudo_examples() -> None:
     # What retrain_and_rescore did before it went through PseudoTrainer (a TfidfVectorizer fit on the
     # texts, the top_n by current score re-scored, best first): the DAG gets the same model and scores.
-    from focuscrawl.corpora import GeneratedCorpus
+    from focuscrawl.core.corpora import GeneratedCorpus
     from focuscrawl.fue.classifier import corpus_histories, reference_params, whole_user_documents
 
     histories, labels = corpus_histories(GeneratedCorpus(1, donors_per_class=40, writings_per_donor=30))

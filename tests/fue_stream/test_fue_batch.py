@@ -6,7 +6,7 @@ import pyarrow as pa
 from deltalake import write_deltalake
 
 from conftest import OTHER, TARGET
-from focuscrawl.delta_sink import DeltaSink, StreamRecord
+from focuscrawl.lake.delta_sink import DeltaSink, StreamRecord
 from focuscrawl.fue.batch import candidate_evidence, extracted_users, pseudo_training_run, read_scores, write_scores
 from focuscrawl.fue.pipeline import STATS_TABLE, StatsEvent
 from focuscrawl.crawl.listing_crawler import POSTS_TABLE

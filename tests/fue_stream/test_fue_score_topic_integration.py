@@ -8,7 +8,7 @@ import pytest
 
 from focuscrawl.fue import RANKING_METHODS, Post, UserChooser
 from focuscrawl.fue.pipeline import SCORES_TOPIC
-from focuscrawl.priority_topic import PriorityFollower, publish
+from focuscrawl.topics.priority import PriorityFollower, publish
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(300)]  # includes the broker start
 

@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from focuscrawl.delta_sink import StreamRecord
+from focuscrawl.lake.delta_sink import StreamRecord
 from focuscrawl.fetch import AddressGuard, Fetcher, HostPoliteness
 from focuscrawl.graph.access import HttpGraphAccess, InMemoryGraph
 from focuscrawl.graph.live import RoundRecord, SamplingRounds, graph_sample_row

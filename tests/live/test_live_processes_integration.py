@@ -27,7 +27,7 @@ from pathlib import Path
 import pytest
 
 from focuscrawl.services.process import wait_until
-from focuscrawl.status import read_status
+from focuscrawl.core.status_file import read_status
 
 ROOT = Path(__file__).resolve().parents[2]
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(900)]

@@ -18,8 +18,8 @@ import pytest
 from deltalake import write_deltalake
 
 from focuscrawl.lake import ensure_table
-from focuscrawl.priority_topic import publish, publish_table
-from focuscrawl.user_priority import USER_PRIORITIES_TABLE
+from focuscrawl.topics.priority import publish, publish_table
+from focuscrawl.crawl.user_priority import USER_PRIORITIES_TABLE
 
 pytestmark = pytest.mark.integration
 

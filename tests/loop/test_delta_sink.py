@@ -10,8 +10,8 @@ from deltalake import DeltaTable
 
 import hashlib
 
-from focuscrawl.delta_sink import DEAD_LETTER_TABLE, LINEAGE_COLUMNS, DeltaSink, StreamRecord
-from focuscrawl.tables import Column, TableSpec
+from focuscrawl.lake.delta_sink import DEAD_LETTER_TABLE, LINEAGE_COLUMNS, DeltaSink, StreamRecord
+from focuscrawl.lake.tables import Column, TableSpec
 
 SPEC = TableSpec(
     "sink_test",

@@ -6,7 +6,7 @@ import pyarrow as pa
 import pytest
 from deltalake import DeltaTable, write_deltalake
 
-from focuscrawl.maintenance import maintain_table
+from focuscrawl.lake.maintenance import maintain_table
 
 
 def test_compacts_small_appends_and_keeps_rows(tmp_path):

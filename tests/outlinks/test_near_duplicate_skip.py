@@ -10,10 +10,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from focuscrawl.dedup import NearDuplicateIndex
+from focuscrawl.core.dedup import NearDuplicateIndex
 from focuscrawl.ephemeral.crawler import SourceCrawler
 from focuscrawl.ephemeral.sources import ContentSource
-from focuscrawl.metrics import Metrics
+from focuscrawl.stream.metrics import Metrics
 from focuscrawl.outlinks.revisit import WEEK, PageRevisitor, SnapshotWriter
 from focuscrawl.platform.plan import plan
 

@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from focuscrawl.metrics import scrape
+from focuscrawl.stream.metrics import scrape
 from focuscrawl.services.process import wait_until
-from focuscrawl.status import read_status
+from focuscrawl.core.status_file import read_status
 
 from helpers import HttpSite
 from test_near_duplicate_skip import TEXTS, html  # tests/outlinks is on the path (rootdir-less test folders)

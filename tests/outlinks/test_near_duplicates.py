@@ -1,4 +1,4 @@
-"""Near-duplicate detection (focuscrawl.dedup) on a planted test set: exact copies, 90% and 50% overlap.
+"""Near-duplicate detection (focuscrawl.core.dedup) on a planted test set: exact copies, 90% and 50% overlap.
 
 The base pages are the synthetic snapshots' texts (four topics, so many pages share a vocabulary);
 each planted page copies one base page's first 100%, 90% or 50% of words and takes the rest from
@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 from scipy.stats import binom
 
-from focuscrawl.dedup import (DEFAULT, NearDuplicateIndex, NearDuplicateParams, clusters, decode_signature,
+from focuscrawl.core.dedup import (DEFAULT, NearDuplicateIndex, NearDuplicateParams, clusters, decode_signature,
                               encode_signature, jaccard, near_duplicate_pairs, precision_recall, shingles, signature)
 from focuscrawl.outlinks.synthetic import generate_snapshots
 

@@ -9,7 +9,7 @@ from datetime import datetime, timezone
 import pyarrow as pa
 import pytest
 
-from focuscrawl.dedup import DEFAULT, clusters, near_duplicate_pairs
+from focuscrawl.core.dedup import DEFAULT, clusters, near_duplicate_pairs
 from focuscrawl.outlinks.tables import NEAR_DUPLICATES, SNAPSHOTS
 from test_near_duplicates import planted_set  # tests/outlinks is on the path (rootdir-less test folders)
 from test_spark_jobs import job
@@ -42,9 +42,9 @@ def lake_cfg(cfg, tmp_path_factory):
 
 def test_job_writes_the_reference_pairs_and_clusters(spark, lake_cfg):
     cfg, texts, planted = lake_cfg
-    from focuscrawl.cli import run_sql
+    from focuscrawl.cli.main import run_sql
     from focuscrawl import lake
-    from focuscrawl.spark import register_tables
+    from focuscrawl.lake.spark import register_tables
 
     n = job(cfg, "near_duplicates").run(spark, cfg)
     got = lake.to_pandas(NEAR_DUPLICATES, cfg).sort_values(["url_a", "url_b"], ignore_index=True)

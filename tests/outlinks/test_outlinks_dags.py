@@ -1,4 +1,4 @@
-"""The outlinks DAGs parse, wire the jobs to their Delta assets, and their GX gate (focuscrawl.quality.gx_gate)
+"""The outlinks DAGs parse, wire the jobs to their Delta assets, and their GX gate (focuscrawl.lake.quality.gx_gate)
 fails the task on a corrupted snapshot table."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import pytest
 
 from focuscrawl.outlinks.synthetic import generate_snapshots
 from focuscrawl.outlinks.tables import SNAPSHOTS
-from focuscrawl.quality import QUALITY_RESULTS_TABLE, DataQualityError
+from focuscrawl.lake.quality import QUALITY_RESULTS_TABLE, DataQualityError
 
 
 @pytest.fixture(scope="module")

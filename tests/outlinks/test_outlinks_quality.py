@@ -1,5 +1,5 @@
 """The snapshot and feature tables pass their spec-derived Great Expectations suites
-(focuscrawl.quality, keyed on url and period as the outlinks DAGs gate them), and a corrupted
+(focuscrawl.lake.quality, keyed on url and period as the outlinks DAGs gate them), and a corrupted
 snapshot table fails naming each broken expectation."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import pytest
 from focuscrawl.outlinks.experiment import prepare
 from focuscrawl.outlinks.synthetic import generate_snapshots
 from focuscrawl.outlinks.tables import FEATURES, SNAPSHOTS
-from focuscrawl.quality import DataQualityError, validate_table
+from focuscrawl.lake.quality import DataQualityError, validate_table
 
 PAGE_PERIOD = ("url", "period")
 

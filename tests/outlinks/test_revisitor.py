@@ -122,7 +122,7 @@ def test_weekly_snapshots_of_the_world_through_the_fetch_layer(small_world, cfg,
     from focuscrawl.fetch import Fetcher, HostPoliteness
     from focuscrawl.outlinks.tables import SNAPSHOTS
     from focuscrawl.outlinks.targets import targets
-    from focuscrawl.quality import validate_table
+    from focuscrawl.lake.quality import validate_table
 
     world, server = small_world
     allowed = dataclasses.replace(cfg, allow_private_hosts=(server.url.removeprefix("http://"),))

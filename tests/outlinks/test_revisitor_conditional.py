@@ -11,7 +11,7 @@ from warcio.archiveiterator import ArchiveIterator
 from focuscrawl.fetch import AddressGuard, Fetcher, HostPoliteness
 from focuscrawl.fetch.conditional import NEW, NOT_MODIFIED, SAME_BODY, Revalidator
 from focuscrawl.fetch.warc import NOT_MODIFIED_PROFILE, WarcArchive
-from focuscrawl.metrics import Metrics
+from focuscrawl.stream.metrics import Metrics
 from focuscrawl.outlinks.revisit import PageRevisitor, SnapshotWriter
 from focuscrawl.outlinks.targets import targets
 from focuscrawl.outlinks.urls import virtual_host_domain

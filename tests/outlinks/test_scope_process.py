@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from focuscrawl.metrics import scrape
+from focuscrawl.stream.metrics import scrape
 from focuscrawl.services.process import wait_until
-from focuscrawl.status import read_status
+from focuscrawl.core.status_file import read_status
 from focuscrawl.world.mess import Mess
 from focuscrawl.world.server import WorldServer
 from test_near_duplicate_skip_process import free_port  # tests/outlinks is on the path

@@ -74,8 +74,8 @@ def test_dead_letter_fits_the_declared_table():
 
     import pyarrow as pa
 
-    from focuscrawl.delta_sink import DEAD_LETTER_TABLE
-    from focuscrawl.tables import TABLES
+    from focuscrawl.lake.delta_sink import DEAD_LETTER_TABLE
+    from focuscrawl.lake.tables import TABLES
 
     [rej] = parse_listing(b"{", URL).rejections
     letter = asdict(rej.dead_letter(source="c", at_ms=1))

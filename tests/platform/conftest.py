@@ -76,7 +76,7 @@ class LivePlatform:
     started_at: float            # wall time of `up`
     up_seconds: float            # how long `up` took
     baseline: dict               # rows per table before `up` (the session's lake is shared)
-    watch: object                # focuscrawl.demo.PushWatch, polled from the start
+    watch: object                # focuscrawl.cli.demo.PushWatch, polled from the start
     _stop: threading.Event = field(default_factory=threading.Event)
 
     def lake_rows(self) -> dict[str, int]:
@@ -96,7 +96,7 @@ def lake_rows(cfg) -> dict[str, int]:
 
 @pytest.fixture(scope="module")
 def live_platform(cfg, kafka_broker, airflow, world_service):
-    from focuscrawl.demo import PushWatch
+    from focuscrawl.cli.demo import PushWatch
     from focuscrawl.platform import Platform
 
     project = derived_project()

@@ -1,4 +1,4 @@
-"""DAG schedules come from the active project (focuscrawl.dag_schedules, dags/common.schedule)."""
+"""DAG schedules come from the active project (focuscrawl.orchestration.schedules, dags/common.schedule)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from datetime import timedelta
 import pytest
 
 from focuscrawl.config import settings
-from focuscrawl.dag_schedules import (CRON_PRESETS, DEFAULT_SCHEDULES, dag_schedule, dag_schedules, pseudo_methods,
+from focuscrawl.orchestration.schedules import (CRON_PRESETS, DEFAULT_SCHEDULES, dag_schedule, dag_schedules, pseudo_methods,
                                       timetable_matches)
 from focuscrawl.fue.params import DEFAULT as FUE
 from helpers import parse_dags
@@ -99,7 +99,7 @@ def test_every_spark_task_runs_in_the_spark_pool(dag_bag):
 
 def test_stream_dags_are_the_dags_a_stream_landed_table_starts(dag_bag):
     """``[asset_events.min_interval]`` accepts exactly the DAGs streaming/asset_events.py starts: on a
-    ``delta`` Asset no task produces (``focuscrawl.lake_events.watched_assets``)."""
+    ``delta`` Asset no task produces (``focuscrawl.orchestration.asset_events.watched_assets``)."""
     from focuscrawl.project import STREAM_DAGS
 
     dags = dag_bag()

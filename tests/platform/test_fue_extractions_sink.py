@@ -7,9 +7,9 @@ import json
 
 from deltalake import DeltaTable
 
-from focuscrawl.delta_sink import DeltaSink, StreamRecord
+from focuscrawl.lake.delta_sink import DeltaSink, StreamRecord
 from focuscrawl.fue.pipeline import StatsEvent
-from focuscrawl.sinks import sink
+from focuscrawl.stream.sinks import sink
 
 
 def test_whole_verdicts_land_and_malformed_ones_are_dead_lettered(tmp_path):

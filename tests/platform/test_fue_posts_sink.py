@@ -6,7 +6,7 @@ import pytest
 
 
 def test_fue_posts_land_as_reddit_posts_rows():
-    from focuscrawl.delta_sink import RecordRejected, StreamRecord
+    from focuscrawl.lake.delta_sink import RecordRejected, StreamRecord
     from focuscrawl.fue.evidence import Post
     from focuscrawl.fue.pipeline import post_row, post_to_json
 

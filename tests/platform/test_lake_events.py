@@ -1,4 +1,4 @@
-"""The lake's Asset events (focuscrawl.lake_events): what is watched, when an event is posted, restarts.
+"""The lake's Asset events (focuscrawl.orchestration.asset_events): what is watched, when an event is posted, restarts.
 
 Real Delta tables (delta-rs); the Airflow REST client is a small in-memory fake with the calls
 the poster makes, and the runs it asks about (the real API is exercised by tests/platform/test_platform_e2e.py).
@@ -10,7 +10,7 @@ import pyarrow as pa
 import pytest
 from deltalake import write_deltalake
 
-from focuscrawl.lake_events import LakeEventPoster, table_version, watched_assets
+from focuscrawl.orchestration.asset_events import LakeEventPoster, table_version, watched_assets
 
 
 class FakeAirflow:
@@ -72,7 +72,7 @@ def test_posts_when_the_version_advances_rate_limited_and_survives_a_restart(tmp
 
     _append(table)
     assert poster.poll() == [("delta.graph_sample", 0)]
-    assert client.events == [(7, {"table": "graph_sample", "delta_version": 0, "posted_by": "focuscrawl.lake_events"})]
+    assert client.events == [(7, {"table": "graph_sample", "delta_version": 0, "posted_by": "focuscrawl.orchestration.asset_events"})]
     assert poster.poll() == []  # same version: no second event
 
     _append(table), _append(table)
@@ -148,7 +148,7 @@ def test_the_minimum_interval_is_per_dag_and_a_dags_tables_post_together(tmp_pat
 
 
 def test_a_dag_the_project_does_not_pace_gets_the_default_minute(tmp_path):
-    from focuscrawl.lake_events import MIN_INTERVAL
+    from focuscrawl.orchestration.asset_events import MIN_INTERVAL
 
     table = tmp_path / "page_snapshots"
     client = FakeAirflow([_asset(1, "delta.page_snapshots", f"file://{table}", scheduled=["outlinks_features"])])

@@ -27,10 +27,10 @@ from pathlib import Path
 import pytest
 from deltalake import DeltaTable
 
-from focuscrawl.demo import succeeded_by_itself
+from focuscrawl.cli.demo import succeeded_by_itself
 from focuscrawl.platform.supervisor import read_state
 from focuscrawl.services.process import wait_until
-from focuscrawl.status import read_status
+from focuscrawl.core.status_file import read_status
 
 # In `make test` (issue 16: CI <= 35 minutes with it). 2026-12-01 alone at load 12-17: 7 passed in
 # 1088 s, the loop DAGs' test 589 s of it, once outlinks_features ran its four Spark jobs in one driver
@@ -260,8 +260,8 @@ def _topic_offsets(bootstrap: str, topic: str, below: dict[int, int]) -> dict[in
 def _snapshot(cfg, meta: dict):
     """``(positions, table)`` of one landing read from ONE Delta version: the next offset per partition
     its commits hold, and the table as of that commit."""
-    from focuscrawl.delta_sink import DEAD_LETTER_TABLE, DeltaSink
-    from focuscrawl.sinks import sink
+    from focuscrawl.lake.delta_sink import DEAD_LETTER_TABLE, DeltaSink
+    from focuscrawl.stream.sinks import sink
 
     spec = sink(meta["sink"]).table
     landing = DeltaSink(spec.path(cfg), spec, meta["group"], DEAD_LETTER_TABLE.path(cfg))
@@ -271,7 +271,7 @@ def _snapshot(cfg, meta: dict):
 
 
 def _dead_lettered(cfg, topic: str) -> set[tuple[int, int]]:
-    from focuscrawl.delta_sink import DEAD_LETTER_TABLE
+    from focuscrawl.lake.delta_sink import DEAD_LETTER_TABLE
 
     uri = DEAD_LETTER_TABLE.path(cfg)
     if not DeltaTable.is_deltatable(uri):
@@ -288,8 +288,8 @@ def _landed_exactly_once(cfg, meta: dict, before: tuple) -> int:
     positions is in it once (or dead-lettered, or, for a unique-key sink, its key is). Without them:
     the rows it gained since ``before`` are exactly the records between the two positions. Returns the
     records checked."""
-    from focuscrawl.delta_sink import StreamRecord
-    from focuscrawl.sinks import sink
+    from focuscrawl.lake.delta_sink import StreamRecord
+    from focuscrawl.stream.sinks import sink
 
     spec, topic = sink(meta["sink"]), meta["topic"]
     positions, dt = _snapshot(cfg, meta)

@@ -21,7 +21,7 @@ import pytest
 from focuscrawl.fue import Post
 from focuscrawl.fue.pipeline import StatsEvent, post_to_json
 from focuscrawl.platform.supervisor import ProcessSpec, RestartPolicy, Supervisor
-from focuscrawl.priority_topic import Priority
+from focuscrawl.topics.priority import Priority
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(600)]
 
@@ -62,7 +62,7 @@ class Bus:
         self.producer.flush(timeout=60)
 
     def read(self, topic: str) -> list[tuple[str, bytes]]:
-        from focuscrawl.changelog import read_to_end
+        from focuscrawl.topics.changelog import read_to_end
 
         from kafka import KafkaConsumer
 

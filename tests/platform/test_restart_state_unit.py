@@ -10,13 +10,13 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from focuscrawl.changelog import latest_per_key
+from focuscrawl.topics.changelog import latest_per_key
 from focuscrawl.fue import RANKING_METHODS, EvidenceAggregator, Post, UserChooser
 from focuscrawl.fue.chooser import ChooserStage, UserState
 from focuscrawl.fue.evidence import EvidenceState
 from focuscrawl.fue.pipeline import StatsEvent, post_to_json
-from focuscrawl.priority_topic import Priority
-from focuscrawl.records import RecordError
+from focuscrawl.topics.priority import Priority
+from focuscrawl.core.records import RecordError
 
 WORDS = "hopeless numb lonely football recipe guitar weekend crying".split()
 

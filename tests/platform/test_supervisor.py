@@ -21,7 +21,7 @@ from focuscrawl.platform.supervisor import (
     supervisor_pid,
 )
 from focuscrawl.services.process import group_members, pid_alive
-from focuscrawl.status import write_status
+from focuscrawl.core.status_file import write_status
 
 
 class FakeClock:

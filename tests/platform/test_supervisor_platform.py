@@ -14,13 +14,13 @@ from pathlib import Path
 
 import pytest
 
-from focuscrawl.cli import main as cli_main
+from focuscrawl.cli.main import main as cli_main
 from focuscrawl.config import settings
 from focuscrawl.platform import status as status_mod
 from focuscrawl.platform.plan import LOOP_SINKS, Models, PlanError, plan
 from focuscrawl.platform.up import Platform, parse_for
 from focuscrawl.project import parse_project
-from focuscrawl.status import write_status
+from focuscrawl.core.status_file import write_status
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -144,7 +144,7 @@ def test_plan_declares_every_loop_process_with_its_port_and_status_file(tmp_path
     for expected in ("fue-explorer", "fue-chooser-hcp", "fue-extractor-hcp", "fue-classifier", "source-crawler",
                      "revisitor", "asset-events"):
         assert expected in names, sorted(names)
-    from focuscrawl.sinks import SINKS
+    from focuscrawl.stream.sinks import SINKS
 
     landed = {s.meta["sink"] for s in specs if s.kind == "consumer"}
     assert landed == {n for sinks in LOOP_SINKS.values() for n in sinks if n in SINKS} | {"dead_letter"}

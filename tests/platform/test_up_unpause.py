@@ -81,7 +81,7 @@ class Recording:
 @pytest.mark.integration
 def test_on_a_running_airflow_a_dag_is_unpaused_only_with_the_projects_schedule(airflow, cfg):
     """The CI run's case: delta_maintenance parsed on @daily, then `up` of a project saying "none"."""
-    from focuscrawl.status import write_status
+    from focuscrawl.core.status_file import write_status
 
     active = Path(cfg.var_dir) / "run" / "project.json"
     assert not active.exists()  # the session's Airflow parsed the defaults

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from focuscrawl.corpora import EriskCorpus, erisk_subjects, writing_body
+from focuscrawl.core.corpora import EriskCorpus, erisk_subjects, writing_body
 from focuscrawl.project import Profile, read_examples
 
 

@@ -9,7 +9,7 @@ import time
 import pytest
 import requests
 
-from focuscrawl import redact
+from focuscrawl.core import redact
 from focuscrawl.fetch import AddressGuard, Fetcher, HTTPStatusError
 from focuscrawl.fetch.oauth import OAuthError
 from focuscrawl.fetch.site import fetcher_for_site

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from focuscrawl import project as projmod
-from focuscrawl.cli import main as cli_main
+from focuscrawl.cli.main import main as cli_main
 from focuscrawl.project import DAG_IDS, INIT_TEMPLATE, ProjectError, load_project, parse_duration, read_examples
 
 ROOT = Path(__file__).resolve().parents[2]

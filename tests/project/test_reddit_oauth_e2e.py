@@ -22,7 +22,7 @@ import pytest
 import requests
 
 from focuscrawl.services.process import wait_until
-from focuscrawl.status import read_status
+from focuscrawl.core.status_file import read_status
 from focuscrawl.world import build_world
 from focuscrawl.world.oauth import CLIENT_ID_ENV, CLIENT_SECRET_ENV, TOKEN_PATH, OAuthEmulator
 from focuscrawl.world.server import WorldServer

@@ -8,15 +8,15 @@ import pyarrow as pa
 import pytest
 from deltalake import DeltaTable, write_deltalake
 
-from focuscrawl.delta_sink import LINEAGE_COLUMNS
-from focuscrawl.quality import (
+from focuscrawl.lake.delta_sink import LINEAGE_COLUMNS
+from focuscrawl.lake.quality import (
     QUALITY_RESULTS_TABLE,
     DataQualityError,
     expectations_for,
     record_result,
     validate_table,
 )
-from focuscrawl.tables import UNIT_INTERVAL, Column, TableSpec
+from focuscrawl.lake.tables import UNIT_INTERVAL, Column, TableSpec
 
 SPEC = TableSpec(
     "scored_pages",
@@ -62,8 +62,8 @@ def test_the_platform_columns_in_the_unit_interval_declare_it():
     """What the comments used to declare by prose is now declared by ``bounds`` (each table module imported)."""
     import focuscrawl.fue.pipeline  # noqa: F401 - declares fue_extractions
     import focuscrawl.outlinks.tables  # noqa: F401 - declares page_priorities
-    import focuscrawl.user_priority  # noqa: F401 - user_priorities
-    from focuscrawl.tables import TABLES
+    import focuscrawl.crawl.user_priority  # noqa: F401 - user_priorities
+    from focuscrawl.lake.tables import TABLES
 
     bounded = {(t.name, c.name) for t in TABLES.values() for c in t.columns if c.bounds == UNIT_INTERVAL}
     assert {("page_priorities", "score"), ("user_priorities", "priority"), ("fue_extractions", "probability")} <= bounded
@@ -115,7 +115,7 @@ def test_missing_table_fails_and_results_are_recorded(tmp_path):
 def test_gate_task_records_and_returns_the_result(cfg):
     from airflow.sdk import DAG
 
-    from focuscrawl.quality import gx_gate
+    from focuscrawl.lake.quality import gx_gate
 
     spec = TableSpec("gate_probe", "test table", SPEC.columns)
     with DAG("gate_probe_dag", schedule=None):

@@ -110,10 +110,10 @@ def test_the_source_crawler_scores_each_new_page_and_its_sink_lands_the_rows(tra
 
     from deltalake import DeltaTable
 
-    from focuscrawl.delta_sink import DeltaSink, StreamRecord
+    from focuscrawl.lake.delta_sink import DeltaSink, StreamRecord
     from focuscrawl.ephemeral.crawler import SourceCrawler
     from focuscrawl.ephemeral.sources import discover_sources
-    from focuscrawl.sinks import sink
+    from focuscrawl.stream.sinks import sink
     from focuscrawl.world import build_world
     from tests.ephemeral.world_pages import BASE, world_fetch
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from focuscrawl.cli import main as cli_main
+from focuscrawl.cli.main import main as cli_main
 from focuscrawl.project import ProjectError, load_project
 from focuscrawl.relevance.evaluation import auc, bootstrap, precision_at, split_pages
 from focuscrawl.relevance.examples import ExampleError, ExamplePage, distinct, page_key

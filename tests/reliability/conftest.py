@@ -35,7 +35,7 @@ def live_world(cfg):
 
 
 def _pipeline(cfg, tmp_path, topic, broker):
-    from focuscrawl.topics import TopicSpec, ensure_topics
+    from focuscrawl.topics.specs import TopicSpec, ensure_topics
 
     p = Pipeline(cfg, tmp_path, topic, broker)
     # Created up front, as a deployment does: a consumer subscribing first would auto-create them.

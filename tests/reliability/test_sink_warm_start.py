@@ -3,7 +3,7 @@
 pyarrow imports pandas the first time it builds rows from Python objects; where bytecode is not cached
 (PYTHONDONTWRITEBYTECODE=1 on the build machines) that compiles pandas from source, 15-30 s on a busy
 2-core machine, and a dead-letter consumer's first batch stalled that long with its partitions held.
-:class:`~focuscrawl.delta_sink.DeltaSink` pays it when constructed. Checked in a new interpreter, since
+:class:`~focuscrawl.lake.delta_sink.DeltaSink` pays it when constructed. Checked in a new interpreter, since
 this one has long imported pandas.
 """
 
@@ -16,7 +16,7 @@ import sys
 PROBE = r"""
 import json, sys, tempfile
 from focuscrawl.crawl import dead_letters
-from focuscrawl.delta_sink import DEAD_LETTER_TABLE, DeltaSink, StreamRecord
+from focuscrawl.lake.delta_sink import DEAD_LETTER_TABLE, DeltaSink, StreamRecord
 from focuscrawl.parse.rejection import Rejection
 
 lake = tempfile.mkdtemp()

@@ -8,8 +8,8 @@ import pyarrow as pa
 import pytest
 from deltalake import DeltaTable
 
-from focuscrawl.delta_sink import LINEAGE_COLUMNS, DeltaSink, StreamRecord
-from focuscrawl.tables import Column, TableSpec
+from focuscrawl.lake.delta_sink import LINEAGE_COLUMNS, DeltaSink, StreamRecord
+from focuscrawl.lake.tables import Column, TableSpec
 
 SPEC = TableSpec(
     "unique_sink_test", "rows keyed by name",

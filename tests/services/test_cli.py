@@ -7,7 +7,7 @@ import types
 
 import pytest
 
-from focuscrawl import cli
+from focuscrawl.cli import main as cli
 from focuscrawl.services.manager import ServiceManager
 
 
@@ -47,7 +47,7 @@ def test_other_areas_get_their_arguments_verbatim(monkeypatch):
     world = _fake_module(monkeypatch, "focuscrawl.world.__main__", 0)
     report = _fake_module(monkeypatch, "focuscrawl.reports.graph_estimation", 3)
     experiment = _fake_module(monkeypatch, "focuscrawl.experiments.graph_estimation", 0)
-    demo = _fake_module(monkeypatch, "focuscrawl.demo", 0)
+    demo = _fake_module(monkeypatch, "focuscrawl.cli.demo", 0)
     assert cli.main(["world", "--help"]) == 0
     assert cli.main(["report", "graph-estimation", "--out", "x.pdf"]) == 3
     assert cli.main(["experiment", "graph_estimation", "--methods", "HCP,RND"]) == 0
@@ -110,7 +110,7 @@ def test_sql_prompt_ends_on_eof():
 
 
 def test_pyspark_shell_gets_session_conf_and_table_registration(cfg):
-    from focuscrawl.spark import session_conf
+    from focuscrawl.lake.spark import session_conf
 
     argv, env = cli.pyspark_command(cfg)
     assert argv[0].endswith("/pyspark")

@@ -15,8 +15,8 @@ import re
 
 import pytest
 
-from focuscrawl import cli
-from focuscrawl.commandline import catalogue, examples, purpose, summary
+from focuscrawl.cli import main as cli
+from focuscrawl.core.commandline import catalogue, examples, purpose, summary
 
 HEADINGS = ("positional arguments:", "options:", "usage:")
 

@@ -24,7 +24,7 @@ from focuscrawl.services.process import group_members
 pytestmark = pytest.mark.integration
 
 DAGS = Path(__file__).parent / "dags_fixture"
-FOCUSCRAWL = [sys.executable, "-m", "focuscrawl.cli"]
+FOCUSCRAWL = [sys.executable, "-m", "focuscrawl.cli.main"]
 
 
 @pytest.fixture(scope="module")

@@ -6,8 +6,8 @@ import uuid
 
 import pytest
 
-from focuscrawl.cli import run_sql
-from focuscrawl.spark import register_tables
+from focuscrawl.cli.main import run_sql
+from focuscrawl.lake.spark import register_tables
 
 pytestmark = pytest.mark.integration
 
@@ -37,7 +37,7 @@ def test_a_job_session_names_no_table_and_the_sql_shell_names_every_one(cfg, spa
     import pyarrow as pa
     from deltalake import write_deltalake
 
-    from focuscrawl.spark import get_session
+    from focuscrawl.lake.spark import get_session
 
     name = f"svc_named_{uuid.uuid4().hex[:8]}"
     write_deltalake(cfg.table_path(name), pa.table({"n": [1]}))

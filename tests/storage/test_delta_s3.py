@@ -20,8 +20,8 @@ import pytest
 
 from focuscrawl.config import settings
 from focuscrawl.services.object_store import ObjectStore
-from focuscrawl.spark import session_conf
-from focuscrawl.storage import s3a_conf, storage_options
+from focuscrawl.lake.spark import session_conf
+from focuscrawl.lake.storage import s3a_conf, storage_options
 
 BUCKET = "focuscrawl-test"
 WRITERS, BATCHES, ROWS = 2, 5, 3
@@ -113,7 +113,7 @@ WRITER = textwrap.dedent("""
     import pyarrow as pa
     from deltalake import write_deltalake
     from focuscrawl.config import settings
-    from focuscrawl.storage import storage_options
+    from focuscrawl.lake.storage import storage_options
 
     writer, barrier, writers, batches, rows = int(sys.argv[1]), pathlib.Path(sys.argv[2]), *map(int, sys.argv[3:])
     cfg = settings()

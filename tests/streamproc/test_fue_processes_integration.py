@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from focuscrawl.fue.pipeline import EXTRACT_TOPIC, HISTORIES_TOPIC
-from focuscrawl.topics import TopicSpec, ensure_topics
+from focuscrawl.topics.specs import TopicSpec, ensure_topics
 
 pytestmark = pytest.mark.integration
 

@@ -19,13 +19,13 @@ import pytest
 import requests
 from prometheus_client.parser import text_string_to_metric_families
 
-from focuscrawl.metrics import prometheus_config, write_targets
+from focuscrawl.stream.metrics import prometheus_config, write_targets
 
 pytestmark = pytest.mark.integration
 
 ROOT = Path(__file__).resolve().parents[2]
 
-# Every family a stream process exposes (focuscrawl.metrics), whether or not it has counted yet.
+# Every family a stream process exposes (focuscrawl.stream.metrics), whether or not it has counted yet.
 NAMED = ["focuscrawl_fetches", "focuscrawl_fetch_failures", "focuscrawl_fetch_seconds", "focuscrawl_http_429",
          "focuscrawl_retry_after_seconds", "focuscrawl_fetch_retries", "focuscrawl_robots_denied",
          "focuscrawl_records_consumed", "focuscrawl_records_produced", "focuscrawl_record_errors",

@@ -14,7 +14,7 @@ from pathlib import Path
 import requests
 from prometheus_client.parser import text_string_to_metric_families
 
-from focuscrawl.metrics import scrape
+from focuscrawl.stream.metrics import scrape
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -22,7 +22,7 @@ ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = """
 import sys
 from focuscrawl.config import settings
-from focuscrawl.streamproc import StreamProcess, parser
+from focuscrawl.stream.process import StreamProcess, parser
 cfg = settings()
 ap = parser("probe", "probe process", cfg)
 args = ap.parse_args(sys.argv[1:])
@@ -118,7 +118,7 @@ def test_a_taken_metrics_port_is_a_clear_error(tmp_path):
 
 def test_project_site_gives_the_fetcher_and_the_base_url(cfg, shared_data, tmp_path):
     """``--project FILE --site NAME``: the site's User-Agent and politeness floor, counted in the metrics."""
-    from focuscrawl.streamproc import StreamProcess, parser
+    from focuscrawl.stream.process import StreamProcess, parser
 
     ap = parser("probe", "probe", cfg)
     ap.add_argument("--base-url", default="http://default.invalid")

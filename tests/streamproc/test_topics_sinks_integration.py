@@ -17,8 +17,8 @@ import pytest
 from deltalake import DeltaTable
 
 from focuscrawl.fue.pipeline import StatsEvent
-from focuscrawl.metrics import scrape
-from focuscrawl.topics import TopicSpec, ensure_topics
+from focuscrawl.stream.metrics import scrape
+from focuscrawl.topics.specs import TopicSpec, ensure_topics
 
 pytestmark = pytest.mark.integration
 
@@ -47,7 +47,7 @@ def test_every_topic_gets_the_configured_partitions_compacted_included(kafka_bro
                             cfg=three)
     assert created == names[:2]
     # What a feedback topic's publisher calls: no counts given, so the settings' (4 by default).
-    from focuscrawl.priority_topic import ensure_compacted_topic
+    from focuscrawl.topics.priority import ensure_compacted_topic
 
     ensure_compacted_topic(kafka_broker.url, names[2])
     assert describe(kafka_broker.url, names) == {
@@ -63,7 +63,7 @@ def test_bad_counts_name_the_setting(cfg):
 
 def test_followers_read_every_partition_of_a_feedback_topic(kafka_broker, cfg):
     from focuscrawl.ephemeral.schedule_topic import ScheduleFollower
-    from focuscrawl.priority_topic import PriorityFollower, publish
+    from focuscrawl.topics.priority import PriorityFollower, publish
 
     assert cfg.kafka_partitions == 4
     topic = f"fb-{uuid.uuid4().hex[:8]}"

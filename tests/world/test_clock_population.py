@@ -10,8 +10,8 @@ import pytest
 from sklearn.metrics import roc_auc_score
 
 from focuscrawl.world.clock import SimClock
-from focuscrawl.corpora import _TARGET as TARGET
-from focuscrawl.corpora import GeneratedCorpus
+from focuscrawl.core.corpora import _TARGET as TARGET
+from focuscrawl.core.corpora import GeneratedCorpus
 from focuscrawl.world.population import TARGET_RICH, Population, PopulationConfig, base36
 
 

@@ -35,7 +35,7 @@ POPULATION = dict(users=20_000, base_rate=0.02, events_per_minute=15.0)  # the c
 
 @pytest.fixture(scope="module")
 def fold_worlds(shared_data, cfg):
-    from focuscrawl.corpora import load_corpus
+    from focuscrawl.core.corpora import load_corpus
     from focuscrawl.experiments.fue import fold_worlds
 
     corpus = load_corpus(0, shared_data, cfg.var_dir)

@@ -3,7 +3,7 @@
 A malformed listing body is never a crash and never a silent drop. The crawler
 produces each :class:`~focuscrawl.parse.rejection.DeadLetter` to :data:`DEAD_LETTER_TOPIC`
 (JSON, payload in base64 because it is raw bytes) and a stream consumer appends it to
-:data:`~focuscrawl.delta_sink.DEAD_LETTER_TABLE` exactly once per offset.
+:data:`~focuscrawl.lake.delta_sink.DEAD_LETTER_TABLE` exactly once per offset.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import base64
 import json
 from dataclasses import asdict
 
-from focuscrawl.delta_sink import RecordRejected, StreamRecord, json_row
+from focuscrawl.lake.delta_sink import RecordRejected, StreamRecord, json_row
 from focuscrawl.parse.rejection import DeadLetter
 
 DEAD_LETTER_TOPIC = "focuscrawl.dead_letter"

@@ -19,12 +19,12 @@ from urllib.parse import urlencode, urljoin
 
 import pyarrow as pa
 
-from focuscrawl.delta_sink import LINEAGE_COLUMNS
+from focuscrawl.lake.delta_sink import LINEAGE_COLUMNS
 from focuscrawl.fetch.warc import WARC_COLUMNS, fetch_archived, warc_columns
-from focuscrawl.frontier import PriorityFrontier
+from focuscrawl.core.frontier import PriorityFrontier
 from focuscrawl.parse.listing import FRONT_PAGE, parse_listing
 from focuscrawl.parse.rejection import Rejection
-from focuscrawl.tables import Column, table
+from focuscrawl.lake.tables import Column, table
 
 POSTS_TOPIC = "focuscrawl.posts"
 # A post's identity: the sink stores each name once, however often the crawler re-reads it (a

@@ -39,7 +39,7 @@ URL, or that declares another ``rel=canonical``, makes that key known too, so a 
 later does not spend a fetch on it again.
 
 Near-duplicates (the project switch ``[loops.sources] skip_near_duplicates``): with a
-:class:`~focuscrawl.dedup.NearDuplicateIndex`, a new page whose text near-duplicates a page crawled
+:class:`~focuscrawl.core.dedup.NearDuplicateIndex`, a new page whose text near-duplicates a page crawled
 before is skipped once fetched: it is not one of the crawled pages (no click rows, so no profit is
 credited to its source twice for one story), counted in ``counts["near_duplicates_skipped"]`` and
 ``on_near_duplicate(url, match)``. A crawled page's MinHash signature travels in its changelog
@@ -58,7 +58,7 @@ from typing import TYPE_CHECKING, Callable, Iterable
 import numpy as np
 import pandas as pd
 
-from focuscrawl.dedup import Match, NearDuplicateIndex, decode_signature, encode_signature
+from focuscrawl.core.dedup import Match, NearDuplicateIndex, decode_signature, encode_signature
 from focuscrawl.ephemeral.estimate import ProfitPrior
 from focuscrawl.ephemeral.schedulers import PlannedPolicy
 from focuscrawl.ephemeral.sources import ACCEPT, ContentSource, read_source
@@ -67,7 +67,7 @@ from focuscrawl.fetch.errors import refusal_of
 from focuscrawl.fetch.warc import warc_columns
 from focuscrawl.parse.canon import canonical_url
 from focuscrawl.parse.rejection import Rejection
-from focuscrawl.records import JsonRecord
+from focuscrawl.core.records import JsonRecord
 
 if TYPE_CHECKING:  # pragma: no cover
     from focuscrawl.fetch.scope import Scope
@@ -102,7 +102,7 @@ class SourceState(JsonRecord):
 @dataclass(frozen=True)
 class CrawledPage(JsonRecord):
     """A fetched new page (changelog key ``page:<url>``): its source and publication time, for click rows,
-    and its MinHash signature (base64, :func:`focuscrawl.dedup.encode_signature`) when near-duplicates are skipped."""
+    and its MinHash signature (base64, :func:`focuscrawl.core.dedup.encode_signature`) when near-duplicates are skipped."""
 
     url: str
     source_url: str

@@ -4,14 +4,14 @@ Seed 001 (*Timely crawling of high-quality ephemeral new content*) splits one cr
 fetching the new pages they reveal (introduction, section 2); it fixes no numbers, so these are
 this platform's. ``[loops.sources]`` of the project file, the ``source_schedule`` DAG's Params,
 ``spark_jobs/source_schedule.py``, ``streaming/source_crawler.py`` and ``focuscrawl experiment
-ephemeral`` take their defaults from :data:`DEFAULT` (``focuscrawl.params``).
+ephemeral`` take their defaults from :data:`DEFAULT` (``focuscrawl.core.params``).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from focuscrawl.params import knob
+from focuscrawl.core.params import knob
 
 
 @dataclass(frozen=True)

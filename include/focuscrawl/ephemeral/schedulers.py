@@ -31,7 +31,7 @@ import pandas as pd
 from focuscrawl.ephemeral.estimate import optimistic
 from focuscrawl.ephemeral.optimiser import allocate
 from focuscrawl.ephemeral.params import DEFAULT
-from focuscrawl.registry import Registry
+from focuscrawl.core.registry import Registry
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,7 @@ from focuscrawl.ephemeral.estimate import (ESTIMATE_COLUMNS, LinkRatePrior, Prof
 from focuscrawl.ephemeral.optimiser import allocate
 from focuscrawl.ephemeral.params import DEFAULT
 from focuscrawl.fetch.warc import WARC_COLUMNS
-from focuscrawl.tables import UNIT_INTERVAL, Column, table
+from focuscrawl.lake.tables import UNIT_INTERVAL, Column, table
 
 if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql import DataFrame

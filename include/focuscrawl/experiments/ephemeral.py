@@ -31,10 +31,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from focuscrawl.commandline import parser
+from focuscrawl.core.commandline import parser
 from focuscrawl.config import settings
 from focuscrawl.experiments.run_record import add_draft_argument
-from focuscrawl.params import add_arguments
+from focuscrawl.core.params import add_arguments
 from focuscrawl.ephemeral.params import DEFAULT as EPHEMERAL
 from focuscrawl.ephemeral.quality import dynamic_quality, overall_quality
 from focuscrawl.ephemeral.schedulers import SCHEDULERS

@@ -17,7 +17,7 @@ in-memory log with the same offsets. Pseudo-trained HCP variants retrain every
 ``--pseudo-every`` simulated seconds (the DAG ``fue_pseudo_training`` does it for deployments).
 
 No leakage: the corpus donors are split into ``--folds K`` class-stratified folds
-(:func:`focuscrawl.corpora.donor_folds`); fold ``f`` trains every classifier on the donors
+(:func:`focuscrawl.core.corpora.donor_folds`); fold ``f`` trains every classifier on the donors
 of the other folds and builds its world only from fold ``f``'s donors, minus any writing whose
 text a training donor also wrote. The folds run one after the other, each on its own world
 (seed ``--seed + f``) and with its own run id; the ground truth (the world's hidden labels) is
@@ -42,10 +42,10 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from focuscrawl.commandline import parser
+from focuscrawl.core.commandline import parser
 from focuscrawl.config import settings
 from focuscrawl.experiments.run_record import add_draft_argument
-from focuscrawl.delta_sink import DEAD_LETTER_TABLE, DeltaSink, StreamRecord
+from focuscrawl.lake.delta_sink import DEAD_LETTER_TABLE, DeltaSink, StreamRecord
 from focuscrawl.fue.chooser import UserChooser
 from focuscrawl.fue import report
 from focuscrawl.fue.metrics import HOUR
@@ -387,7 +387,7 @@ def parse_sweep(text: str | None) -> tuple[str, list[float]] | None:
 class FoldWorld:
     """One fold: its donors, its world (built from the world donors only) and its classifiers."""
 
-    fold: object            # focuscrawl.corpora.DonorFold
+    fold: object            # focuscrawl.core.corpora.DonorFold
     world: object           # focuscrawl.world.world.World
     classifiers: Classifiers
     world_seed: int
@@ -399,7 +399,7 @@ def fold_worlds(corpus, folds: int, seed: int, population: dict, max_train: dict
                 only: list[int] | None = None):
     """Yield every fold's world and classifiers, donor-disjoint (see the module docstring)."""
     from focuscrawl.world.clock import SimClock
-    from focuscrawl.corpora import donor_folds, fold_corpora
+    from focuscrawl.core.corpora import donor_folds, fold_corpora
     from focuscrawl.world.population import Population, PopulationConfig
     from focuscrawl.world.ratelimit import RateLimiter
     from focuscrawl.world.world import World
@@ -553,7 +553,7 @@ def main(argv: list[str] | None = None) -> int:
     code = git_commit()  # the code this run loaded
     refuse_unpublishable(args.output, code, args.draft)
 
-    from focuscrawl.corpora import load_corpus
+    from focuscrawl.core.corpora import load_corpus
 
     methods = RANKING_METHODS.parse(ALL_METHODS if args.methods.strip().lower() == "all" else args.methods)
     try:

@@ -25,7 +25,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from focuscrawl.commandline import parser
+from focuscrawl.core.commandline import parser
 from focuscrawl.config import settings
 from focuscrawl.experiments.run_record import add_draft_argument
 

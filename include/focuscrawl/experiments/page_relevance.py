@@ -108,7 +108,7 @@ def run(project, cfg, models: list[str], seeds: list[int], n: int, log=print) ->
 
 
 def main(argv: list[str] | None = None) -> int:
-    from focuscrawl.commandline import parser
+    from focuscrawl.core.commandline import parser
     from focuscrawl.config import settings
     from focuscrawl.experiments.run_record import git_commit, write_run_json
     from focuscrawl.project import load_project

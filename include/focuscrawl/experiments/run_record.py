@@ -135,7 +135,7 @@ def read_run_json(path: Path, expect: str | None = None) -> dict:
 def report_main(argv: list[str] | None, name: str, doc: str, inputs: list[str], rebuild) -> int:
     """The ``focuscrawl report NAME --run DIR [--out DIR]`` of an experiment: read ``run.json``, check
     the raw files ``inputs`` are there, and call ``rebuild(run_dir, out_dir, record) -> printed text``."""
-    from focuscrawl.commandline import parser
+    from focuscrawl.core.commandline import parser
 
     p = parser(f"focuscrawl report {name}", doc, f"focuscrawl report {name} --run $FOCUSCRAWL_VAR/experiments/{name}",
                f"focuscrawl report {name} --run /tmp/{name} --out /tmp/{name}-again")

@@ -23,7 +23,7 @@ import threading
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
-from focuscrawl.records import JsonRecord
+from focuscrawl.core.records import JsonRecord
 
 NEW, CHANGED, NOT_MODIFIED, SAME_BODY = "new", "changed", "not_modified", "same_body"
 OUTCOMES = (NEW, CHANGED, NOT_MODIFIED, SAME_BODY)

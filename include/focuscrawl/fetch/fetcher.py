@@ -102,7 +102,7 @@ class Fetcher:
     ) -> None:
         self.user_agent = user_agent
         self.archive = archive  # WARC records of every response (closed by its owner, not by the fetcher)
-        self.observer = observer or FetchObserver()  # metrics hook (focuscrawl.metrics.FetchMetrics)
+        self.observer = observer or FetchObserver()  # metrics hook (focuscrawl.stream.metrics.FetchMetrics)
         self.guard = guard or AddressGuard()
         self.politeness = politeness or HostPoliteness()
         self.retry = retry or RetryPolicy()

@@ -8,7 +8,7 @@ the client id and secret, ``grant_type=client_credentials``), caches it until sh
 answers 401 anyway (a token revoked or expired early), fetches a new token and sends the
 request once more. The id and secret are read from the *named* environment variables when a
 token is needed, never stored in a file; the secret and every token are registered with
-:mod:`focuscrawl.redact` so no log line carries them.
+:mod:`focuscrawl.core.redact` so no log line carries them.
 
 :class:`RateLimitHeaders` reads reddit's ``X-Ratelimit-Used/Remaining/Reset`` (remaining
 requests in the window, seconds until it resets) from every response and paces the host
@@ -35,7 +35,7 @@ from requests.auth import AuthBase, HTTPBasicAuth
 
 from focuscrawl.fetch.errors import FetchError
 from focuscrawl.fetch.robots import host_key
-from focuscrawl.redact import register_secret
+from focuscrawl.core.redact import register_secret
 
 log = logging.getLogger(__name__)
 

@@ -4,7 +4,7 @@ The :class:`~focuscrawl.fetch.fetcher.Fetcher` calls one :class:`FetchObserver` 
 each outcome: a response (any status, 429 included), a transport failure, a retry and the wait
 before it (the part a server's ``Retry-After`` asked for, RFC 9110 10.2.3), and a robots.txt denial
 (RFC 9309 2.2). The base class does nothing, so a fetcher without metrics pays one method call;
-:class:`focuscrawl.metrics.FetchMetrics` turns the calls into Prometheus counters. Observers must
+:class:`focuscrawl.stream.metrics.FetchMetrics` turns the calls into Prometheus counters. Observers must
 not raise: they run inside the fetch.
 """
 

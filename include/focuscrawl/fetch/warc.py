@@ -27,7 +27,7 @@ lands carry that ref (:data:`WARC_COLUMNS`), so a row in Spark SQL leads to the 
   with the profile ``http://netpreserve.org/warc/1.1/revisit/server-not-modified``, the 304's headers and
   no payload, ``WARC-Refers-To`` the record of the full fetch it confirms when known.
 - **Secrets**: credential headers of the request (``Authorization``, ``Cookie``, ...) keep their scheme
-  only (:func:`focuscrawl.redact.redact_header`); the OAuth token request itself is not archived.
+  only (:func:`focuscrawl.core.redact.redact_header`); the OAuth token request itself is not archived.
 """
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ from urllib.parse import urlsplit
 
 import pyarrow as pa
 
-from focuscrawl.tables import Column
+from focuscrawl.lake.tables import Column
 
 log = logging.getLogger(__name__)
 
@@ -85,7 +85,7 @@ def warc_columns(ref: WarcRef | tuple | None) -> dict:
 def warc_folder(cfg) -> Path:
     """Where the platform's WARC files go: ``<lake>/warc``, beside the Delta tables. An object-store lake
     (``s3://``) is not written to by this module yet: its archive stays in ``$FOCUSCRAWL_VAR/warc``."""
-    from focuscrawl.storage import is_object_store
+    from focuscrawl.lake.storage import is_object_store
 
     if is_object_store(cfg.lake):
         log.warning("the lake %s is on object storage; WARC files are written to %s/%s (not uploaded)",
@@ -242,7 +242,7 @@ class WarcArchive:
         """Write ``resp`` and the request record of ``response`` (``WARC-Concurrent-To`` it); ``resp``'s ref."""
         from warcio.statusandheaders import StatusAndHeaders
 
-        from focuscrawl.redact import redact_header
+        from focuscrawl.core.redact import redact_header
 
         sent = response.request
         parts = urlsplit(sent.url)

@@ -26,7 +26,7 @@ from focuscrawl.fue.evidence import EvidenceAggregator, Post
 from focuscrawl.fue.params import DEFAULT as FUE
 from focuscrawl.fue.pipeline import STATS_TABLE
 from focuscrawl.fue.pseudo import PseudoLabelling, retrain_and_rescore
-from focuscrawl.tables import Column, table
+from focuscrawl.lake.tables import Column, table
 
 CANDIDATE_SCORES_TABLE = table(
     "fue_candidate_scores",
@@ -71,14 +71,14 @@ def candidate_evidence(posts_uri: str, exclude: set[str]) -> list[tuple[str, str
 def original_training_set(seed: int, data_dir: Path | None, cache_dir: Path,
                           max_donors: dict[bool, int] | None = None) -> tuple[list[str], list[int]]:
     """The original training set pseudo-training starts from: one whole-user document per donor of the
-    corpus (``focuscrawl.corpora``: eRisk when present), as the reference classifier was trained (seed 000, section V:
+    corpus (``focuscrawl.core.corpora``: eRisk when present), as the reference classifier was trained (seed 000, section V:
     "the original training set plus the new pseudo-examples").
 
     Cached under ``cache_dir/fue`` (parsing the eRisk archive takes a while; every run needs it).
     """
     import joblib
 
-    from focuscrawl.corpora import load_corpus
+    from focuscrawl.core.corpora import load_corpus
 
     donors = "all" if max_donors is None else f"{max_donors[True]}-{max_donors[False]}"
     cache = Path(cache_dir) / "fue" / f"whole-users-{seed}-{'erisk' if data_dir else 'generated'}-{donors}.joblib"

@@ -20,7 +20,7 @@ flight again, judged users are processed and, for adaptive methods, their verdic
 again in their order. A restored chooser ranks and picks exactly as one that never stopped.
 
 Keeping up: a chooser folds thousands of posts for every user it hands out.
-Its frontiers are :class:`~focuscrawl.frontier.BlockFrontier` (O(1) updates; pops read a block),
+Its frontiers are :class:`~focuscrawl.core.frontier.BlockFrontier` (O(1) updates; pops read a block),
 and a classifier-based method (HCP and its variants, section IV-E) gets its classifier wrapped in
 an :class:`~focuscrawl.fue.textscore.IncrementalTextScorer` that follows every candidate's text
 post by post, so a post costs its own length, not the whole text's (``incremental_text=False``
@@ -32,12 +32,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Iterable
 
-from focuscrawl.frontier import BlockFrontier
+from focuscrawl.core.frontier import BlockFrontier
 from focuscrawl.fue.evidence import EvidenceAggregator, EvidenceState, Post, UserEvidence
 from focuscrawl.fue.methods import RankingMethod
 from focuscrawl.fue.pipeline import ExtractRequest, StatsEvent
 from focuscrawl.fue.textscore import IncrementalTextScorer, UserTerms, tokeniser_key
-from focuscrawl.records import JsonRecord
+from focuscrawl.core.records import JsonRecord
 
 STATUSES = ("candidate", "chosen", "judged")
 
@@ -319,13 +319,13 @@ def log_order(timestamp_ms: int | None, partition: int, offset: int) -> int:
 
 
 class ChooserStage:
-    """The stream chooser's decisions over Kafka records, as a :class:`focuscrawl.changelog.StatefulHandler`.
+    """The stream chooser's decisions over Kafka records, as a :class:`focuscrawl.topics.changelog.StatefulHandler`.
 
     Inputs (all keyed by user, co-partitioned): posts (``Post`` JSON) fold into evidence, verdicts
     (``StatsEvent`` JSON of this ``method``) free an in-flight slot and feed adaptive methods, pushed
     scores (``{"score": s}``, compacted topic; seed section V, pseudo-training) re-rank waiting
     candidates. Each input is read as its typed record (``Post``, ``StatsEvent``, ``Priority``), so a
-    malformed one raises :class:`~focuscrawl.records.RecordError` for the runner to skip and count.
+    malformed one raises :class:`~focuscrawl.core.records.RecordError` for the runner to skip and count.
     When idle it keeps ``lead`` chosen users in flight, one extract request each.
     It chooses only once its input is read to the end (or ``catch_up_wait`` seconds passed since it
     last was), so a chooser behind its input (a restart, a burst) picks from all the evidence there
@@ -361,7 +361,7 @@ class ChooserStage:
 
     def handle(self, record) -> tuple:
         from focuscrawl.fue.pipeline import post_from_json
-        from focuscrawl.priority_topic import decode
+        from focuscrawl.topics.priority import decode
 
         if record.topic == self.posts_topic:
             post = post_from_json(record.value)

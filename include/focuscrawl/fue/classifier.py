@@ -26,7 +26,7 @@ from typing import Iterable, Sequence
 
 import numpy as np
 
-from focuscrawl.corpora import EriskCorpus, writing_body
+from focuscrawl.core.corpora import EriskCorpus, writing_body
 from focuscrawl.fue.params import DEFAULT
 
 
@@ -199,7 +199,7 @@ def short_evidence_corpus(
 
 
 def corpus_histories(corpus, max_donors: dict[bool, int] | None = None) -> tuple[list[list[str]], list[int]]:
-    """Per-donor writings (``title\\ntext``) and labels of any corpus (``focuscrawl.corpora``: eRisk or generated).
+    """Per-donor writings (``title\\ntext``) and labels of any corpus (``focuscrawl.core.corpora``: eRisk or generated).
 
     ``max_donors`` caps donors per class (e.g. the paper's 83 positive / 403 negative users).
     """
@@ -218,7 +218,7 @@ def corpus_histories(corpus, max_donors: dict[bool, int] | None = None) -> tuple
 def erisk_histories(source: str | Path, cache_dir: str | Path) -> tuple[list[list[str]], list[int]]:
     """Per-user lists of writings and labels from an eRisk collection.
 
-    Reads through the cached eRisk loader of ``focuscrawl.corpora`` (one parser for the project).
+    Reads through the cached eRisk loader of ``focuscrawl.core.corpora`` (one parser for the project).
     """
     return corpus_histories(EriskCorpus.load(Path(source), Path(cache_dir)))
 

@@ -33,7 +33,7 @@ from typing import Any, Callable, ClassVar, Protocol, Sequence
 import numpy as np
 
 from focuscrawl.fue.evidence import UserEvidence, hour_distance
-from focuscrawl.registry import Registry
+from focuscrawl.core.registry import Registry
 
 EvidenceOf = Callable[[str], UserEvidence]
 Tops = Sequence[Sequence[tuple[str, float]]]

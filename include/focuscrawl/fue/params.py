@@ -2,14 +2,14 @@
 
 Seed 000 (*Real-time focused extraction of social media users*). ``[loops.fue]`` of the project file, the ``fue_pseudo_training``
 DAG (its Params and its schedule's default), ``streaming/fue/explorer.py`` and ``focuscrawl
-experiment fue`` take their defaults from :data:`DEFAULT` (``focuscrawl.params``).
+experiment fue`` take their defaults from :data:`DEFAULT` (``focuscrawl.core.params``).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from focuscrawl.params import knob
+from focuscrawl.core.params import knob
 from focuscrawl.parse.listing import FRONT_PAGE
 
 

@@ -25,16 +25,16 @@ from urllib.parse import quote, urlencode
 
 import pyarrow as pa
 
-from focuscrawl.delta_sink import LINEAGE_COLUMNS, RecordRejected
+from focuscrawl.lake.delta_sink import LINEAGE_COLUMNS, RecordRejected
 from focuscrawl.fetch.clock import parse_http_date
 from focuscrawl.fetch.warc import warc_columns
 from focuscrawl.fue.classifier import UserClassifier
 from focuscrawl.fue.evidence import Post
 from focuscrawl.fue.params import DEFAULT as FUE
 from focuscrawl.parse.listing import parse_listing
-from focuscrawl.records import JsonRecord, decode
-from focuscrawl.registry import Registry
-from focuscrawl.tables import UNIT_INTERVAL, Column, table
+from focuscrawl.core.records import JsonRecord, decode
+from focuscrawl.core.registry import Registry
+from focuscrawl.lake.tables import UNIT_INTERVAL, Column, table
 
 POSTS_TOPIC = "focuscrawl.fue.posts"          # key = author (one user's evidence stays in one chooser), value = Post
 EXTRACT_TOPIC = "focuscrawl.fue.extract"      # + ".<method>"; key = user, value = ExtractRequest
@@ -121,7 +121,7 @@ def post_to_json(post: Post) -> bytes:
 
 
 def post_from_json(value: bytes) -> Post:
-    """A :data:`POSTS_TOPIC` value as a :class:`Post`, each field checked (:class:`~focuscrawl.records.RecordError`
+    """A :data:`POSTS_TOPIC` value as a :class:`Post`, each field checked (:class:`~focuscrawl.core.records.RecordError`
     names a missing or mistyped one); ``warc`` comes back a hashable tuple."""
     return decode(Post, value)
 

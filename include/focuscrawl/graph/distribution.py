@@ -11,7 +11,7 @@ import json
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 
-from focuscrawl.records import RecordError, field_value, json_object
+from focuscrawl.core.records import RecordError, field_value, json_object
 
 TARGETS = ("copies", "label")
 

@@ -25,7 +25,7 @@ import numpy as np
 
 from focuscrawl.graph.distribution import TARGETS, Distribution  # noqa: F401 - TARGETS is read from here too
 from focuscrawl.graph.samplers import Sample
-from focuscrawl.registry import Registry
+from focuscrawl.core.registry import Registry
 
 
 class ContentEstimator(Protocol):

@@ -27,7 +27,7 @@ import numpy as np
 from focuscrawl.fetch.warc import warc_columns
 from focuscrawl.graph.access import GraphAccess
 from focuscrawl.graph.samplers import SAMPLERS, Sample
-from focuscrawl.records import JsonRecord
+from focuscrawl.core.records import JsonRecord
 
 GRAPH_SAMPLE_TOPIC = "focuscrawl.graph.sample"
 GRAPH_SAMPLER_STATE_TOPIC = "focuscrawl.graph.sampler.state"
@@ -66,8 +66,8 @@ def sample_rows(sample: Sample, crawl: str, sampler: str) -> list[dict]:
 
 
 def graph_sample_row(record) -> dict:
-    """Sink conversion (``focuscrawl.sinks``): one Kafka record of :data:`GRAPH_SAMPLE_TOPIC` -> one row."""
-    from focuscrawl.delta_sink import json_row
+    """Sink conversion (``focuscrawl.stream.sinks``): one Kafka record of :data:`GRAPH_SAMPLE_TOPIC` -> one row."""
+    from focuscrawl.lake.delta_sink import json_row
     from focuscrawl.graph.tables import GRAPH_SAMPLE
 
     row = json_row(record)

@@ -4,7 +4,7 @@ Seed 003 (*Fast crawling methods of exploring content distributed over large gra
 (replicates, block length, level) is this platform's way of putting error bars on them, and the
 budget a choice per site. ``[loops.graph]`` of the project file, the ``graph_estimation`` DAG's
 Params, ``streaming/graph_sampler.py`` and ``spark_jobs/graph_estimation.py`` take their defaults
-from :data:`DEFAULT` (``focuscrawl.params``).
+from :data:`DEFAULT` (``focuscrawl.core.params``).
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from focuscrawl.graph.distribution import TARGETS
-from focuscrawl.params import knob
+from focuscrawl.core.params import knob
 
 
 @dataclass(frozen=True)

@@ -29,7 +29,7 @@ from typing import Any, Iterator, Protocol
 import numpy as np
 
 from focuscrawl.graph.access import BudgetExhausted, ContentCopies, GraphAccess, VertexRecord
-from focuscrawl.registry import Registry
+from focuscrawl.core.registry import Registry
 
 
 @dataclass(frozen=True)

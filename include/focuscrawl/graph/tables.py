@@ -16,7 +16,7 @@ from focuscrawl.graph.access import ContentCopies
 from focuscrawl.graph.estimators import estimates_of
 from focuscrawl.graph.samplers import Sample
 from focuscrawl.fetch.warc import WARC_COLUMNS
-from focuscrawl.tables import Column, table
+from focuscrawl.lake.tables import Column, table
 
 GRAPH_SAMPLE = table(
     "graph_sample",

@@ -26,7 +26,7 @@ import numpy as np
 import pandas as pd
 
 from focuscrawl.outlinks.schema import feature_columns, target_column
-from focuscrawl.registry import Registry
+from focuscrawl.core.registry import Registry
 
 
 class Predictor(Protocol):

@@ -2,7 +2,7 @@
 
 Seed 002 (*Look back, look around*). ``[loops.revisits] related``, the ``outlinks_features`` and
 ``outlinks_train`` DAGs' Params, the ``spark_jobs/outlinks_*.py`` flags and the domain functions
-(``focuscrawl.outlinks``) take their defaults from :data:`DEFAULT` (``focuscrawl.params``).
+(``focuscrawl.outlinks``) take their defaults from :data:`DEFAULT` (``focuscrawl.core.params``).
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from focuscrawl.outlinks.schema import SCOPES
-from focuscrawl.params import knob
+from focuscrawl.core.params import knob
 
 
 @dataclass(frozen=True)

@@ -35,7 +35,7 @@ import numpy as np
 
 from focuscrawl.outlinks.embedding import normalise_rows
 from focuscrawl.outlinks.params import DEFAULT
-from focuscrawl.registry import Registry
+from focuscrawl.core.registry import Registry
 
 
 class RelatedPages(Protocol):

@@ -37,11 +37,11 @@ import threading
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Callable, Iterable, Protocol
 
-from focuscrawl.dedup import Match, NearDuplicateIndex
+from focuscrawl.core.dedup import Match, NearDuplicateIndex
 from focuscrawl.fetch.conditional import NOT_MODIFIED, UNCHANGED, Revalidator, Validators
 from focuscrawl.fetch.errors import refusal_of
 from focuscrawl.fetch.warc import warc_columns
-from focuscrawl.frontier import PriorityFrontier
+from focuscrawl.core.frontier import PriorityFrontier
 from focuscrawl.outlinks.urls import registered_domain, split_outlinks
 from focuscrawl.parse.canon import canonical_url
 from focuscrawl.parse.rejection import Rejection
@@ -146,7 +146,7 @@ class PageRevisitor:
 
     With a ``near_duplicates`` index (the project switch ``[loops.revisits] skip_near_duplicates``),
     a page fetched for the first time whose text near-duplicates a page fetched before
-    (:class:`focuscrawl.dedup.NearDuplicateIndex`) is skipped: no snapshot, its outlinks not
+    (:class:`focuscrawl.core.dedup.NearDuplicateIndex`) is skipped: no snapshot, its outlinks not
     followed, and it is no longer a known page, so no later period spends a fetch on it; each skip
     goes to ``on_near_duplicate(url, match)`` (the process counts it in its metrics).
 

@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
-from focuscrawl.dedup import DEFAULT as NEAR_DUPLICATE_DEFAULT
-from focuscrawl.dedup import NearDuplicateParams, spark_near_duplicates
+from focuscrawl.core.dedup import DEFAULT as NEAR_DUPLICATE_DEFAULT
+from focuscrawl.core.dedup import NearDuplicateParams, spark_near_duplicates
 from focuscrawl.outlinks.embedding import LsaEmbedder
 from focuscrawl.outlinks.features import page_look_back, page_statics
 from focuscrawl.outlinks.related import RELATED, set_threads
@@ -51,7 +51,7 @@ def latest_texts(snapshots: "DataFrame", before_period: int | None = None) -> "D
 
 
 def near_duplicates(snapshots: "DataFrame", params: NearDuplicateParams = NEAR_DUPLICATE_DEFAULT) -> "DataFrame":
-    """``page_snapshots`` -> ``near_duplicates`` rows: :func:`focuscrawl.dedup.spark_near_duplicates` over
+    """``page_snapshots`` -> ``near_duplicates`` rows: :func:`focuscrawl.core.dedup.spark_near_duplicates` over
     each page's latest text fetched whole (status null or 200)."""
     from pyspark.sql import functions as F
 

@@ -1,4 +1,4 @@
-"""Delta tables of the look-back-look-around pipeline (seed 002), declared once (focuscrawl.tables).
+"""Delta tables of the look-back-look-around pipeline (seed 002), declared once (focuscrawl.lake.tables).
 
 ``outlink_features`` is declared for the default history size; a run with another history size
 writes the same groups with more or fewer ``nnl_*_lag<i>`` columns.
@@ -11,7 +11,7 @@ import pyarrow as pa
 from focuscrawl.fetch.warc import WARC_COLUMNS
 from focuscrawl.outlinks.params import DEFAULT
 from focuscrawl.outlinks.schema import SCOPES, feature_groups
-from focuscrawl.tables import UNIT_INTERVAL, Column, table
+from focuscrawl.lake.tables import UNIT_INTERVAL, Column, table
 
 # Compacted topic the revisitor follows: key = page URL, value = {"score": 0-1, ...}.
 PAGE_PRIORITIES_TOPIC = "focuscrawl.page_priorities"
@@ -128,7 +128,7 @@ PAGE_PRIORITIES = table(
 NEAR_DUPLICATES = table(
     "near_duplicates",
     "Pairs of pages whose latest texts are near-duplicates: word-shingle Jaccard at or above the threshold "
-    "(focuscrawl.dedup.NearDuplicateParams), LSH candidates checked exactly, grouped into clusters.",
+    "(focuscrawl.core.dedup.NearDuplicateParams), LSH candidates checked exactly, grouped into clusters.",
     [
         Column("url_a", pa.string(), "one page (the smaller URL of the pair)", nullable=False),
         Column("url_b", pa.string(), "the other page", nullable=False),

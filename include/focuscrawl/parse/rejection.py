@@ -3,7 +3,7 @@
 Any malformed input becomes a counted, logged rejection carrying the reason
 and the raw payload, never a crash and never a silent drop. A :class:`Rejection` is what a
 parser hands back; :class:`DeadLetter` is the record on the dead-letter Kafka topic and the row it
-becomes in the ``dead_letter`` Delta table (declared in ``focuscrawl.delta_sink``, whose sinks also
+becomes in the ``dead_letter`` Delta table (declared in ``focuscrawl.lake.delta_sink``, whose sinks also
 dead-letter the Kafka records they cannot convert), so the input can be inspected and replayed.
 """
 

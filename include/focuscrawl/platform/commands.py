@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from focuscrawl.commandline import add_project_argument, subcommand
+from focuscrawl.core.commandline import add_project_argument, subcommand
 
 COMMANDS = ("up", "down", "status", "logs", "train")
 

@@ -37,7 +37,7 @@ FETCHERS, STAGES, SINKS_TIER = 1, 2, 3
 # with any of them on, one ``dead_letter`` consumer lands them in the ``dead_letter`` table.
 CRAWLING_LOOPS = ("sources", "revisits")
 
-# The landings (``focuscrawl.sinks.SINKS``, run by ``streaming/consumer.py --sink NAME``) each loop needs.
+# The landings (``focuscrawl.stream.sinks.SINKS``, run by ``streaming/consumer.py --sink NAME``) each loop needs.
 LOOP_SINKS = {
     "fue": ("fue_posts", "fue_extractions"),
     "sources": ("source_recrawls", "page_clicks", "source_pages"),
@@ -77,7 +77,7 @@ class _Draft:
 
 def _accepts(home: Path, script: str, flag: str) -> bool:
     """Does ``script`` take ``flag``: its own argument, or one of the stream scaffold's common
-    arguments (``focuscrawl.streamproc.add_common_args``) when it is built on the scaffold? Scripts
+    arguments (``focuscrawl.stream.process.add_common_args``) when it is built on the scaffold? Scripts
     move to the scaffold one by one; the plan never passes an argument a script would refuse."""
     try:
         text = (home / script).read_text()
@@ -85,9 +85,9 @@ def _accepts(home: Path, script: str, flag: str) -> bool:
         return False
     if f'"{flag}"' in text:
         return True
-    if "focuscrawl.streamproc" not in text:
+    if "focuscrawl.stream.process" not in text:
         return False
-    import focuscrawl.streamproc as scaffold
+    import focuscrawl.stream.process as scaffold
 
     return f'"{flag}"' in Path(scaffold.__file__).read_text()
 
@@ -98,7 +98,7 @@ def _archives(home: Path, script: str) -> bool:
         text = (home / script).read_text()
     except OSError:
         return False
-    return "add_warc_arguments" in text or "focuscrawl.streamproc" in text
+    return "add_warc_arguments" in text or "focuscrawl.stream.process" in text
 
 
 def _fue(project, cfg, models: Models | None) -> list[_Draft]:
@@ -190,7 +190,7 @@ def _graph(project, cfg, models=None) -> list[_Draft]:
 def _sinks(loop: str | None, names=None) -> list[_Draft]:
     """One consumer per landing of ``loop`` (or of ``names``) that the sink registry holds (a table whose sink
     is not registered yet, such as ``graph_sample`` before the sampler lands, is left out)."""
-    from focuscrawl.sinks import SINKS, sink
+    from focuscrawl.stream.sinks import SINKS, sink
 
     drafts = []
     for name in LOOP_SINKS[loop] if names is None else names:

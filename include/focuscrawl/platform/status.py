@@ -6,11 +6,11 @@ Gathers what every part exposes, each on its own, so a part that is down is show
 - the supervisor's ``state.json``: each process's state, restarts, health and last error lines;
 - the services (Kafka, Airflow, world): up or down;
 - consumer lag per group: Kafka's committed offsets against the end offsets (admin API) and, for
-  the landings into Delta, the offsets the table's own commits hold (``focuscrawl.delta_sink``:
+  the landings into Delta, the offsets the table's own commits hold (``focuscrawl.lake.delta_sink``:
   the truth a restarted consumer resumes from);
 - the last run of every DAG (Airflow's REST API) and whether it is paused;
 - live figures per loop, from the processes' status files (each carries its Prometheus figures,
-  ``focuscrawl.metrics``) and the lake: users extracted and harvest (seed 000); source recrawls
+  ``focuscrawl.stream.metrics``) and the lake: users extracted and harvest (seed 000); source recrawls
   and new pages (seed 001); revisits and new outlinks against predicted (seed 002); graph sample
   size and the latest estimate with its interval (seed 003).
 
@@ -25,7 +25,7 @@ import time
 from pathlib import Path
 
 from focuscrawl.platform.supervisor import read_state, supervisor_pid
-from focuscrawl.status import read_status
+from focuscrawl.core.status_file import read_status
 
 NOT_RUNNING = "not running"
 
@@ -64,9 +64,9 @@ def _specs(cfg) -> list[dict]:
 
 def delta_positions(cfg, sink_name: str, group: str, topic: str, partitions) -> dict[int, int | None]:
     """Next offset per partition as the table's own commits record them (``DeltaSink.positions``)."""
-    from focuscrawl.delta_sink import DEAD_LETTER_TABLE, DeltaSink
+    from focuscrawl.lake.delta_sink import DEAD_LETTER_TABLE, DeltaSink
     from focuscrawl.lake import is_table
-    from focuscrawl.sinks import sink
+    from focuscrawl.stream.sinks import sink
 
     spec = sink(sink_name).table
     uri = spec.path(cfg)

@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Callable
 
 from focuscrawl.services.process import ManagedProcess, group_members, pid_alive, port_open
-from focuscrawl.status import read_status, write_status
+from focuscrawl.core.status_file import read_status, write_status
 
 log = logging.getLogger("focuscrawl.platform.supervisor")
 

@@ -39,7 +39,7 @@ def _fingerprint(project) -> dict:
 
 def train_models(project, cfg, *, force: bool = False, log=print) -> Models:
     """Train (or reuse) the reference and candidate classifiers of ``project``; their paths."""
-    from focuscrawl.status import read_status, write_status
+    from focuscrawl.core.status_file import read_status, write_status
 
     models = model_paths(project, cfg)
     out = models.reference.parent
@@ -103,7 +103,7 @@ def main_train(args, cfg) -> int:
 def train_active_project(cfg, log=print) -> dict:
     """The ``page_relevance`` DAG's task: :func:`focuscrawl.relevance.train.train_page_model` on the project ``focuscrawl up`` made
     active; ``{"skipped": why}`` when there is none or it declares no example pages."""
-    from focuscrawl.dag_schedules import active_project
+    from focuscrawl.orchestration.schedules import active_project
     from focuscrawl.project import load_project
     from focuscrawl.relevance.train import train_page_model
 

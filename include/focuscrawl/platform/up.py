@@ -31,7 +31,7 @@ from pathlib import Path
 
 from focuscrawl.platform.plan import Models, plan
 from focuscrawl.platform.supervisor import Supervisor, read_state, set_on_signals, stop_orphans, supervisor_pid
-from focuscrawl.status import write_status
+from focuscrawl.core.status_file import write_status
 
 # The DAGs each loop closes through (Airflow DAG ids); delta_maintenance keeps every table healthy.
 LOOP_DAGS = {
@@ -163,12 +163,12 @@ class Platform:
         another project's) until its DAG processor re-parses the files, 21-23 s after ``up`` in CI:
         unpaused at once, ``source_schedule`` ran on ``@hourly`` and ``delta_maintenance`` ran though
         the project said ``"none"``. So each DAG waits until its REST ``timetable_summary`` matches
-        (:func:`focuscrawl.dag_schedules.timetable_matches`; one ``GET /api/v2/dags`` a poll). A DAG
+        (:func:`focuscrawl.orchestration.schedules.timetable_matches`; one ``GET /api/v2/dags`` a poll). A DAG
         never listed is left alone; one listed with another schedule after ``timeout`` is an error.
         """
         import requests
 
-        from focuscrawl.dag_schedules import dag_schedules, timetable_matches
+        from focuscrawl.orchestration.schedules import dag_schedules, timetable_matches
         from focuscrawl.services.process import wait_until
 
         if client is None:

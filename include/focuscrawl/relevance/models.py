@@ -18,7 +18,7 @@ from typing import Protocol, Sequence
 
 import numpy as np
 
-from focuscrawl.registry import Registry
+from focuscrawl.core.registry import Registry
 
 # Fewest example pages of each class a model can be fitted and calibrated on (two calibration folds).
 MIN_PER_CLASS = 2

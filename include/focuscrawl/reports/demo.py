@@ -33,7 +33,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from focuscrawl.commandline import parser
+from focuscrawl.core.commandline import parser
 from focuscrawl.config import Settings, settings
 
 @dataclass(frozen=True)

@@ -32,13 +32,13 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-from focuscrawl.commandline import parser
+from focuscrawl.core.commandline import parser
 from focuscrawl.config import settings
 from focuscrawl.experiments.fue import parse_duration
 from focuscrawl.fue import report
 from focuscrawl.fue.metrics import HOUR
 from focuscrawl.fue.pipeline import STATS_TABLE
-from focuscrawl.storage import storage_options
+from focuscrawl.lake.storage import storage_options
 
 
 def main(argv: list[str] | None = None) -> int:

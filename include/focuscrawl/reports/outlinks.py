@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from focuscrawl.commandline import parser
+from focuscrawl.core.commandline import parser
 from focuscrawl.config import settings
 from focuscrawl.outlinks.evaluation import PERCENTS
 from focuscrawl.outlinks.experiment import ExperimentResult, prepare, run_experiment

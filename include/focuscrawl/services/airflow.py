@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from focuscrawl.config import Settings
-from focuscrawl.interpreter import path_with_venv, spark_home, venv_bin
+from focuscrawl.core.interpreter import path_with_venv, spark_home, venv_bin
 from focuscrawl.services.process import ManagedProcess, settings_env, wait_until
 
 COMPONENTS = ("api-server", "scheduler", "dag-processor", "triggerer")
@@ -115,7 +115,7 @@ class AirflowService:
             "SPARK_HOME": spark_home(),
             "AIRFLOW_HOME": str(self.home),
             "AIRFLOW__CORE__DAGS_FOLDER": str(self.dags_folder),
-            # focuscrawl's priority rule for the spark pool (focuscrawl.airflow_priority)
+            # focuscrawl's priority rule for the spark pool (focuscrawl.orchestration.airflow_priority)
             "AIRFLOW__CORE__PLUGINS_FOLDER": str(Path(c.home) / "plugins"),
             "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
             "AIRFLOW__CORE__EXECUTOR": "LocalExecutor",

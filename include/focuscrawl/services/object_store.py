@@ -2,7 +2,7 @@
 
 It stands in for AWS S3 or MinIO on one machine: ``FOCUSCRAWL_LAKE=s3://focuscrawl/lake`` and
 ``FOCUSCRAWL_S3_ENDPOINT=http://127.0.0.1:19000`` make the consumers (delta-rs) and Spark (s3a)
-keep the lake there (see :mod:`focuscrawl.storage`). The server listens on the endpoint's address
+keep the lake there (see :mod:`focuscrawl.lake.storage`). The server listens on the endpoint's address
 and keeps objects in memory, so the lake lasts as long as the process: enough for tests and demos,
 not for data worth keeping. moto accepts any credentials, but the clients still sign requests, so
 ``AWS_ACCESS_KEY_ID``/``AWS_SECRET_ACCESS_KEY`` must be set (any value).
@@ -16,7 +16,7 @@ from urllib.parse import urlparse
 
 from focuscrawl.config import Settings
 from focuscrawl.services.process import ManagedProcess, port_open, wait_until
-from focuscrawl.storage import is_object_store
+from focuscrawl.lake.storage import is_object_store
 
 LOCAL_HOSTS = ("127.0.0.1", "localhost", "0.0.0.0", "::1")
 

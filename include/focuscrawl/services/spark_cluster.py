@@ -14,7 +14,7 @@ import subprocess
 from pathlib import Path
 
 from focuscrawl.config import Settings
-from focuscrawl.interpreter import spark_home
+from focuscrawl.core.interpreter import spark_home
 from focuscrawl.services.process import ManagedProcess, port_open, settings_env, wait_until
 
 
@@ -28,7 +28,7 @@ def spark_submit(cfg: Settings, application: Path | str, *args: str, timeout: fl
     Same command line as ``dags/common.py``'s ``spark_job`` (session conf as ``--conf``) and the resolved
     settings in the environment, so what runs here runs unchanged under Airflow, locally or on a cluster.
     """
-    from focuscrawl.spark import session_conf, submit_env
+    from focuscrawl.lake.spark import session_conf, submit_env
 
     conf = [item for key, value in session_conf(cfg).items() if key != "spark.master" for item in ("--conf", f"{key}={value}")]
     command = [f"{spark_home()}/bin/spark-submit", "--master", cfg.spark_master, *conf, str(application), *args]

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from focuscrawl.corpora import load_corpus
+from focuscrawl.core.corpora import load_corpus
 from focuscrawl.world.clock import SimClock
 from focuscrawl.world.faults import Faults
 from focuscrawl.world.mess import Mess

@@ -13,7 +13,7 @@ import sys
 import threading
 from pathlib import Path
 
-from focuscrawl.commandline import parser, subcommand
+from focuscrawl.core.commandline import parser, subcommand
 from focuscrawl.config import settings
 from focuscrawl.world.ratelimit import REDDIT_WINDOW
 

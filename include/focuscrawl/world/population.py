@@ -35,7 +35,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from focuscrawl.corpora import Corpus
+from focuscrawl.core.corpora import Corpus
 
 TARGET_RICH = ("depression", "SuicideWatch", "Anxiety", "lonely", "mentalhealth")
 GENERAL = (

@@ -16,7 +16,7 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable
 
-from focuscrawl.records import field_value, json_object
+from focuscrawl.core.records import field_value, json_object
 
 log = logging.getLogger(__name__)
 
@@ -47,8 +47,8 @@ class Priority:
 def ensure_compacted_topic(bootstrap: str, topic: str, partitions: int | None = None,
                            replication: int | None = None) -> None:
     """Create ``topic`` compacted unless it exists, with the settings' partitions and replication
-    (the one topic factory, :func:`focuscrawl.topics.ensure_topics`)."""
-    from focuscrawl.topics import TopicSpec, ensure_topics
+    (the one topic factory, :func:`focuscrawl.topics.specs.ensure_topics`)."""
+    from focuscrawl.topics.specs import TopicSpec, ensure_topics
 
     ensure_topics(bootstrap, [TopicSpec(topic, "the pushed item", compacted=True)], partitions, replication)
 
@@ -87,7 +87,7 @@ def publish_table(table_uri: str, bootstrap: str, topic: str = USER_PRIORITIES_T
 
 
 def decode(value: bytes | None) -> float | None:
-    """The score carried by a record value (None for a deletion); :class:`~focuscrawl.records.RecordError`
+    """The score carried by a record value (None for a deletion); :class:`~focuscrawl.core.records.RecordError`
     (a ``ValueError``) naming ``score`` for a value that is not a :class:`Priority`."""
     if value is None:
         return None

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 from focuscrawl.config import Settings, settings
 from focuscrawl.lake import lake_tables
-from focuscrawl.storage import s3a_conf
+from focuscrawl.lake.storage import s3a_conf
 
 if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql import SparkSession
@@ -64,7 +64,7 @@ def session_conf(cfg: Settings, master: str | None = None) -> dict[str, str]:
 
 def submit_env() -> dict[str, str]:
     """Environment for ``spark-submit`` from pip's pyspark: its SPARK_HOME, this interpreter, the venv first on PATH."""
-    from focuscrawl.interpreter import path_with_venv, spark_home
+    from focuscrawl.core.interpreter import path_with_venv, spark_home
 
     return {"SPARK_HOME": spark_home(), "PYSPARK_PYTHON": sys.executable, "PATH": path_with_venv()}
 

@@ -1,12 +1,16 @@
 """The one way focuscrawl reads and writes its Delta lake, from Spark and from delta-rs.
 
-Spark jobs load and store a :class:`~focuscrawl.tables.TableSpec` with :func:`read`, :func:`overwrite`
+Spark jobs load and store a :class:`~focuscrawl.lake.tables.TableSpec` with :func:`read`, :func:`overwrite`
 and :func:`replace_where`; code without a JVM (stream sinks, Airflow tasks, reports, maintenance) opens
 tables with delta-rs: :func:`ensure_table` creates one from its spec, :func:`open_table` opens one that
 may not exist yet, :func:`version`, :func:`to_pandas` and :func:`table_rows` read it, and
 :func:`lake_tables` finds them all on disk. Every table a writer here creates carries its spec's
 description, column comments and partitioning, whichever side made it. pyspark and deltalake are
 imported inside the functions: the domain package stays importable without either.
+
+Beside that API the package holds the table specs (``tables``), storage options (``storage``), the Spark
+session (``spark``), the stream processes' Delta sinks (``delta_sink``), upkeep (``maintenance``) and the
+data-quality gate (``quality``).
 """
 
 from __future__ import annotations
@@ -16,8 +20,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from focuscrawl.config import Settings
-from focuscrawl.storage import storage_options as lake_options
-from focuscrawl.tables import TableSpec
+from focuscrawl.lake.storage import storage_options as lake_options
+from focuscrawl.lake.tables import TableSpec
 
 if TYPE_CHECKING:  # pragma: no cover
     from deltalake import DeltaTable

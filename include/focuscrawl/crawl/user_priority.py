@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pyarrow as pa
 
-from focuscrawl.tables import UNIT_INTERVAL, Column, table
+from focuscrawl.lake.tables import UNIT_INTERVAL, Column, table
 
 USER_PRIORITIES_TABLE = table(
     "user_priorities",

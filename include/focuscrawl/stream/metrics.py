@@ -1,7 +1,7 @@
 """The Prometheus metrics of a focuscrawl process (``prometheus_client``), named once for every process.
 
 Each stream process holds one :class:`Metrics` on its own ``CollectorRegistry`` and serves it on
-``127.0.0.1:<--metrics-port>/metrics`` (:mod:`focuscrawl.streamproc`); Prometheus scrapes it
+``127.0.0.1:<--metrics-port>/metrics`` (:mod:`focuscrawl.stream.process`); Prometheus scrapes it
 (``docker-compose.yml``, and the supervisor's file_sd targets), and ``focuscrawl status`` reads the
 same numbers, either from the endpoint (:func:`scrape`) or from the ``metrics`` snapshot the
 process writes into its status file (:meth:`Metrics.snapshot`).
@@ -24,7 +24,7 @@ metric                                                      what
 ``focuscrawl_rows_written_total{table}``                    Delta rows appended by a sink
 ``focuscrawl_dead_letters_total{table}``                    records dead-lettered by a sink
 ``focuscrawl_duplicates_dropped_total{table}``              rows a unique-key sink already held
-``focuscrawl_near_duplicates_skipped_total{loop}``          new pages skipped as near-duplicates (focuscrawl.dedup)
+``focuscrawl_near_duplicates_skipped_total{loop}``          new pages skipped as near-duplicates (focuscrawl.core.dedup)
 ``focuscrawl_not_modified_total{loop}``                     conditional revisits answered 304 Not Modified
 ``focuscrawl_bytes_saved_total{loop}``                      body bytes a 304 saved (the last full body's size)
 ``focuscrawl_unchanged_bodies_total{loop}``                 full bodies identical to the last (validators ignored)
@@ -86,7 +86,7 @@ class Metrics:
         self.duplicates = Counter("focuscrawl_duplicates_dropped", "rows whose unique key the table already held",
                                   ["table"], registry=r)
         self.near_duplicates = Counter("focuscrawl_near_duplicates_skipped", "new pages fetched and skipped as a "
-                                       "near-duplicate of a page fetched before (focuscrawl.dedup)", ["loop"], registry=r)
+                                       "near-duplicate of a page fetched before (focuscrawl.core.dedup)", ["loop"], registry=r)
         self.not_modified = Counter("focuscrawl_not_modified", "conditional revisits answered 304 Not Modified",
                                     ["loop"], registry=r)
         self.bytes_saved = Counter("focuscrawl_bytes_saved", "body bytes 304 answers saved (the last full body's "

@@ -3,7 +3,7 @@
 The suite is built in code from the spec, so it can never drift from the table's
 declaration: every column exists and holds values of the declared type, required
 (``nullable=False``) columns have no nulls, a column that declares ``bounds`` (e.g.
-:data:`~focuscrawl.tables.UNIT_INTERVAL`) stays within them, and the key columns are unique together (the Kafka lineage ``(topic, partition, offset)`` when the
+:data:`~focuscrawl.lake.tables.UNIT_INTERVAL`) stays within them, and the key columns are unique together (the Kafka lineage ``(topic, partition, offset)`` when the
 table has it, or the ``keys`` given). :func:`validate_table` reads the table with delta-rs into a
 pandas batch of GX's ephemeral context and raises :class:`DataQualityError` naming every failed
 expectation. :func:`gx_gate` wraps it as an Airflow task: it logs the summary, appends it to the
@@ -22,7 +22,7 @@ from typing import Sequence
 
 import pyarrow as pa
 
-from focuscrawl.tables import Column, TableSpec, table
+from focuscrawl.lake.tables import Column, TableSpec, table
 
 log = logging.getLogger(__name__)
 
@@ -178,7 +178,7 @@ def gx_gate(spec: TableSpec, keys: Sequence[str] = ()):
     @task(task_id=f"quality_{spec.name}", retries=0)
     def gate() -> dict:
         from focuscrawl.config import settings
-        from focuscrawl.storage import storage_options
+        from focuscrawl.lake.storage import storage_options
 
         cfg = settings()
         options = storage_options(cfg) or None

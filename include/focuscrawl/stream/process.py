@@ -25,13 +25,13 @@ What it guarantees:
   duplicates of its own retries.
 - :meth:`StreamProcess.run_stage`: a consumer-group member (auto-commit off) that commits its input
   offsets only after the outputs it produced were flushed, so a crash replays at most the last batch
-  (at least once; the Delta sinks are exactly once by their own offsets, :mod:`focuscrawl.delta_sink`).
+  (at least once; the Delta sinks are exactly once by their own offsets, :mod:`focuscrawl.lake.delta_sink`).
   A broker error closes the consumer and rejoins from the committed offsets instead of skipping.
-- ``--status-file`` (JSON, :func:`focuscrawl.status.write_status`, atomic): the process's own figures,
+- ``--status-file`` (JSON, :func:`focuscrawl.core.status_file.write_status`, atomic): the process's own figures,
   plus ``process``, ``pid``, ``started_at_ms``, ``updated_at_ms`` and ``metrics`` (the same numbers as
-  the endpoint, :meth:`focuscrawl.metrics.Metrics.snapshot`).
+  the endpoint, :meth:`focuscrawl.stream.metrics.Metrics.snapshot`).
 - ``--metrics-port N`` (0: off): Prometheus text on ``<FOCUSCRAWL_BIND_HOST>:N/metrics`` (127.0.0.1 by
-  default; 0.0.0.0 in docker-compose, where Prometheus scrapes across containers; :mod:`focuscrawl.metrics`);
+  default; 0.0.0.0 in docker-compose, where Prometheus scrapes across containers; :mod:`focuscrawl.stream.metrics`);
   the consumer lag of every assigned partition is refreshed with each status write.
 
 Kafka is imported only when a process uses it (the domain package imports no engine at module level).
@@ -51,11 +51,11 @@ from pathlib import Path
 from typing import Any, Callable, Iterable
 
 from focuscrawl.config import Settings
-from focuscrawl.metrics import Metrics
-from focuscrawl.status import write_status
-from focuscrawl.topics import TopicSpec, ensure_topics
+from focuscrawl.stream.metrics import Metrics
+from focuscrawl.core.status_file import write_status
+from focuscrawl.topics.specs import TopicSpec, ensure_topics
 
-log = logging.getLogger("focuscrawl.streamproc")
+log = logging.getLogger("focuscrawl.stream.process")
 
 Output = tuple[str, str, bytes]  # (topic, key, value) a stage publishes
 
@@ -116,8 +116,8 @@ def parser(name: str, doc: str | None, cfg: Settings) -> argparse.ArgumentParser
 
 def setup_logging(level: str = "INFO") -> None:
     """One log format for every process, with secrets redacted before any handler sees them
-    (no secret in a log; :mod:`focuscrawl.redact`)."""
-    from focuscrawl import redact
+    (no secret in a log; :mod:`focuscrawl.core.redact`)."""
+    from focuscrawl.core import redact
 
     logging.basicConfig(level=getattr(logging, level, logging.INFO), format=LOG_FORMAT)
     redact.install()
@@ -268,7 +268,7 @@ class StreamProcess:
                     raise Stopped() from None
 
     def ensure_topics(self, specs: list[TopicSpec]) -> list[str]:
-        """Create missing topics with the settings' partitions and replication (:func:`focuscrawl.topics.ensure_topics`)."""
+        """Create missing topics with the settings' partitions and replication (:func:`focuscrawl.topics.specs.ensure_topics`)."""
         return self.until_kafka(lambda: ensure_topics(self.bootstrap, specs, cfg=self.cfg), "creating topics")
 
     @property
@@ -302,9 +302,9 @@ class StreamProcess:
             self._producer.flush(timeout=timeout)
 
     def follow(self, topic: str, apply: Callable[[str, Any], None], follower_cls=None):
-        """Start a follower of a compacted feedback topic (default :class:`~focuscrawl.priority_topic.PriorityFollower`);
+        """Start a follower of a compacted feedback topic (default :class:`~focuscrawl.topics.priority.PriorityFollower`);
         every record applied is counted in ``focuscrawl_pushed_scores_applied_total``; stopped at exit."""
-        from focuscrawl.priority_topic import PriorityFollower
+        from focuscrawl.topics.priority import PriorityFollower
 
         counter = self.metrics.pushes.labels(topic)
 
@@ -350,7 +350,7 @@ class StreamProcess:
         """Send a :class:`~focuscrawl.parse.rejection.Rejection` to the dead-letter topic (through :meth:`send`;
         ``streaming/consumer.py --sink dead_letter`` lands it in the ``dead_letter`` table)."""
         from focuscrawl.crawl import dead_letters
-        from focuscrawl.topics import host_key
+        from focuscrawl.topics.specs import host_key
 
         if not self._dead_letter_topic:
             self.ensure_topics([TopicSpec(dead_letters.DEAD_LETTER_TOPIC, "host")])

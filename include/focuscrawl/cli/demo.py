@@ -27,9 +27,9 @@ import sys
 import time
 from pathlib import Path
 
-from focuscrawl.commandline import parser
+from focuscrawl.core.commandline import parser
 from focuscrawl.config import Settings, settings
-from focuscrawl.status import read_status
+from focuscrawl.core.status_file import read_status
 
 DEFAULT_PROJECT = "projects/world.toml"
 

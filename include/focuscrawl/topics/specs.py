@@ -3,7 +3,7 @@
 Scale-out: the record key decides the partition, and a partition has one
 reader per consumer group, so the key is chosen for what must stay together: a user's records
 (posts keyed by author, priorities by user name) so per-user state and the sink's
-insert-if-absent on a post's ``name`` (``focuscrawl.delta_sink``) see every copy in one place;
+insert-if-absent on a post's ``name`` (``focuscrawl.lake.delta_sink``) see every copy in one place;
 a host's pages and dead letters (keyed by host, :func:`host_key`) so per-host work stays with one
 instance. Partition and
 replication counts come from ``FOCUSCRAWL_KAFKA_PARTITIONS`` / ``FOCUSCRAWL_KAFKA_REPLICATION``;
@@ -11,7 +11,7 @@ more partitions than consumer instances lets the group grow without re-keying.
 
 :func:`ensure_topics` is the one topic factory: data topics, compacted feedback
 topics (priorities, schedules, scores) and changelogs all get the configured counts; a compacted
-topic's followers read every partition (:class:`focuscrawl.priority_topic.PriorityFollower`).
+topic's followers read every partition (:class:`focuscrawl.topics.priority.PriorityFollower`).
 """
 
 from __future__ import annotations

@@ -40,8 +40,8 @@ class MaintenanceReport:
 def lake_table_locations(cfg: Settings) -> dict[str, str]:
     """Every Delta table of the lake: found on disk for a local lake, else the declared tables that exist."""
     from focuscrawl.lake import exists, lake_tables
-    from focuscrawl.storage import is_object_store
-    from focuscrawl.tables import TABLES
+    from focuscrawl.lake.storage import is_object_store
+    from focuscrawl.lake.tables import TABLES
 
     if not is_object_store(cfg.lake):
         return lake_tables(cfg)

@@ -42,7 +42,7 @@ import pyarrow as pa
 
 from focuscrawl.lake import ensure_table
 from focuscrawl.parse.rejection import fingerprint
-from focuscrawl.tables import Column, TableSpec, table
+from focuscrawl.lake.tables import Column, TableSpec, table
 
 log = logging.getLogger(__name__)
 

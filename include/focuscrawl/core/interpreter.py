@@ -1,7 +1,7 @@
 """Where the running interpreter's tools are: its venv's ``bin`` (``airflow``, ``spark-submit``,
 ``pyspark``), a PATH with it first, and pyspark's package folder as SPARK_HOME.
 
-Plain lookups, no process is started: the Spark session factory (``focuscrawl.spark``), the
+Plain lookups, no process is started: the Spark session factory (``focuscrawl.lake.spark``), the
 services that start Airflow and a Spark cluster (``focuscrawl.services``) and the CLI all read them.
 """
 

@@ -20,7 +20,7 @@ TABLES: dict[str, "TableSpec"] = {}
 @dataclass(frozen=True)
 class Column:
     """One typed column. ``bounds``: the inclusive ``(low, high)`` its values must stay in (a probability,
-    a percentile: ``UNIT_INTERVAL``), which the data-quality suite checks (``focuscrawl.quality``)."""
+    a percentile: ``UNIT_INTERVAL``), which the data-quality suite checks (``focuscrawl.lake.quality``)."""
 
     name: str
     type: pa.DataType

@@ -12,7 +12,7 @@
     focuscrawl report demo [--only fue] [--rebuild]   the demo's HTML report without the services
 
 The last four hand their arguments to the area's own ``main(argv)``, imported only when called;
-``experiment``/``report`` NAMEs are :func:`focuscrawl.commandline.catalogue`'s. Every command's
+``experiment``/``report`` NAMEs are :func:`focuscrawl.core.commandline.catalogue`'s. Every command's
 ``--help`` has a description and an example.
 """
 
@@ -25,7 +25,7 @@ import sys
 from pathlib import Path
 from typing import Callable, Iterable, Sequence
 
-from focuscrawl.commandline import RAW, ArgumentParser, add_project_argument, catalogue, catalogue_text, examples, module_of, subcommand
+from focuscrawl.core.commandline import RAW, ArgumentParser, add_project_argument, catalogue, catalogue_text, examples, module_of, subcommand
 from focuscrawl.config import settings
 
 
@@ -162,16 +162,16 @@ def sql_prompt(execute: Callable[[str], str], read: Callable[[str], str] = input
 
 def pyspark_command(cfg) -> tuple[list[str], dict[str, str]]:
     """``pyspark --conf k=v ...`` with the session conf, and a start-up file that names the tables."""
-    from focuscrawl.interpreter import spark_home, venv_bin
+    from focuscrawl.core.interpreter import spark_home, venv_bin
     from focuscrawl.services.process import settings_env
-    from focuscrawl.spark import session_conf
+    from focuscrawl.lake.spark import session_conf
 
     startup = Path(cfg.var_dir) / "run" / "pyspark_startup.py"
     startup.parent.mkdir(parents=True, exist_ok=True)
     # pyspark's shell.py runs OLD_PYTHONSTARTUP after it made `spark`.
     startup.write_text(
         "from focuscrawl.config import settings\n"
-        "from focuscrawl.spark import register_tables\n"
+        "from focuscrawl.lake.spark import register_tables\n"
         "print('focuscrawl tables:', ', '.join(register_tables(spark, settings())) or '(none yet)')\n"
     )
     argv = [str(venv_bin() / "pyspark")]
@@ -225,7 +225,7 @@ def _project(args) -> int:
 
 
 def _sql(args) -> int:
-    from focuscrawl.spark import get_session
+    from focuscrawl.lake.spark import get_session
 
     spark = get_session("focuscrawl-sql", catalog=True)
     try:
@@ -237,7 +237,7 @@ def _sql(args) -> int:
         spark.stop()
 
 
-PASSTHROUGH = {"world": "focuscrawl.world.__main__", "demo": "focuscrawl.demo"}
+PASSTHROUGH = {"world": "focuscrawl.world.__main__", "demo": "focuscrawl.cli.demo"}
 PACKAGES = {"experiment": "experiments", "report": "reports"}
 PACKAGE_EXAMPLES = {
     "experiment": ("focuscrawl experiment fue --methods HCP,RND --duration 6h", "focuscrawl experiment outlinks --help"),

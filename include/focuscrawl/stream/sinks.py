@@ -1,13 +1,13 @@
 """Every topic -> Delta table landing of focuscrawl, registered by name, and the one loop that runs it.
 
 docs/architecture.md, loop 1 ("lightweight consumers append them to Delta tables exactly
-once"). A sink names the table (its :class:`~focuscrawl.tables.TableSpec`), the topic it reads by
+once"). A sink names the table (its :class:`~focuscrawl.lake.tables.TableSpec`), the topic it reads by
 default, the record -> row conversion and the column the table holds once (``unique_key``);
 ``streaming/consumer.py --sink NAME`` runs any of them. Registering a table is one entry in
 :data:`SINKS` (a function, so the registry imports no table module until that sink is used).
 
 :class:`StreamConsumer` is the loop: a kafka-python group member, auto-commit off; batches (by size
-or age) go to :class:`~focuscrawl.delta_sink.DeltaSink`, whose commits carry the offsets; on every
+or age) go to :class:`~focuscrawl.lake.delta_sink.DeltaSink`, whose commits carry the offsets; on every
 partition assignment it seeks to the offsets stored in the table, so a SIGKILL at any point neither
 loses nor duplicates a row. Kafka's committed offsets follow the table only as a hint for tools. No
 client or Delta error ends it: it logs, drops the uncommitted batch, seeks back to the table's
@@ -21,14 +21,14 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable
 
-from focuscrawl.delta_sink import DEAD_LETTER_TABLE, DeltaSink, StreamRecord, json_row
-from focuscrawl.tables import TableSpec
-from focuscrawl.topics import TopicSpec
+from focuscrawl.lake.delta_sink import DEAD_LETTER_TABLE, DeltaSink, StreamRecord, json_row
+from focuscrawl.lake.tables import TableSpec
+from focuscrawl.topics.specs import TopicSpec
 
 if TYPE_CHECKING:  # pragma: no cover
     from focuscrawl.config import Settings
-    from focuscrawl.metrics import Metrics
-    from focuscrawl.streamproc import StreamProcess
+    from focuscrawl.stream.metrics import Metrics
+    from focuscrawl.stream.process import StreamProcess
 
 log = logging.getLogger("focuscrawl.consumer")
 
@@ -118,7 +118,7 @@ def sink(name: str) -> SinkSpec:
 
 class StreamConsumer:
     """A topic -> a Delta table, exactly once (see the module docstring). ``proc`` (a
-    :class:`~focuscrawl.streamproc.StreamProcess`) gives the stop event, the metrics and the lag report."""
+    :class:`~focuscrawl.stream.process.StreamProcess`) gives the stop event, the metrics and the lag report."""
 
     def __init__(self, proc: "StreamProcess", topic: str, group: str, sink: DeltaSink,
                  batch_size: int = 500, batch_seconds: float = 2.0, poll_ms: int = 500,
@@ -138,7 +138,7 @@ class StreamConsumer:
     def for_sink(cls, proc: "StreamProcess", name: str, cfg: "Settings", topic: str | None = None,
                  group: str | None = None, table_uri: str | None = None, **kwargs) -> "StreamConsumer":
         """The consumer of the registered sink ``name`` (topic, group, table defaulted from it)."""
-        from focuscrawl.storage import storage_options
+        from focuscrawl.lake.storage import storage_options
 
         spec = sink(name)
         group = group or f"{name}-to-delta"

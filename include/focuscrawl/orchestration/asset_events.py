@@ -21,7 +21,7 @@ scheduled on their tables (``outlinks_features`` on ``page_snapshots``, ``source
 4. and not while every DAG it is due for has a run queued or running: that run reads
    the table as it is when it starts, so the event waits until one of them is free. Posted at
    once, it would queue a run behind the active one, with the time of the event in its run id;
-   the spark pool serves older runs first (``focuscrawl.airflow_priority``), and such early-queued
+   the spark pool serves older runs first (``focuscrawl.orchestration.airflow_priority``), and such early-queued
    runs of the busy DAGs went before the first run of ``outlinks_train``, whose Asset a task posts
    (2026-12-01: its train task waited behind a whole second outlinks chain).
 
@@ -41,7 +41,7 @@ from pathlib import Path
 from typing import Callable
 from urllib.parse import unquote, urlparse
 
-log = logging.getLogger("focuscrawl.lake_events")
+log = logging.getLogger("focuscrawl.orchestration.asset_events")
 
 STATE_FILE = "asset_events.json"  # under $FOCUSCRAWL_VAR
 # A DAG on a stream-landed table re-runs at most once a minute by default: the landings commit
@@ -137,7 +137,7 @@ class LakeEventPoster:
             if all(busy[dag] for dag in waiting):
                 continue  # held until a run ends (point 4 of the module docstring)
             self.client.post_asset_event(asset.id, {"table": asset.name.removeprefix("delta."), "delta_version": version,
-                                                    "posted_by": "focuscrawl.lake_events"})
+                                                    "posted_by": "focuscrawl.orchestration.asset_events"})
             self.versions[asset.name] = version
             self._save()
             self.posted += 1

@@ -38,7 +38,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING, Iterable, Iterator, NamedTuple
 
-from focuscrawl.params import knob
+from focuscrawl.core.params import knob
 
 import numpy as np
 

@@ -1,7 +1,7 @@
 """Restart-safe state of a stream stage: a compacted changelog topic, written in one Kafka
 transaction with the stage's outputs and its input offsets.
 
-STYLE.md ("the offsets travel with the data", :mod:`focuscrawl.delta_sink` is the model): a
+STYLE.md ("the offsets travel with the data", :mod:`focuscrawl.lake.delta_sink` is the model): a
 stateful stream process keeps no state that lives only in memory. Its state is a set of records
 keyed like its input (a user, for the FUE chooser), and the latest record per key is kept by a
 compacted topic the process owns, ``focuscrawl.changelog.<group>``, partitioned like the input
@@ -31,7 +31,7 @@ import time
 from contextlib import contextmanager
 from typing import Callable, Iterable, Iterator, Protocol
 
-from focuscrawl.topics import TopicSpec, ensure_topics
+from focuscrawl.topics.specs import TopicSpec, ensure_topics
 
 log = logging.getLogger(__name__)
 
@@ -117,7 +117,7 @@ class TransactionalStage:
     def _partition_count(self, admin_consumer, topic: str) -> int:
         parts = admin_consumer.partitions_for_topic(topic)
         if not parts:
-            raise RuntimeError(f"topic {topic} has no partitions; create it first (focuscrawl.topics.ensure_topics)")
+            raise RuntimeError(f"topic {topic} has no partitions; create it first (focuscrawl.topics.specs.ensure_topics)")
         return len(parts)
 
     def run(self, stopping: threading.Event, on_batch: Callable[[], None] = lambda: None) -> None:
