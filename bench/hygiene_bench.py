@@ -183,7 +183,7 @@ def _git(*args) -> str | None:
 def main(argv: list[str] | None = None) -> int:
     from focuscrawl.config import settings
     from focuscrawl.fetch.scope import ScopeRules
-    from focuscrawl.project import load_project
+    from focuscrawl.project.loading import load_project
 
     cfg = settings()
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])

@@ -194,7 +194,7 @@ def main(argv: list[str] | None = None) -> int:
 
     from focuscrawl.fue import RANKING_METHODS
     from focuscrawl.fue.pipeline import EXTRACT_TOPIC, SCORES_TOPIC, STATS_TOPIC
-    from focuscrawl.project import load_project, load_site
+    from focuscrawl.project.loading import load_project, load_site
     from focuscrawl.services.kafka import KafkaBroker
     from focuscrawl.topics.specs import TopicSpec, ensure_topics
     from focuscrawl.world import build_world

@@ -27,7 +27,8 @@ from focuscrawl.graph.samplers import SAMPLERS
 from focuscrawl.outlinks.models import ESTIMATORS as OUTLINK_ESTIMATORS, model_specs
 from focuscrawl.outlinks.params import DEFAULT as OUTLINKS
 from focuscrawl.outlinks.related import RELATED
-from focuscrawl.project import INIT_TEMPLATE, Loops
+from focuscrawl.project.model import Loops
+from focuscrawl.project.template import INIT_TEMPLATE
 from focuscrawl.relevance.models import PAGE_MODELS
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -25,7 +25,8 @@ from focuscrawl.fue import params as fue
 from focuscrawl.graph import params as graph
 from focuscrawl.outlinks import params as outlinks
 from focuscrawl.core.params import add_arguments, cli_args, from_args, knob, param_schemas
-from focuscrawl.project import Loops, parse_duration
+from focuscrawl.project.model import Loops
+from focuscrawl.project.values import parse_duration
 
 
 @dataclass(frozen=True)
@@ -232,7 +233,7 @@ def _literals(area: Area) -> list[str]:
              for hit in _literal_defaults(path, {k: v for k, v in knobs.items() if k in taken[path]})]
     if area.loop:
         loop, keys = area.loop
-        found += _literal_defaults("include/focuscrawl/project.py", keys, {type(getattr(Loops(), loop)).__name__})
+        found += _literal_defaults("include/focuscrawl/project/model.py", keys, {type(getattr(Loops(), loop)).__name__})
     return found
 
 

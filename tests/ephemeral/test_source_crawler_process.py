@@ -26,7 +26,7 @@ import source_crawler  # noqa: E402
 def test_the_plans_command_line_parses_with_the_project_site_and_the_scaffolds_arguments(tmp_path):
     from focuscrawl.config import settings
     from focuscrawl.platform.plan import Models, plan
-    from focuscrawl.project import load_project
+    from focuscrawl.project.loading import load_project
 
     cfg = settings()
     project_file = ROOT / "projects" / "world.toml"

@@ -77,7 +77,7 @@ INSTANCE = textwrap.dedent("""
     import sys
     from focuscrawl.config import settings
     from focuscrawl.fetch.site import fetcher_for_site
-    from focuscrawl.project import Site
+    from focuscrawl.project.model import Site
     base, n = sys.argv[1], int(sys.argv[2])
     site = Site(name="one", base_url=base, user_agent="focuscrawl-test/1 (+mailto:ops@example.org)",
                 politeness_delay={delay}, obey_robots=False)

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from focuscrawl.fetch.scope import REASONS, Scope, ScopeRules, date_pattern
-from focuscrawl.project import ProjectError, parse_project
+from focuscrawl.project.loading import parse_project
+from focuscrawl.project.values import ProjectError
 
 SITE = "http://127.0.0.1:18090/site/art.wiki.test"
 
@@ -141,7 +142,7 @@ def test_a_bad_scope_key_is_named_with_its_fix(scope, key, fix):
 def test_the_world_project_turns_every_mess_on_and_the_world_server_gets_it(shared_data):
     from pathlib import Path
 
-    from focuscrawl.project import load_project
+    from focuscrawl.project.loading import load_project
     from focuscrawl.world.mess import Mess, parse_mess
 
     project = load_project(Path(__file__).resolve().parents[2] / "projects" / "world.toml")

@@ -198,7 +198,7 @@ def test_the_oauth_bearer_token_is_redacted_in_the_request_records(tmp_path, mon
     goes out on every request and never into the archive."""
     from focuscrawl.fetch import AddressGuard
     from focuscrawl.fetch.site import fetcher_for_site
-    from focuscrawl.project import OAuth, Site
+    from focuscrawl.project.model import OAuth, Site
     from focuscrawl.world import build_world
     from focuscrawl.world.oauth import TOKEN_PATH, OAuthEmulator
     from focuscrawl.world.server import WorldServer

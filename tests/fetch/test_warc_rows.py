@@ -71,7 +71,7 @@ def test_posts_carry_their_listing_record_to_the_reddit_posts_row(site, make_fet
 
 
 def _project(tmp_path, **warc):
-    from focuscrawl.project import parse_project
+    from focuscrawl.project.loading import parse_project
 
     (tmp_path / "pos.jsonl").write_text('{"user": "a", "text": "so tired"}\n')
     (tmp_path / "neg.csv").write_text("author,title\nc,game night\n")
@@ -158,7 +158,7 @@ def test_a_source_recrawl_row_leads_to_the_feed_it_was_read_from(site, make_fetc
 @pytest.mark.parametrize("warc,fix", [({"max_file_age": "0s"}, "not positive"), ({"max_file_age": "soon"}, "90s"),
                                       ({"max_file_mb": 0}, "must be > 0"), ({"enable": True}, "enable")])
 def test_a_malformed_warc_table_names_the_key(tmp_path, warc, fix):
-    from focuscrawl.project import ProjectError
+    from focuscrawl.project.values import ProjectError
 
     with pytest.raises((ProjectError, ValueError), match=fix) as err:
         _project(tmp_path, **warc)

@@ -163,7 +163,7 @@ def test_source_crawler_without_the_switch_crawls_every_page():
 @pytest.mark.parametrize("switch", [False, True])
 def test_the_project_switch_reaches_both_processes(tmp_path, switch, monkeypatch):
     from focuscrawl.config import settings
-    from focuscrawl.project import parse_project
+    from focuscrawl.project.loading import parse_project
 
     monkeypatch.setenv("FOCUSCRAWL_VAR", str(tmp_path / "var"))
     (tmp_path / "pos.jsonl").write_text('{"user": "a", "text": "so tired"}\n')

@@ -52,7 +52,7 @@ TEST_OVERRIDES = {
 
 def derived_project(path: Path = WORLD_PROJECT, overrides: dict = TEST_OVERRIDES):
     """``projects/world.toml`` with ``overrides`` applied, validated like any project file."""
-    from focuscrawl.project import parse_project
+    from focuscrawl.project.loading import parse_project
 
     raw = tomllib.loads(path.read_text())
     for key, value in overrides.items():

@@ -100,7 +100,7 @@ def test_every_spark_task_runs_in_the_spark_pool(dag_bag):
 def test_stream_dags_are_the_dags_a_stream_landed_table_starts(dag_bag):
     """``[asset_events.min_interval]`` accepts exactly the DAGs streaming/asset_events.py starts: on a
     ``delta`` Asset no task produces (``focuscrawl.orchestration.asset_events.watched_assets``)."""
-    from focuscrawl.project import STREAM_DAGS
+    from focuscrawl.project.values import STREAM_DAGS
 
     dags = dag_bag()
     produced = {o.name for dag in dags.values() for t in dag.tasks for o in t.outlets}

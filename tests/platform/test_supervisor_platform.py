@@ -19,7 +19,7 @@ from focuscrawl.config import settings
 from focuscrawl.platform import status as status_mod
 from focuscrawl.platform.plan import LOOP_SINKS, Models, PlanError, plan
 from focuscrawl.platform.up import Platform, parse_for
-from focuscrawl.project import parse_project
+from focuscrawl.project.loading import parse_project
 from focuscrawl.core.status_file import write_status
 
 ROOT = Path(__file__).resolve().parents[2]

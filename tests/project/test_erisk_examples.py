@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from focuscrawl.core.corpora import EriskCorpus, erisk_subjects, writing_body
-from focuscrawl.project import Profile, read_examples
+from focuscrawl.project.examples import read_examples
+from focuscrawl.project.model import Profile
 
 
 def subject(ident: str, *writings: tuple[str, str, str]) -> str:

@@ -13,7 +13,7 @@ from focuscrawl.core import redact
 from focuscrawl.fetch import AddressGuard, Fetcher, HTTPStatusError
 from focuscrawl.fetch.oauth import OAuthError
 from focuscrawl.fetch.site import fetcher_for_site
-from focuscrawl.project import OAuth, Site
+from focuscrawl.project.model import OAuth, Site
 from focuscrawl.world import build_world
 from focuscrawl.world.oauth import TOKEN_PATH, OAuthEmulator
 from focuscrawl.world.server import WorldServer

@@ -9,9 +9,14 @@ from pathlib import Path
 
 import pytest
 
-from focuscrawl import project as projmod
+from focuscrawl.project.model import WorldKnobs
+from focuscrawl.project.template import summary
+from focuscrawl.project.values import airflow_schedule, check_schedule, interpolate
 from focuscrawl.cli.main import main as cli_main
-from focuscrawl.project import DAG_IDS, INIT_TEMPLATE, ProjectError, load_project, parse_duration, read_examples
+from focuscrawl.project.examples import read_examples
+from focuscrawl.project.loading import load_project
+from focuscrawl.project.template import INIT_TEMPLATE
+from focuscrawl.project.values import DAG_IDS, ProjectError, parse_duration
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -202,7 +207,7 @@ def test_the_world_knobs_reach_the_world_server_command(shared_data):
     args = p.world.serve_args()
     command = WorldService(settings(), args).process.command
     assert command[-len(args):] == args and "--validators" in command
-    assert projmod.WorldKnobs().serve_args() == []  # the neutral default adds nothing
+    assert WorldKnobs().serve_args() == []  # the neutral default adds nothing
 
 
 def test_reddit_template_validates_and_interpolates(shared_data, monkeypatch):
@@ -225,22 +230,22 @@ def test_reddit_template_validates_and_interpolates(shared_data, monkeypatch):
 
 def test_interpolation():
     env = {"A": "http://h:1", "EMPTY": ""}
-    assert projmod.interpolate("${A}/x", env) == "http://h:1/x"
-    assert projmod.interpolate("${B:-https://d.example}/y", env) == "https://d.example/y"
-    assert projmod.interpolate("${EMPTY:-z}", env) == "z"
-    assert projmod.interpolate("no vars", env) == "no vars"
+    assert interpolate("${A}/x", env) == "http://h:1/x"
+    assert interpolate("${B:-https://d.example}/y", env) == "https://d.example/y"
+    assert interpolate("${EMPTY:-z}", env) == "z"
+    assert interpolate("no vars", env) == "no vars"
     with pytest.raises(ValueError, match=r"export B="):
-        projmod.interpolate("${B}", env)
+        interpolate("${B}", env)
 
 
 def test_schedules_and_durations():
     assert parse_duration("1h30m").total_seconds() == 5400
-    assert projmod.airflow_schedule("5m").total_seconds() == 300
-    assert projmod.airflow_schedule("*/5 * * * *") == "*/5 * * * *"
-    assert projmod.airflow_schedule("none") is None
+    assert airflow_schedule("5m").total_seconds() == 300
+    assert airflow_schedule("*/5 * * * *") == "*/5 * * * *"
+    assert airflow_schedule("none") is None
     for bad in ("5 minutes", "@hurly", "99 * * * *"):
         with pytest.raises(ValueError):
-            projmod.check_schedule(bad)
+            check_schedule(bad)
 
 
 def test_asset_event_intervals_per_dag(folder):
@@ -248,7 +253,7 @@ def test_asset_event_intervals_per_dag(folder):
                                         'source_schedule = "1h30m"\n[schedules]')
     p = load_project(write(folder, text))
     assert p.asset_events.seconds() == {"graph_estimation": 600.0, "source_schedule": 5400.0}
-    assert "asset events for graph_estimation: at most every 10m" in projmod.summary(p)
+    assert "asset events for graph_estimation: at most every 10m" in summary(p)
     assert load_project(write(folder, VALID)).asset_events.seconds() == {}  # none named: the poster's 1 minute
     faults = [('graph_estimaton = "10m"', "did you mean graph_estimation?"),
               ('fue_pseudo_training = "10m"', "not started by a stream-landed table"),

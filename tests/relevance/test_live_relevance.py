@@ -11,7 +11,7 @@ import pytest
 from focuscrawl.config import settings
 from focuscrawl.fetch import AddressGuard, Fetcher, HostPoliteness
 from focuscrawl.outlinks.revisit import PageRevisitor, SnapshotWriter
-from focuscrawl.project import load_project
+from focuscrawl.project.loading import load_project
 from focuscrawl.relevance.score import PageScorer
 from focuscrawl.relevance.train import store_for, train_page_model
 from tests.relevance.test_page_focus import HISTORY, OTHER, PROJECT, html

@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 
 from focuscrawl.cli.main import main as cli_main
-from focuscrawl.project import ProjectError, load_project
+from focuscrawl.project.loading import load_project
+from focuscrawl.project.values import ProjectError
 from focuscrawl.relevance.evaluation import auc, bootstrap, precision_at, split_pages
 from focuscrawl.relevance.examples import ExampleError, ExamplePage, distinct, page_key
 from helpers import HttpSite

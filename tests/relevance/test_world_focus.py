@@ -9,7 +9,7 @@ from urllib.parse import urlsplit
 import pytest
 import requests
 
-from focuscrawl.project import load_project
+from focuscrawl.project.loading import load_project
 from focuscrawl.world.server import WorldServer
 from tests.world.conftest import START, small_world
 

@@ -10,7 +10,7 @@ from urllib.parse import urlsplit
 import pytest
 
 from focuscrawl.config import settings
-from focuscrawl.project import load_project
+from focuscrawl.project.loading import load_project
 from focuscrawl.relevance.train import store_for, train_page_model
 from focuscrawl.world.server import WorldServer
 from focuscrawl.world.web import build_web

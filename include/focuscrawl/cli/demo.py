@@ -48,7 +48,7 @@ def _say(msg: str) -> None:
 
 def parse_for(text: str) -> float:
     """``--for 10m`` -> seconds (the project file's duration grammar)."""
-    from focuscrawl.project import parse_duration
+    from focuscrawl.project.values import parse_duration
 
     seconds = parse_duration(text).total_seconds()
     if seconds < 60:
@@ -167,7 +167,7 @@ def run_live(cfg: Settings, project_path: Path, seconds: float, keep_services: b
     from tqdm import tqdm
 
     from focuscrawl.platform import Platform
-    from focuscrawl.project import load_project
+    from focuscrawl.project.loading import load_project
     from focuscrawl.services.airflow import AirflowService
 
     project = load_project(project_path)

@@ -204,7 +204,9 @@ def _services(args) -> int:
 
 
 def _project(args) -> int:
-    from focuscrawl.project import ProjectError, load_project, summary, write_init
+    from focuscrawl.project.loading import load_project
+    from focuscrawl.project.template import summary, write_init
+    from focuscrawl.project.values import ProjectError
 
     if args.command == "init":
         try:

@@ -111,7 +111,7 @@ def main(argv: list[str] | None = None) -> int:
     from focuscrawl.core.commandline import parser
     from focuscrawl.config import settings
     from focuscrawl.experiments.run_record import git_commit, write_run_json
-    from focuscrawl.project import load_project
+    from focuscrawl.project.loading import load_project
     from focuscrawl.relevance.models import PAGE_MODELS
 
     command = f"focuscrawl experiment {NAME.replace('_', '-')}"

@@ -1,7 +1,7 @@
 """A project site's fetcher: the one place a ``[[sites]]`` entry becomes a :class:`~focuscrawl.fetch.Fetcher`.
 
 Every process that crawls a site of a project (``--project FILE --site NAME``) calls
-:func:`fetcher_for_site` with the site :func:`focuscrawl.project.load_site` read, so the site's User-Agent, politeness delay, robots.txt switch, rate-limit
+:func:`fetcher_for_site` with the site :func:`focuscrawl.project.loading.load_site` read, so the site's User-Agent, politeness delay, robots.txt switch, rate-limit
 headers and OAuth2 client credentials apply the same way everywhere, on top of the SSRF
 guard of the settings.
 """
@@ -19,7 +19,7 @@ log = logging.getLogger(__name__)
 
 
 def fetcher_for_site(site, cfg=None, **kwargs) -> Fetcher:
-    """A fetcher for ``site`` (a :class:`focuscrawl.project.Site`); ``kwargs`` go to :class:`Fetcher`."""
+    """A fetcher for ``site`` (a :class:`focuscrawl.project.model.Site`); ``kwargs`` go to :class:`Fetcher`."""
     from focuscrawl.config import settings
 
     cfg = cfg or settings()

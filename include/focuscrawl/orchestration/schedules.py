@@ -5,8 +5,8 @@ asks :func:`dag_schedule` for its time schedule, so editing the project's ``[sch
 running ``up`` again changes when the DAGs run (the DAG processor re-parses within 30 s). No
 project file (a bare ``services up``, the unit tests) means the defaults.
 
-A schedule is one string in the project file's grammar (``focuscrawl.project.check_schedule``,
-which validates ``[schedules]``; :func:`focuscrawl.project.airflow_schedule` turns it into what
+A schedule is one string in the project file's grammar (``focuscrawl.project.values.check_schedule``,
+which validates ``[schedules]``; :func:`focuscrawl.project.values.airflow_schedule` turns it into what
 Airflow takes): a duration (``"5m"``), a cron line (``"*/10 * * * *"``), a preset (``"@hourly"``),
 ``"assets"`` (a data-aware DAG runs on its Assets only) or ``"none"`` (only when triggered).
 For the data-aware DAGs (``outlinks_*``, ``source_schedule``, ``graph_estimation``) a time schedule
@@ -60,7 +60,7 @@ def dag_schedules(cfg: Settings) -> dict[str, str]:
 
 def dag_schedule(cfg: Settings, dag_id: str) -> timedelta | str | None:
     """``dag_id``'s schedule as Airflow takes it: a timedelta, a cron line or preset, ``"assets"`` or ``None``."""
-    from focuscrawl.project import airflow_schedule, check_schedule
+    from focuscrawl.project.values import airflow_schedule, check_schedule
 
     schedules = dag_schedules(cfg)
     if dag_id not in schedules:

@@ -151,7 +151,7 @@ class PageRevisitor:
     goes to ``on_near_duplicate(url, match)`` (the process counts it in its metrics).
 
     ``key_of`` makes a URL its key (default :func:`~focuscrawl.parse.canon.canonical_url`; a project
-    site's :meth:`~focuscrawl.project.Site.canonical` adds its own tracking parameters); ``revalidator``
+    site's :meth:`~focuscrawl.project.model.Site.canonical` adds its own tracking parameters); ``revalidator``
     (over the same fetch layer as ``source``) makes revisits conditional (see the module docstring).
     """
 

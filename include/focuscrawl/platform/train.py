@@ -81,7 +81,8 @@ def main_train(args, cfg) -> int:
     from the example pages, whichever the profile declares."""
     import sys
 
-    from focuscrawl.project import ProjectError, load_project
+    from focuscrawl.project.loading import load_project
+    from focuscrawl.project.values import ProjectError
 
     out = {}
     try:
@@ -104,7 +105,7 @@ def train_active_project(cfg, log=print) -> dict:
     """The ``page_relevance`` DAG's task: :func:`focuscrawl.relevance.train.train_page_model` on the project ``focuscrawl up`` made
     active; ``{"skipped": why}`` when there is none or it declares no example pages."""
     from focuscrawl.orchestration.schedules import active_project
-    from focuscrawl.project import load_project
+    from focuscrawl.project.loading import load_project
     from focuscrawl.relevance.train import train_page_model
 
     active = active_project(cfg)

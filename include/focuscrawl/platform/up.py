@@ -3,7 +3,7 @@
 docs/running.md and docs/architecture.md ("One running platform"). ``up``, in this order, so a project that
 cannot run starts nothing:
 
-1. validates the project (``focuscrawl.project.load_project``: one error naming key and fix);
+1. validates the project (``focuscrawl.project.loading.load_project``: one error naming key and fix);
 2. trains what its FUE loop needs (``focuscrawl.platform.train``: reference and candidate
    classifiers from the project's example users; reused when the examples did not change);
    the page relevance model (``focuscrawl.relevance.train``) is fitted in step 4, once the services
@@ -47,7 +47,7 @@ def parse_for(text: str | None) -> float | None:
     """``--for 10m`` -> seconds (a plain number is seconds); None runs without a limit."""
     if text is None:
         return None
-    from focuscrawl.project import parse_duration
+    from focuscrawl.project.values import parse_duration
 
     try:
         seconds = float(text)
@@ -61,8 +61,8 @@ def parse_for(text: str | None) -> float | None:
 class Platform:
     """The running platform of one project (see the module docstring).
 
-    ``project``: a :class:`focuscrawl.project.Project` or the path of its file (then validated
-    here: :class:`focuscrawl.project.ProjectError` on a bad one, before anything starts).
+    ``project``: a :class:`focuscrawl.project.model.Project` or the path of its file (then validated
+    here: :class:`focuscrawl.project.values.ProjectError` on a bad one, before anything starts).
     ``services``: which to start (default: kafka, airflow, and world when a site is the world);
     ``keep_services``: :meth:`stop` leaves them running (tests that share the engines).
     """
@@ -71,7 +71,7 @@ class Platform:
                  services: list[str] | None = None, keep_services: bool = False, dags_folder: Path | None = None,
                  log=print, tick: float = 0.5) -> None:
         from focuscrawl.config import settings
-        from focuscrawl.project import load_project
+        from focuscrawl.project.loading import load_project
 
         self.cfg = cfg or settings()
         if isinstance(project, (str, Path)):
@@ -314,7 +314,7 @@ def main_up(args, cfg) -> int:
     import logging
 
     from focuscrawl.platform.plan import PlanError
-    from focuscrawl.project import ProjectError
+    from focuscrawl.project.values import ProjectError
 
     # The supervisor's restarts and crash loops (warnings) go to the terminal beside the progress lines.
     logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(message)s", datefmt="%H:%M:%S")

@@ -76,7 +76,8 @@ class StreamArgumentParser(argparse.ArgumentParser):
         ns = super().parse_args(args, namespace)
         ns.project_site = None
         if getattr(ns, "project", None):
-            from focuscrawl.project import ProjectError, load_site
+            from focuscrawl.project.loading import load_site
+            from focuscrawl.project.values import ProjectError
 
             try:
                 ns.project_site = load_site(ns.project, ns.site_name)

@@ -34,274 +34,51 @@ values. Relative paths are relative to the project file's folder.
 
 from __future__ import annotations
 
-import csv
 import difflib
-import json
 import os
 import re
-import tomllib
 from datetime import timedelta
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from pydantic import (
-    BaseModel,
-    ConfigDict,
     Field,
-    ValidationError,
     ValidationInfo,
     field_validator,
     model_validator,
 )
 
-from focuscrawl.core.corpora import erisk_subjects, writing_body
 from focuscrawl.ephemeral.params import DEFAULT as EPHEMERAL
 from focuscrawl.fetch.scope import ScopeRules
 from focuscrawl.fue.params import DEFAULT as FUE
 from focuscrawl.graph.params import DEFAULT as GRAPH
 from focuscrawl.outlinks.params import DEFAULT as OUTLINKS
+from focuscrawl.project.examples import (
+    _erisk_users,
+    _examples_path,
+    _infer_format,
+    _page_entries,
+    read_examples,
+)
+from focuscrawl.project.values import (
+    _CONTACT,
+    _ENV_NAME,
+    _PARAM_PATTERN,
+    DAG_IDS,
+    LOOPS,
+    STREAM_DAGS,
+    _check_url,
+    _ctx,
+    _Model,
+    _named,
+    _positive_duration,
+    _registered,
+    check_schedule,
+    interpolate,
+    parse_duration,
+)
 from focuscrawl.world.mess import Mess
 from focuscrawl.world.validators import ValidatorKnobs
-
-# DAG ids a project may schedule (tests/project checks this against dags/).
-DAG_IDS = ("delta_maintenance", "fue_pseudo_training", "graph_estimation", "outlinks_features",
-           "outlinks_train", "page_relevance", "source_schedule")
-# The DAGs that tables the stream processes land start (through streaming/asset_events.py, not a
-# task's outlet; tests/platform/test_dag_schedules.py checks this against the DAG files).
-STREAM_DAGS = ("graph_estimation", "outlinks_features", "source_schedule")
-LOOPS = ("fue", "sources", "revisits", "graph")
-PRESETS = ("@once", "@continuous", "@hourly", "@daily", "@weekly", "@monthly", "@yearly", "@quarterly")
-EXAMPLE_FORMATS = ("erisk", "jsonl", "csv")
-_VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
-_DURATION = re.compile(r"^(?:(\d+(?:\.\d+)?)d)?(?:(\d+(?:\.\d+)?)h)?(?:(\d+(?:\.\d+)?)m)?(?:(\d+(?:\.\d+)?)s)?$")
-_CONTACT = re.compile(r"(https?://\S+|[\w.+-]+@[\w-]+\.[\w.-]+|/?u/[A-Za-z0-9_-]+)")
-_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-_NAME = re.compile(r"^[a-z][a-z0-9_-]*$")
-_PARAM_PATTERN = re.compile(r"^[A-Za-z0-9_.\-\[\]*?]+$")  # a parameter name, shell wildcards allowed
-
-
-class ProjectError(ValueError):
-    """A project file that cannot run: ``key`` is the dotted key path, the message says the fix."""
-
-    def __init__(self, path: str | Path | None, key: str, problem: str) -> None:
-        self.path = None if path is None else str(path)
-        self.key = key
-        self.problem = problem
-        where = f"{self.path}: " if self.path else ""
-        super().__init__(f"{where}{key}: {problem}")
-
-
-# -- helpers the validators share ---------------------------------------------------------------
-
-
-def _builtin_vars() -> dict[str, str]:
-    from focuscrawl.config import settings
-
-    cfg = settings()
-    return {"FOCUSCRAWL_DATA": str(cfg.data_dir or cfg.home.parent / "shared" / "data"),
-            "FOCUSCRAWL_HOME": str(cfg.home), "FOCUSCRAWL_WORLD_URL": cfg.world_url}
-
-
-def interpolate(text: str, env: dict[str, str] | None = None) -> str:
-    """``${VAR}`` and ``${VAR:-default}`` replaced from ``env`` (the environment by default)."""
-    env = dict(os.environ) if env is None else env
-    builtins: dict[str, str] | None = None
-
-    def one(m: re.Match) -> str:
-        nonlocal builtins
-        name, default = m.group(1), m.group(2)
-        value = env.get(name)
-        if value:
-            return value
-        if default is not None:
-            return default
-        if builtins is None:
-            builtins = _builtin_vars()
-        if name in builtins:
-            return builtins[name]
-        raise ValueError(f"${{{name}}} is not set; export {name}=... or write ${{{name}:-default}}")
-
-    return _VAR.sub(one, text)
-
-
-def _ctx(info: ValidationInfo, key: str, default: Any) -> Any:
-    return (info.context or {}).get(key, default)
-
-
-def _check_url(value: str) -> str:
-    from urllib.parse import urlsplit
-
-    try:
-        parts = urlsplit(value)
-        parts.port  # noqa: B018 - raises on a bad port
-    except ValueError as exc:
-        raise ValueError(f"{value!r} is not a URL ({exc}); write e.g. https://example.org") from None
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise ValueError(f"{value!r} is not an absolute http(s) URL; write e.g. https://example.org")
-    return value
-
-
-def _registered(registry, name: str) -> str:
-    try:
-        registry.get(name)
-    except KeyError:
-        close = difflib.get_close_matches(name.upper(), registry.names(), n=1)
-        hint = f" (did you mean {close[0]}?)" if close else ""
-        raise ValueError(f"unknown {registry.kind} {name!r}{hint}; registered: {', '.join(registry.names())} "
-                         "- pick one") from None
-    return name.upper()
-
-
-def parse_duration(text: str) -> timedelta:
-    """``"90s"``, ``"5m"``, ``"1h30m"``, ``"7d"`` -> timedelta (ValueError naming the form)."""
-    m = _DURATION.match(text.strip().lower()) if isinstance(text, str) else None
-    if not m or not any(m.groups()):
-        raise ValueError(f"{text!r} is not a duration; write e.g. '90s', '5m', '1h30m' or '7d'")
-    d, h, mi, s = (float(g) if g else 0.0 for g in m.groups())
-    return timedelta(days=d, hours=h, minutes=mi, seconds=s)
-
-
-def _positive_duration(example: str):
-    def check(cls, v: str) -> str:
-        if parse_duration(v) <= timedelta(0):
-            raise ValueError(f"{v!r} is not positive; write e.g. '{example}'")
-        return v
-
-    return classmethod(check)
-
-
-def _named(kind: str, example: str):
-    def check(cls, v: str) -> str:
-        if not _NAME.match(v):
-            raise ValueError(f"{v!r} is not a {kind} name; use lower-case letters, digits, '-' or '_' (e.g. \"{example}\")")
-        return v
-
-    return classmethod(check)
-
-
-class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-# -- profile ----------------------------------------------------------------------------------
-
-
-def _infer_format(path: Path) -> str:
-    name = path.name.lower()
-    if name.endswith(".jsonl") or name.endswith(".ndjson"):
-        return "jsonl"
-    if name.endswith(".csv"):
-        return "csv"
-    if path.is_dir() or name.endswith((".xml", ".tar.xz", ".tar.gz", ".tgz", ".tar")):
-        return "erisk"
-    raise ValueError(f"cannot tell the format of {path.name!r}; add format = \"erisk\", \"jsonl\" or \"csv\"")
-
-
-def _user_of(row: dict) -> str | None:
-    for key in ("user", "author", "id", "username"):
-        if row.get(key) not in (None, ""):
-            return str(row[key])
-    return None
-
-
-def _text_of(row: dict) -> str:
-    if row.get("text"):
-        return str(row["text"])
-    return "\n".join(str(row[k]) for k in ("title", "selftext", "body") if row.get(k)).strip()
-
-
-def _erisk_users(path: Path, label: bool | None, limit: int | None = None) -> dict[str, dict[str, list[str]]]:
-    """Each role's users -> writings of an eRisk collection (``focuscrawl.core.corpora.erisk_subjects``), in one
-    pass: a subject labelled by its folder belongs to its role, an unlabelled one to both."""
-    users: dict[str, dict[str, list[str]]] = {"positives": {}, "negatives": {}}
-    for subject in erisk_subjects(path, label):
-        bodies = [writing_body(title, text) for title, text, _ in subject.writings]
-        for role in ("positives", "negatives"):
-            if subject.label is None or subject.label == (role == "positives"):
-                users[role][subject.id] = bodies
-        if limit and max(map(len, users.values())) >= limit:
-            break
-    return users
-
-
-def read_examples(path: str | Path, fmt: str, role: str = "positives", limit: int | None = None) -> dict[str, list[str]]:
-    """Example users -> their writings, from eRisk XML, JSONL (``{"user", "text"}`` per line; ``author``,
-    ``title``/``selftext`` also read) or CSV (a header with ``user``/``author`` and ``text`` or
-    ``title``/``selftext``). ValueError names the line and the fix. ``limit`` stops after that many users."""
-    path = Path(path)
-    users: dict[str, list[str]] = {}
-    if fmt == "erisk":
-        users = _erisk_users(path, role == "positives", limit)[role]
-    elif fmt == "jsonl":
-        with path.open(encoding="utf-8") as f:
-            for n, line in enumerate(f, 1):
-                if not line.strip():
-                    continue
-                try:
-                    row = json.loads(line)
-                except ValueError as exc:
-                    raise ValueError(f"line {n} of {path.name} is not JSON ({exc.args[0]}); one object per line") from None
-                user = _user_of(row) if isinstance(row, dict) else None
-                if user is None:
-                    raise ValueError(f"line {n} of {path.name} has no \"user\" (or \"author\"); "
-                                     "write {\"user\": ..., \"text\": ...} per line")
-                users.setdefault(user, []).append(_text_of(row))
-                if limit and len(users) > limit:
-                    users.pop(user)
-                    break
-    elif fmt == "csv":
-        with path.open(encoding="utf-8", newline="") as f:
-            reader = csv.DictReader(f)
-            header = set(reader.fieldnames or ())
-            if not header & {"user", "author", "id", "username"} or not header & {"text", "title", "selftext", "body"}:
-                raise ValueError(f"{path.name}'s header {sorted(header)} needs a user (or author) column and a "
-                                 "text (or title/selftext) column")
-            for row in reader:
-                user = _user_of(row)
-                if user is not None:
-                    users.setdefault(user, []).append(_text_of(row))
-                    if limit and len(users) >= limit:
-                        break
-    else:
-        raise ValueError(f"unknown example format {fmt!r}; use one of {', '.join(EXAMPLE_FORMATS)}")
-    if not users:
-        raise ValueError(f"{path} holds no example users")
-    return users
-
-
-def _examples_path(value: Any, info: ValidationInfo) -> Any:
-    if value is None:
-        return None
-    if not isinstance(value, str):
-        return value
-    path = Path(interpolate(value)).expanduser()
-    if not path.is_absolute():
-        path = Path(_ctx(info, "base_dir", Path.cwd())) / path
-    if not path.exists():
-        raise ValueError(f"{path} does not exist; point at your example users' file or folder")
-    if not os.access(path, os.R_OK):
-        raise ValueError(f"{path} is not readable by this user; fix its permissions (chmod +r)")
-    return str(path)
-
-
-def _page_entries(value: Any, info: ValidationInfo) -> Any:
-    """Example page entries: URLs kept (``${VAR}`` replaced), paths made absolute from the project's folder."""
-    if isinstance(value, str):
-        value = [value]
-    if not isinstance(value, (list, tuple)):
-        return value
-    out = []
-    for entry in value:
-        if not isinstance(entry, str):
-            out.append(entry)
-            continue
-        entry = interpolate(entry)
-        if entry.lower().startswith(("http://", "https://")):
-            out.append(_check_url(entry))
-            continue
-        path = Path(entry).expanduser()
-        out.append(str(path if path.is_absolute() else Path(_ctx(info, "base_dir", Path.cwd())) / path))
-    return tuple(out)
 
 
 class PageFocus(_Model):
@@ -424,9 +201,6 @@ class Profile(_Model):
         return histories, labels
 
 
-# -- sites ------------------------------------------------------------------------------------
-
-
 class OAuth(_Model):
     """OAuth2 client credentials (RFC 6749 4.4): id and secret come from the named environment variables."""
 
@@ -517,9 +291,6 @@ class Site(_Model):
         from focuscrawl.config import settings
 
         return (cfg or settings()).world_url
-
-
-# -- loops ------------------------------------------------------------------------------------
 
 
 def _registry(path: str, attr: str):
@@ -655,40 +426,6 @@ class Loops(_Model):
     sources: SourcesLoop = SourcesLoop()
     revisits: RevisitsLoop = RevisitsLoop()
     graph: GraphLoop = GraphLoop()
-
-
-# -- schedules and the project ----------------------------------------------------------------
-
-
-def check_schedule(value: str) -> str:
-    """A cron expression, an Airflow preset, a duration (``5m``), ``assets`` or ``none``."""
-    v = value.strip()
-    if v in ("assets", "none") or v in PRESETS:
-        return v
-    if v.startswith("@"):
-        raise ValueError(f"unknown preset {v!r}; use one of {', '.join(PRESETS)}, a cron expression or a duration")
-    if len(v.split()) == 5:
-        from croniter import croniter
-
-        if not croniter.is_valid(v):
-            raise ValueError(f"{v!r} is not a valid cron expression; e.g. '*/5 * * * *'")
-        return v
-    try:
-        parse_duration(v)
-    except ValueError:
-        raise ValueError(f"{v!r} is neither a cron expression ('*/5 * * * *'), a preset ('@hourly'), a duration "
-                         "('5m') nor 'assets'/'none'; write one of those") from None
-    return v
-
-
-def airflow_schedule(value: str):
-    """What a DAG's ``schedule=`` takes for a validated schedule string (``"assets"`` is returned as is:
-    the DAG keeps its asset trigger)."""
-    if value == "none":
-        return None
-    if value == "assets" or value.startswith("@") or len(value.split()) == 5:
-        return value
-    return parse_duration(value)
 
 
 class AssetEvents(_Model):
@@ -841,270 +578,3 @@ class Project(_Model):
         """JSON-ready dump (what ``focuscrawl up`` writes to run/project.json): names of environment
         variables only, never a credential."""
         return self.model_dump(mode="json")
-
-
-# -- loading ----------------------------------------------------------------------------------
-
-
-def _loc(loc: tuple, raw: dict) -> str:
-    out = ""
-    for part in loc:
-        if isinstance(part, int):
-            out += f"[{part}]"
-        elif part in ("function-after", "function-before") or str(part).startswith(("function-", "tagged-union")):
-            continue
-        else:
-            out += ("." if out else "") + str(part)
-    return out or "(top level)"
-
-
-def _model_at(loc: tuple) -> type[BaseModel] | None:
-    model: Any = Project
-    for part in loc:
-        if isinstance(part, int):
-            continue
-        field = getattr(model, "model_fields", {}).get(part)
-        if field is None:
-            return None
-        ann = field.annotation
-        for candidate in (ann, *getattr(ann, "__args__", ())):
-            if isinstance(candidate, type) and issubclass(candidate, BaseModel):
-                model = candidate
-                break
-            for inner in getattr(candidate, "__args__", ()):
-                if isinstance(inner, type) and issubclass(inner, BaseModel):
-                    model = inner
-                    break
-        else:
-            return None
-    return model
-
-
-_TYPES = {"float_type": "a number", "float_parsing": "a number", "int_type": "a whole number", "int_parsing": "a whole number",
-          "int_from_float": "a whole number", "bool_type": "true or false", "bool_parsing": "true or false",
-          "string_type": "a string in quotes", "dict_type": "a table", "model_type": "a table", "tuple_type": "a list",
-          "list_type": "a list", "model_attributes_type": "a table"}
-
-
-def _message(err: dict) -> tuple[str, str]:
-    """``(key path, problem and fix)`` for one pydantic error."""
-    loc = tuple(err["loc"])
-    kind = err["type"]
-    ctx = err.get("ctx") or {}
-    if kind == "extra_forbidden":
-        key = str(loc[-1])
-        model = _model_at(loc[:-1])
-        known = sorted(model.model_fields) if model else []
-        close = difflib.get_close_matches(key, known, n=1)
-        hint = f" (did you mean {close[0]!r}?)" if close else ""
-        return _loc(loc, {}), f"unknown key{hint}; keys allowed here: {', '.join(known)} - remove or rename it"
-    if kind == "missing":
-        return _loc(loc, {}), f"is required; add {loc[-1]} = ..."
-    if kind in _TYPES:
-        return _loc(loc, {}), f"must be {_TYPES[kind]}, got {err.get('input')!r}; write {_TYPES[kind]} here"
-    if kind in ("greater_than", "greater_than_equal", "less_than", "less_than_equal"):
-        bound = {"greater_than": "> {gt:g}", "greater_than_equal": ">= {ge:g}", "less_than": "< {lt:g}",
-                 "less_than_equal": "<= {le:g}"}[kind].format(**ctx)
-        return _loc(loc, {}), f"must be {bound}, got {err.get('input')!r}; use a value {bound}"
-    if kind == "literal_error":
-        return _loc(loc, {}), f"got {err.get('input')!r}; use one of {ctx.get('expected')}"
-    if kind == "too_short":
-        return _loc(loc, {}), "is empty; declare at least one entry"
-    if kind == "value_error":
-        text = str(ctx.get("error", err["msg"]))
-        # Validators of a whole model may name a sub-key first ("sites: ...", "positives: ...").
-        m = re.match(r"^([a-z_]+(?:\.[a-z_]+)*(?:\[[^\]]+\])?): (.*)$", text, re.S)
-        if m and not m.group(1).startswith("["):
-            sub, text = m.groups()
-            if loc and sub not in ("loops", "sites", "target"):
-                return _loc((*loc, sub), {}), text
-            return sub, text
-        m = re.match(r"^\[([a-z_]+)\] (.*)$", text, re.S)
-        if m:
-            return _loc((*loc, m.group(1)), {}), m.group(2)
-        return _loc(loc, {}), text
-    return _loc(loc, {}), f"{err['msg']}; fix this value"
-
-
-def parse_project(raw: dict, path: str | Path | None = None, *, base_dir: Path | None = None,
-                  check_files: bool = True, check_env: bool = True) -> Project:
-    """Validate an already-parsed TOML document (see :func:`load_project`)."""
-    context = {"base_dir": base_dir or (Path(path).resolve().parent if path else Path.cwd()),
-               "check_files": check_files, "check_env": check_env}
-    try:
-        return Project.model_validate(raw, context=context)
-    except ValidationError as exc:
-        # An unknown key first (a misspelt key makes its intended value look missing; a credential
-        # written in the file must be named as such), then the first fault in file order.
-        errors = exc.errors()
-        first = next((e for e in errors if e["type"] == "extra_forbidden"), errors[0])
-        key, problem = _message(first)
-        raise ProjectError(path, key, problem.replace("\n", " ")) from None
-
-
-def load_project(path: str | Path, *, check_files: bool = True, check_env: bool = True) -> Project:
-    """Read and validate ``path``; the first fault is one :class:`ProjectError` naming key and fix."""
-    path = Path(path)
-    if path.is_dir():
-        path = path / "focuscrawl.toml"
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError:
-        raise ProjectError(path, "(file)", "does not exist; create one with `focuscrawl init` or name the file") from None
-    except PermissionError:
-        raise ProjectError(path, "(file)", "is not readable by this user; fix its permissions (chmod +r)") from None
-    except OSError as exc:
-        raise ProjectError(path, "(file)", f"cannot be read ({exc.strerror}); name a readable TOML file") from None
-    try:
-        raw = tomllib.loads(data.decode("utf-8"))
-    except UnicodeDecodeError:
-        raise ProjectError(path, "(file)", "is not UTF-8 text; save it as UTF-8 TOML") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise ProjectError(path, "(file)", f"is not valid TOML ({exc}); fix the syntax there") from None
-    return parse_project(raw, path, check_files=check_files, check_env=check_env)
-
-
-def load_site(path: str | Path, name: str | None = None) -> Site:
-    """The site ``name`` (the first when None) of the project at ``path``: what ``--project FILE --site NAME``
-    of a process reads. ProjectError names the key and the fix."""
-    project = load_project(path)
-    try:
-        return project.site(name)
-    except KeyError as exc:
-        raise ProjectError(path, "--site", f"{exc.args[0]} - pass one of them") from None
-
-
-INIT_TEMPLATE = """\
-# focuscrawl project file: what to crawl for, where, and how hard.
-#   edit it, then:   focuscrawl validate focuscrawl.toml   and   focuscrawl up focuscrawl.toml
-# URLs and paths may use ${VAR} or ${VAR:-default}; relative paths are relative to this file.
-name = "my-project"
-target = "world"            # "world": the embedded world; "sites": real sites only
-
-[profile]
-# The users you look for, by example: positive and negative example users in eRisk XML
-# (a .tar.xz, a folder of subject files or one file), JSONL ({"user": ..., "text": ...} per
-# line) or CSV (a user/author column and a text or title/selftext column).
-positives = "${FOCUSCRAWL_DATA}/erisk2017/erisk2017-train.tar.xz"
-negatives = "${FOCUSCRAWL_DATA}/erisk2017/erisk2017-train.tar.xz"
-format = "erisk"            # erisk | jsonl | csv (inferred from the file name when absent)
-# query = "words your target users write about"    # or drive the crawl by a query instead
-# languages = ["en"]        # keep pages in these languages (ISO 639-1); others score 0 relevance
-
-# The pages you look for, by example (`focuscrawl train` fits the page relevance model): http(s) URLs
-# (fetched once, robots.txt obeyed), .html/.txt files or folders of them, and/or a JSONL file of
-# {"url": ..., "text": ..., "label": 1 or 0} lines; at least 3 pages of each class.
-# [profile.pages]
-# positives = ["https://example.org/about-my-topic", "examples/positive/"]
-# negatives = ["https://example.org/something-else", "examples/negative/"]
-# examples = "examples/pages.jsonl"
-# model = "TFIDF-LR"        # or LSA-LR
-# threshold = 0.5           # a page scoring at or above it counts as relevant
-
-[[sites]]
-name = "world"
-world = true                # the world at the settings' URL; a real site sets base_url instead
-user_agent = "focuscrawl/0.1 (+mailto:you@example.org)"   # must name a contact (URL, e-mail or /u/name)
-politeness_delay = 1.0      # seconds between two requests to the host
-rate_limit_headers = true   # obey X-Ratelimit-Used/Remaining/Reset (reddit sends them)
-# strip_params = ["ref_src"]  # the site's own tracking/session parameters, dropped from its URLs' keys
-
-# A real site with OAuth2 client credentials (see projects/reddit.toml). The credentials are read
-# from the NAMED environment variables; never write them in this file.
-# [[sites]]
-# name = "reddit"
-# base_url = "https://oauth.reddit.com"
-# user_agent = "linux:focuscrawl:0.1 (by /u/your_name)"
-# politeness_delay = 1.0
-# rate_limit_headers = true
-# [sites.oauth]
-# token_url = "https://www.reddit.com/api/v1/access_token"
-# client_id_env = "REDDIT_CLIENT_ID"
-# client_secret_env = "REDDIT_CLIENT_SECRET"
-
-# The four learning loops; set enabled = false to leave one out, site = "..." to pick a site.
-[loops.fue]                 # seed 000: which candidate user to extract next
-method = "HCP"              # a registered ranking method (HCP, HAS, RND, N06, ...)
-users_per_hour = 600
-
-[loops.sources]             # seed 001: when to recrawl each content source
-scheduler = "LAMBDA"        # BFS, FIXED_QUOTA, LAGRANGE, LAMBDA
-fetches_per_second = 0.5
-skip_near_duplicates = false  # true: skip a new page that near-duplicates one crawled before (table near_duplicates)
-
-[loops.revisits]            # seed 002: which known page to revisit for new outlinks
-model = "ET-REG"            # a registered outlink estimator
-related = "EXACT"           # related pages: EXACT, HNSW or IVF (FAISS)
-revisit_period = "7d"
-skip_near_duplicates = false  # true: skip a newly found page that near-duplicates one fetched before
-
-[loops.graph]               # seed 003: sample the graph, estimate content statistics
-sampler = "RW"              # UNI, RW, MHRW, FS
-estimators = ["MLE", "SCE", "WCE"]
-query_budget = 1000
-
-[schedules]                 # per DAG id: cron ("*/5 * * * *"), a preset ("@hourly"), a duration ("5m") or "assets"
-fue_pseudo_training = "5m"
-source_schedule = "@hourly"
-
-[asset_events.min_interval] # per DAG on a stream-landed table: least time between two runs new rows start ("1m")
-# graph_estimation = "10m"  # outlinks_features, source_schedule and graph_estimation; the first runs at once
-
-[warc]
-enabled = true              # also keep fetched pages as WARC files
-"""
-
-
-def write_init(folder: str | Path, force: bool = False) -> Path:
-    """Write the commented template to ``folder/focuscrawl.toml``; FileExistsError unless ``force``."""
-    target = Path(folder) / "focuscrawl.toml"
-    if target.exists() and not force:
-        raise FileExistsError(f"{target} exists; edit it, or pass --force to replace it")
-    target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text(INIT_TEMPLATE, encoding="utf-8")
-    return target
-
-
-def summary(project: Project, cfg=None) -> str:
-    """What ``focuscrawl validate`` prints: the project in a few lines, credentials by variable name only."""
-    lines = [f"project {project.name!r} (target: {project.target})"]
-    p = project.profile
-    if p.positives:
-        lines.append(f"  profile: positives {p.positives} / negatives {p.negatives} ({p.example_format('positives')})")
-    if p.query:
-        lines.append(f"  profile: query {p.query!r}")
-    if p.pages:
-        counts = p.pages.counts(p.query)
-        lines.append(f"  profile: example pages {counts[1]} about the topic / {counts[0]} not, model {p.pages.model}, "
-                     f"threshold {p.pages.threshold:g}")
-    if p.languages:
-        lines.append(f"  profile: languages {', '.join(p.languages)}")
-    for s in project.sites:
-        auth = (f", OAuth via ${s.oauth.client_id_env}/${s.oauth.client_secret_env} at {s.oauth.token_url}"
-                if s.oauth else "")
-        lines.append(f"  site {s.name}: {s.url(cfg)}{' (the world)' if s.world else ''}, UA {s.user_agent!r}, "
-                     f"delay {s.politeness_delay:g} s{', rate-limit headers obeyed' if s.rate_limit_headers else ''}{auth}")
-    for name in LOOPS:
-        loop = getattr(project.loops, name)
-        if not loop.enabled:
-            lines.append(f"  loop {name}: off")
-            continue
-        fields = {k: v for k, v in loop.model_dump().items() if k not in ("enabled", "site") and v not in ((), None)}
-        detail = ", ".join(f"{k}={','.join(v) if isinstance(v, (list, tuple)) else v}" for k, v in fields.items())
-        lines.append(f"  loop {name} on {project.site(loop.site).name}: {detail}")
-    for dag_id, when in sorted(project.schedules.items()):
-        lines.append(f"  schedule {dag_id}: {when}")
-    for dag_id, gap in sorted(project.asset_events.min_interval.items()):
-        lines.append(f"  asset events for {dag_id}: at most every {gap}")
-    lines.append(f"  warc: {'on' if project.warc.enabled else 'off'}")
-    if project.world.mess.on:
-        lines.append(f"  world mess: {project.world.mess.model_dump(exclude_defaults=True)}")
-    for s in project.sites:
-        if s.scope != ScopeRules():
-            lines.append(f"  scope of {s.name}: {s.scope.model_dump(exclude_defaults=True)}")
-    return "\n".join(lines)
-
-
-__all__ = ["DAG_IDS", "LOOPS", "STREAM_DAGS", "AssetEvents", "FueLoop", "GraphLoop", "Loop", "Loops", "OAuth", "PageFocus", "Profile",
-           "Project", "ProjectError", "RevisitsLoop", "Site", "SourcesLoop", "Warc", "WorldKnobs", "airflow_schedule", "check_schedule", "interpolate",
-           "INIT_TEMPLATE", "load_project", "load_site", "parse_duration", "parse_project", "read_examples", "summary", "write_init"]

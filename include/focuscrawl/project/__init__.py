@@ -1,0 +1,3 @@
+"""The crawl project file (``focuscrawl.toml``): its model, its loading and errors, the example files a
+profile reads, and the template ``focuscrawl init`` writes.
+"""
