@@ -13,7 +13,7 @@ from focuscrawl.fetch import AddressGuard, Fetcher, HostPoliteness
 from focuscrawl.fetch.conditional import NEW, NOT_MODIFIED, Revalidator
 from focuscrawl.stream.metrics import Metrics
 from focuscrawl.world.server import WorldServer
-from focuscrawl.world.validators import ValidatorKnobs
+from focuscrawl.project.world import ValidatorKnobs
 from tests.ephemeral.test_source_crawler import _rss
 from tests.world.conftest import START, small_world
 

@@ -11,7 +11,7 @@ from focuscrawl.fetch import AddressGuard, Fetcher, HostPoliteness
 from focuscrawl.fetch.conditional import CHANGED, NEW, NOT_MODIFIED, SAME_BODY, Revalidator, Validators
 from focuscrawl.fetch.warc import NOT_MODIFIED_PROFILE, WarcArchive
 from focuscrawl.world.server import WorldServer
-from focuscrawl.world.validators import ValidatorKnobs
+from focuscrawl.project.world import ValidatorKnobs
 from tests.world.conftest import START, small_world
 
 

@@ -17,7 +17,7 @@ from focuscrawl.outlinks.targets import targets
 from focuscrawl.outlinks.urls import virtual_host_domain
 from focuscrawl.parse.canon import canonical_url
 from focuscrawl.world.server import WorldServer
-from focuscrawl.world.validators import ValidatorKnobs
+from focuscrawl.project.world import ValidatorKnobs
 from helpers import HttpSite
 from tests.world.conftest import START, small_world
 

@@ -251,7 +251,7 @@ def test_a_sigkilled_revisitor_lands_every_page_once_per_period(cfg, kafka_broke
 
     from focuscrawl.outlinks.revisit import WEEK
 
-    from focuscrawl.world.validators import ValidatorKnobs
+    from focuscrawl.project.world import ValidatorKnobs
 
     world, server = world_server
     world.validators = ValidatorKnobs(enabled=True)  # revisits are conditional: the restart must keep the validators

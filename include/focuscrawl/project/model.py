@@ -18,8 +18,8 @@ One TOML file declares everything a running platform needs:
   least time between two runs those tables' Asset events start (``focuscrawl.orchestration.asset_events``);
 - ``[warc]``: whether fetched pages are also written as WARC;
 - ``[world.validators]``: whether the embedded world serves ``ETag``/``Last-Modified`` and 304s
-  (:class:`focuscrawl.world.validators.ValidatorKnobs`);
-- ``[world.mess]``: how messy the embedded world's web is (:class:`focuscrawl.world.mess.Mess`).
+  (:class:`focuscrawl.project.world.ValidatorKnobs`);
+- ``[world.mess]``: how messy the embedded world's web is (:class:`focuscrawl.project.world.MessKnobs`).
 
 ``load_project(path)`` reads and validates the file with pydantic (every model is frozen and
 forbids unknown keys); any fault is one :class:`ProjectError` whose one-line message names the
@@ -77,8 +77,7 @@ from focuscrawl.project.values import (
     interpolate,
     parse_duration,
 )
-from focuscrawl.world.mess import Mess
-from focuscrawl.world.validators import ValidatorKnobs
+from focuscrawl.project.world import MessKnobs, ValidatorKnobs
 
 
 class PageFocus(_Model):
@@ -488,11 +487,11 @@ class Warc(_Model):
 class WorldKnobs(_Model):
     """How the embedded world behaves (``[world]``), for a project with a ``world = true`` site: the knobs
     ``focuscrawl world serve`` takes. ``[world.validators]``: ``ETag``/``Last-Modified`` and 304s
-    (:class:`focuscrawl.world.validators.ValidatorKnobs`); ``[world.mess]``: the messy web's behaviours
-    (:class:`focuscrawl.world.mess.Mess`). All off by default."""
+    (:class:`focuscrawl.project.world.ValidatorKnobs`); ``[world.mess]``: the messy web's behaviours
+    (:class:`focuscrawl.project.world.MessKnobs`). All off by default."""
 
     validators: ValidatorKnobs = ValidatorKnobs()
-    mess: Mess = Mess()
+    mess: MessKnobs = MessKnobs()
 
     def serve_args(self) -> list[str]:
         """The ``focuscrawl world serve`` arguments that set these knobs (none at their defaults)."""

@@ -87,7 +87,7 @@ def main(argv: list[str] | None = None) -> int:
             return 2
     from pydantic import ValidationError
 
-    from focuscrawl.world.validators import ValidatorKnobs
+    from focuscrawl.project.world import ValidatorKnobs
 
     try:  # checked before the world is built, as the OAuth credentials are
         validators = ValidatorKnobs(enabled=args.validators, ignore_share=args.ignore_validators,

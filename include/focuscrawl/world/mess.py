@@ -42,7 +42,7 @@ import zlib
 from typing import Optional
 from urllib.parse import parse_qsl, quote
 
-from pydantic import BaseModel, ConfigDict, Field
+from focuscrawl.project.world import MessKnobs
 
 VARIANT_KINDS = ("tracking", "session", "host_case", "trailing_slash", "default_port")
 REDIRECT_CODES = (301, 302, 307, 308)
@@ -54,24 +54,8 @@ _LOOP = re.compile(r"^loop/([ab])/(.*)$")
 _MONTH = re.compile(r"^(\d{4})-(0[1-9]|1[0-2])$")
 
 
-class Mess(BaseModel):
-    """One knob per behaviour; all off by default (see the module docstring)."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    seed: int = Field(0, description="draws of which link is messed up, with the world's seed")
-    variants: float = Field(0.0, ge=0, le=1, description="share of links written as a URL variant of their page")
-    duplicates: float = Field(0.0, ge=0, le=1, description="share of links to the page's rel=canonical copy")
-    redirects: float = Field(0.0, ge=0, le=1, description="share of links reaching their page by a redirect chain")
-    redirect_loops: float = Field(0.0, ge=0, description="extra links per page into a redirect loop")
-    soft404: float = Field(0.0, ge=0, description="extra links per page to missing pages answered 200 (soft-404)")
-    calendar: bool = Field(False, description="every page links to an endless calendar")
-    gzip: bool = Field(False, description="gzip HTML for clients that accept it")
-    wrong_charset: float = Field(0.0, ge=0, le=1, description="share of pages declared ISO-8859-1, sent as UTF-8")
-
-    @property
-    def on(self) -> bool:
-        return self != Mess(seed=self.seed)
+class Mess(MessKnobs):
+    """The messy web's behaviours, driven by the ``[world.mess]`` knobs (see the module docstring)."""
 
     def _rng(self, *key: int) -> random.Random:
         r = self.seed

@@ -20,28 +20,8 @@ from __future__ import annotations
 
 import email.utils
 import hashlib
-import random
 
-from pydantic import BaseModel, ConfigDict, Field
 from werkzeug.sansio.http import is_resource_modified
-
-
-class ValidatorKnobs(BaseModel):
-    """Whether the world's web pages carry validators, and which share of hosts ignores them."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    enabled: bool = Field(False, description="send ETag/Last-Modified with web pages and answer 304 when unchanged")
-    ignore_share: float = Field(0.0, ge=0, le=1, description="share of web hosts that send validators but always "
-                                                            "answer in full (drawn with seed)")
-    seed: int = Field(0, description="draws which hosts ignore validators")
-
-    def ignoring(self, hosts: list[str]) -> frozenset[str]:
-        """The hosts (of ``hosts``) that ignore conditional requests: a seeded sample of ``ignore_share``."""
-        if not self.enabled or self.ignore_share <= 0 or not hosts:
-            return frozenset()
-        n = max(1, round(self.ignore_share * len(hosts)))
-        return frozenset(random.Random(self.seed * 1_000_003 + 41).sample(sorted(hosts), min(n, len(hosts))))
 
 
 def etag(body: bytes) -> str:

@@ -17,7 +17,8 @@ from focuscrawl.world.clock import SimClock
 from focuscrawl.world.faults import FaultDice, Faults
 from focuscrawl.world.population import TARGET_RICH, Population
 from focuscrawl.world.ratelimit import RateLimiter
-from focuscrawl.world.validators import ValidatorKnobs, conditional_answer
+from focuscrawl.project.world import ValidatorKnobs
+from focuscrawl.world.validators import conditional_answer
 
 JSON = "application/json; charset=UTF-8"
 _SUB = re.compile(r"^/r/([A-Za-z0-9_]+)/(new|comments)(\.json)?/?$")
