@@ -184,6 +184,7 @@ def main(argv: list[str] | None = None) -> int:
     from focuscrawl.config import settings
     from focuscrawl.fetch.scope import ScopeRules
     from focuscrawl.project.loading import load_project
+    from focuscrawl.world.mess import Mess
 
     cfg = settings()
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -202,7 +203,7 @@ def main(argv: list[str] | None = None) -> int:
     logging.disable(logging.WARNING)  # each refused page logs a warning; the result counts them
     data = None if args.data == "none" else Path(args.data)
     project = load_project(args.project, check_files=False, check_env=False)
-    mess, after = project.world.mess, project.site().scope
+    mess, after = Mess.of(project.world.mess), project.site().scope
     if args.seed_path is None:
         wiki = data is not None and (data / "wikispeedia" / "links.tsv").exists()
         seeds = [urlsplit(u).path for u in project.loops.revisits.seeds] if wiki else []

@@ -57,6 +57,11 @@ _MONTH = re.compile(r"^(\d{4})-(0[1-9]|1[0-2])$")
 class Mess(MessKnobs):
     """The messy web's behaviours, driven by the ``[world.mess]`` knobs (see the module docstring)."""
 
+    @classmethod
+    def of(cls, knobs: MessKnobs | None) -> "Mess":
+        """The behaviours of ``knobs`` (a project's ``[world.mess]``); off when there are none."""
+        return cls() if knobs is None else cls.model_validate(knobs.model_dump())
+
     def _rng(self, *key: int) -> random.Random:
         r = self.seed
         for k in key:
