@@ -56,6 +56,28 @@ def _process(live, prefix: str) -> dict:
     return procs[0]
 
 
+def _evidence(cfg, *names: str) -> str:
+    """What the named processes said last (their status counts and log tail), for a failure message:
+    the CI log is all that is left of a failed run."""
+    said = []
+    for name in names:
+        status = Path(cfg.var_dir) / "status" / f"{name}.json"
+        counts = {k: v for k, v in read_status(status).items() if isinstance(v, (int, float, str))} \
+            if status.exists() else "no status file"
+        log = Path(cfg.var_dir) / "logs" / "platform" / f"{name}.log"
+        tail = log.read_text(errors="replace").splitlines()[-12:] if log.exists() else ["no log"]
+        said.append(f"--- {name}: {counts}\n" + "\n".join(tail))
+    return "\n".join(said)
+
+
+def _writers(live, table: str) -> list[str]:
+    """The processes that write ``table``: its consumer and the loop's crawling processes."""
+    specs = live.platform.specs
+    sinks = [s for s in specs if s.kind == "consumer" and s.meta.get("sink") == table]
+    return [s.name for s in sinks] + [s.name for s in specs if s.kind != "consumer" and sinks
+                                      and s.loop == sinks[0].loop]
+
+
 def _when(stamp: str) -> datetime:
     return datetime.fromisoformat(stamp.replace("Z", "+00:00"))
 
@@ -219,7 +241,8 @@ def test_delta_holds_rows_of_every_loop(live_platform):
     for table in ("fue_candidate_scores", "source_schedule", "page_priorities", "graph_estimates"):
         assert now[table] > 0, grew
     for table in ("reddit_posts", "fue_extractions", "source_recrawls", "page_clicks", "page_snapshots", "graph_sample"):
-        assert grew[table] > 0, f"{table} got no rows from the live run: {grew}"
+        assert grew[table] > 0, (f"{table} got no rows from the live run: {grew}\n"
+                                 + _evidence(cfg, *_writers(live_platform, table)))
     # was: thin-loop e2e: every landed post exactly once (the sink's unique key)
     names = DeltaTable(cfg.table_path("reddit_posts")).to_pyarrow_table(columns=["name"]).column("name").to_pylist()
     assert len(names) == len(set(names))
@@ -355,8 +378,14 @@ def test_every_kind_of_process_comes_back_after_sigkill_and_the_lake_loses_nothi
 
     # The stream loops' landings have rows at once after the loops' tests (the graph sample, one round
     # every few minutes, may not: it is checked when it has landed).
-    wait_until(lambda: all(started(s) for s in consumers if s.loop in ("fue", "sources")), 900,
-               "a landing of the FUE or sources loop wrote nothing", interval=10.0)
+    stream_landings = [s for s in consumers if s.loop in ("fue", "sources")]
+    try:
+        wait_until(lambda: all(started(s) for s in stream_landings), 300,
+                   "a landing of the FUE or sources loop wrote nothing", interval=10.0)
+    except TimeoutError as exc:
+        idle = [s.name for s in stream_landings if not started(s)]
+        raise AssertionError(f"{exc}: {idle}\n" + _evidence(cfg, *idle, *{p for s in stream_landings if s.name in idle
+                                                                          for p in _writers(live_platform, s.meta["sink"])}))
     landed_before = {s.meta["sink"] for s in consumers if started(s)}
     old = {name: sup.wait_up(name, 240) for name in victims.values()}
     before = {s.meta["sink"]: _snapshot(cfg, s.meta) for s in consumers}

@@ -132,7 +132,11 @@ class StreamConsumer:
         self.batch: list[StreamRecord] = []
         self.batch_started = 0.0
         self.consumer = None
-        self.counts = {"batches": 0, "written": 0, "duplicates": 0, "dead_lettered": 0, "skipped": 0}
+        self.counts = {"batches": 0, "written": 0, "duplicates": 0, "dead_lettered": 0, "skipped": 0, "rejoins": 0}
+        # A member left without partitions reconnects after this long, then after twice as long ...
+        # (see _watch_assignment); a member holding partitions resets it.
+        self.rejoin_after = self.unassigned_for = 3 * session_timeout_ms / 1000
+        self.unassigned_since: float | None = None
 
     @classmethod
     def for_sink(cls, proc: "StreamProcess", name: str, cfg: "Settings", topic: str | None = None,
@@ -217,6 +221,8 @@ class StreamConsumer:
 
     def _poll_once(self) -> None:
         polled = self.consumer.poll(timeout_ms=self.poll_ms, max_records=self.batch_size)
+        if not polled and self._watch_assignment():
+            return
         for records in polled.values():
             for r in records:
                 if not self.batch:
@@ -228,6 +234,30 @@ class StreamConsumer:
             self.batch and time.monotonic() - self.batch_started >= self.batch_seconds
         ):
             self._flush()
+
+    def _watch_assignment(self) -> bool:
+        """Reconnect a member that has held no partition for ``unassigned_for`` seconds; True when it did.
+
+        A member whose group join never completed holds nothing and waits for ever: in one CI run
+        source_recrawls landed nothing for 25 minutes while page_clicks, started alike, did. A new
+        member joins afresh. A member that is legitimately idle (more members than partitions) would
+        reconnect too, so each reconnect doubles the wait (to 10 minutes at most) and churn decays."""
+        if self.consumer.assignment():
+            self.unassigned_since, self.unassigned_for = None, self.rejoin_after
+            return False
+        now = time.monotonic()
+        if self.unassigned_since is None:
+            self.unassigned_since = now
+            return False
+        if now - self.unassigned_since < self.unassigned_for:
+            return False
+        log.warning("no partition of %s assigned to group %s for %.0f s; leaving and joining again",
+                    self.topic, self.group, now - self.unassigned_since)
+        self.counts["rejoins"] += 1
+        self.unassigned_since, self.unassigned_for = None, min(2 * self.unassigned_for, 600.0)
+        self._flush()
+        self._close()
+        return True
 
     def _flush(self) -> None:
         if not self.batch:
