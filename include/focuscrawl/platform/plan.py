@@ -102,14 +102,12 @@ def _archives(home: Path, script: str) -> bool:
 
 
 def _fue(project, cfg, models: Models | None) -> list[_Draft]:
-    from focuscrawl.fue import RANKING_METHODS
-
     loop, site = project.loops.fue, project.site(project.loops.fue.site)
     if models is None:
         raise PlanError("loops.fue: the classifiers are not trained; run `focuscrawl train` first")
     url, method = site.url(cfg), loop.method
     chooser_args = ["--method", method]
-    kind = RANKING_METHODS.get(method)
+    kind = loop.ranking
     if kind.needs_classifier:
         chooser_args += ["--classifier", str(models.reference if kind.scorer == "reference" else models.candidate)]
     slug = method.lower()

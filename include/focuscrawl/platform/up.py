@@ -121,7 +121,9 @@ class Platform:
 
     def write_active_project(self) -> Path:
         path = Path(self.cfg.var_dir) / "run" / "project.json"
-        doc = {**self.project.to_json(), "project_file": str(self.project_file) if self.project_file else None,
+        # the batch side reads what the project resolved (pseudo_methods), never the registries again
+        doc = {**self.project.to_json(), "pseudo_methods": list(self.project.loops.fue.pseudo_methods),
+               "project_file": str(self.project_file) if self.project_file else None,
                "models": None if self.models is None else {"reference": str(self.models.reference),
                                                            "candidate": str(self.models.candidate)}}
         write_status(path, doc)
