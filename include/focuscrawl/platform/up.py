@@ -111,12 +111,10 @@ class Platform:
         from focuscrawl.platform.train import model_paths
 
         # The plan is checked once before training (minutes on a large example set) can start.
-        plan(self.project, self.cfg, project_file=self.project_file, models=model_paths(self.project, self.cfg),
-             airflow="airflow" in self.services, log=lambda _: None)
+        plan(self.project, self.cfg, models=model_paths(self.project, self.cfg), airflow="airflow" in self.services)
         if self.project.loops.fue.enabled:
             self.models = train_models(self.project, self.cfg, log=self.log)
-        self.specs = plan(self.project, self.cfg, project_file=self.project_file, models=self.models,
-                          airflow="airflow" in self.services, log=self.log)
+        self.specs = plan(self.project, self.cfg, models=self.models, airflow="airflow" in self.services)
         return self.specs
 
     def write_active_project(self) -> Path:
