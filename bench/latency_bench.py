@@ -194,7 +194,8 @@ def main(argv: list[str] | None = None) -> int:
 
     from focuscrawl.fue import RANKING_METHODS
     from focuscrawl.fue.pipeline import EXTRACT_TOPIC, SCORES_TOPIC, STATS_TOPIC
-    from focuscrawl.project.loading import load_project, load_site
+    from focuscrawl.project.loading import load_project
+    from focuscrawl.stream.spec import FetchSpec
     from focuscrawl.services.kafka import KafkaBroker
     from focuscrawl.topics.specs import TopicSpec, ensure_topics
     from focuscrawl.world import build_world
@@ -223,8 +224,10 @@ def main(argv: list[str] | None = None) -> int:
                                         TopicSpec(topics["--extract-topic"], "user")],
                   cfg.kafka_partitions, cfg.kafka_replication)
     project = ROOT / "projects" / "world.toml"
-    politeness = load_site(project, "world").politeness_delay
-    fue_loop = load_project(project, check_files=False, check_env=False).loops.fue
+    loaded = load_project(project, check_files=False, check_env=False)
+    site, fue_loop = loaded.site("world"), loaded.loops.fue
+    politeness = site.politeness_delay
+    spec = FetchSpec(site=site).write(work / "explorer.fetch.json")  # what the platform's plan hands the explorer
     intervals_from = {}
     for knob in ("interval", "front_page_interval"):
         key = "visit_interval" if knob == "interval" else knob
@@ -241,7 +244,7 @@ def main(argv: list[str] | None = None) -> int:
                               *[a for kv in topics.items() for a in kv],
                               "--status-file", str(work / "chooser.json"))
         explorer = procs.start("explorer", "fue/explorer.py", "--base-url", cfg.world_url, "--topic", posts,
-                               "--project", str(project), "--site", "world", "--interval", str(args.interval),
+                               "--fetch-spec", str(spec), "--interval", str(args.interval),
                                "--front-page-interval", str(args.front_page_interval),
                                "--status-file", str(work / "explorer.json"))
         deadline = time.monotonic() + 300

@@ -19,7 +19,7 @@ from focuscrawl.crawl.listing_crawler import POSTS_TABLE
 from focuscrawl.ephemeral.schedule_topic import SOURCE_SCHEDULE_TOPIC
 from focuscrawl.ephemeral.tables import PAGE_CLICKS, SOURCE_ESTIMATES, SOURCE_RECRAWLS, SOURCE_SCHEDULE
 from focuscrawl.fue.batch import CANDIDATE_SCORES_TABLE
-from focuscrawl.fue.pipeline import SCORES_TOPIC, STATS_TABLE
+from focuscrawl.fue.pipeline import STATS_TABLE, scores_topic
 from focuscrawl.graph.tables import GRAPH_ESTIMATES, GRAPH_SAMPLE
 from focuscrawl.outlinks import tables as outlinks
 from focuscrawl.lake.tables import TableSpec
@@ -46,7 +46,7 @@ CANDIDATE_SCORES = table_asset(CANDIDATE_SCORES_TABLE)
 
 def fue_scores_pushed(method: str) -> Asset:
     """The compacted topic a FUE method's running choosers follow."""
-    return topic_asset(f"{SCORES_TOPIC}.{method}")
+    return topic_asset(scores_topic(method))
 
 
 # Revisits (seed 002)

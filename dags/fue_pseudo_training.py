@@ -38,7 +38,7 @@ from focuscrawl.crawl.listing_crawler import POSTS_TABLE
 from focuscrawl.orchestration.schedules import pseudo_methods
 from focuscrawl.fue.batch import CANDIDATE_SCORES_TABLE
 from focuscrawl.fue.params import DEFAULT as FUE, PSEUDO_TRAINING_KNOBS
-from focuscrawl.fue.pipeline import SCORES_TOPIC, STATS_TABLE
+from focuscrawl.fue.pipeline import STATS_TABLE, scores_topic
 
 PSEUDO_METHODS = pseudo_methods(cfg)
 SCORES_PUSHED = [fue_scores_pushed(m) for m in PSEUDO_METHODS]
@@ -88,7 +88,7 @@ def fue_pseudo_training():
         from focuscrawl.topics.priority import publish as publish_scores
 
         method = summary["method"]
-        return publish_scores(cfg.kafka_bootstrap, f"{SCORES_TOPIC}.{method}",
+        return publish_scores(cfg.kafka_bootstrap, scores_topic(method),
                               ((user, score, {"method": method}) for user, score in
                                read_scores(CANDIDATE_SCORES_TABLE.path(cfg), method)))
 

@@ -48,7 +48,7 @@ from focuscrawl.outlinks.params import DEFAULT, FEATURE_KNOBS, RELATED_KNOBS, TR
 from focuscrawl.outlinks.related import RELATED
 from focuscrawl.core.params import cli_args
 from focuscrawl.outlinks.tables import FEATURES, SNAPSHOTS
-from focuscrawl.lake.quality import gx_gate
+from focuscrawl.orchestration.quality_gate import gx_gate
 
 # A page is snapshotted once per period; a feature row is one page and target period.
 PAGE_PERIOD = ("url", "period")

@@ -9,8 +9,8 @@ through the fetch layer (``focuscrawl.fetch``: robots.txt, per-host politeness o
 dead-letter topic. A background thread follows the compacted priority topic from its beginning and
 reorders the frontier while the crawl goes on. The frontier head and counters go to
 ``--status-file``; fetch counts, 429s, retries and robots denials to ``--metrics-port``
-(``focuscrawl.stream.process``). With ``--project FILE [--site NAME]`` the site's User-Agent, politeness
-(a floor under ``--politeness-delay``), robots, rate-limit headers and OAuth apply, and ``--base-url``
+(``focuscrawl.stream.process``). With ``--fetch-spec FILE`` the site's User-Agent, politeness
+(held besides ``--politeness-delay``), robots, rate-limit headers and OAuth apply, and ``--base-url``
 defaults to the site's. SIGTERM/SIGINT stop it cleanly; fetch and Kafka errors are logged and retried.
 """
 
@@ -23,7 +23,7 @@ import time
 from focuscrawl.config import settings
 from focuscrawl.crawl import dead_letters
 from focuscrawl.crawl.listing_crawler import POSTS_TOPIC, ListingCrawler
-from focuscrawl.fetch import FetchError
+from focuscrawl.fetch import FetchError, HostPoliteness
 from focuscrawl.parse.listing import FRONT_PAGE
 from focuscrawl.topics.priority import USER_PRIORITIES_TOPIC
 from focuscrawl.stream.process import StreamProcess, parser
@@ -43,7 +43,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--priority-topic", default=USER_PRIORITIES_TOPIC)
     ap.add_argument("--interval", type=float, default=2.0, help="seconds between listing fetches (politeness)")
     ap.add_argument("--max-pages", type=int, default=0, help="stop fetching after this many pages (0: never)")
-    ap.add_argument("--politeness-delay", type=float, default=1.0, help="seconds between requests to a host")
+    ap.add_argument("--politeness-delay", type=float, default=1.0,
+                    help="this crawler's own least seconds between two requests to a host (a --fetch-spec "
+                         "site's politeness_delay holds besides)")
     ap.add_argument("--robots-unreachable-ttl", type=float, default=600.0,
                     help="seconds a host stays disallowed after its robots.txt was unreachable")
     ap.add_argument("--dead-letter-topic", default=dead_letters.DEAD_LETTER_TOPIC)
@@ -58,7 +60,7 @@ def main(argv: list[str] | None = None) -> int:
             proc.send(args.dead_letter_topic, host_key(rejection.url),
                       dead_letters.encode(rejection.dead_letter("listing-crawler")))
 
-        source = proc.fetcher(politeness_delay=args.politeness_delay,
+        source = proc.fetcher(politeness=HostPoliteness(min_delay=args.politeness_delay),
                               robots_unreachable_ttl=args.robots_unreachable_ttl)
         crawler = ListingCrawler(source, lambda key, value: proc.send(args.topic, key, value), args.base_url,
                                  args.listing_path, on_rejection=dead_letter)

@@ -72,7 +72,6 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-uniform", action="store_true", help="the site offers no uniform vertex (/graph/random.json)")
     ap.add_argument("--burn-in", type=int, default=0, help="draws dropped from the start of each walk")
     ap.add_argument("--thinning", type=int, default=1, help="keep every k-th draw")
-    ap.add_argument("--politeness-delay", type=float, default=0.05, help="wall seconds between requests to the host")
     args = ap.parse_args(argv)
     if args.no_uniform and (args.sampler.upper() == "UNI" or args.start is None):
         ap.error("--no-uniform: the site draws no uniform vertex, so UNI cannot run and the walks need "
@@ -101,7 +100,7 @@ def main(argv: list[str] | None = None) -> int:
         proc.on_exit(producer.close)
         producer.init_transactions()  # fences a killed predecessor and aborts its open round
         rounds.restore(last_round(proc, name))
-        fetcher = proc.fetcher(politeness_delay=args.politeness_delay)  # the project site's, with --project
+        fetcher = proc.fetcher()  # the --fetch-spec site's, at the spec's pace
         proc.status(rounds.status)
         log.info("%s: %s, %d queries a round, every %.0f s, on %s; resuming at round %d",
                  name, rounds.sampler_name, rounds.budget, rounds.every, args.base_url, rounds.next_round)

@@ -13,16 +13,17 @@ world sends its simulated time there), ``--clock wall`` the machine's. Snapshots
 ``--flush-every`` rows and whenever no page is due. A background thread follows the compacted
 page-priority topic from its beginning, so the pushed scores reorder the revisits without a
 restart. The head of the order and the counters go to ``--status-file``, fetch counts and the
-frontier to ``--metrics-port`` (``focuscrawl.stream.process``); ``--project FILE [--site NAME]`` fetches as
-the project's site. ``--skip-near-duplicates`` skips a newly found page whose text near-duplicates a page
+frontier to ``--metrics-port`` (``focuscrawl.stream.process``); ``--fetch-spec FILE`` fetches as
+the project's site at the loop's pace (``focuscrawl.stream.spec``). ``--skip-near-duplicates`` skips a
+newly found page whose text near-duplicates a page
 fetched before (``focuscrawl.core.dedup``; the index is rebuilt from the table's latest texts on start),
 counted in ``focuscrawl_near_duplicates_skipped_total{loop="revisits"}``. Every revisit is a conditional
 GET with the page's last ``ETag``/``Last-Modified`` (kept in the snapshot rows, so a restart keeps them;
 ``focuscrawl.fetch.conditional``); 304s and the bytes they saved are counted in
 ``focuscrawl_not_modified_total``/``focuscrawl_bytes_saved_total``, full bodies identical to the last in
 ``focuscrawl_unchanged_bodies_total`` (all ``{loop="revisits"}``) and the status file. Pages are keyed by
-their canonical URL, with the ``--project`` site's ``strip_params``.
-A page becomes known only if the site's scope admits its canonical key (``[sites.scope]`` of ``--project``,
+their canonical URL, with the ``--fetch-spec`` site's ``strip_params``.
+A page becomes known only if the site's scope admits its canonical key (``[sites.scope]`` of ``--fetch-spec``,
 ``focuscrawl.fetch.scope``); each refusal is counted in ``focuscrawl_scope_refused_total{reason}`` and sent to
 the dead-letter topic; so is a page refused after its fetch (a redirect loop, a 4xx, a soft-404 with
 ``detect_soft404``), which is then forgotten. ``--relevance-store DIR`` scores every snapshot with the
@@ -63,7 +64,6 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--interval-days", type=float, default=7.0, help="revisit period on the clock")
     ap.add_argument("--table", default=None, help="snapshot table location (default: page_snapshots in the lake)")
     ap.add_argument("--priority-topic", default=None, help="compacted page-priority topic")
-    ap.add_argument("--politeness-delay", type=float, default=1.0, help="seconds between requests to a host")
     ap.add_argument("--flush-every", type=int, default=200, help="snapshot rows per Delta commit")
     ap.add_argument("--idle", type=float, default=1.0, help="seconds to wait when no page is due")
     ap.add_argument("--skip-near-duplicates", action="store_true",
@@ -93,7 +93,7 @@ def main(argv: list[str] | None = None) -> int:
             index.add(url, row.get("text") or "")
     scorer = scorer_from_args(args)
     with StreamProcess(NAME, args, cfg) as proc:
-        fetcher = proc.fetcher(politeness_delay=args.politeness_delay)
+        fetcher = proc.fetcher()  # the --fetch-spec site's, at the spec's pace
         revalidator = Revalidator(fetcher, on_outcome=proc.metrics.revisit_outcome("revisits"))
         site = args.project_site
         scope = proc.scope(host_of=virtual_host_domain(args.virtual_hosts) if args.virtual_hosts else registered_domain)

@@ -30,16 +30,15 @@ Each recrawl is a conditional GET with the source's last ``ETag``/``Last-Modifie
 changelog record, so a restart keeps them; ``focuscrawl.fetch.conditional``): 304s and the bytes they saved
 go to ``focuscrawl_not_modified_total``/``focuscrawl_bytes_saved_total``, full bodies identical to the last
 to ``focuscrawl_unchanged_bodies_total`` (``{loop="sources"}``), and the status file. URLs are keyed by their
-canonical form, with the ``--project`` site's ``strip_params``. A new page
-joins the frontier only if the site's scope admits its canonical key (``[sites.scope]`` of ``--project``,
+canonical form, with the ``--fetch-spec`` site's ``strip_params``. A new page
+joins the frontier only if the site's scope admits its canonical key (``[sites.scope]`` of ``--fetch-spec``,
 ``focuscrawl.fetch.scope``); each refusal is counted in ``focuscrawl_scope_refused_total{reason}`` and goes to
 the dead-letter topic in the slot's transaction.
 
 ``crawl`` runs on the stream scaffold (``focuscrawl.stream.process``: ``--bootstrap``, ``--status-file``,
 ``--status-every``, ``--metrics-port``, ``--log-level``, the WARC arguments); its fetches are counted on
-``--metrics-port``. ``--project FILE --site NAME`` fetches as the project's site (User-Agent, politeness
-floor, robots, OAuth): a ``--site`` value with ``://`` is a site root to crawl, one without is the
-project's site name, and with ``--project`` the roots default to that site's URL.
+``--metrics-port``. ``--fetch-spec FILE`` fetches as the project's site (User-Agent, politeness,
+robots, OAuth; ``focuscrawl.stream.spec``), and the roots (``--site URL``) default to that site's URL.
 
 ``land --table NAME`` runs the one exactly-once consumer, ``streaming/consumer.py --sink NAME``, for one of
 the two history tables. SIGTERM/SIGINT stop both cleanly.
@@ -71,17 +70,6 @@ log = logging.getLogger("focuscrawl.source_crawler")
 NAME = "source-crawler"
 
 
-class SiteArgument(argparse.Action):
-    """``--site``: a value with ``://`` is a site root to crawl (repeatable); one without is, with
-    ``--project``, the project's site name (the scaffold's ``--site NAME``, which the platform's plan passes)."""
-
-    def __call__(self, parser, namespace, value, option_string=None):
-        if "://" in value:
-            namespace.site = [*(namespace.site or []), value]
-        else:
-            namespace.site_name = value
-
-
 def crawl(args, cfg) -> int:
     from focuscrawl.topics.changelog import ChangelogProducer, changelog_topic
     from focuscrawl.crawl import dead_letters
@@ -103,8 +91,8 @@ def crawl(args, cfg) -> int:
             proc.bootstrap, changelog_topic(args.name), args.name, partitions=cfg.kafka_partitions,
             replication=cfg.kafka_replication), "connecting the transactional producer")
         proc.on_exit(producer.close)
-        # The project site's with --project (User-Agent, politeness floor, robots, OAuth), counted, --warc archived.
-        fetcher = proc.fetcher(politeness_delay=args.politeness_delay)
+        # The --fetch-spec site's (User-Agent, politeness, robots, OAuth), counted, --warc archived.
+        fetcher = proc.fetcher()
         revalidator = Revalidator(fetcher, on_outcome=proc.metrics.revisit_outcome("sources"))
         key_of = args.project_site.canonical if args.project_site is not None else canonical_url
 
@@ -202,20 +190,19 @@ def build_parser(cfg) -> tuple[argparse.ArgumentParser, argparse.ArgumentParser]
     """The command line: ``crawl`` with the scaffold's common arguments (the platform's plan passes them
     after ``crawl``), ``land``; returns the parser and its ``crawl`` subparser."""
     ap = StreamArgumentParser(prog="source_crawler.py", description=__doc__.splitlines()[0])
-    ap.cfg = cfg  # StreamArgumentParser.parse_args reads the --project site
+    ap.cfg = cfg  # StreamArgumentParser.parse_args reads the --fetch-spec
     ap.add_argument("--bootstrap", dest="top_bootstrap", metavar="BOOTSTRAP",
                     help=f"Kafka bootstrap servers (default {cfg.kafka_bootstrap}; also taken after the command)")
     sub = ap.add_subparsers(dest="command", required=True, parser_class=argparse.ArgumentParser)
-    c = sub.add_parser("crawl", help="discover the sites' content sources and crawl them", conflict_handler="resolve",
+    c = sub.add_parser("crawl", help="discover the sites' content sources and crawl them",
                        description="Discover the sites' content sources and crawl them on the pushed schedule.")
     add_common_args(c, NAME, cfg)
-    c.add_argument("--site", action=SiteArgument, dest="site", default=None, metavar="URL | NAME",
-                   help="a site's root URL (repeat for several); a NAME without :// is the --project site's name")
-    c.set_defaults(site_name=None, bootstrap=None)  # the scaffold's --site NAME, taken by the argument above
+    c.add_argument("--site", action="append", metavar="URL",
+                   help="a site's root URL (repeat for several; default: the --fetch-spec site's)")
+    c.set_defaults(bootstrap=None)
     add_arguments(c, EPHEMERAL, ["budget"])
     c.add_argument("--default-interval", type=float, default=3600.0, help="seconds between recrawls before a schedule")
     c.add_argument("--min-interval", type=float, default=60.0, help="politeness: least seconds between recrawls of a source")
-    c.add_argument("--politeness-delay", type=float, default=0.2, help="wall seconds between requests to one host")
     c.add_argument("--max-sources", type=int, default=200, help="candidate sources examined per site")
     c.add_argument("--clock", choices=("site", "wall"), default="site",
                    help="site: the Date header of the site's responses (the world's simulated time); wall: this machine's")
@@ -245,7 +232,7 @@ def parse(argv: list[str] | None, cfg) -> argparse.Namespace:
     args.bootstrap = args.bootstrap or args.top_bootstrap or cfg.kafka_bootstrap
     if args.command == "crawl" and not args.site:
         if args.project_site is None:
-            crawl_parser.error("give --site URL (a site's root; repeat for several), or --project FILE")
+            crawl_parser.error("give --site URL (a site's root; repeat for several), or --fetch-spec FILE")
         args.site = [args.project_site.url(cfg) + "/"]
     return args
 

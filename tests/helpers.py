@@ -6,6 +6,8 @@
   ``dag_bag`` fixture of ``tests/conftest.py`` caches it per file for a run.
 - :func:`load_module` and :func:`main_parser`: a product file as a module, and the argument parser
   its ``main`` builds, read without running the program.
+- :func:`fetch_spec`: a stream process's ``--fetch-spec`` file for a site at a URL (what the platform's
+  plan writes for a project's site), for the tests that start one process by hand.
 """
 
 from __future__ import annotations
@@ -164,3 +166,14 @@ def main_parser(main, argv: list[str] | None = None) -> argparse.ArgumentParser 
         except SystemExit:
             pass
     return None
+
+
+def fetch_spec(folder: Path, base_url: str, politeness_delay: float, pace: float = 0.0, **site) -> str:
+    """Write a :class:`~focuscrawl.stream.spec.FetchSpec` for a site at ``base_url`` into ``folder``; its path.
+    ``site`` sets other fields of the site (``name``, ``strip_params``, ``scope``, ...)."""
+    from focuscrawl.project.model import Site
+    from focuscrawl.stream.spec import FetchSpec
+
+    fields = {"name": "test", "user_agent": "focuscrawl-test/1 (+mailto:ops@example.org)", **site}
+    spec = FetchSpec(site=Site(base_url=base_url, politeness_delay=politeness_delay, **fields), pace=pace)
+    return str(spec.write(Path(folder) / f"{fields['name']}.fetch.json"))

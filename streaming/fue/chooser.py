@@ -34,7 +34,7 @@ from focuscrawl.topics.changelog import TransactionalStage
 from focuscrawl.config import settings
 from focuscrawl.fue import RANKING_METHODS, UserChooser, UserClassifier
 from focuscrawl.fue.chooser import ChooserStage
-from focuscrawl.fue.pipeline import EXTRACT_TOPIC, POSTS_TOPIC, SCORES_TOPIC, STATS_TOPIC
+from focuscrawl.fue.pipeline import POSTS_TOPIC, STATS_TOPIC, extract_topic, scores_topic
 from focuscrawl.stream.process import StreamProcess, parser
 from focuscrawl.topics.specs import TopicSpec
 
@@ -44,7 +44,7 @@ log = logging.getLogger("focuscrawl.fue.chooser")
 def main(argv: list[str] | None = None) -> int:
     cfg = settings()
     ap = parser("fue-chooser", __doc__, cfg)
-    ap.add_argument("--method", required=True, choices=RANKING_METHODS.names())
+    ap.add_argument("--method", required=True, help="ranking method (the project's loops.fue.method, resolved there)")
     ap.add_argument("--classifier", help="candidate classifier (joblib, UserClassifier.save) for HCP-like methods")
     ap.add_argument("--lead", type=int, default=8, help="chosen users in flight (about one per extractor)")
     ap.add_argument("--seed", type=int, default=0)
@@ -52,19 +52,23 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--instance", default="0", help="this instance's name within the group (transactional id)")
     ap.add_argument("--posts-topic", default=POSTS_TOPIC)
     ap.add_argument("--stats-topic", default=STATS_TOPIC)
-    ap.add_argument("--extract-topic", help=f"where chosen users go (default {EXTRACT_TOPIC}.<method>)")
-    ap.add_argument("--scores-topic", help=f"compacted pushed scores (default {SCORES_TOPIC}.<method>)")
+    ap.add_argument("--extract-topic", help=f"where chosen users go (default {extract_topic('<method>')})")
+    ap.add_argument("--scores-topic", help=f"compacted pushed scores (default {scores_topic('<method>')})")
     ap.add_argument("--catch-up-wait", type=float, default=5.0,
                     help="seconds a chooser behind its input waits to catch up before it chooses anyway")
     ap.add_argument("--status-top", type=int, default=5, help="best candidates shown in the status file")
     args = ap.parse_args(argv)
 
+    try:
+        ranking = RANKING_METHODS.get(args.method)
+    except KeyError as exc:
+        ap.error(str(exc).strip('"'))
     classifier = UserClassifier.load(args.classifier) if args.classifier else None
-    chooser = UserChooser(RANKING_METHODS.create(args.method, classifier=classifier, seed=args.seed))
+    chooser = UserChooser(ranking(classifier=classifier, seed=args.seed))
     group = args.group or f"fue-chooser-{args.method}"
     stage = ChooserStage(chooser, method=args.method, posts_topic=args.posts_topic, stats_topic=args.stats_topic,
-                         scores_topic=args.scores_topic or f"{SCORES_TOPIC}.{args.method}",
-                         extract_topic=args.extract_topic or f"{EXTRACT_TOPIC}.{args.method}",
+                         scores_topic=args.scores_topic or scores_topic(args.method),
+                         extract_topic=args.extract_topic or extract_topic(args.method),
                          lead=args.lead, catch_up_wait=args.catch_up_wait)
     with StreamProcess(f"fue-chooser-{args.method}", args, cfg) as proc:
         proc.ensure_topics([TopicSpec(args.posts_topic, "author"), TopicSpec(args.stats_topic, "user"),

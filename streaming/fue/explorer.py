@@ -6,7 +6,7 @@ Reads the front page (``--listing-path``, reddit's ``/r/all/new.json``, paged ba
 showed) every ``--front-page-interval`` seconds,
 and ``/r/{sub}/new.json`` and ``/r/{sub}/comments.json`` of a community picked by the chooser
 (``focuscrawl.fue.pipeline.COMMUNITY_CHOOSERS``) ``--interval`` seconds after the previous visit, through the
-project's Fetcher (robots.txt, politeness, SSRF guard; with ``--project FILE [--site NAME]`` the site's), and
+project's Fetcher (robots.txt, politeness, SSRF guard; with ``--fetch-spec FILE`` the site's), and
 sends each post it has not sent before (``focuscrawl.fue.pipeline.CommunityExplorer``). Run several with
 different ``--seed`` to explore faster. Status and metrics as every stream process (``focuscrawl.stream.process``).
 """

@@ -4,7 +4,7 @@
 
 A member of group ``fue-extractor-<method>`` on ``focuscrawl.fue.extract.<method>``: every
 chosen user reaches exactly one extractor. Histories are read up to the site's cap through the
-project's Fetcher (``--project FILE [--site NAME]``), which obeys robots.txt, per-host politeness and
+project's Fetcher (``--fetch-spec FILE``), which obeys robots.txt, per-host politeness and
 429 ``Retry-After``, at most ``--users-per-hour`` users an hour. The input
 offsets are committed after the history was flushed (``focuscrawl.stream.process.StreamProcess.run_stage``).
 """
@@ -16,7 +16,8 @@ import sys
 import time
 
 from focuscrawl.config import settings
-from focuscrawl.fue.pipeline import EXTRACT_TOPIC, HISTORIES_TOPIC, SITE_CAP, ExtractRequest, RedditClient, UserExtractor
+from focuscrawl.fue.pipeline import (HISTORIES_TOPIC, SITE_CAP, ExtractRequest, RedditClient, UserExtractor,
+                                     extract_topic)
 from focuscrawl.stream.process import StreamProcess, Stopped, parser
 from focuscrawl.topics.specs import TopicSpec
 
@@ -52,7 +53,7 @@ def main(argv: list[str] | None = None) -> int:
             yield HISTORIES_TOPIC, user, dataclasses.replace(history, method=args.method).to_json()
 
         # A paced wait sits inside the poll loop: the group must not think the member died meanwhile.
-        proc.run_stage([f"{EXTRACT_TOPIC}.{args.method}"], f"fue-extractor-{args.method}", handle, max_records=1,
+        proc.run_stage([extract_topic(args.method)], f"fue-extractor-{args.method}", handle, max_records=1,
                        max_poll_interval_ms=int(max(300.0, 3 * gap) * 1000))
     return 0
 

@@ -16,6 +16,8 @@ from pathlib import Path
 
 import pytest
 
+from helpers import fetch_spec
+
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "streaming"))
@@ -30,15 +32,14 @@ def test_the_plans_command_line_parses_with_the_project_site_and_the_scaffolds_a
 
     cfg = settings()
     project_file = ROOT / "projects" / "world.toml"
-    specs = {s.name: s for s in plan(load_project(project_file), cfg, project_file=project_file,
-                                     models=Models(Path("/m/r.joblib"), Path("/m/c.joblib")), log=lambda _: None)}
+    project = load_project(project_file)
+    specs = {s.name: s for s in plan(project, cfg, models=Models(Path("/m/r.joblib"), Path("/m/c.joblib")))}
     spec = specs["source-crawler"]
     assert spec.metrics_port and spec.command[spec.command.index("--metrics-port") + 1] == str(spec.metrics_port)
-    assert "--project" in spec.command
     args = source_crawler.parse(list(spec.command[2:]), cfg)
     assert args.command == "crawl" and args.metrics_port == spec.metrics_port
-    assert args.site and all("://" in s for s in args.site)  # the roots; the project's site name apart
-    assert args.project_site is not None and args.site_name == args.project_site.name
+    assert args.site and all("://" in s for s in args.site)  # the roots
+    assert args.project_site == project.site(project.loops.sources.site)  # from the plan's --fetch-spec
     assert str(args.status_file) == spec.status_file and args.bootstrap == cfg.kafka_bootstrap
 
 
@@ -95,7 +96,8 @@ def test_the_process_serves_its_fetch_counters_on_the_metrics_port_and_sleeps_be
         # One slot per 100 s of the wall clock: the first fires at once, then the loop only waits.
         proc = subprocess.Popen(
             [sys.executable, "streaming/source_crawler.py", "crawl", "--site", f"{server.url}/site/{world.web.hosts[0]}/",
-             "--clock", "wall", "--budget", "0.01", "--max-sources", "6", "--politeness-delay", "0.02",
+             "--clock", "wall", "--budget", "0.01", "--max-sources", "6",
+             "--fetch-spec", fetch_spec(tmp_path, server.url, 0.02),
              "--feedback-every", "60", "--schedule-topic", f"focuscrawl.test.schedule.{run}", "--name", name,
              "--bootstrap", kafka_broker.url, "--status-file", str(status), "--metrics-port", str(port)],
             cwd=ROOT, env=env, stdout=log.open("ab"), stderr=subprocess.STDOUT, start_new_session=True)

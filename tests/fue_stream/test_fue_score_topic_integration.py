@@ -7,7 +7,7 @@ import time
 import pytest
 
 from focuscrawl.fue import RANKING_METHODS, Post, UserChooser
-from focuscrawl.fue.pipeline import SCORES_TOPIC
+from focuscrawl.fue.pipeline import scores_topic
 from focuscrawl.topics.priority import PriorityFollower, publish
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(300)]  # includes the broker start
@@ -19,12 +19,12 @@ def test_pushed_scores_reorder_a_running_chooser(cfg, kafka_broker, toy_classifi
                        Post(author="odd", created_utc=0.0, text="football recipe", post_id="b")])
     assert chooser.top(1)[0][0] == "sad"
     # What streaming/fue/chooser.py does with every record of its method's score topic.
-    follower = PriorityFollower(cfg.kafka_bootstrap, f"{SCORES_TOPIC}.{topic}",
+    follower = PriorityFollower(cfg.kafka_bootstrap, scores_topic(topic),
                                 lambda user, score: score is not None and chooser.set_scores([(user, score)]))
     follower.start()
     try:
         assert follower.caught_up.wait(60)
-        publish(cfg.kafka_bootstrap, f"{SCORES_TOPIC}.{topic}", [("odd", 0.9, {}), ("sad", 0.2, {}), ("gone", 0.5, {})])
+        publish(cfg.kafka_bootstrap, scores_topic(topic), [("odd", 0.9, {}), ("sad", 0.2, {}), ("gone", 0.5, {})])
         deadline = time.monotonic() + 30
         while chooser.top(1)[0][0] != "odd" and time.monotonic() < deadline:
             time.sleep(0.2)

@@ -28,6 +28,7 @@ import pytest
 
 from focuscrawl.services.process import wait_until
 from focuscrawl.core.status_file import read_status
+from helpers import fetch_spec
 
 ROOT = Path(__file__).resolve().parents[2]
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(900)]
@@ -97,16 +98,19 @@ def test_live_processes_use_the_crawl_surface_only_and_the_sampler_survives_sigk
         host = world.web.hosts[0]
         sampler_args = ["streaming/graph_sampler.py", "--base-url", server.url, "--sampler", "RW",
                         "--query-budget", str(BUDGET), "--every", "0", "--rounds", str(ROUNDS), "--name", f"t{run}",
-                        "--politeness-delay", "0.04", "--status-file", str(tmp_path / "sampler.json")]
+                        "--fetch-spec", fetch_spec(tmp_path / "sampler", server.url, 0.04),
+                        "--status-file", str(tmp_path / "sampler.json")]
         consumer = _spawn(["streaming/consumer.py", "--sink", "graph_sample", "--group", f"g{run}",
                            "--table-uri", str(table), "--batch-seconds", "1",
                            "--status-file", str(tmp_path / "consumer.json")], logs / f"consumer-{run}.log", env)
         others = [
             _spawn(["streaming/source_crawler.py", "crawl", "--site", f"{server.url}/site/{host}/", "--budget", "0.5",
-                    "--max-sources", "6", "--politeness-delay", "0.02", "--feedback-every", "2",
+                    "--max-sources", "6", "--fetch-spec", fetch_spec(tmp_path / "sources", server.url, 0.02),
+                    "--feedback-every", "2",
                     "--status-file", str(tmp_path / "sources.json")], logs / f"sources-{run}.log", env),
             _spawn(["streaming/revisitor.py", "--seed", server.url + world.web.page_path(0), "--discover",
-                    "/site/[^/]+/wiki/", "--max-pages", "15", "--politeness-delay", "0.02", "--idle", "0.5",
+                    "/site/[^/]+/wiki/", "--max-pages", "15",
+                    "--fetch-spec", fetch_spec(tmp_path / "revisitor", server.url, 0.02), "--idle", "0.5",
                     "--table", str(tmp_path / "snapshots"), "--priority-topic", f"focuscrawl.test.prio.{run}",
                     "--status-file", str(tmp_path / "revisitor.json")], logs / f"revisitor-{run}.log", env),
         ]

@@ -22,6 +22,7 @@ import pytest
 from warcio.archiveiterator import ArchiveIterator
 
 from focuscrawl.services.process import wait_until
+from helpers import fetch_spec
 
 ROOT = Path(__file__).resolve().parents[2]
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(600)]
@@ -73,7 +74,8 @@ def test_live_fetches_are_archived_and_rows_lead_to_their_records(cfg, kafka_bro
             "consumer": _spawn(["streaming/consumer.py", "--sink", "fue_posts", "--topic", topic, "--group", f"g{run}",
                                 "--table-uri", str(posts_table), "--batch-seconds", "1"], logs / "consumer.log", env),
             "revisitor": _spawn(["streaming/revisitor.py", "--seed", server.url + world.web.page_path(0),
-                                 "--discover", "/site/[^/]+/wiki/", "--max-pages", "12", "--politeness-delay", "0.02",
+                                 "--discover", "/site/[^/]+/wiki/", "--max-pages", "12",
+                                 "--fetch-spec", fetch_spec(tmp_path, server.url, 0.02),
                                  "--idle", "0.5", "--flush-every", "4", "--table", str(snapshots_table),
                                  "--priority-topic", f"focuscrawl.test.prio.{run}", "--warc", str(warc)],
                                 logs / "revisitor.log", env),

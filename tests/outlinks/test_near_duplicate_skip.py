@@ -173,6 +173,6 @@ def test_the_project_switch_reaches_both_processes(tmp_path, switch, monkeypatch
            "loops": {"fue": {"enabled": False}, "graph": {"enabled": False},
                      "sources": {"skip_near_duplicates": switch}, "revisits": {"skip_near_duplicates": switch}}}
     project = parse_project(raw, base_dir=tmp_path)
-    specs = {s.name: s for s in plan(project, settings(), airflow=False, log=lambda _: None)}
+    specs = {s.name: s for s in plan(project, settings(), airflow=False)}
     for name in ("source-crawler", "revisitor"):
         assert ("--skip-near-duplicates" in specs[name].command) is switch

@@ -17,7 +17,7 @@ from focuscrawl.stream.metrics import scrape
 from focuscrawl.services.process import wait_until
 from focuscrawl.core.status_file import read_status
 
-from helpers import HttpSite
+from helpers import HttpSite, fetch_spec
 from test_near_duplicate_skip import TEXTS, html  # tests/outlinks is on the path (rootdir-less test folders)
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -50,7 +50,8 @@ def test_the_revisitor_process_counts_its_skips(cfg, kafka_broker, tmp_path):
     log.parent.mkdir(parents=True, exist_ok=True)
     proc = subprocess.Popen(
         [sys.executable, "streaming/revisitor.py", "--seed", f"http://{site}/wiki/Original", "--discover", "/wiki/",
-         "--clock", "wall", "--politeness-delay", "0", "--idle", "0.2", "--skip-near-duplicates",
+         "--clock", "wall", "--fetch-spec", fetch_spec(tmp_path, f"http://{site}", 0.0), "--idle", "0.2",
+         "--skip-near-duplicates",
          "--bootstrap", kafka_broker.url,
          "--table", str(tmp_path / "snapshots"), "--priority-topic", f"focuscrawl.test.prio.{uuid.uuid4().hex[:8]}",
          "--status-file", str(tmp_path / "revisitor.json"), "--metrics-port", str(port)],

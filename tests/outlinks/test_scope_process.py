@@ -18,6 +18,8 @@ import pytest
 from focuscrawl.stream.metrics import scrape
 from focuscrawl.services.process import wait_until
 from focuscrawl.core.status_file import read_status
+from focuscrawl.project.loading import load_project
+from focuscrawl.stream.spec import FetchSpec
 from focuscrawl.world.mess import Mess
 from focuscrawl.world.server import WorldServer
 from test_near_duplicate_skip_process import free_port  # tests/outlinks is on the path
@@ -61,6 +63,8 @@ def test_the_revisitor_process_reports_every_refusal(cfg, kafka_broker, tmp_path
     with WorldServer(small_world(seed=3, web=True, users=1000, mess=mess)) as world:
         host = world.url.split("//")[1]
         (tmp_path / "project.toml").write_text(PROJECT.format(url=world.url))
+        # what the platform's plan hands the revisitor for the project's site "messy"
+        spec = FetchSpec(site=load_project(tmp_path / "project.toml").site("messy")).write(tmp_path / "messy.json")
         seed = world.url + world.world.web.page_path(world.world.web.pages_of_host[world.world.web.hosts[0]][0])
         port = free_port()
         env = {**os.environ, "FOCUSCRAWL_ALLOW_PRIVATE_HOSTS": host}
@@ -68,8 +72,7 @@ def test_the_revisitor_process_reports_every_refusal(cfg, kafka_broker, tmp_path
         log.parent.mkdir(parents=True, exist_ok=True)
         proc = subprocess.Popen(
             [sys.executable, "streaming/revisitor.py", "--seed", seed, "--discover", "/site/", "--max-pages", "60",
-             "--clock", "wall", "--politeness-delay", "0", "--idle", "0.2", "--bootstrap", kafka_broker.url,
-             "--project", str(tmp_path / "project.toml"), "--site", "messy",
+             "--clock", "wall", "--idle", "0.2", "--bootstrap", kafka_broker.url, "--fetch-spec", str(spec),
              "--table", str(tmp_path / "snapshots"), "--priority-topic", f"focuscrawl.test.prio.{uuid.uuid4().hex[:8]}",
              "--status-file", str(tmp_path / "revisitor.json"), "--metrics-port", str(port)],
             cwd=ROOT, env=env, stdout=log.open("ab"), stderr=subprocess.STDOUT, start_new_session=True)

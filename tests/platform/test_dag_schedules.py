@@ -38,11 +38,24 @@ def test_defaults_without_a_project_and_the_project_over_them(tmp_path, monkeypa
     assert dag_schedule(cfg, "graph_estimation") == timedelta(minutes=10)
     assert dag_schedule(cfg, "source_schedule") == "@hourly"  # not in the project: the default
     assert dag_schedule(cfg, "outlinks_train") == "assets"
-    assert pseudo_methods(cfg) == ["HCP-POS"]
-    cfg = _with_project(tmp_path, monkeypatch, {"loops": {"fue": {"enabled": True, "methods": ["HAS", "HCP-0.5-0.5"]}}})
-    assert pseudo_methods(cfg) == ["HCP-0.5-0.5"]  # HAS ranks by itself: nothing to pseudo-train
     with pytest.raises(KeyError, match="DEFAULT_SCHEDULES"):
         dag_schedule(cfg, "no_such_dag")
+
+
+@pytest.mark.parametrize("method,retrained", [("HCP-POS", ["HCP-POS"]), ("hcp-0.5-0.5", ["HCP-0.5-0.5"]),
+                                               ("HAS", [])])  # HAS ranks by itself: nothing to pseudo-train
+def test_the_batch_side_retrains_the_method_the_project_resolved(tmp_path, monkeypatch, method, retrained):
+    from focuscrawl.platform.up import Platform
+    from focuscrawl.project.loading import parse_project
+
+    cfg = _with_project(tmp_path, monkeypatch, None)
+    (tmp_path / "pos.jsonl").write_text('{"user": "a", "text": "so tired"}\n')
+    (tmp_path / "neg.csv").write_text("author,title\nc,game night\n")
+    project = parse_project({"name": "t", "target": "world", "profile": {"positives": "pos.jsonl", "negatives": "neg.csv"},
+                             "sites": [{"name": "w", "world": True, "user_agent": "t/1 (+mailto:ops@example.org)"}],
+                             "loops": {"fue": {"method": method}}}, base_dir=tmp_path)
+    Platform(project, cfg).write_active_project()
+    assert pseudo_methods(cfg) == retrained
 
 
 def test_dag_files_take_their_schedule_from_the_project(tmp_path, monkeypatch):

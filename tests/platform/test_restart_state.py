@@ -22,6 +22,7 @@ from focuscrawl.fue import Post
 from focuscrawl.fue.pipeline import StatsEvent, post_to_json
 from focuscrawl.platform.supervisor import ProcessSpec, RestartPolicy, Supervisor
 from focuscrawl.topics.priority import Priority
+from helpers import fetch_spec
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(600)]
 
@@ -261,7 +262,8 @@ def test_a_sigkilled_revisitor_lands_every_page_once_per_period(cfg, kafka_broke
         name="revisitor", kind="revisitor",
         command=(sys.executable, str(ROOT / "streaming/revisitor.py"), "--seed", server.url + world.web.page_path(0),
                  "--discover", "/site/[^/]+/wiki/", "--max-pages", str(pages), "--clock", "site",
-                 "--origin", str(world.clock.start_epoch), "--clock-refresh", "1", "--politeness-delay", "0.25",
+                 "--origin", str(world.clock.start_epoch), "--clock-refresh", "1",
+                 "--fetch-spec", fetch_spec(tmp_path, server.url, 0.25),
                  "--idle", "0.2", "--flush-every", "3", "--table", str(table), "--priority-topic", f"{topic}.prio",
                  "--status-file", str(status)),
         env={"FOCUSCRAWL_ALLOW_PRIVATE_HOSTS": server.url.removeprefix("http://")},
@@ -328,7 +330,8 @@ def test_a_sigkilled_source_crawler_continues_every_source_chain_in_delta(cfg, k
             name="source-crawler", kind="source-crawler",
             command=(sys.executable, str(ROOT / "streaming/source_crawler.py"), "crawl", "--site", site,
                      "--budget", "0.03", "--default-interval", "1200", "--min-interval", "60", "--max-sources", "10",
-                     "--politeness-delay", "0.02", "--clock-refresh", "1", "--feedback-every", "5",
+                     "--fetch-spec", fetch_spec(tmp_path, server.url, 0.02), "--clock-refresh", "1",
+                     "--feedback-every", "5",
                      "--schedule-topic", f"{topic}.schedule", "--name", f"{topic}-sources",
                      "--status-file", str(status)),
             env=env, restart=policy, status_file=str(status), stop_grace=10.0)

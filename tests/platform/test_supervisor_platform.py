@@ -5,7 +5,6 @@ No engine runs here: the platform on real engines is the end-to-end test (tests/
 
 from __future__ import annotations
 
-import dataclasses
 import importlib.util
 import json
 import os
@@ -139,7 +138,7 @@ def _by_name(specs):
 
 def test_plan_declares_every_loop_process_with_its_port_and_status_file(tmp_path, var):
     cfg = settings()
-    specs = plan(_project(tmp_path), cfg, models=MODELS, log=lambda _: None)
+    specs = plan(_project(tmp_path), cfg, models=MODELS)
     names = _by_name(specs)
     for expected in ("fue-explorer", "fue-chooser-hcp", "fue-extractor-hcp", "fue-classifier", "source-crawler",
                      "revisitor", "asset-events"):
@@ -164,14 +163,14 @@ def test_plan_declares_every_loop_process_with_its_port_and_status_file(tmp_path
     chooser = names["fue-chooser-hcp"].command
     assert chooser[chooser.index("--classifier") + 1] == str(MODELS.reference)  # HCP scores with the reference model
     assert str(MODELS.reference) in names["fue-classifier"].command
-    assert "asset-events" not in _by_name(plan(_project(tmp_path), cfg, models=MODELS, airflow=False, log=print))
+    assert "asset-events" not in _by_name(plan(_project(tmp_path), cfg, models=MODELS, airflow=False))
 
 
 def _asset_events_intervals(project) -> dict[str, float]:
     """What the planned asset-events process parses from its command line: ``{DAG id: seconds}``."""
     from helpers import load_module, main_parser
 
-    (spec,) = [s for s in plan(project, settings(), models=MODELS, log=lambda _: None) if s.name == "asset-events"]
+    (spec,) = [s for s in plan(project, settings(), models=MODELS) if s.name == "asset-events"]
     parser = main_parser(load_module(ROOT / "streaming" / "asset_events.py").main)
     args = parser.parse_args(list(spec.command[2:]))
     assert args.min_interval == 60  # the poster's default for every DAG not named
@@ -200,13 +199,13 @@ def test_the_explorer_reads_the_front_page_the_project_names(tmp_path, var):
     parser = main_parser(load_module(ROOT / "streaming" / "fue" / "explorer.py").main)
     for fue, path in (({"method": "HCP"}, "/r/all/new.json"), ({"method": "HCP", "listing_path": "/front/new.json"},
                                                                "/front/new.json")):
-        specs = _by_name(plan(_project(tmp_path, fue=fue), settings(), models=MODELS, log=lambda _: None))
+        specs = _by_name(plan(_project(tmp_path, fue=fue), settings(), models=MODELS))
         assert parser.parse_args(list(specs["fue-explorer"].command[2:])).listing_path == path
 
 
 @pytest.mark.parametrize("method,model", [("HCP-SNIP", "candidate"), ("RND", None)])
 def test_the_chooser_gets_the_model_its_method_scores_with(tmp_path, var, method, model):
-    specs = _by_name(plan(_project(tmp_path, method=method), settings(), models=MODELS, log=lambda _: None))
+    specs = _by_name(plan(_project(tmp_path, method=method), settings(), models=MODELS))
     chooser = specs[f"fue-chooser-{method.lower()}"].command
     if model is None:
         assert "--classifier" not in chooser
@@ -214,13 +213,11 @@ def test_the_chooser_gets_the_model_its_method_scores_with(tmp_path, var, method
         assert chooser[chooser.index("--classifier") + 1] == str(getattr(MODELS, model))
 
 
-def test_plan_leaves_out_disabled_loops_and_says_what_is_missing(tmp_path, var):
-    project = _project(tmp_path, sources={"enabled": False}, revisits={"enabled": False})
-    said = []
-    cfg = dataclasses.replace(settings(), home=tmp_path)  # a checkout without streaming/graph_sampler.py
-    specs = plan(project, cfg, models=MODELS, airflow=False, log=said.append)
-    assert {s.loop for s in specs} == {"fue"}
-    assert said and "graph_sampler.py" in said[0]
+def test_plan_leaves_out_disabled_loops(tmp_path, var):
+    project = _project(tmp_path, sources={"enabled": False}, revisits={"enabled": False}, graph={"enabled": False})
+    assert {s.loop for s in plan(project, settings(), models=MODELS, airflow=False)} == {"fue"}
+    project = _project(tmp_path, sources={"enabled": False}, revisits={"enabled": False}, graph={"enabled": True})
+    assert {s.loop for s in plan(project, settings(), models=MODELS, airflow=False)} == {"fue", "graph"}
 
 
 def test_plan_needs_trained_models_and_seeds_for_a_real_site(tmp_path, var):
@@ -230,7 +227,7 @@ def test_plan_needs_trained_models_and_seeds_for_a_real_site(tmp_path, var):
         plan(_project(tmp_path, target="sites"), settings(), models=MODELS)
     seeded = _project(tmp_path, target="sites", revisits={"seeds": ["https://shop.example.org/a"]},
                       sources={"seeds": ["https://shop.example.org/"]})
-    specs = _by_name(plan(seeded, settings(), models=MODELS, log=lambda _: None))
+    specs = _by_name(plan(seeded, settings(), models=MODELS))
     assert "https://shop.example.org/a" in specs["revisitor"].command
     assert "https://shop.example.org" in specs["fue-explorer"].command
 
@@ -333,8 +330,8 @@ def test_down_with_nothing_up_is_harmless(var, capsys):
 
 def test_a_crawling_loop_brings_one_landing_of_the_dead_letter_topic(tmp_path, var):
     cfg = settings()
-    names = _by_name(plan(_project(tmp_path), cfg, models=MODELS, log=lambda _: None))
+    names = _by_name(plan(_project(tmp_path), cfg, models=MODELS))
     assert names["consumer-dead_letter"].meta["table"] == "dead_letter"
     assert sum(1 for n in names if n == "consumer-dead_letter") == 1  # one, though sources and revisits both run
     off = {"sources": {"enabled": False}, "revisits": {"enabled": False}}
-    assert "consumer-dead_letter" not in _by_name(plan(_project(tmp_path, **off), cfg, models=MODELS, log=lambda _: None))
+    assert "consumer-dead_letter" not in _by_name(plan(_project(tmp_path, **off), cfg, models=MODELS))

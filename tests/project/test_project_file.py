@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 import sys
@@ -17,6 +18,7 @@ from focuscrawl.project.examples import read_examples
 from focuscrawl.project.loading import load_project
 from focuscrawl.project.template import INIT_TEMPLATE
 from focuscrawl.project.values import DAG_IDS, ProjectError, parse_duration
+from focuscrawl.stream.spec import FetchSpec
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -153,13 +155,17 @@ def test_validate_cli_prints_the_one_error_and_exits_2(folder, capsys):
     assert len(err) == 1 and "loops.fue.method" in err[0] and "HPC" in err[0]
 
 
-def test_a_process_given_a_bad_project_starts_nothing(folder):
-    """The crawler exits 2 with the one-line error before it dials Kafka (no broker runs on this port)."""
-    path = write(folder, VALID.replace("users_per_hour = 60", "users_per_hour = -1"))
-    out = subprocess.run([sys.executable, "streaming/crawler.py", "--project", str(path), "--bootstrap", "127.0.0.1:9",
-                          "--status-file", str(folder / "status.json")], cwd=ROOT, capture_output=True, text=True, timeout=60)
+def test_a_process_given_a_bad_fetch_spec_starts_nothing(folder):
+    """The crawler exits 2 with the one-line error naming the field before it dials Kafka (no broker runs on
+    this port): the project is validated where it is loaded, its resolved site where a process reads it."""
+    spec = json.loads(FetchSpec(site=load_project(write(folder, VALID)).site()).model_dump_json())
+    spec["site"]["politeness_delay"] = -1
+    (folder / "bad.json").write_text(json.dumps(spec))
+    out = subprocess.run([sys.executable, "streaming/crawler.py", "--fetch-spec", str(folder / "bad.json"),
+                          "--bootstrap", "127.0.0.1:9", "--status-file", str(folder / "status.json")],
+                         cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert out.returncode == 2, out.stderr
-    assert "loops.fue.users_per_hour" in out.stderr and "Kafka" not in out.stderr
+    assert "site.politeness_delay" in out.stderr and "Kafka" not in out.stderr
     assert not (folder / "status.json").exists()
 
 

@@ -84,18 +84,26 @@ def _table_text(uri: Path) -> tuple[int, str]:
 
 
 @pytest.mark.integration
-def test_reddit_project_against_the_world_with_oauth_required(cfg, kafka_broker, shared_data, tmp_path):
+def test_reddit_project_against_the_world_with_oauth_required(cfg, kafka_broker, shared_data, tmp_path, monkeypatch):
+    from focuscrawl.project.loading import load_project
+    from focuscrawl.stream.spec import FetchSpec
+
     world = build_world(11, data_dir=None, cache_dir=cfg.var_dir, web=False, rate_limit=600, users=3000,
                         base_rate=0.05, paused=True, warmup_seconds=1800.0, events_per_minute=30.0)
     world.oauth = RecordingOAuth(CLIENT_ID, SECRET, token_ttl=3600)
     topic = f"reddit-e2e-{uuid.uuid4().hex[:8]}"
-    env = {**os.environ, "REDDIT_API_URL": cfg.world_url, "REDDIT_TOKEN_URL": cfg.world_url + TOKEN_PATH,
-           "REDDIT_CLIENT_ID": CLIENT_ID, "REDDIT_CLIENT_SECRET": SECRET}
+    reddit = {"REDDIT_API_URL": cfg.world_url, "REDDIT_TOKEN_URL": cfg.world_url + TOKEN_PATH,
+              "REDDIT_CLIENT_ID": CLIENT_ID, "REDDIT_CLIENT_SECRET": SECRET}
+    env = {**os.environ, **reddit}
+    for name, value in reddit.items():
+        monkeypatch.setenv(name, value)  # the project file names the variables; its site reads them
+    # what the platform's plan hands a fetching process for projects/reddit.toml's site "reddit"
+    spec = FetchSpec(site=load_project(ROOT / "projects" / "reddit.toml").site("reddit")).write(tmp_path / "reddit.json")
     status_file = tmp_path / "status" / "crawler.json"
     table_uri = tmp_path / "lake" / "reddit_posts"
     logs = tmp_path / "logs"
     with WorldServer(world, cfg.bind_host, cfg.world_port, cfg.world_eval_port):
-        crawler = _spawn(["streaming/crawler.py", "--project", "projects/reddit.toml", "--site", "reddit",
+        crawler = _spawn(["streaming/crawler.py", "--fetch-spec", str(spec),
                           "--topic", topic, "--dead-letter-topic", topic + "-dl", "--priority-topic", topic + "-prio",
                           "--interval", "0.3", "--status-file", str(status_file)], logs / "crawler.log", env)
         consumer = _spawn(["streaming/consumer.py", "--table", "reddit_posts", "--topic", topic, "--group", topic,

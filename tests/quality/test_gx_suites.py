@@ -115,7 +115,7 @@ def test_missing_table_fails_and_results_are_recorded(tmp_path):
 def test_gate_task_records_and_returns_the_result(cfg):
     from airflow.sdk import DAG
 
-    from focuscrawl.lake.quality import gx_gate
+    from focuscrawl.orchestration.quality_gate import gx_gate
 
     spec = TableSpec("gate_probe", "test table", SPEC.columns)
     with DAG("gate_probe_dag", schedule=None):

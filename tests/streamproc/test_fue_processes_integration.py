@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from focuscrawl.fue.pipeline import EXTRACT_TOPIC, HISTORIES_TOPIC
+from focuscrawl.fue.pipeline import HISTORIES_TOPIC, extract_topic
 from focuscrawl.topics.specs import TopicSpec, ensure_topics
 
 pytestmark = pytest.mark.integration
@@ -70,7 +70,7 @@ def test_explorer_then_extractor_at_the_paced_rate(kafka_broker, serve_world, tm
     users = sorted({r.key.decode() for r in posts})[:3]
     producer = KafkaProducer(bootstrap_servers=kafka_broker.url, acks="all")
     for user in users:
-        producer.send(f"{EXTRACT_TOPIC}.{method}", key=user.encode(), value=json.dumps({"user": user}).encode())
+        producer.send(extract_topic(method), key=user.encode(), value=json.dumps({"user": user}).encode())
     producer.flush(30)
     producer.close()
     extractor_log = tmp_path / "extractor.log"

@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 
 import requests
+import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from focuscrawl.stream.metrics import scrape
@@ -116,20 +117,36 @@ def test_a_taken_metrics_port_is_a_clear_error(tmp_path):
     assert f"cannot serve metrics on 127.0.0.1:{port}" in out and "--metrics-port" in out
 
 
-def test_project_site_gives_the_fetcher_and_the_base_url(cfg, shared_data, tmp_path):
-    """``--project FILE --site NAME``: the site's User-Agent and politeness floor, counted in the metrics."""
+def test_the_fetch_spec_gives_the_fetcher_and_the_base_url(cfg, shared_data, tmp_path):
+    """``--fetch-spec FILE``: the site's User-Agent, its politeness owed by every instance (the shared ledger)
+    and the loop's own pace, counted in the metrics; the process reads no project file."""
+    from focuscrawl.project.loading import load_project
     from focuscrawl.stream.process import StreamProcess, parser
+    from focuscrawl.stream.spec import FetchSpec
 
+    site = load_project(ROOT / "projects" / "world.toml").site("world")
+    spec = FetchSpec(site=site, pace=0.25).write(tmp_path / "world.json")
     ap = parser("probe", "probe", cfg)
     ap.add_argument("--base-url", default="http://default.invalid")
-    args = ap.parse_args(["--project", str(ROOT / "projects" / "world.toml"), "--site", "world",
-                          "--status-file", str(tmp_path / "s.json")])
-    site = args.project_site
-    assert (site.name, args.base_url) == ("world", cfg.world_url)
+    args = ap.parse_args(["--fetch-spec", str(spec), "--status-file", str(tmp_path / "s.json")])
+    assert (args.project_site, args.base_url) == (site, cfg.world_url)
     with StreamProcess("probe", args, cfg, install_signals=False) as proc:
-        fetcher = proc.fetcher(politeness_delay=0.0)
+        fetcher = proc.fetcher()
         assert fetcher.user_agent == site.user_agent
-        assert fetcher.politeness.min_delay == site.politeness_delay  # the site's delay is a floor
+        assert (fetcher.politeness.min_delay, fetcher.politeness.host_delay) == (0.25, site.politeness_delay)
+        assert fetcher.politeness.ledger is not None  # the site's pause holds across instances
         assert fetcher.observer is proc.metrics.fetch_observer
-    explicit = ap.parse_args(["--project", str(ROOT / "projects" / "world.toml"), "--base-url", "http://x.test"])
+    explicit = ap.parse_args(["--fetch-spec", str(spec), "--base-url", "http://x.test"])
     assert explicit.base_url == "http://x.test"
+
+
+def test_a_bad_fetch_spec_exits_2_naming_the_field(cfg, tmp_path, capsys):
+    from focuscrawl.stream.process import parser
+
+    (tmp_path / "bad.json").write_text('{"site": {"name": "w", "world": true}, "pace": 0}')
+    with pytest.raises(SystemExit) as exit_:
+        parser("probe", "probe", cfg).parse_args(["--fetch-spec", str(tmp_path / "bad.json")])
+    assert exit_.value.code == 2 and "site.user_agent" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        parser("probe", "probe", cfg).parse_args(["--fetch-spec", str(tmp_path / "absent.json")])
+    assert "not readable" in capsys.readouterr().err

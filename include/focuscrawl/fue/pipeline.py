@@ -37,10 +37,21 @@ from focuscrawl.core.registry import Registry
 from focuscrawl.lake.tables import UNIT_INTERVAL, Column, table
 
 POSTS_TOPIC = "focuscrawl.fue.posts"          # key = author (one user's evidence stays in one chooser), value = Post
-EXTRACT_TOPIC = "focuscrawl.fue.extract"      # + ".<method>"; key = user, value = ExtractRequest
+EXTRACT_TOPIC = "focuscrawl.fue.extract"      # per method: extract_topic(); key = user, value = ExtractRequest
 HISTORIES_TOPIC = "focuscrawl.fue.histories"  # key = user, value = History
 STATS_TOPIC = "focuscrawl.fue.stats"          # key = user, value = StatsEvent
-SCORES_TOPIC = "focuscrawl.fue.scores"        # + ".<method>"; compacted, pushed by pseudo-training
+SCORES_TOPIC = "focuscrawl.fue.scores"        # per method: scores_topic(); compacted, pushed by pseudo-training
+
+
+def extract_topic(method: str) -> str:
+    """The topic a method's chooser sends its chosen users to and its extractors read."""
+    return f"{EXTRACT_TOPIC}.{method}"
+
+
+def scores_topic(method: str) -> str:
+    """The compacted topic pseudo-training pushes a method's user scores to and its chooser follows."""
+    return f"{SCORES_TOPIC}.{method}"
+
 
 DELETED_AUTHORS = frozenset({"[deleted]", "AutoModerator", ""})
 USER_PAGE_LIMIT = 100  # Reddit's largest page

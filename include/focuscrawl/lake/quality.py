@@ -6,9 +6,9 @@ declaration: every column exists and holds values of the declared type, required
 :data:`~focuscrawl.lake.tables.UNIT_INTERVAL`) stays within them, and the key columns are unique together (the Kafka lineage ``(topic, partition, offset)`` when the
 table has it, or the ``keys`` given). :func:`validate_table` reads the table with delta-rs into a
 pandas batch of GX's ephemeral context and raises :class:`DataQualityError` naming every failed
-expectation. :func:`gx_gate` wraps it as an Airflow task: it logs the summary, appends it to the
-``quality_results`` Delta table, returns it as the task's XCom and fails the task when the table
-fails, so downstream tasks (a Spark job) never read a broken table.
+expectation. :func:`gate` logs the summary and appends it to the ``quality_results`` Delta table;
+:func:`focuscrawl.orchestration.quality_gate.gx_gate` runs it as an Airflow task that returns it as
+its XCom and fails when the table fails, so downstream tasks (a Spark job) never read a broken table.
 """
 
 from __future__ import annotations
@@ -166,30 +166,20 @@ def record_result(result: QualityResult, results_path: str, storage_options: dic
                     description=QUALITY_RESULTS_TABLE.comment)
 
 
-def gx_gate(spec: TableSpec, keys: Sequence[str] = ()):
-    """An Airflow task ``quality_<table>`` that gates downstream tasks on ``spec``'s suite.
+def gate(spec: TableSpec, keys: Sequence[str] = (), cfg=None) -> QualityResult:
+    """Validate ``spec``'s table in the lake and append the outcome to ``quality_results`` either way; the
+    passing result, or :class:`DataQualityError` (``focuscrawl.orchestration.quality_gate`` runs it as a task)."""
+    from focuscrawl.config import settings
+    from focuscrawl.lake.storage import storage_options
 
-    Use as ``gx_gate(POSTS_TABLE)() >> spark_task``. The summary goes to the task log, the result
-    to ``quality_results`` and the task's XCom; a failing table fails the task with the list of
-    failed expectations (no retry can fix the data, so it does not retry).
-    """
-    from airflow.sdk import task
-
-    @task(task_id=f"quality_{spec.name}", retries=0)
-    def gate() -> dict:
-        from focuscrawl.config import settings
-        from focuscrawl.lake.storage import storage_options
-
-        cfg = settings()
-        options = storage_options(cfg) or None
-        try:
-            result = validate_table(spec.path(cfg), spec, keys, options)
-        except DataQualityError as failed:
-            record_result(failed.result, QUALITY_RESULTS_TABLE.path(cfg), options)
-            log.error("data quality: %s", failed.result.message())
-            raise
-        record_result(result, QUALITY_RESULTS_TABLE.path(cfg), options)
-        log.info("data quality: %s", result.message())
-        return result.to_dict()
-
-    return gate
+    cfg = cfg or settings()
+    options = storage_options(cfg) or None
+    try:
+        result = validate_table(spec.path(cfg), spec, keys, options)
+    except DataQualityError as failed:
+        record_result(failed.result, QUALITY_RESULTS_TABLE.path(cfg), options)
+        log.error("data quality: %s", failed.result.message())
+        raise
+    record_result(result, QUALITY_RESULTS_TABLE.path(cfg), options)
+    log.info("data quality: %s", result.message())
+    return result

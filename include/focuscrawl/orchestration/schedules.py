@@ -69,23 +69,15 @@ def dag_schedule(cfg: Settings, dag_id: str) -> timedelta | str | None:
 
 
 def pseudo_methods(cfg: Settings) -> list[str]:
-    """The pseudo-trained HCP variants ``fue_pseudo_training`` refreshes: those the active project's FUE
-    loop runs (``loops.fue.method`` or ``loops.fue.methods``), every variant
+    """The pseudo-trained HCP variants ``fue_pseudo_training`` refreshes: those the active project resolved
+    (:attr:`focuscrawl.project.model.FueLoop.pseudo_methods`, written by ``focuscrawl up``), every variant
     (:class:`focuscrawl.fue.params.FueParams` ``pseudo_methods``) when no project is active.
 
-    A project whose FUE loop runs only other methods (HAS, HCP without pseudo-training, ...) gets
+    A project whose FUE loop runs another method (HAS, HCP without pseudo-training, ...) gets
     an empty list: the DAG then has nothing to retrain and succeeds at once.
     """
-    from focuscrawl.fue.methods import RANKING_METHODS
-
-    fue = (active_project(cfg).get("loops") or {}).get("fue")
-    if not fue:
-        return list(FUE.pseudo_methods)
-    if fue.get("enabled") is False:
-        return []
-    chosen = fue.get("methods") or ([fue["method"]] if fue.get("method") else [])
-    known = set(RANKING_METHODS.names())
-    return [m for m in chosen if m in known and getattr(RANKING_METHODS.get(m), "pseudo_labelling", None) is not None]
+    project = active_project(cfg)
+    return list(project.get("pseudo_methods", ())) if project else list(FUE.pseudo_methods)
 
 
 def loop_setting(cfg: Settings, loop: str, key: str, default):

@@ -7,7 +7,7 @@ scripts under ``streaming/``: thin wiring, each reading its own arguments):
   Updater/Chooser of the loop's method, the User Extractor and the reference User Classifier;
 - ``sources`` (seed 001): the source crawler;
 - ``revisits`` (seed 002): the page revisitor (it writes ``page_snapshots`` itself);
-- ``graph`` (seed 003): the graph sampler, once ``streaming/graph_sampler.py`` exists;
+- ``graph`` (seed 003): the graph sampler;
 - and each loop's landings into Delta (:data:`LOOP_SINKS`, one ``streaming/consumer.py --sink``
   each: the FUE posts and verdicts, the source recrawls and clicks, the graph sample), and, when a
   crawling loop (:data:`CRAWLING_LOOPS`) runs, one landing of the dead-letter topic (parser
@@ -50,10 +50,6 @@ class PlanError(ValueError):
     """The project asks for something no process can do yet; the message names the key and the fix."""
 
 
-class Skipped(Exception):
-    """A loop whose process is not in this checkout yet: left out of the plan, with the reason said."""
-
-
 @dataclass(frozen=True)
 class Models:
     """Where the trained classifiers are (``focuscrawl.platform.train``)."""
@@ -70,46 +66,18 @@ class _Draft:
     tier: int
     script: str
     args: list[str]
-    fetches: bool = False
+    pace: float | None = None  # a fetching process's own pace (FetchSpec.pace); None: it fetches nothing
     restart: RestartPolicy = field(default_factory=RestartPolicy)
     meta: dict = field(default_factory=dict)
 
 
-def _accepts(home: Path, script: str, flag: str) -> bool:
-    """Does ``script`` take ``flag``: its own argument, or one of the stream scaffold's common
-    arguments (``focuscrawl.stream.process.add_common_args``) when it is built on the scaffold? Scripts
-    move to the scaffold one by one; the plan never passes an argument a script would refuse."""
-    try:
-        text = (home / script).read_text()
-    except OSError:
-        return False
-    if f'"{flag}"' in text:
-        return True
-    if "focuscrawl.stream.process" not in text:
-        return False
-    import focuscrawl.stream.process as scaffold
-
-    return f'"{flag}"' in Path(scaffold.__file__).read_text()
-
-
-def _archives(home: Path, script: str) -> bool:
-    """Does ``script`` take ``--warc`` (:func:`focuscrawl.fetch.warc.add_warc_arguments`, its own or the scaffold's)?"""
-    try:
-        text = (home / script).read_text()
-    except OSError:
-        return False
-    return "add_warc_arguments" in text or "focuscrawl.stream.process" in text
-
-
 def _fue(project, cfg, models: Models | None) -> list[_Draft]:
-    from focuscrawl.fue import RANKING_METHODS
-
     loop, site = project.loops.fue, project.site(project.loops.fue.site)
     if models is None:
         raise PlanError("loops.fue: the classifiers are not trained; run `focuscrawl train` first")
     url, method = site.url(cfg), loop.method
     chooser_args = ["--method", method]
-    kind = RANKING_METHODS.get(method)
+    kind = loop.ranking
     if kind.needs_classifier:
         chooser_args += ["--classifier", str(models.reference if kind.scorer == "reference" else models.candidate)]
     slug = method.lower()
@@ -117,10 +85,10 @@ def _fue(project, cfg, models: Models | None) -> list[_Draft]:
         _Draft("fue-explorer", "fue.explorer", "fue", FETCHERS, "streaming/fue/explorer.py",
                ["--base-url", url, "--listing-path", loop.listing_path, "--community-chooser", loop.community_chooser,
                 "--interval", str(loop.visit_interval), "--front-page-interval", str(loop.front_page_interval)],
-               fetches=True),
+               pace=0.0),
         _Draft(f"fue-chooser-{slug}", "fue.chooser", "fue", STAGES, "streaming/fue/chooser.py", chooser_args),
         _Draft(f"fue-extractor-{slug}", "fue.extractor", "fue", FETCHERS, "streaming/fue/extractor.py",
-               ["--method", method, "--base-url", url], fetches=True),
+               ["--method", method, "--base-url", url], pace=0.0),
         _Draft("fue-classifier", "fue.classifier", "fue", STAGES, "streaming/fue/classifier.py",
                ["--reference", str(models.reference), "--run-id", project.name]),
     ]
@@ -149,10 +117,11 @@ def _relevance(project, cfg) -> list[str]:
 
 def _sources(project, cfg, models=None) -> list[_Draft]:
     loop, site = project.loops.sources, project.site(project.loops.sources.site)
-    args = ["crawl", "--budget", f"{loop.fetches_per_second:g}", "--politeness-delay", f"{site.politeness_delay:g}",
-            *_pages(loop, site, cfg, "--site"), *_relevance(project, cfg)]
+    # the budget paces the crawler's slots (fetches per second in all), not one host: no pace of its own
+    args = ["crawl", "--budget", f"{loop.fetches_per_second:g}", *_pages(loop, site, cfg, "--site"),
+            *_relevance(project, cfg)]
     return [_Draft("source-crawler", "sources.crawler", "sources", FETCHERS, "streaming/source_crawler.py", args,
-                   fetches=True)]
+                   pace=0.0)]
 
 
 def _revisits(project, cfg, models=None) -> list[_Draft]:
@@ -160,31 +129,23 @@ def _revisits(project, cfg, models=None) -> list[_Draft]:
     if not loop.seeds and not site.world:
         raise PlanError(f"loops.revisits.seeds: empty; list pages of {site.name} to revisit, "
                         "e.g. seeds = [\"https://example.org/some/page\"]")
-    # fetches_per_second bounds the requests to each host (the revisitor's politeness is per host).
-    delay = max(site.politeness_delay, 1.0 / loop.fetches_per_second)
-    args = ["--interval-days", f"{loop.revisit_seconds / 86400:g}", "--politeness-delay", f"{delay:g}",
-            *_pages(loop, site, cfg, "--seed")]
+    args = ["--interval-days", f"{loop.revisit_seconds / 86400:g}", *_pages(loop, site, cfg, "--seed")]
     if loop.discover:
         args += ["--discover", loop.discover]
-    max_pages = getattr(loop, "max_pages", None)  # RevisitsLoop.max_pages (asked of project on the BOARD)
-    if max_pages:
-        args += ["--max-pages", str(max_pages)]
+    if loop.max_pages:
+        args += ["--max-pages", str(loop.max_pages)]
     args += _relevance(project, cfg)
+    # fetches_per_second bounds the requests to each host (the revisitor's pace is per host).
     return [_Draft("revisitor", "revisits.revisitor", "revisits", FETCHERS, "streaming/revisitor.py", args,
-                   fetches=True)]
+                   pace=1.0 / loop.fetches_per_second)]
 
 
 def _graph(project, cfg, models=None) -> list[_Draft]:
     loop, site = project.loops.graph, project.site(project.loops.graph.site)
-    if not (Path(cfg.home) / "streaming" / "graph_sampler.py").exists():
-        raise Skipped("loops.graph: streaming/graph_sampler.py is not in this checkout yet; the graph loop "
-                      "runs without its sampler (set [loops.graph] enabled = false to silence this)")
-    # The loop's budget is queries per second; a host's own politeness delay is the floor.
-    delay = max(site.politeness_delay, 1.0 / loop.fetches_per_second)
-    args = ["--base-url", site.url(cfg), "--sampler", loop.sampler, "--query-budget", str(loop.query_budget),
-            "--politeness-delay", f"{delay:g}"]
+    args = ["--base-url", site.url(cfg), "--sampler", loop.sampler, "--query-budget", str(loop.query_budget)]
+    # The loop's budget is queries per second: the sampler's own pace.
     return [_Draft("graph-sampler", "graph.sampler", "graph", FETCHERS, "streaming/graph_sampler.py", args,
-                   fetches=True)]
+                   pace=1.0 / loop.fetches_per_second)]
 
 
 def _sinks(loop: str | None, names=None) -> list[_Draft]:
@@ -206,21 +167,18 @@ def _sinks(loop: str | None, names=None) -> list[_Draft]:
 BUILDERS = {"fue": _fue, "sources": _sources, "revisits": _revisits, "graph": _graph}
 
 
-def plan(project, cfg, *, project_file: Path | None = None, models: Models | None = None,
-         airflow: bool = True, log=print) -> list[ProcessSpec]:
-    """The process specs of every enabled loop of ``project`` (see the module docstring); what is
-    left out (a process not in this checkout yet) is said through ``log``."""
+def plan(project, cfg, *, models: Models | None = None, airflow: bool = True) -> list[ProcessSpec]:
+    """The process specs of every enabled loop of ``project`` (see the module docstring). Each fetching
+    process's site and pace are resolved here once, into ``<var>/plan/<name>.fetch.json``
+    (:class:`~focuscrawl.stream.spec.FetchSpec`), its one ``--fetch-spec`` argument."""
     from focuscrawl.fetch.warc import warc_folder
     from focuscrawl.services.process import settings_env
+    from focuscrawl.stream.spec import FetchSpec
 
     home = Path(cfg.home)
     drafts: list[_Draft] = []
     for loop, _settings, _site in project.enabled_loops():
-        try:
-            drafts += BUILDERS[loop](project, cfg, models)
-        except Skipped as why:
-            log(f"plan: {why}")
-            continue
+        drafts += BUILDERS[loop](project, cfg, models)
         drafts += _sinks(loop)
     if any(loop in CRAWLING_LOOPS for loop, _, _ in project.enabled_loops()):
         drafts += _sinks(None, ("dead_letter",))
@@ -233,27 +191,22 @@ def plan(project, cfg, *, project_file: Path | None = None, models: Models | Non
     env = {**settings_env(cfg), "PYTHONUNBUFFERED": "1"}
     specs, port = [], cfg.metrics_port
     for d in drafts:
-        args = list(d.args)
-        if d.fetches and project_file is not None and _accepts(home, d.script, "--project"):
-            args += ["--project", str(Path(project_file).resolve()), "--site", project.site(
-                getattr(project.loops, d.loop).site).name]
-        if d.fetches and project.warc.enabled and _archives(home, d.script):
-            args += ["--warc", str(warc_folder(cfg)), "--warc-max-mb", f"{project.warc.max_file_mb:g}",
-                     "--warc-max-age", f"{project.warc.max_file_seconds:g}"]
+        # every stream script is on the scaffold (focuscrawl.stream.process.add_common_args); the contract
+        # test tests/platform/test_plan_contract.py parses each planned command with its script's own parser
         status_file = Path(cfg.var_dir) / "status" / f"{d.name}.json"
-        metrics_port = 0
-        if _accepts(home, d.script, "--status-file"):
-            args += ["--status-file", str(status_file)]
-        else:
-            status_file = None
-        if _accepts(home, d.script, "--metrics-port"):
-            metrics_port = port
-            port += 1
-            args += ["--metrics-port", str(metrics_port)]
+        args = [*d.args, "--status-file", str(status_file), "--metrics-port", str(port)]
+        if d.pace is not None:
+            site = project.site(getattr(project.loops, d.loop).site)
+            spec = FetchSpec(site=site, pace=d.pace).write(Path(cfg.var_dir) / "plan" / f"{d.name}.fetch.json")
+            args += ["--fetch-spec", str(spec)]
+            if project.warc.enabled:
+                args += ["--warc", str(warc_folder(cfg)), "--warc-max-mb", f"{project.warc.max_file_mb:g}",
+                         "--warc-max-age", f"{project.warc.max_file_seconds:g}"]
         specs.append(ProcessSpec(
             name=d.name, kind=d.kind, command=(sys.executable, str(home / d.script), *args), env=env,
-            cwd=str(home), restart=d.restart, tier=d.tier, loop=d.loop, metrics_port=metrics_port,
-            status_file=str(status_file) if status_file else None, meta=d.meta))
+            cwd=str(home), restart=d.restart, tier=d.tier, loop=d.loop, metrics_port=port,
+            status_file=str(status_file), meta=d.meta))
+        port += 1
     return specs
 
 

@@ -111,17 +111,17 @@ class Platform:
         from focuscrawl.platform.train import model_paths
 
         # The plan is checked once before training (minutes on a large example set) can start.
-        plan(self.project, self.cfg, project_file=self.project_file, models=model_paths(self.project, self.cfg),
-             airflow="airflow" in self.services, log=lambda _: None)
+        plan(self.project, self.cfg, models=model_paths(self.project, self.cfg), airflow="airflow" in self.services)
         if self.project.loops.fue.enabled:
             self.models = train_models(self.project, self.cfg, log=self.log)
-        self.specs = plan(self.project, self.cfg, project_file=self.project_file, models=self.models,
-                          airflow="airflow" in self.services, log=self.log)
+        self.specs = plan(self.project, self.cfg, models=self.models, airflow="airflow" in self.services)
         return self.specs
 
     def write_active_project(self) -> Path:
         path = Path(self.cfg.var_dir) / "run" / "project.json"
-        doc = {**self.project.to_json(), "project_file": str(self.project_file) if self.project_file else None,
+        # the batch side reads what the project resolved (pseudo_methods), never the registries again
+        doc = {**self.project.to_json(), "pseudo_methods": list(self.project.loops.fue.pseudo_methods),
+               "project_file": str(self.project_file) if self.project_file else None,
                "models": None if self.models is None else {"reference": str(self.models.reference),
                                                            "candidate": str(self.models.candidate)}}
         write_status(path, doc)

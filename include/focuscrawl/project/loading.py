@@ -137,16 +137,6 @@ def load_project(path: str | Path, *, check_files: bool = True, check_env: bool 
     return parse_project(raw, path, check_files=check_files, check_env=check_env)
 
 
-def load_site(path: str | Path, name: str | None = None) -> Site:
-    """The site ``name`` (the first when None) of the project at ``path``: what ``--project FILE --site NAME``
-    of a process reads. ProjectError names the key and the fix."""
-    project = load_project(path)
-    try:
-        return project.site(name)
-    except KeyError as exc:
-        raise ProjectError(path, "--site", f"{exc.args[0]} - pass one of them") from None
-
-
 __all__ = ["DAG_IDS", "LOOPS", "STREAM_DAGS", "AssetEvents", "FueLoop", "GraphLoop", "Loop", "Loops", "OAuth", "PageFocus", "Profile",
            "Project", "ProjectError", "RevisitsLoop", "Site", "SourcesLoop", "Warc", "WorldKnobs", "airflow_schedule", "check_schedule", "interpolate",
-           "INIT_TEMPLATE", "load_project", "load_site", "parse_duration", "parse_project", "read_examples", "summary", "write_init"]
+           "INIT_TEMPLATE", "load_project", "parse_duration", "parse_project", "read_examples", "summary", "write_init"]

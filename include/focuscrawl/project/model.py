@@ -352,6 +352,18 @@ class FueLoop(Loop):
         return v
     _chooser = field_validator("community_chooser")(_name_in("focuscrawl.fue.pipeline", "COMMUNITY_CHOOSERS"))
 
+    @property
+    def ranking(self):
+        """``method``'s registered ranking method class (the name was resolved above): what the plan and the
+        batch side ask of it (``needs_classifier``, ``scorer``, ``pseudo_labelling``), never looked up again."""
+        return _registry("focuscrawl.fue.methods", "RANKING_METHODS").get(self.method)
+
+    @property
+    def pseudo_methods(self) -> tuple[str, ...]:
+        """The methods of this loop that ``fue_pseudo_training`` retrains: ``method`` when the loop runs and
+        the method learns from pseudo-labels (seed 000, section V), else none."""
+        return (self.method,) if self.enabled and getattr(self.ranking, "pseudo_labelling", None) else ()
+
 
 class SourcesLoop(Loop):
     """Timely crawling of ephemeral content (seed 001): recrawl schedule of content sources

@@ -9,7 +9,7 @@ keeps only what is about its site or its stage; everything else is here, the sam
     args = ap.parse_args(argv)
     with StreamProcess("crawler-listing", args, cfg) as proc:
         proc.ensure_topics([TopicSpec(POSTS_TOPIC, "author")])   # waits for the broker
-        fetcher = proc.fetcher(politeness_delay=1.0)   # the --project site's, counted, closed at exit
+        fetcher = proc.fetcher()   # the --fetch-spec site's, counted, closed at exit
         proc.follow(USER_PRIORITIES_TOPIC, crawler.apply_priority)  # a PriorityFollower, stopped at exit
         proc.status(crawler.status)                             # written every second and at exit
         while proc.running():
@@ -67,22 +67,23 @@ class Stopped(Exception):
 
 
 class StreamArgumentParser(argparse.ArgumentParser):
-    """Parses the common arguments; with ``--project`` it reads the site right away (a bad project file
-    exits 2 with the error naming the key, before anything starts) and defaults ``--base-url`` to it."""
+    """Parses the common arguments; with ``--fetch-spec`` it reads the spec right away (a bad file exits 2
+    with the error naming the field, before anything starts) and defaults ``--base-url`` to its site's URL."""
 
     cfg: Settings
 
     def parse_args(self, args=None, namespace=None):  # noqa: D401 - argparse's name
         ns = super().parse_args(args, namespace)
-        ns.project_site = None
-        if getattr(ns, "project", None):
-            from focuscrawl.project.loading import load_site
-            from focuscrawl.project.values import ProjectError
+        spec_file = getattr(ns, "fetch_spec", None)
+        ns.fetch_spec = ns.project_site = None
+        if spec_file is not None:
+            from focuscrawl.stream.spec import FetchSpec
 
             try:
-                ns.project_site = load_site(ns.project, ns.site_name)
-            except ProjectError as exc:
+                ns.fetch_spec = FetchSpec.read(spec_file)
+            except ValueError as exc:
                 self.error(str(exc))
+            ns.project_site = ns.fetch_spec.site
             if hasattr(ns, "base_url") and ns.base_url == self.get_default("base_url"):
                 ns.base_url = ns.project_site.url(self.cfg)
         return ns
@@ -90,7 +91,7 @@ class StreamArgumentParser(argparse.ArgumentParser):
 
 def add_common_args(ap: argparse.ArgumentParser, name: str, cfg: Settings) -> argparse.ArgumentParser:
     """The arguments every stream process takes (BOARD interface: ``--status-file``, ``--metrics-port``,
-    ``--project FILE --site NAME`` for the processes that fetch)."""
+    ``--fetch-spec FILE`` for the processes that fetch, the WARC arguments)."""
     g = ap.add_argument_group("stream process")
     g.add_argument("--bootstrap", default=cfg.kafka_bootstrap, help="Kafka bootstrap servers")
     g.add_argument("--status-file", type=Path, default=cfg.var_dir / "status" / f"{name}.json",
@@ -100,8 +101,9 @@ def add_common_args(ap: argparse.ArgumentParser, name: str, cfg: Settings) -> ar
                    help="serve Prometheus metrics on FOCUSCRAWL_BIND_HOST (127.0.0.1):PORT/metrics (0: off)")
     g.add_argument("--log-level", default="INFO", type=str.upper,
                    choices=("DEBUG", "INFO", "WARNING", "ERROR"))
-    g.add_argument("--project", help="crawl project file: the site's User-Agent, politeness, robots, OAuth apply")
-    g.add_argument("--site", dest="site_name", help="with --project: the site's name (default: the first)")
+    g.add_argument("--fetch-spec", type=Path, help="the resolved site and pace of this process "
+                   "(focuscrawl.stream.spec.FetchSpec, written by the platform's plan): User-Agent, politeness, "
+                   "robots, OAuth apply")
     from focuscrawl.fetch.warc import add_warc_arguments
 
     add_warc_arguments(g)
@@ -323,26 +325,21 @@ class StreamProcess:
         self.on_exit(stop)
         return follower
 
-    def fetcher(self, politeness_delay: float | None = None, **kwargs):
-        """The process's fetcher, counted in its metrics and closed at exit. With ``--project``, the project
-        site's (:func:`focuscrawl.fetch.site.fetcher_for_site`: User-Agent, robots, rate-limit headers,
-        OAuth), its politeness delay a floor under ``politeness_delay``; else ``Fetcher.from_settings``. With
-        ``--warc DIR`` every fetch is archived (:attr:`archive`)."""
-        from focuscrawl.fetch import Fetcher, HostPoliteness
+    def fetcher(self, **kwargs):
+        """The process's fetcher, counted in its metrics and closed at exit. With ``--fetch-spec``, its site's
+        (:func:`focuscrawl.fetch.site.fetcher_for_site`: User-Agent, politeness, robots, rate-limit headers,
+        OAuth) at the spec's pace; else ``Fetcher.from_settings``. With ``--warc DIR`` every fetch is archived
+        (:attr:`archive`). ``kwargs`` go to the :class:`~focuscrawl.fetch.Fetcher`."""
+        from focuscrawl.fetch import Fetcher
 
         kwargs.setdefault("observer", self.metrics.fetch_observer)
         kwargs.setdefault("archive", self.archive)
-        site = getattr(self.args, "project_site", None)
-        if site is not None:
+        spec = getattr(self.args, "fetch_spec", None)
+        if spec is not None:
             from focuscrawl.fetch.site import fetcher_for_site
 
-            if politeness_delay is not None:
-                kwargs.setdefault("politeness", HostPoliteness(min_delay=max(politeness_delay, site.politeness_delay),
-                                                               max_in_flight=site.max_in_flight))
-            fetcher = fetcher_for_site(site, self.cfg, **kwargs)
+            fetcher = fetcher_for_site(spec.site, self.cfg, pace=spec.pace, **kwargs)
         else:
-            if politeness_delay is not None:
-                kwargs.setdefault("politeness", HostPoliteness(min_delay=politeness_delay))
             fetcher = Fetcher.from_settings(self.cfg, **kwargs)
         self.on_exit(fetcher.close)
         return fetcher
@@ -360,8 +357,8 @@ class StreamProcess:
                   dead_letters.encode(rejection.dead_letter(self.name)))
 
     def scope(self, report: Callable[[Any], None] | None = None, **kwargs):
-        """The process's :class:`~focuscrawl.fetch.scope.Scope`: the ``--project`` site's ``[sites.scope]`` rules
-        (the defaults without a project). Each refusal is counted in ``focuscrawl_scope_refused_total{reason}``
+        """The process's :class:`~focuscrawl.fetch.scope.Scope`: the ``--fetch-spec`` site's ``[sites.scope]`` rules
+        (the defaults without a spec). Each refusal is counted in ``focuscrawl_scope_refused_total{reason}``
         and its rejection goes to ``report`` (default: the dead-letter topic through :meth:`send`, which
         ``streaming/consumer.py --sink dead_letter`` lands); ``kwargs`` go to ``Scope`` (``host_of``)."""
         from focuscrawl.fetch.scope import Scope, ScopeRules
