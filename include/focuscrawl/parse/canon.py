@@ -19,8 +19,9 @@ from __future__ import annotations
 import fnmatch
 import functools
 import ipaddress
+import re
 import urllib.parse
-from typing import Iterable
+from typing import Callable, Iterable
 
 from publicsuffixlist import PublicSuffixList
 from w3lib.url import canonicalize_url
@@ -35,9 +36,14 @@ TRACKING_PARAMS: tuple[str, ...] = (
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 
 
-def _matcher(patterns: Iterable[str]):
-    pats = tuple(p.lower() for p in patterns)
-    return lambda name: any(fnmatch.fnmatchcase(name.lower(), p) for p in pats)
+@functools.lru_cache(maxsize=256)
+def _matcher(patterns: tuple[str, ...]) -> Callable[[str], bool]:
+    """One compiled test for a set of shell patterns (built once per set, not per URL): the patterns
+    translated by ``fnmatch`` and joined into one case-insensitive regular expression."""
+    if not patterns:
+        return lambda name: False
+    match = re.compile("|".join(f"(?:{fnmatch.translate(p)})" for p in patterns), re.IGNORECASE).match
+    return lambda name: match(name) is not None
 
 
 def canonical_url(url: str, *, strip: Iterable[str] = TRACKING_PARAMS, extra_strip: Iterable[str] = ()) -> str:
@@ -48,7 +54,7 @@ def canonical_url(url: str, *, strip: Iterable[str] = TRACKING_PARAMS, extra_str
     """
     parts = urllib.parse.urlsplit(url.strip())
     scheme = parts.scheme.lower()
-    drop = _matcher((*strip, *extra_strip))
+    drop = _matcher((*strip, *extra_strip))  # a tuple: the compiled matcher is cached by its patterns
     host = (parts.hostname or "").rstrip(".")
     port = parts.port  # raises ValueError on a bad port
     netloc = f"[{host}]" if ":" in host else host
