@@ -30,6 +30,7 @@ the Delta table; ``streaming/revisitor.py`` wires the fetch layer, the clock and
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import logging
 import re
@@ -252,11 +253,13 @@ class PageRevisitor:
             self.last[url] = {c: row.get(c) for c in CONTENT_COLUMNS}
             if self.revalidator is not None:
                 self.revalidator.restore(url, validators_of(row))
-        self.add(seeds)
-        for item in seen:
-            self.add([item[0]])
-            if self.discover is not None and len(item) > 2:
-                self.add((u for u in item[2] if self.discover.search(u)), parent=item[0])
+        # the scope decides again what it decided before the restart, reporting nothing twice
+        with self.scope.replaying() if self.scope is not None else contextlib.nullcontext():
+            self.add(seeds)
+            for item in seen:
+                self.add([item[0]])
+                if self.discover is not None and len(item) > 2:
+                    self.add((u for u in item[2] if self.discover.search(u)), parent=item[0])
         now = self.period()
         with self._lock:
             self._start_period(now)
