@@ -150,7 +150,7 @@ def test_the_world_project_turns_every_mess_on_and_the_world_server_gets_it(shar
     assert all(getattr(mess, k) for k in Mess.model_fields if k != "seed"), mess
     args = project.world.serve_args()
     assert args[0] == "--mess" and parse_mess(args[1]).model_dump() == mess.model_dump()
-    assert project.site().scope.max_date_steps == 1
+    assert project.site().scope.max_date_steps == 0
     clean = parse_project(BASE, check_files=False, check_env=False)
     assert clean.world.serve_args() == [] and not clean.world.mess.on
 

@@ -75,6 +75,28 @@ def canonical_url(url: str, *, strip: Iterable[str] = TRACKING_PARAMS, extra_str
     return canonicalize_url(urllib.parse.urlunsplit((scheme, netloc, path, query, "")))
 
 
+def virtual_host_key(prefix: str = "/site/", key_of: Callable[[str], str] = canonical_url) -> Callable[[str], str]:
+    """A key function for sites served side by side as ``<prefix><host>/...`` of one origin (the local world
+    serves every site so): the ``<host>`` segment is that site's authority, so it is canonicalised as
+    :func:`canonical_url` canonicalises a host (lower case, the origin scheme's default port and a trailing
+    dot dropped) before ``key_of`` makes the whole URL a key. Other URLs are ``key_of``'s alone."""
+
+    def key(url: str) -> str:
+        parts = urllib.parse.urlsplit(url.strip())
+        if parts.path.startswith(prefix):
+            host, sep, rest = parts.path[len(prefix):].partition("/")
+            if host:
+                authority = urllib.parse.urlsplit(f"{parts.scheme or 'http'}://{host}/")
+                name = (authority.hostname or "").rstrip(".")
+                port = authority.port  # raises ValueError on a bad port, as canonical_url does
+                if port is not None and port != _DEFAULT_PORTS.get(parts.scheme.lower()):
+                    name += f":{port}"
+                url = urllib.parse.urlunsplit(parts._replace(path=f"{prefix}{name}{sep}{rest}"))
+        return key_of(url)
+
+    return key
+
+
 @functools.cache
 def _psl() -> PublicSuffixList:
     return PublicSuffixList()  # parses the shipped list once (~0.1 s)
