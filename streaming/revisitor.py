@@ -22,7 +22,10 @@ GET with the page's last ``ETag``/``Last-Modified`` (kept in the snapshot rows, 
 ``focuscrawl.fetch.conditional``); 304s and the bytes they saved are counted in
 ``focuscrawl_not_modified_total``/``focuscrawl_bytes_saved_total``, full bodies identical to the last in
 ``focuscrawl_unchanged_bodies_total`` (all ``{loop="revisits"}``) and the status file. Pages are keyed by
-their canonical URL, with the ``--fetch-spec`` site's ``strip_params``.
+their canonical URL, with the ``--fetch-spec`` site's ``strip_params``; under ``--virtual-hosts`` the host
+segment too (``/site/People.Wiki.Test:80/`` is ``/site/people.wiki.test/``); every alias the revisitor
+records (a redirect's end, a ``rel=canonical``) teaches its site a rewrite rule (``focuscrawl.fetch.dust``),
+so a page's next URL spelled the same way is rewritten before it is fetched.
 A page becomes known only if the site's scope admits its canonical key (``[sites.scope]`` of ``--fetch-spec``,
 ``focuscrawl.fetch.scope``); each refusal is counted in ``focuscrawl_scope_refused_total{reason}`` and sent to
 the dead-letter topic; so is a page refused after its fetch (a redirect loop, a 4xx, a soft-404 with
@@ -73,7 +76,8 @@ def main(argv: list[str] | None = None) -> int:
 
     from focuscrawl.fetch.clock import SiteClock, robots_url
     from focuscrawl.fetch.conditional import Revalidator
-    from focuscrawl.parse.canon import canonical_url
+    from focuscrawl.fetch.dust import DustRules
+    from focuscrawl.parse.canon import canonical_url, virtual_host_key
     from focuscrawl.outlinks.revisit import PageRevisitor, SnapshotWriter
     from focuscrawl.outlinks.tables import PAGE_PRIORITIES_TOPIC, SNAPSHOTS
     from focuscrawl.outlinks.urls import registered_domain, virtual_host_domain
@@ -96,6 +100,7 @@ def main(argv: list[str] | None = None) -> int:
         fetcher = proc.fetcher()  # the --fetch-spec site's, at the spec's pace
         revalidator = Revalidator(fetcher, on_outcome=proc.metrics.revisit_outcome("revisits"))
         site = args.project_site
+        key_of = site.canonical if site is not None else canonical_url
         scope = proc.scope(host_of=virtual_host_domain(args.virtual_hosts) if args.virtual_hosts else registered_domain)
         soft404 = None
         if scope.rules.detect_soft404:
@@ -109,8 +114,11 @@ def main(argv: list[str] | None = None) -> int:
                                   else registered_domain, discover=args.discover, max_pages=args.max_pages,
                                   near_duplicates=index,
                                   on_near_duplicate=lambda *_: proc.metrics.near_duplicates.labels("revisits").inc(),
-                                  key_of=site.canonical if site is not None else canonical_url, revalidator=revalidator,
-                                  scope=scope, on_rejection=proc.dead_letter, soft404=soft404, relevance=scorer)
+                                  key_of=virtual_host_key(args.virtual_hosts, key_of) if args.virtual_hosts else key_of,
+                                  revalidator=revalidator,
+                                  scope=scope, on_rejection=proc.dead_letter, soft404=soft404, relevance=scorer,
+                                  dust=DustRules(virtual_host_domain(args.virtual_hosts)) if args.virtual_hosts
+                                  else DustRules())
         if args.clock == "site":  # before any page, and idle between periods: the time is read from robots.txt
             probe = robots_url(args.seed[0] if args.seed else seen[0][0])
             clock.probe = lambda: fetcher.fetch(probe)

@@ -33,7 +33,9 @@ to ``focuscrawl_unchanged_bodies_total`` (``{loop="sources"}``), and the status 
 canonical form, with the ``--fetch-spec`` site's ``strip_params``. A new page
 joins the frontier only if the site's scope admits its canonical key (``[sites.scope]`` of ``--fetch-spec``,
 ``focuscrawl.fetch.scope``); each refusal is counted in ``focuscrawl_scope_refused_total{reason}`` and goes to
-the dead-letter topic in the slot's transaction.
+the dead-letter topic in the slot's transaction. With the scope's ``detect_soft404`` a fetched new page that is
+its directory's "not found" answer (``focuscrawl.fetch.soft404``) lands no row and goes to the dead-letter topic
+too (the status file's ``soft404_refused``).
 
 ``crawl`` runs on the stream scaffold (``focuscrawl.stream.process``: ``--bootstrap``, ``--status-file``,
 ``--status-every``, ``--metrics-port``, ``--log-level``, the WARC arguments); its fetches are counted on
@@ -124,12 +126,18 @@ def crawl(args, cfg) -> int:
                     dead_letter(rejection)
             sources.extend(found)
             log.info("%s: %d content sources (%s)", site, len(found), ", ".join(sorted({s.kind for s in found})))
+        scope = proc.scope(report=dead_letter)
+        soft404 = None
+        if scope.rules.detect_soft404:  # [sites.scope] detect_soft404: the revisitor's probe, on new pages
+            from focuscrawl.fetch.soft404 import Soft404Probe
+            from focuscrawl.outlinks.revisit import page_content
+
+            soft404 = Soft404Probe(fetcher.get, lambda body, url: page_content(body, url)[0])
         source_crawler = SourceCrawler(
             sources, fetch, emit, clock, args.budget, args.default_interval, args.min_interval,
             on_rejection=dead_letter, near_duplicates=index,
             on_near_duplicate=lambda *_: proc.metrics.near_duplicates.labels("sources").inc(),
-            revalidator=revalidator, key_of=key_of, relevance=scorer_from_args(args),
-            scope=proc.scope(report=dead_letter))
+            revalidator=revalidator, key_of=key_of, relevance=scorer_from_args(args), scope=scope, soft404=soft404)
         site = urlsplit(args.site[0])
         clicks_url = args.clicks_url or f"{site.scheme}://{site.netloc}{CLICKS_PATH}"
         clicks = ClickLog(lambda since: fetcher.get(f"{clicks_url}?since={since!r}", accept=["application/json"]),

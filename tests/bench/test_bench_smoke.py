@@ -66,13 +66,15 @@ def test_in_process_benchmarks_smoke(tmp_path):
 
 
 def test_hygiene_benchmark_smoke(tmp_path):
-    """Both runs spend the same budget on the same messy world; the world's mess shows up in the waste
-    counts, every request is classified once, and the scope's refusals are named."""
+    """Both runs spend the same budget on the same messy world with validators; every request is classified
+    once; the world's mess shows up in the waste counts; the hygiene turns revisits of unchanged pages into
+    304s (before: full bodies whose validators went unused), and the scope's refusals are named."""
     from focuscrawl.fetch.scope import REASONS
 
     report = smoke(tmp_path, "hygiene", timeout=600)
     res = json.loads((tmp_path / "smoke" / "hygiene.json").read_text())
     assert len(res["commit"]) == 40 and len(res["load_before"]) == 3 and set(res["threads"]) >= {"OMP_NUM_THREADS"}
+    assert res["world"]["validators"]["enabled"] and (tmp_path / "smoke" / "hygiene.png").stat().st_size > 0
     before, after = res["runs"]["before"], res["runs"]["after"]
     for run in (before, after):
         # the budget; the revisit that crosses it is the last (with its redirect hops and a soft-404 probe)
@@ -81,7 +83,10 @@ def test_hygiene_benchmark_smoke(tmp_path):
         classified = sum(v for k, v in c.items() if k not in ("requests", "http_304"))
         assert classified == run["requests"]
         assert run["wasted"] == sum(run["waste"].values()) and run["useful_pages"] == c["useful"]
-    assert all(before["waste"][k] > 0 for k in ("same_page_other_url", "trap_page", "redirect_loop"))
+    assert all(before["waste"][k] > 0 for k in ("same_page_other_url", "trap_page", "unchanged_body_with_validator"))
+    assert before["http_304"] == 0 and before["revisit_bytes_saved_share"] == 0
+    assert after["http_304"] > 0 and after["waste"]["unchanged_body_with_validator"] == 0
+    assert after["revisit_bytes_saved_share"] > 0.5 and after["wasted_share"] < before["wasted_share"]
     assert before["scope_refused"] == {} and set(after["scope_refused"]) <= set(REASONS)
     assert len(rows(report, "hygiene")) == 2
 

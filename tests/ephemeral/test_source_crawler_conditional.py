@@ -102,3 +102,36 @@ def test_a_listed_page_is_its_canonical_key_and_its_other_keys_are_known_across_
     clicks = fresh.click_rows({"until": 5.0, "clicks": [{"url": "http://a.example/story?fbclid=x", "crawled_at": 1.0,
                                                          "clicks": 3}]})
     assert [r["page_url"] for r in clicks] == ["http://a.example/n/1"]
+
+
+def test_a_new_page_that_is_its_directory_soft_404_lands_no_row_and_is_a_dead_letter():
+    """A site answers missing pages 200 OK with its "not found" page: the second such page listed makes the
+    probe ask its directory for a page that cannot exist, whose answer is the same text, so that page lands no
+    ``source_pages`` row and goes to the dead letters; a real page lands (the first "not found" is taken for
+    content: the probe's stated price)."""
+    from focuscrawl.fetch.soft404 import Soft404Probe
+    from focuscrawl.outlinks.revisit import page_content
+
+    feed = "http://a.example/feed"
+    missing = b"<html><body><h1>Sorry, we could not find that page</h1><p>Try the front page.</p></body></html>"
+    pages = {"http://a.example/wiki/Real": b"<html><body><h1>Real</h1><p>A page about real things.</p></body></html>"}
+    fetched, rows, dead = [], [], []
+
+    def fetch(url):
+        fetched.append(url)
+        if url == feed:
+            return _rss([("http://a.example/wiki/Gone_1", 999.0), ("http://a.example/wiki/Gone_2", 998.0),
+                         ("http://a.example/wiki/Real", 997.0)]), "application/rss+xml", url
+        return pages.get(url, missing), "text/html", url
+
+    probe = Soft404Probe(lambda url: fetch(url)[0], lambda body, url: page_content(body, url)[0])
+    crawler = SourceCrawler([ContentSource(feed, "feed")], fetch, lambda t, k, r: rows.append((t, r)),
+                            lambda: 1000.0, budget=1.0, on_rejection=dead.append, soft404=probe)
+    for _ in range(4):
+        crawler.step()
+    landed = [r["page_url"] for t, r in rows if t == "source_pages"]
+    assert landed == ["http://a.example/wiki/Gone_1", "http://a.example/wiki/Real"]
+    assert [(d.parser, d.url) for d in dead] == [("soft404", "http://a.example/wiki/Gone_2")]
+    assert dead[0].reason.startswith("soft-404: ") and crawler.counts["soft404_refused"] == 1
+    assert probe.probes == 1 and sum("focuscrawl-no-such-page-" in u for u in fetched) == 1
+    assert "http://a.example/wiki/Gone_2" not in crawler.crawled_

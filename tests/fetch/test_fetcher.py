@@ -155,6 +155,21 @@ def test_redirects_followed_loop_and_limit(site, make_fetcher):
         make_fetcher(max_redirects=3).fetch(site.url + "/chain0")
 
 
+def test_a_redirect_to_a_page_the_caller_has_is_not_followed(site, make_fetcher):
+    """``stop_at``: the chain is walked hop by hop until a target the caller already has; that target is not
+    requested, and the result is the redirect pointing at it (a target it does not have is fetched as ever)."""
+    site.routes["/s1"] = (301, {"Location": "/s2"}, b"")
+    site.routes["/s2"] = (308, {"Location": "/have"}, b"")
+    site.routes["/have"] = (200, {}, b"page")
+    fetcher = make_fetcher()
+    result = fetcher.fetch(site.url + "/s1", stop_at=lambda url: url == site.url + "/have")
+    assert (result.url, result.status, result.body) == (site.url + "/have", 308, b"")
+    assert result.redirects == (site.url + "/s1", site.url + "/s2")
+    assert site.paths().count("/have") == 0 and site.paths().count("/s2") == 1
+    result = fetcher.fetch(site.url + "/s1", stop_at=lambda url: False)
+    assert (result.url, result.status, result.body) == (site.url + "/have", 200, b"page")
+
+
 def test_redirect_into_robots_disallowed_path_is_refused(site, make_fetcher):
     site.routes["/go"] = (302, {"Location": "/private/secret"}, b"")
     with pytest.raises(RobotsDisallowedError):

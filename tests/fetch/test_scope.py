@@ -150,7 +150,7 @@ def test_the_world_project_turns_every_mess_on_and_the_world_server_gets_it(shar
     assert all(getattr(mess, k) for k in Mess.model_fields if k != "seed"), mess
     args = project.world.serve_args()
     assert args[0] == "--mess" and parse_mess(args[1]).model_dump() == mess.model_dump()
-    assert project.site().scope.max_date_steps == 1
+    assert project.site().scope.max_date_steps == 0
     clean = parse_project(BASE, check_files=False, check_env=False)
     assert clean.world.serve_args() == [] and not clean.world.mess.on
 
@@ -203,3 +203,32 @@ def test_one_world_table_passes_both_validators_and_mess_to_the_world_server():
     args = p.world.serve_args()
     assert args[0] == "--mess" and parse_mess(args[1]).gzip
     assert args[2:] == ["--validators", "--ignore-validators", "0.2", "--validators-seed", str(p.world.validators.seed)]
+
+
+def test_a_restarted_revisitor_rebuilds_its_scope_without_reporting_a_refusal_twice():
+    """The refusals a revisitor met before a restart were counted and dead-lettered then; the restarted one
+    decides the same URLs again to rebuild its scope (the calendar's step count, the host's pages) and reports
+    none of them, while a new refusal after the restart is reported as before."""
+    from focuscrawl.outlinks.revisit import PageRevisitor
+
+    def revisitor():
+        reported = []
+        scope = Scope(ScopeRules(max_date_steps=1, max_pages_per_host=4), on_refusal=reported.append)
+        return PageRevisitor(None, lambda row: None, lambda: 0.0, discover=r"/", scope=scope), reported
+
+    months = [f"{SITE}/calendar?month=2024-{m:02d}" for m in (1, 2, 3)]
+    seen = [(f"{SITE}/wiki/Events", 0, [months[0]]), (months[0], 0, [months[1]]), (months[1], 0, [months[2]])]
+    first, reported = revisitor()
+    first.add([seen[0][0]])
+    for page, _, links in seen:  # what the live run met: its snapshots' outlinks
+        first.add(links, parent=page)
+    assert [r.reason for r in reported] == ["trap_date_steps"] and first.scope.status()["refused"] == {"trap_date_steps": 1}
+
+    again, reported_again = revisitor()
+    again.restore(seen)
+    assert reported_again == [] and again.scope.status()["refused"] == {}
+    assert months[2] not in again.ranking and {u for u, _ in again.ranking.top(10)} == {seen[0][0], *months[:2]}
+    # the rebuilt state decides on: the host's fourth page is admitted, its fifth refused and reported
+    assert again.add([f"{SITE}/wiki/New"], parent=seen[0][0]) == 1
+    assert again.add([f"{SITE}/wiki/Newer"], parent=seen[0][0]) == 0
+    assert [r.reason for r in reported_again] == ["host_budget"]

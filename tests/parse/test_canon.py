@@ -158,3 +158,33 @@ def test_a_page_declares_its_canonical_url_as_a_canonical_key():
     assert parse_links(page, "http://ex.example/m/b").canonical == "http://ex.example/B?y=2&z=1"
     assert parse_links(b"<html><body><a href='/c'>c</a></body></html>", "http://ex.example/").canonical is None
     assert parse_links(b'<link rel="canonical" href="http://[bad">', "http://ex.example/").canonical is None
+
+
+def test_the_parameter_matcher_is_built_once_per_pattern_set():
+    """A URL's key does not recompile the tracking-parameter patterns: one matcher per set of patterns, reused."""
+    from focuscrawl.parse import canon
+
+    canon.canonical_url("http://ex.example/a?utm_source=x&b=1")  # the default set's matcher exists from here on
+    before = canon._matcher.cache_info()
+    for i in range(50):
+        assert canon.canonical_url(f"http://ex.example/{i}?utm_source=x&b=1&FBCLID=2") == f"http://ex.example/{i}?b=1"
+    after = canon._matcher.cache_info()
+    assert after.misses == before.misses and after.hits == before.hits + 50
+    canon.canonical_url("http://ex.example/a?ref_src=t", extra_strip=("ref_*",))
+    canon.canonical_url("http://ex.example/b?ref_src=t", extra_strip=("ref_*",))
+    assert canon._matcher.cache_info().misses == after.misses + 1  # a site's own set: one more matcher, once
+
+
+def test_a_virtual_host_segment_is_canonicalised_as_a_host():
+    from focuscrawl.parse.canon import virtual_host_key
+
+    key = virtual_host_key("/site/")
+    world = "http://127.0.0.1:8080/site/"
+    spellings = [world + "People.Wiki.Test/wiki/A", world + "people.wiki.test:80/wiki/A?utm_source=x",
+                 world + "people.wiki.test./wiki/A#top", world + "PEOPLE.wiki.test:80/wiki/A"]
+    assert {key(u) for u in spellings} == {world + "people.wiki.test/wiki/A"}
+    assert key(world + "people.wiki.test:8081/wiki/A") == world + "people.wiki.test:8081/wiki/A"
+    assert key("https://o.example/site/x.test:443/a") == "https://o.example/site/x.test/a"
+    assert key("http://o.example/other/X.test:80/a") == "http://o.example/other/X.test:80/a"  # not under the prefix
+    with pytest.raises(ValueError):
+        key(world + "people.wiki.test:99999/wiki/A")

@@ -71,6 +71,7 @@ from focuscrawl.core.records import JsonRecord
 
 if TYPE_CHECKING:  # pragma: no cover
     from focuscrawl.fetch.scope import Scope
+    from focuscrawl.fetch.soft404 import Soft404Probe
 
 log = logging.getLogger(__name__)
 
@@ -146,7 +147,7 @@ class SourceCrawler:
                  near_duplicates: NearDuplicateIndex | None = None,
                  on_near_duplicate: Callable[[str, Match], None] | None = None,
                  revalidator: Revalidator | None = None, key_of: Callable[[str], str] = canonical_url,
-                 relevance=None, scope: "Scope | None" = None) -> None:
+                 relevance=None, scope: "Scope | None" = None, soft404: "Soft404Probe | None" = None) -> None:
         if budget <= 0:
             raise ValueError(f"budget must be > 0 fetches per second, got {budget}")
         self.sources = list(sources)
@@ -155,6 +156,7 @@ class SourceCrawler:
         self.on_rejection = on_rejection
         self.scope = scope  # asked before a new page joins the frontier (focuscrawl.fetch.scope); None: every page
         self.near_duplicates, self.on_near_duplicate = near_duplicates, on_near_duplicate
+        self.soft404 = soft404  # a new page that is its directory's "not found" answer is refused (fetch/soft404.py)
         self.revalidator, self.key_of = revalidator, key_of
         self.aliases_: dict[str, tuple[str, ...]] = {}  # crawled page -> its other keys
         self.page_of_: dict[str, str] = {}  # such another key -> the crawled page
@@ -177,7 +179,7 @@ class SourceCrawler:
         self.crawled_: dict[str, tuple[str, float | None]] = {}  # page url -> (source url, published)
         self.counts = {"recrawls": 0, "pages": 0, "idle": 0, "errors": 0, "schedule_rows": 0, "schedules_applied": 0,
                        "restored_sources": 0, "restored_pages": 0, "near_duplicates_skipped": 0, "unchanged_recrawls": 0,
-                       "relevant": 0}
+                       "relevant": 0, "soft404_refused": 0}
         self._touched: dict[int, None] = dict.fromkeys(range(n))  # sources changed since changes(): all, at first
         self._fetched: dict[str, None] = {}   # pages crawled since changes()
 
@@ -293,7 +295,7 @@ class SourceCrawler:
         self.counts["pages"] += 1  # a fetch of the budget, skipped or not
         aliases = self._aliases(url, fetched)
         self.seen_pages_.update(aliases)  # listed later under those keys, the page is not fetched again
-        if self._near_duplicate(url, fetched[0]):
+        if self._soft404(url, fetched) or self._near_duplicate(url, fetched[0]):
             return
         self.crawled_[url] = (self.sources[i].url, published)
         self._remember_aliases(url, aliases)
@@ -336,6 +338,21 @@ class SourceCrawler:
             if key is not None and key != url and key not in keys:
                 keys.append(key)
         return tuple(keys)
+
+    def _soft404(self, url: str, fetched: tuple) -> bool:
+        """With a probe: refuse an HTML page that is its directory's "not found" answer (no row, a dead letter)."""
+        body, media, final = fetched[:3]
+        if self.soft404 is None or media not in ("text/html", "application/xhtml+xml"):
+            return False
+        from focuscrawl.outlinks.revisit import page_content
+
+        reason = self.soft404.check(url, page_content(body, final)[0])
+        if reason is None:
+            return False
+        self.counts["soft404_refused"] += 1
+        if self.on_rejection is not None:
+            self.on_rejection(Rejection(reason, url, url, "soft404"))
+        return True
 
     def _near_duplicate(self, url: str, body: bytes) -> bool:
         """With an index: skip the page when its text near-duplicates a page crawled before, else remember it."""

@@ -24,9 +24,11 @@ from dataclasses import dataclass
 from typing import Callable, Sequence
 
 from focuscrawl.core.records import JsonRecord
+from focuscrawl.fetch.fetcher import REDIRECT_STATUSES
 
 NEW, CHANGED, NOT_MODIFIED, SAME_BODY = "new", "changed", "not_modified", "same_body"
 OUTCOMES = (NEW, CHANGED, NOT_MODIFIED, SAME_BODY)
+REDIRECTED = "redirected"  # a redirect not followed (``stop_at``): no answer about the page, nothing counted
 UNCHANGED = frozenset({NOT_MODIFIED, SAME_BODY})
 
 
@@ -102,12 +104,19 @@ class Revalidator:
             if to is not None and validators is not None:
                 self.known[to] = validators
 
-    def fetch(self, url: str, key: str | None = None, accept: Sequence[str] | None = None) -> Revisit:
-        """GET ``url`` with the validators held for ``key`` (default: ``url``); raises what the fetcher raises."""
+    def fetch(self, url: str, key: str | None = None, accept: Sequence[str] | None = None,
+              stop_at: Callable[[str], bool] | None = None) -> Revisit:
+        """GET ``url`` with the validators held for ``key`` (default: ``url``); raises what the fetcher raises.
+        ``stop_at`` goes to the fetcher: a redirect it stopped at is :data:`REDIRECTED`, the validators untouched."""
         key = url if key is None else key
         with self._lock:
             before = self.known.get(key)
-        result = self.fetcher.fetch(url, accept=accept, validators=before)
+        if stop_at is None:
+            result = self.fetcher.fetch(url, accept=accept, validators=before)
+        else:
+            result = self.fetcher.fetch(url, accept=accept, validators=before, stop_at=stop_at)
+        if result.status in REDIRECT_STATUSES and stop_at is not None:
+            return Revisit(result, REDIRECTED, before)
         if result.status == 304 and before is not None:
             outcome, now, saved = NOT_MODIFIED, before, before.length
         else:
@@ -131,5 +140,5 @@ class Revalidator:
             return {"revisit_outcomes": dict(self.counts), "bytes_saved": self.bytes_saved}
 
 
-__all__ = ["CHANGED", "NEW", "NOT_MODIFIED", "OUTCOMES", "Revalidator", "Revisit", "SAME_BODY", "UNCHANGED",
+__all__ = ["CHANGED", "NEW", "NOT_MODIFIED", "OUTCOMES", "REDIRECTED", "Revalidator", "Revisit", "SAME_BODY", "UNCHANGED",
            "Validators", "body_digest"]

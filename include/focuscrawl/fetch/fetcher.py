@@ -150,13 +150,18 @@ class Fetcher:
         self.close()
 
     def fetch(self, url: str, accept: Sequence[str] | None = None,
-              validators: "Validators | None" = None) -> FetchResult:
+              validators: "Validators | None" = None, stop_at: Callable[[str], bool] | None = None) -> FetchResult:
         """GET ``url`` politely; ``accept`` lists media types (``text/*`` allowed) the caller can parse.
 
         With ``validators`` (of an earlier fetch of the page) the request is conditional and a
-        ``304 Not Modified`` is a result (status 304, empty body), not an error."""
+        ``304 Not Modified`` is a result (status 304, empty body), not an error. With ``stop_at``, a
+        redirect to a URL it is true of (a page the caller already has) is not followed: the result is that
+        redirect (its 3xx status, empty body) with the URL it points to as ``url``, as a crawler that
+        queues redirect targets instead of following them (Heritrix) finds the target already seen."""
         result = self._follow(url, accept=accept, check_robots=self.robots is not None, max_bytes=self.max_bytes,
-                              validators=validators)
+                              validators=validators, stop_at=stop_at)
+        if result.status in REDIRECT_STATUSES and stop_at is not None:
+            return result
         if not (200 <= result.status < 300 or (result.status == 304 and validators is not None)):
             raise HTTPStatusError(
                 result.url, result.status,
@@ -173,7 +178,7 @@ class Fetcher:
         return RobotsResponse(result.status, result.body)
 
     def _follow(self, url: str, accept, check_robots: bool, max_bytes: int, truncate: bool = False,
-                validators: "Validators | None" = None) -> FetchResult:
+                validators: "Validators | None" = None, stop_at: Callable[[str], bool] | None = None) -> FetchResult:
         started = time.monotonic()
         hops: list[str] = []
         current = url
@@ -199,6 +204,9 @@ class Fetcher:
             current = urllib.parse.urljoin(current, location.strip())
             if current in hops or current == url:
                 raise RedirectLoopError(url, f"{url} redirects in a loop ({' -> '.join(hops + [current])}); the site is misconfigured, skip it")
+            if stop_at is not None and stop_at(current):
+                return FetchResult(current, result.status, result.headers, b"", result.content_type, tuple(hops),
+                                   time.monotonic() - started, result.warc)
         raise TooManyRedirectsError(
             url, f"{url} redirected more than {self.max_redirects} times ({' -> '.join(hops)}); raise max_redirects if that is expected"
         )

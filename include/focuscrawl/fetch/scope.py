@@ -31,10 +31,20 @@ Every default is neutral (off), except the two limits no real page needs: ``max_
 Nothing is dropped silently: each refusal goes to ``on_refusal`` (the process counts it in
 ``focuscrawl_scope_refused_total{reason}`` and sends it to the dead-letter topic, see
 :meth:`Refusal.rejection`).
+
+Across a restart the dead-letter rows are the durable count of refusals; the counter is not. A
+Prometheus counter counts what one process did since it started and starts at zero again in the next
+(https://prometheus.io/docs/concepts/metric_types/#counter: it "can only increase or be reset to zero
+on restart"); ``rate()`` and ``increase()`` take a drop as a reset and add across it, so a counter that
+resumed from a stored value would be read as no reset at all and its restored part never counted. What
+a restart must not do is decide a URL again and report it twice: a restarted crawler rebuilds this
+state by deciding again the URLs it had met (:meth:`Scope.replaying`), and those decisions are neither
+counted nor sent, since the process before the restart counted and sent them.
 """
 
 from __future__ import annotations
 
+import contextlib
 import re
 import threading
 import urllib.parse
@@ -169,6 +179,20 @@ class Scope:
         self._steps: dict[str, int] = {}
         self._growth: dict[str, int] = {}
         self.refused: dict[str, int] = defaultdict(int)
+        self._replaying = False
+
+    @contextlib.contextmanager
+    def replaying(self):
+        """Rebuild the state (admitted pages, per-host counts, date steps, query growth) by deciding again the
+        URLs a crawler met before its restart: refusals are decided as before but neither counted in
+        :attr:`refused` nor sent to ``on_refusal`` (they were, before the restart)."""
+        with self._lock:
+            self._replaying = True
+        try:
+            yield self
+        finally:
+            with self._lock:
+                self._replaying = False
 
     def admit(self, url: str, depth: int = 0, parent: str | None = None) -> Refusal | None:
         """Decide on ``url`` (a canonical key), ``depth`` links from a seed, found on ``parent``."""
@@ -180,6 +204,8 @@ class Scope:
                 self._admitted.add(url)
                 self._per_host[self.host_of(url)] += 1
                 return None
+            if self._replaying:
+                return refusal
             self.refused[refusal.reason] += 1
         if self.on_refusal is not None:
             self.on_refusal(refusal)

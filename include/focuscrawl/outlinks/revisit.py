@@ -30,6 +30,7 @@ the Delta table; ``streaming/revisitor.py`` wires the fetch layer, the clock and
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import logging
 import re
@@ -38,7 +39,7 @@ from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Callable, Iterable, Protocol
 
 from focuscrawl.core.dedup import Match, NearDuplicateIndex
-from focuscrawl.fetch.conditional import NOT_MODIFIED, UNCHANGED, Revalidator, Validators
+from focuscrawl.fetch.conditional import NOT_MODIFIED, REDIRECTED, UNCHANGED, Revalidator, Validators
 from focuscrawl.fetch.errors import refusal_of
 from focuscrawl.fetch.warc import warc_columns
 from focuscrawl.core.frontier import PriorityFrontier
@@ -47,6 +48,7 @@ from focuscrawl.parse.canon import canonical_url
 from focuscrawl.parse.rejection import Rejection
 
 if TYPE_CHECKING:  # pragma: no cover
+    from focuscrawl.fetch.dust import DustRules
     from focuscrawl.fetch.scope import Scope
     from focuscrawl.fetch.soft404 import Soft404Probe
 
@@ -151,7 +153,10 @@ class PageRevisitor:
     goes to ``on_near_duplicate(url, match)`` (the process counts it in its metrics).
 
     ``key_of`` makes a URL its key (default :func:`~focuscrawl.parse.canon.canonical_url`; a project
-    site's :meth:`~focuscrawl.project.model.Site.canonical` adds its own tracking parameters); ``revalidator``
+    site's :meth:`~focuscrawl.project.model.Site.canonical` adds its own tracking parameters); with ``dust``
+    (:class:`~focuscrawl.fetch.dust.DustRules`) every alias this revisitor records teaches its site a rewrite
+    rule, and a key is rewritten by the rules its site has learned before it is known, so the next page
+    spelled the same way is not fetched under that spelling; ``revalidator``
     (over the same fetch layer as ``source``) makes revisits conditional (see the module docstring).
     """
 
@@ -163,9 +168,10 @@ class PageRevisitor:
                  key_of: Callable[[str], str] = canonical_url, revalidator: Revalidator | None = None,
                  relevance=None, scope: "Scope | None" = None,
                  on_rejection: Callable[[Rejection], None] | None = None,
-                 soft404: "Soft404Probe | None" = None) -> None:
+                 soft404: "Soft404Probe | None" = None, dust: "DustRules | None" = None) -> None:
         self.source = source
         self.key_of = key_of
+        self.dust = dust  # rewrite rules learned from this crawl's aliases (focuscrawl.fetch.dust), or None
         self.revalidator = revalidator
         self.aliases: dict[str, str] = {}  # a requested key -> the key its page is recorded under
         self.last: dict[str, dict] = {}    # key -> its latest snapshot's content columns (what a 304 repeats)
@@ -206,6 +212,8 @@ class PageRevisitor:
             key = self.key_of(url)
         except (ValueError, UnicodeError):
             return None
+        if self.dust is not None:
+            key = self.dust(key)
         return self.aliases.get(key, key)
 
     def add(self, urls: Iterable[str], parent: str | None = None) -> int:
@@ -248,15 +256,19 @@ class PageRevisitor:
                 alias = self.key(item[3])
                 if alias is not None and alias != item[0]:
                     self.aliases[alias] = item[0]
+                    if self.dust is not None:
+                        self.dust.learn(alias, item[0])
         for url, row in (latest or {}).items():
             self.last[url] = {c: row.get(c) for c in CONTENT_COLUMNS}
             if self.revalidator is not None:
                 self.revalidator.restore(url, validators_of(row))
-        self.add(seeds)
-        for item in seen:
-            self.add([item[0]])
-            if self.discover is not None and len(item) > 2:
-                self.add((u for u in item[2] if self.discover.search(u)), parent=item[0])
+        # the scope decides again what it decided before the restart, reporting nothing twice
+        with self.scope.replaying() if self.scope is not None else contextlib.nullcontext():
+            self.add(seeds)
+            for item in seen:
+                self.add([item[0]])
+                if self.discover is not None and len(item) > 2:
+                    self.add((u for u in item[2] if self.discover.search(u)), parent=item[0])
         now = self.period()
         with self._lock:
             self._start_period(now)
@@ -294,6 +306,12 @@ class PageRevisitor:
             url, _ = self.queue.pop()
             self.done.add(url)
             period = self.current_period
+        if self.dust is not None:  # a rule learned since the page became known: fetched as what it rewrites to
+            rewritten = self.key(url)
+            if rewritten is not None and rewritten != url:
+                if not self._alias(url, rewritten, keep_validators=True):
+                    return None  # that page was snapshotted this period already
+                url = rewritten
         try:
             row = self._fetch(url, period, now)
         except Exception as exc:  # noqa: BLE001 - one bad page must not stop the revisits; the source's error says why
@@ -306,8 +324,10 @@ class PageRevisitor:
         if row is None:
             return None
         key = row["url"]  # the key the page is recorded under (``url`` or what it turned out to be an alias of)
+        if self.dust is not None and key == url and row["status"] == 200:
+            self.dust.refute(url)  # its own page: no rule may rewrite it
         reason = None
-        if self.soft404 is not None and row["status"] != 304:  # a 304 repeats a page that passed the check
+        if self.soft404 is not None:  # a 304's text is its last snapshot's: checked against what is known now
             reason = self.soft404.check(key, row["text"])
         if reason is not None:
             self._refuse(Rejection(reason, key, key, "soft404"))
@@ -330,9 +350,12 @@ class PageRevisitor:
         """The snapshot row of a revisit of ``url`` (a key), under the key its page is recorded by; None
         when that key was already snapshotted this period."""
         revisit = None
-        if self.revalidator is not None:
-            revisit = self.revalidator.fetch(url)
+        if self.revalidator is not None:  # a redirect to a page already snapshotted this period is not followed
+            revisit = self.revalidator.fetch(url, stop_at=self._done_now)
             result = revisit.result
+            if revisit.outcome == REDIRECTED:
+                self._alias(url, self.key(result.url) or result.url, keep_validators=False)
+                return None
         elif hasattr(self.source, "fetch"):
             result = self.source.fetch(url)
         else:  # a source with only get (a replay, a test double): no final URL, no WARC record
@@ -355,6 +378,12 @@ class PageRevisitor:
                 "revisit_outcome": None if revisit is None else revisit.outcome,
                 **validator_columns(None if revisit is None else revisit.validators)}
 
+    def _done_now(self, target: str) -> bool:
+        """Whether ``target``'s page was snapshotted in the current period (its redirect need not be followed)."""
+        key = self.key(target)
+        with self._lock:
+            return key is not None and key in self.done
+
     def _recorded_as(self, url: str, final: str | None, declared: str | None) -> str:
         """The key a page fetched as ``url`` is recorded under: its declared ``rel=canonical`` when that is on
         the same site (one pointing at another site is not trusted: RFC 6596's security considerations warn
@@ -367,6 +396,8 @@ class PageRevisitor:
         """``url`` turned out to be ``key``'s page: never fetch ``url`` again, know ``key`` in its place (with
         the validators of this fetch when they are ``key``'s own response's). False when ``key`` was already
         snapshotted this period (the fetch was the duplicate)."""
+        if self.dust is not None:
+            self.dust.learn(url, key)
         with self._lock:
             self.aliases[url] = key
             score = self.ranking.score_of(url) if url in self.ranking else self.unscored
@@ -446,6 +477,7 @@ class PageRevisitor:
                 "relevant": self.relevant,
                 "harvest": self.relevant / self.revisits if self.revisits and self.relevance is not None else None,
                 "refused": len(self.refused),
+                **({"rewrite_rules": self.dust.status()} if self.dust is not None else {}),
                 **({"scope": self.scope.status()} if self.scope is not None else {}),
             }
 

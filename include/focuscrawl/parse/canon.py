@@ -19,8 +19,9 @@ from __future__ import annotations
 import fnmatch
 import functools
 import ipaddress
+import re
 import urllib.parse
-from typing import Iterable
+from typing import Callable, Iterable
 
 from publicsuffixlist import PublicSuffixList
 from w3lib.url import canonicalize_url
@@ -35,9 +36,14 @@ TRACKING_PARAMS: tuple[str, ...] = (
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 
 
-def _matcher(patterns: Iterable[str]):
-    pats = tuple(p.lower() for p in patterns)
-    return lambda name: any(fnmatch.fnmatchcase(name.lower(), p) for p in pats)
+@functools.lru_cache(maxsize=256)
+def _matcher(patterns: tuple[str, ...]) -> Callable[[str], bool]:
+    """One compiled test for a set of shell patterns (built once per set, not per URL): the patterns
+    translated by ``fnmatch`` and joined into one case-insensitive regular expression."""
+    if not patterns:
+        return lambda name: False
+    match = re.compile("|".join(f"(?:{fnmatch.translate(p)})" for p in patterns), re.IGNORECASE).match
+    return lambda name: match(name) is not None
 
 
 def canonical_url(url: str, *, strip: Iterable[str] = TRACKING_PARAMS, extra_strip: Iterable[str] = ()) -> str:
@@ -48,7 +54,7 @@ def canonical_url(url: str, *, strip: Iterable[str] = TRACKING_PARAMS, extra_str
     """
     parts = urllib.parse.urlsplit(url.strip())
     scheme = parts.scheme.lower()
-    drop = _matcher((*strip, *extra_strip))
+    drop = _matcher((*strip, *extra_strip))  # a tuple: the compiled matcher is cached by its patterns
     host = (parts.hostname or "").rstrip(".")
     port = parts.port  # raises ValueError on a bad port
     netloc = f"[{host}]" if ":" in host else host
@@ -67,6 +73,28 @@ def canonical_url(url: str, *, strip: Iterable[str] = TRACKING_PARAMS, extra_str
         if pair and not drop(urllib.parse.unquote_plus(pair.split("=", 1)[0]))
     )
     return canonicalize_url(urllib.parse.urlunsplit((scheme, netloc, path, query, "")))
+
+
+def virtual_host_key(prefix: str = "/site/", key_of: Callable[[str], str] = canonical_url) -> Callable[[str], str]:
+    """A key function for sites served side by side as ``<prefix><host>/...`` of one origin (the local world
+    serves every site so): the ``<host>`` segment is that site's authority, so it is canonicalised as
+    :func:`canonical_url` canonicalises a host (lower case, the origin scheme's default port and a trailing
+    dot dropped) before ``key_of`` makes the whole URL a key. Other URLs are ``key_of``'s alone."""
+
+    def key(url: str) -> str:
+        parts = urllib.parse.urlsplit(url.strip())
+        if parts.path.startswith(prefix):
+            host, sep, rest = parts.path[len(prefix):].partition("/")
+            if host:
+                authority = urllib.parse.urlsplit(f"{parts.scheme or 'http'}://{host}/")
+                name = (authority.hostname or "").rstrip(".")
+                port = authority.port  # raises ValueError on a bad port, as canonical_url does
+                if port is not None and port != _DEFAULT_PORTS.get(parts.scheme.lower()):
+                    name += f":{port}"
+                url = urllib.parse.urlunsplit(parts._replace(path=f"{prefix}{name}{sep}{rest}"))
+        return key_of(url)
+
+    return key
 
 
 @functools.cache
