@@ -1,4 +1,4 @@
-"""Evidence latency on the live platform: a post first shown in a world listing -> its author's new rank (issue 18, point 3).
+"""Evidence latency on the live platform: a post first shown in a world listing -> its author's new rank (docs/benchmarks.md).
 
 Real engines, wired as ``focuscrawl up`` wires the FUE loop's front half: the world's HTTP server (in
 this process), the Community Explorer (``streaming/fue/explorer.py``: listings fetched with requests
@@ -130,7 +130,8 @@ def listed_items(world, since_wall: float, until_wall: float, offset: float):
     from focuscrawl.world.population import base36
 
     pop, clock = world.population, world.clock
-    for item in list(pop._stream):  # the live items in time order (their ids are base36-spaced, not indices)
+    for num in list(pop.posts_all) + list(pop.comments_all):  # every live stream item, by its id
+        item = pop.item(num)
         visible = clock.wall_at(pop.visible_at(item)) + offset
         if since_wall <= visible < until_wall:
             yield f"{item.kind}_{base36(item.num)}", item.kind, visible

@@ -11,11 +11,12 @@ be the same leak by a longer road).
 
 from __future__ import annotations
 
-import ast
 import sys
 from pathlib import Path
 
 import pytest
+
+from tests.imports import imports_of, module_file, module_name
 
 PACKAGE = Path(__file__).resolve().parents[1] / "include" / "focuscrawl"
 
@@ -50,35 +51,15 @@ APART = [
 
 
 def _module_name(path: Path) -> str:
-    rel = path.relative_to(PACKAGE.parent).with_suffix("")
-    parts = rel.parts[:-1] if rel.name == "__init__" else rel.parts
-    return ".".join(parts)
+    return module_name(path, PACKAGE)
 
 
 def _module_file(name: str) -> Path | None:
-    rel = Path(*name.split(".")[1:]) if "." in name else Path()
-    for candidate in (PACKAGE / rel.with_suffix(".py") if rel.parts else None, PACKAGE / rel / "__init__.py"):
-        if candidate is not None and candidate.is_file():
-            return candidate
-    return None
+    return module_file(name, PACKAGE)
 
 
-def imports_of(path: Path) -> set[str]:
-    """Every focuscrawl module a file imports (``from a import b`` counts ``a`` and, if a module, ``a.b``)."""
-    module = _module_name(path) if path.is_relative_to(PACKAGE) else ""
-    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
-    found: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text(), str(path))):
-        if isinstance(node, ast.Import):
-            found |= {a.name for a in node.names}
-        elif isinstance(node, ast.ImportFrom):
-            base = node.module or ""
-            if node.level:
-                parts = package.split(".")[: len(package.split(".")) - (node.level - 1)]
-                base = ".".join(parts + ([base] if base else []))
-            found.add(base)
-            found |= {f"{base}.{a.name}" for a in node.names if _module_file(f"{base}.{a.name}")}
-    return {n for n in found if n == "focuscrawl" or n.startswith("focuscrawl.")}
+def _imports_of(path: Path) -> set[str]:
+    return imports_of(path, PACKAGE)
 
 
 def _within(name: str, package: str) -> bool:
@@ -97,7 +78,7 @@ def reached_from(package: str) -> dict[str, list[str]]:
         path = _module_file(name)
         if path is None:
             continue
-        for imported in imports_of(path):
+        for imported in _imports_of(path):
             # importing a.b.c runs a/__init__.py and a/b/__init__.py as well
             parts = imported.split(".")
             for i in range(1, len(parts) + 1):
@@ -145,7 +126,7 @@ def package_imports() -> dict[str, dict[str, str]]:
         top = _top(_module_name(path))
         if not top:
             continue
-        for imported in imports_of(path):
+        for imported in _imports_of(path):
             other = _top(imported)
             if other and other != top:
                 graph.setdefault(top, {}).setdefault(other, str(path.relative_to(PACKAGE.parent)))

@@ -1,12 +1,14 @@
 """Static check: nothing on the live path (``streaming/`` and every focuscrawl module it imports,
 transitively, at module level or inside functions) reads the world's evaluation interface or imports
-the world's ground truth (issue 16, point 4). The runtime twin is ``test_live_eval_port_untouched.py``.
+the world's ground truth (docs/world.md). The runtime twin is ``test_live_eval_port_untouched.py``.
 """
 
 from __future__ import annotations
 
 import ast
 from pathlib import Path
+
+from tests.imports import imports_of, module_file
 
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = ROOT / "include" / "focuscrawl"
@@ -19,31 +21,6 @@ FORBIDDEN_MODULES = ("focuscrawl.world", "focuscrawl.experiments", "focuscrawl.r
 # Defines the settings (the property exists for the evaluation side), or starts the services (the
 # world among them) and hands them their ports: defining and passing on is not reading.
 PLUMBING = ("focuscrawl.config", "focuscrawl.services.", "focuscrawl.platform.")
-
-
-def _module_file(name: str) -> Path | None:
-    rel = Path(*name.split(".")[1:])
-    if not rel.parts:
-        return PACKAGE / "__init__.py"
-    for candidate in (PACKAGE / rel.with_suffix(".py"), PACKAGE / rel / "__init__.py"):
-        if candidate.is_file():
-            return candidate
-    return None
-
-
-def _imports(tree: ast.AST, module: str) -> set[str]:
-    found = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            found |= {a.name for a in node.names}
-        elif isinstance(node, ast.ImportFrom):
-            base = node.module or ""
-            if node.level:  # relative import inside the package
-                parts = module.split(".")[: -node.level] if node.level else []
-                base = ".".join(parts + ([base] if base else []))
-            found.add(base)
-            found |= {f"{base}.{a.name}" for a in node.names}
-    return {n for n in found if n == "focuscrawl" or n.startswith("focuscrawl.")}
 
 
 def _docstrings(tree: ast.AST) -> set[int]:
@@ -75,17 +52,15 @@ def _violations(path: Path, tree: ast.AST) -> list[str]:
 def live_path() -> dict[str, Path]:
     """Every streaming/ script and every focuscrawl module reachable from them by import."""
     files = {f"streaming/{p.relative_to(ROOT / 'streaming')}": p for p in sorted((ROOT / "streaming").rglob("*.py"))}
-    todo = [(name, p, None) for name, p in files.items()]
+    todo = list(files.values())
     seen = dict(files)
     while todo:
-        name, path, module = todo.pop()
-        tree = ast.parse(path.read_text(), str(path))
-        for imported in _imports(tree, module or ""):
-            target = _module_file(imported)
+        for imported in imports_of(todo.pop(), PACKAGE):
+            target = module_file(imported, PACKAGE)
             if target is None or imported in seen:
                 continue
             seen[imported] = target
-            todo.append((imported, target, imported))
+            todo.append(target)
     return seen
 
 

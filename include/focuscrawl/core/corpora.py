@@ -5,7 +5,8 @@ neither reads the other: the world (``focuscrawl.world``) composes each of its u
 donors of the user's own class, and the training code (``focuscrawl.fue``) trains classifiers on
 donors (seed 000, section IV: the reference classifier was trained on the eRisk 2017 users, 83
 positive / 403 negative). :func:`load_corpus` picks one. :func:`erisk_subjects` is the one eRisk
-reader: the corpus donors and the project file's example users (``focuscrawl.project``) both come from it.
+reader: the corpus donors and the project file's example users (``focuscrawl.project``) both come from it;
+:func:`jsonl_objects` is the one JSONL reader of example files (example users and example pages).
 
 Leakage: a classifier trained on the donors whose writings the world re-posts judges
 text it has seen. :func:`donor_folds` splits the donors of each class into ``k`` folds;
@@ -16,6 +17,7 @@ so no text used for training reaches a world user's history.
 
 from __future__ import annotations
 
+import json
 import pickle
 import random
 import tarfile
@@ -141,6 +143,25 @@ class EriskSubject:
     id: str                         # its ``<ID>``, or the file's stem when it has none
     label: bool | None              # its class from its folder (see :func:`erisk_label`)
     writings: tuple[Writing, ...]   # in file order
+
+
+def jsonl_objects(path: Path, shape: str, error: Callable[[str], Exception] = ValueError
+                  ) -> Iterator[tuple[int, dict]]:
+    """``(line number, object)`` of each non-blank line of a JSONL example file. A line that is not a JSON
+    object raises ``error(message)``, the message naming the line and ``shape``, the object a line holds
+    (e.g. ``{"user", "text"}``)."""
+    with path.open(encoding="utf-8") as f:
+        for n, line in enumerate(f, 1):
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+            except ValueError as exc:
+                raise error(f"line {n} of {path.name} is not JSON ({exc.args[0]}); "
+                            f"write one {shape} object per line") from None
+            if not isinstance(row, dict):
+                raise error(f"line {n} of {path.name} is not a JSON object; write one {shape} object per line")
+            yield n, row
 
 
 def erisk_label(name: str) -> bool | None:

@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import csv
-import json
 import os
 from pathlib import Path
 from typing import Any
@@ -13,7 +12,7 @@ from pydantic import (
     ValidationInfo,
 )
 
-from focuscrawl.core.corpora import erisk_subjects, writing_body
+from focuscrawl.core.corpora import erisk_subjects, jsonl_objects, writing_body
 from focuscrawl.project.values import EXAMPLE_FORMATS, _check_url, _ctx, interpolate
 
 
@@ -64,22 +63,15 @@ def read_examples(path: str | Path, fmt: str, role: str = "positives", limit: in
     if fmt == "erisk":
         users = _erisk_users(path, role == "positives", limit)[role]
     elif fmt == "jsonl":
-        with path.open(encoding="utf-8") as f:
-            for n, line in enumerate(f, 1):
-                if not line.strip():
-                    continue
-                try:
-                    row = json.loads(line)
-                except ValueError as exc:
-                    raise ValueError(f"line {n} of {path.name} is not JSON ({exc.args[0]}); one object per line") from None
-                user = _user_of(row) if isinstance(row, dict) else None
-                if user is None:
-                    raise ValueError(f"line {n} of {path.name} has no \"user\" (or \"author\"); "
-                                     "write {\"user\": ..., \"text\": ...} per line")
-                users.setdefault(user, []).append(_text_of(row))
-                if limit and len(users) > limit:
-                    users.pop(user)
-                    break
+        for n, row in jsonl_objects(path, '{"user", "text"}'):
+            user = _user_of(row)
+            if user is None:
+                raise ValueError(f"line {n} of {path.name} has no \"user\" (or \"author\"); "
+                                 "write {\"user\": ..., \"text\": ...} per line")
+            users.setdefault(user, []).append(_text_of(row))
+            if limit and len(users) > limit:
+                users.pop(user)
+                break
     elif fmt == "csv":
         with path.open(encoding="utf-8", newline="") as f:
             reader = csv.DictReader(f)

@@ -16,11 +16,13 @@ forbids is refused by name (:func:`read_example_pages`). Each fault is a :class:
 from __future__ import annotations
 
 import hashlib
-import json
 import logging
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Callable, Iterator, Sequence
+
+from focuscrawl.core.corpora import jsonl_objects
 
 log = logging.getLogger(__name__)
 
@@ -81,22 +83,14 @@ def parse_label(value, where: str) -> int:
 
 def jsonl_rows(path: Path, key: str) -> Iterator[tuple[int, dict]]:
     """``(line number, row)`` of each example line; ExampleError names the line and the fix."""
-    with path.open(encoding="utf-8") as f:
-        for n, line in enumerate(f, 1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except ValueError as exc:
-                raise ExampleError(key, f"line {n} of {path.name} is not JSON ({exc.args[0]}); "
-                                        "write one {\"url\", \"text\", \"label\"} object per line") from None
-            if not isinstance(row, dict) or not (row.get("text") or row.get("url")):
-                raise ExampleError(key, f"line {n} of {path.name} has neither \"text\" nor \"url\"; "
-                                        "give the page's text, or its URL to fetch")
-            if "label" not in row:
-                raise ExampleError(key, f"line {n} of {path.name} has no \"label\"; add \"label\": 1 or 0")
-            row["label"] = parse_label(row["label"], f"{key} (line {n} of {path.name})")
-            yield n, row
+    for n, row in jsonl_objects(path, '{"url", "text", "label"}', partial(ExampleError, key)):
+        if not (row.get("text") or row.get("url")):
+            raise ExampleError(key, f"line {n} of {path.name} has neither \"text\" nor \"url\"; "
+                                    "give the page's text, or its URL to fetch")
+        if "label" not in row:
+            raise ExampleError(key, f"line {n} of {path.name} has no \"label\"; add \"label\": 1 or 0")
+        row["label"] = parse_label(row["label"], f"{key} (line {n} of {path.name})")
+        yield n, row
 
 
 def count_examples(positives: Sequence[str], negatives: Sequence[str], examples: str | None,
