@@ -50,7 +50,7 @@ def test_the_benchmark_table_lists_every_benchmark_with_all_three_sizes():
 
 
 def test_in_process_benchmarks_smoke(tmp_path):
-    report = smoke(tmp_path, "knn,knn_exact,ranking,world", timeout=600)
+    report = smoke(tmp_path, "knn,knn_exact,fits,ranking,world", timeout=900)
     knn = rows(report, "knn")
     # Exact answers agree: ours, the tiles it replaced, sklearn, and FAISS flat as installed (its own
     # process) against FAISS flat on the pinned kernels.
@@ -67,6 +67,8 @@ def test_in_process_benchmarks_smoke(tmp_path):
     for size in exact["sizes"]:
         assert size["EXACT"]["recall"] > 0.999 and size["tiled_exact"]["recall"] > 0.999
         assert size["product_over_fastest"] > 0
+    fits = json.loads((tmp_path / "smoke" / "fits.json").read_text())
+    assert fits["same_metrics"] and len(fits["metrics"]) == 4 and fits["speedup"] > 0
     ranking = rows(report, "ranking")
     assert set(ranking) == {"ranking updates, BlockFrontier", "ranking updates, PriorityFrontier (previous)",
                             "ranking updates, heapq + dict (baseline)"}
