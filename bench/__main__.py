@@ -48,6 +48,18 @@ BENCHES: dict[str, tuple[str, str, dict[str, list[str]]]] = {
         # HNSW's search width written out: the knob its docstring justifies (related.HnswRelatedPages)
         "full": ["--n", "100000", "--spark-n", "5000", "--job", "EXACT:384000,HNSW:1000000:--ef-search=96"],
     }),
+    # The product's exact search against FAISS flat and the tiles in one run, min of interleaved repeats
+    "knn_exact": ("knn_exact_bench.py", "none (real posts from ../shared/data)", {
+        "smoke": ["--n", "500,1500", "--data", "synthetic", "--repeats", "1", "--no-as-installed"],
+        "quick": ["--n", "20000"],
+        "full": ["--n", "20000,100000", "--repeats", "2", "--plot", "bench/results/knn_exact.png"],
+    }),
+    # outlinks_train's fitting loop: one core against all usable ones, same models, in one run
+    "fits": ("fits_bench.py", "none", {
+        "smoke": ["--pages", "400", "--periods", "8", "--n-estimators", "10"],
+        "quick": ["--pages", "10000", "--periods", "10"],
+        "full": ["--pages", "384000", "--periods", "10"],
+    }),
     "ranking": ("ranking_bench.py", "none", {
         "smoke": ["--sizes", "20000", "--updates", "5000", "--pops", "1000"],
         "quick": ["--sizes", "1000000", "--updates", "200000", "--pops", "50000"],
@@ -136,7 +148,7 @@ def run_bench(name: str, mode: str, out_dir: Path, env: dict, timeout: float) ->
 
 def summarise(name: str, res: dict) -> list[dict]:
     """Table rows of one benchmark's JSON: what, n, seconds, rate with its unit, recall, note."""
-    if name in ("knn", "train", "hygiene"):
+    if name in ("knn", "knn_exact", "fits", "train", "hygiene"):
         sys.path.insert(0, str(HERE))
         return __import__(f"{name}_bench").summary(res)
     rows: list[dict] = []

@@ -1,9 +1,10 @@
-"""The hand-written related-pages search that FAISS replaced (docs/benchmarks.md), kept as a benchmark baseline only.
+"""The hand-written related-pages searches FAISS replaced, kept as benchmark baselines only.
 
-Blocked BLAS + argpartition (``ExactRelatedPages``) and a home-made inverted file over spherical k-means
-cells (``IvfRelatedPages``), as they were in ``focuscrawl.outlinks.related`` before the FAISS methods.
-``bench/knn_bench.py`` measures them in the same run as FAISS so the replacement stays justified
-(seed 002, Section 7: the KNN step the paper ran for six hours).
+``TiledExactRelatedPages``, the exact search the product ran while faiss-cpu's bundled OpenBLAS ran
+generic kernels on this CPU (tiles of BLAS products over numpy's OpenBLAS against a running k-th best),
+and a home-made inverted file over spherical k-means cells (``IvfRelatedPages``), the first approximate
+method. ``bench/knn_bench.py`` measures them in the same run as FAISS so the replacement stays
+justified (seed 002, Section 7: the KNN step the paper ran for six hours).
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from focuscrawl.outlinks.embedding import normalise_rows
+from focuscrawl.outlinks.related import ExactRelatedPages
 
 
 def _merge_top_k(best_idx, best_sim, cand_idx, cand_sim, k):
@@ -54,31 +56,73 @@ def _top_k_block(sims: np.ndarray, k: int, group: int = 32) -> tuple[np.ndarray,
     return np.take_along_axis(cols, part, axis=1), np.take_along_axis(cand, part, axis=1)
 
 
-class ExactRelatedPages:
-    """Blocked brute force: ``block_size`` queries x all vectors per matrix product."""
+class TiledExactRelatedPages(ExactRelatedPages):
+    """Brute force, tile by tile against a running k-th best per query: the exact top k.
 
-    def __init__(self, k: int = 30, block_size: int = 2048) -> None:
-        self.k = k
-        self.block_size = block_size
+    ``query_tile`` queries x ``page_tile`` pages per BLAS product (numpy's), into one reused buffer: a
+    similarity enters a query's top k only above that query's k-th best so far, one vector compare per
+    tile, so the top-k bookkeeping touches a few entries per row instead of all of them. The fitting,
+    blocking and self-exclusion are the product's ``EXACT`` (``focuscrawl.outlinks.related``); only the
+    search of one block differs.
+    """
 
-    def fit(self, vectors: np.ndarray) -> "ExactRelatedPages":
-        self.vectors_ = normalise_rows(vectors)
-        return self
+    def __init__(self, *, k: int = 30, block_size: int = 16_384, query_tile: int = 256,
+                 page_tile: int = 8192) -> None:
+        super().__init__(k=k, block_size=block_size)
+        self.query_tile = query_tile
+        self.page_tile = page_tile
 
-    def search(self, queries, query_ids=None):
-        q = normalise_rows(queries)
-        k = min(self.k, len(self.vectors_) - (query_ids is not None))
-        out_idx = np.empty((len(q), k), dtype=np.int64)
-        out_sim = np.empty((len(q), k), dtype=np.float32)
-        for start in range(0, len(q), self.block_size):
-            stop = min(start + self.block_size, len(q))
-            sims = q[start:stop] @ self.vectors_.T
-            if query_ids is not None:
-                # The page itself is not its own related page.
-                sims[np.arange(stop - start), query_ids[start:stop]] = -np.inf
-            part, top = _top_k_block(sims, k)
-            out_idx[start:stop], out_sim[start:stop] = _sorted(part, top)
-        return out_idx, out_sim
+    def _top(self, q, ask):
+        x = self.vectors_
+        n, tile = len(x), max(self.page_tile, ask)
+        sims = np.empty((len(q), ask), np.float32)
+        idx = np.empty((len(q), ask), np.int64)
+        # One product buffer and one mask serve every tile (a fresh 8 MB product per tile cost page faults).
+        buf = np.empty(min(self.query_tile, len(q)) * min(tile, n), np.float32)
+        above = np.empty(len(buf), bool)
+        for start in range(0, len(q), self.query_tile):
+            block = q[start:start + self.query_tile]
+            nb, w = len(block), min(tile, n)
+            s = buf[:nb * w].reshape(nb, w)
+            np.negative(np.matmul(block, x[:w].T, out=s), out=s)  # argpartition picks the largest as before
+            best_idx = np.argpartition(s, ask - 1, axis=1)[:, :ask]
+            best = -np.take_along_axis(s, best_idx, axis=1)
+            kth = best.min(axis=1)
+            for first in range(tile, n, tile):
+                w = min(tile, n - first)
+                s = np.matmul(block, x[first:first + w].T, out=buf[:nb * w].reshape(nb, w))
+                # Flat positions, row by row: 2-D np.nonzero cost 14x more than flatnonzero and divmod.
+                hits = np.flatnonzero(np.greater(s, kth[:, None], out=above[:nb * w].reshape(nb, w)))
+                if len(hits):
+                    rows, cols = np.divmod(hits, w)
+                    _merge(best, best_idx, kth, rows, s.ravel()[hits], cols + first)
+            order = np.argsort(-best, axis=1, kind="stable")
+            sims[start:start + nb] = np.take_along_axis(best, order, axis=1)
+            idx[start:start + nb] = np.take_along_axis(best_idx, order, axis=1)
+        return sims, idx
+
+
+def _merge(best: np.ndarray, best_idx: np.ndarray, kth: np.ndarray, rows: np.ndarray, sims: np.ndarray,
+           ids: np.ndarray) -> None:
+    """Fold new candidates (``rows`` ascending, pages in order within a row) into each row's top ``best.shape[1]``.
+
+    Per touched row, a stable sort of its top k so far followed by its candidates: at equal similarity the page
+    met first stays, so a tie never displaces an earlier page. The rows are padded to the longest (with -inf,
+    which sorts last) so one 2-D sort serves them all.
+    """
+    ask = best.shape[1]
+    starts = np.flatnonzero(np.r_[True, rows[1:] != rows[:-1]])
+    touched, counts = rows[starts], np.diff(np.r_[starts, len(rows)])
+    slot = np.repeat(np.arange(len(touched)), counts)
+    col = ask + np.arange(len(rows)) - starts[slot]
+    vals = np.full((len(touched), ask + counts.max()), -np.inf, np.float32)
+    vids = np.empty(vals.shape, np.int64)
+    vals[:, :ask], vids[:, :ask] = best[touched], best_idx[touched]
+    vals[slot, col], vids[slot, col] = sims, ids
+    keep = np.argsort(-vals, axis=1, kind="stable")[:, :ask]
+    best[touched] = np.take_along_axis(vals, keep, axis=1)
+    best_idx[touched] = np.take_along_axis(vids, keep, axis=1)
+    kth[touched] = best[touched, -1]
 
 
 def kmeans(x: np.ndarray, n_clusters: int, iterations: int = 10, seed: int = 0, sample: int = 65_536) -> np.ndarray:

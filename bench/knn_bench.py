@@ -10,13 +10,15 @@ Two parts, on unit-length vectors, k=30 related pages of every page, all in one 
    recall is not flattered; ``--data synthetic`` is a mixture of topic clusters, much easier):
 
    - ``blas_bound``: the matrix products alone (results dropped): what any exact brute force must spend;
-   - ``faiss_flat``: FAISS ``IndexFlatIP.search`` called directly: the floor for an exact answer;
-   - ``faiss_flat_native_kernels``: the same with FAISS's bundled OpenBLAS on the kernels numpy's OpenBLAS
-     detected (faiss-cpu 1.15.1 ships OpenBLAS 0.3.15, which runs generic kernels on this CPU), in its
-     own process; ``blas_kernels`` records what each loaded OpenBLAS chose;
+   - ``faiss_flat``: FAISS ``IndexFlatIP.search`` called directly: the floor for an exact answer, with
+     FAISS's bundled OpenBLAS on this CPU's kernels (``OPENBLAS_CORETYPE``, pinned by
+     ``focuscrawl.core.blas`` when this process starts, as the product's job does); ``blas_kernels``
+     records what each loaded OpenBLAS chose;
+   - ``faiss_flat_as_installed``: the same in a process of its own without the pin (faiss-cpu 1.15.1
+     ships OpenBLAS 0.3.15, which runs generic kernels on this CPU);
    - ``EXACT``, ``HNSW`` (at a few ``ef_search``), ``IVF`` (at a few ``n_probe``): the registered methods
      (``focuscrawl.outlinks.related``), build included in their time, recall@30 against exact;
-   - ``handwritten_exact``, ``handwritten_ivf``: the previous hand-written search (``bench/handwritten_knn.py``);
+   - ``tiled_exact``, ``handwritten_ivf``: the hand-written searches FAISS replaced (``bench/handwritten_knn.py``);
    - ``sklearn_brute``: scikit-learn's ``NearestNeighbors(algorithm="brute", metric="cosine")``;
    - ``spark_brp_lsh``: Spark ML ``BucketedRandomProjectionLSH.approxSimilarityJoin`` on the first
      ``--spark-n`` pages (a self-join on all of them does not fit minutes here), compared per page.
@@ -47,6 +49,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import handwritten_knn  # noqa: E402  (the baseline, beside this file)
 from result_json import write_result  # noqa: E402
 
+from focuscrawl.core.blas import openblas_kernels, pin_openblas_kernels  # noqa: E402
 from focuscrawl.outlinks.embedding import normalise_rows  # noqa: E402
 from focuscrawl.outlinks.params import DEFAULT as OUTLINKS  # noqa: E402
 from focuscrawl.outlinks.related import RELATED, recall_at_k  # noqa: E402
@@ -121,45 +124,35 @@ def blas_bound(x: np.ndarray, block: int = 2048) -> float:
     return timed(run, f"BLAS bound n={len(x)}")[1]
 
 
-def blas_kernels() -> dict[str, str]:
-    """Each loaded OpenBLAS and the kernels it chose (threadpoolctl): faiss-cpu's bundled 0.3.15 does not
-    know this CPU and falls back to generic kernels, where numpy's picks the CPU's own."""
-    from threadpoolctl import threadpool_info
-
-    return {Path(i["filepath"]).parent.name + "/" + Path(i["filepath"]).name: f"{i.get('version')} {i.get('architecture')}"
-            for i in threadpool_info() if i.get("internal_api") == "openblas"}
-
-
-_NATIVE_FLAT = """
-import json, sys, time
+_AS_INSTALLED_FLAT = """
+import json, os, sys, time
+os.environ.pop("OPENBLAS_CORETYPE", None)  # before faiss loads: its OpenBLAS detects the CPU on its own
 import numpy as np, faiss
+from focuscrawl.core.blas import openblas_kernels
 x = np.load(sys.argv[1]); k = int(sys.argv[2])
 start, cpu = time.perf_counter(), time.process_time()
 index = faiss.IndexFlatIP(x.shape[1]); index.add(x); _, idx = index.search(x, k)
 secs, cpu = time.perf_counter() - start, time.process_time() - cpu
 np.save(sys.argv[3], idx)
-print(json.dumps({"seconds": secs, "cpu": cpu}))
+print(json.dumps({"seconds": secs, "cpu": cpu, "kernels": openblas_kernels()}))
 """
 
 
-def faiss_flat_native_kernels(x: np.ndarray, exact: np.ndarray) -> dict | None:
-    """FAISS flat with its OpenBLAS told to use the kernels numpy's OpenBLAS detected (``OPENBLAS_CORETYPE``,
-    read when the library loads, hence a process of its own): FAISS's floor on this CPU once its
-    packaging's CPU detection is out of the way. ``None`` when numpy's OpenBLAS names no kernels."""
+def faiss_flat_as_installed(x: np.ndarray, exact: np.ndarray) -> dict:
+    """FAISS flat with its OpenBLAS left to detect the CPU itself, in a process of its own (the kernels
+    are chosen once, when the library loads): what the pin saves."""
     import json
     import subprocess
 
-    arch = next((v.split(" ", 1)[1] for k, v in blas_kernels().items() if k.startswith("numpy")), None)
-    if not arch or arch == "None":
-        return None
     with tempfile.TemporaryDirectory() as tmp:
         np.save(f"{tmp}/x.npy", x)
-        done = subprocess.run([sys.executable, "-c", _NATIVE_FLAT, f"{tmp}/x.npy", str(K + 1), f"{tmp}/idx.npy"],
-                              env={**os.environ, "OPENBLAS_CORETYPE": arch}, capture_output=True, text=True, check=True)
+        env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_CORETYPE"}
+        done = subprocess.run([sys.executable, "-c", _AS_INSTALLED_FLAT, f"{tmp}/x.npy", str(K + 1), f"{tmp}/idx.npy"],
+                              env=env, capture_output=True, text=True, check=True)
         got = json.loads(done.stdout.strip().splitlines()[-1])
         idx = exact_without_self(np.load(f"{tmp}/idx.npy"), np.arange(len(x)))
-    print(f"  .. FAISS flat, OPENBLAS_CORETYPE={arch}: {got['seconds']:.1f} s (CPU {got['cpu']:.1f} s)", flush=True)
-    return entry(len(x), got["seconds"], recall_at_k(idx, exact), got["cpu"], openblas_coretype=arch)
+    print(f"  .. FAISS flat as installed: {got['seconds']:.1f} s (CPU {got['cpu']:.1f} s)", flush=True)
+    return entry(len(x), got["seconds"], recall_at_k(idx, exact), got["cpu"], blas_kernels=got["kernels"])
 
 
 def faiss_flat(x: np.ndarray) -> tuple[np.ndarray, float]:
@@ -230,10 +223,8 @@ def in_process(x: np.ndarray, ef_searches: list[int], probes: list[int], spark_n
     res: dict = {"blas_bound": entry(n, blas_bound(x))}
     exact, secs = faiss_flat(x)
     res["faiss_flat"] = entry(n, secs, 1.0)
-    res["blas_kernels"] = blas_kernels()
-    native = faiss_flat_native_kernels(x, exact)
-    if native:
-        res["faiss_flat_native_kernels"] = native
+    res["blas_kernels"] = openblas_kernels()
+    res["faiss_flat_as_installed"] = faiss_flat_as_installed(x, exact)
     (idx, _), secs = timed(lambda: RELATED.create("EXACT", k=K).fit(x).search(x, ids), f"EXACT n={n}")
     res["EXACT"] = entry(n, secs, recall_at_k(idx, exact))
     hnsw, fit_secs = timed(lambda: RELATED.create("HNSW", k=K).fit(x), f"HNSW build n={n}")
@@ -254,9 +245,9 @@ def in_process(x: np.ndarray, ef_searches: list[int], probes: list[int], spark_n
         res["IVF"].append(entry(n, fit_secs + secs, recall_at_k(idx, exact), fit_cpu + timed.cpu, n_probe=n_probe,
                                 n_lists=ivf.index_.nlist, build_seconds=fit_secs))
     del ivf
-    (idx, _), secs = timed(lambda: handwritten_knn.ExactRelatedPages(k=K).fit(x).search(x, ids),
-                           f"hand-written exact n={n}")
-    res["handwritten_exact"] = entry(n, secs, recall_at_k(idx, exact))
+    (idx, _), secs = timed(lambda: handwritten_knn.TiledExactRelatedPages(k=K).fit(x).search(x, ids),
+                           f"tiled exact n={n}")
+    res["tiled_exact"] = entry(n, secs, recall_at_k(idx, exact))
     old_ivf, fit_secs = timed(lambda: handwritten_knn.IvfRelatedPages(k=K).fit(x), f"hand-written IVF fit n={n}")
     fit_cpu = timed.cpu
     res["handwritten_ivf"] = []
@@ -276,7 +267,7 @@ def in_process(x: np.ndarray, ef_searches: list[int], probes: list[int], spark_n
     flat = res["faiss_flat"]["seconds"]
     res["ratios"] = {
         "EXACT_over_faiss_flat_time": res["EXACT"]["seconds"] / flat,
-        "handwritten_exact_over_EXACT_time": res["handwritten_exact"]["seconds"] / res["EXACT"]["seconds"],
+        "tiled_exact_over_EXACT_time": res["tiled_exact"]["seconds"] / res["EXACT"]["seconds"],
         "faiss_flat_over_blas_bound_time": flat / res["blas_bound"]["seconds"],
         "sklearn_over_EXACT_time": res["sklearn_brute"]["seconds"] / res["EXACT"]["seconds"] if with_sklearn else None,
     }
@@ -382,20 +373,21 @@ def summary(res: dict) -> list[dict]:
                          "rate": r["pages_per_s"], "unit": "pages/s", "recall": r.get("recall"),
                          "note": note or f"in process, {res['data']} vectors d={res['d']}"})
 
-        kernels = ", ".join(f"{k.split('/')[0]} {v}" for k, v in part.get("blas_kernels", {}).items())
+        def kernels(found):
+            return ", ".join(f"{k.split('/')[0]} {v}" for k, v in found.items())
+
         row("blas_bound", part["blas_bound"])
-        row("faiss_flat (as installed)", part["faiss_flat"],
-            f"in process, {res['data']} vectors d={res['d']}; OpenBLAS kernels: {kernels}" if kernels else "")
-        if "faiss_flat_native_kernels" in part:
-            r = part["faiss_flat_native_kernels"]
-            row(f"faiss_flat, OPENBLAS_CORETYPE={r['openblas_coretype']}", r,
-                f"own process, {res['data']} vectors d={res['d']}: FAISS's OpenBLAS on numpy's kernels")
+        row(f"faiss_flat, OPENBLAS_CORETYPE={res.get('openblas_coretype')}", part["faiss_flat"],
+            f"in process, {res['data']} vectors d={res['d']}; OpenBLAS kernels: {kernels(part['blas_kernels'])}")
+        r = part["faiss_flat_as_installed"]
+        row("faiss_flat (as installed)", r, f"own process, {res['data']} vectors d={res['d']}; OpenBLAS kernels: "
+            f"{kernels(r['blas_kernels'])}")
         row("EXACT", part["EXACT"])
         for r in part["HNSW"]:
             row(f"HNSW ef_search={r['ef_search']}", r)
         for r in part["IVF"]:
             row(f"IVF n_probe={r['n_probe']} of {r['n_lists']}", r)
-        row("hand-written exact (previous)", part["handwritten_exact"])
+        row("tiled exact (previous EXACT)", part["tiled_exact"])
         for r in part["handwritten_ivf"]:
             row(f"hand-written IVF n_probe={r['n_probe']} (previous)", r)
         if "sklearn_brute" in part:
@@ -423,7 +415,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--recall-sample", type=int, default=2000, help="queries whose recall is checked in a job run")
     ap.add_argument("--out", type=Path, default=Path(__file__).resolve().parent / "results" / "knn.json")
     args = ap.parse_args(argv)
-    res: dict = {"k": K, "threads": {v: os.environ.get(v, "unset")
+    res: dict = {"k": K, "openblas_coretype": pin_openblas_kernels(), "threads": {v: os.environ.get(v, "unset")
                                      for v in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")}}
     if args.n:
         if args.data == "erisk":

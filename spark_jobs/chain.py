@@ -49,7 +49,10 @@ def load(job: str):
 
 
 def main(argv: list[str] | None = None) -> int:
+    from focuscrawl.core.blas import pin_openblas_kernels
+
     plan = steps(sys.argv[1:] if argv is None else argv)
+    pin_openblas_kernels()  # before the first step starts the session: its Python workers inherit the kernels
     for job, args in plan:
         began = time.monotonic()
         status = load(job).main(args) or 0

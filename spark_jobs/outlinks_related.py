@@ -3,6 +3,8 @@
     spark-submit spark_jobs/outlinks_related.py [--k N] [--method EXACT|HNSW|IVF] [--n-probe 16] [--ef-search 96]
 
 The index is built once on the driver and broadcast; the queries are partitioned over the executors.
+FAISS's OpenBLAS kernels are pinned first thing (``focuscrawl.core.blas``), before the session starts, so
+the driver and the Python workers it starts load FAISS on this CPU's kernels.
 """
 
 from __future__ import annotations
@@ -29,8 +31,10 @@ def run(spark, cfg: Settings, k: int = DEFAULT.k, method: str = DEFAULT.method, 
 
 
 def main(argv: list[str] | None = None) -> int:
+    from focuscrawl.core.blas import pin_openblas_kernels
     from focuscrawl.lake.spark import get_session
 
+    pin_openblas_kernels()
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     add_arguments(ap, DEFAULT, ["k"])
     ap.add_argument("--method", default=DEFAULT.method, type=str.upper, choices=RELATED.names())

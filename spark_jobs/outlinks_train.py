@@ -2,9 +2,11 @@
 promote when not worse), seed 002 Section 7.
 
     python spark_jobs/outlinks_train.py [--models NNL-ET_LBLA,NNL-NGB] [--history-size 4] [--train-sample 200000]
+                                        [--cores N]
 
-Training runs on the driver (scikit-learn, NGBoost) from the feature table read with delta-rs; the
-models table is appended with Spark so it sits with the other tables.
+Training runs on the driver (scikit-learn, NGBoost) from the feature table read with delta-rs, the
+(model, scope) fits side by side on ``--cores`` cores (``training.fit_models``); the models table is
+appended with Spark so it sits with the other tables.
 """
 
 from __future__ import annotations
@@ -24,13 +26,14 @@ from focuscrawl.core.params import add_arguments
 
 
 def run(spark, cfg: Settings, models=DEFAULT.models, history_size: int = DEFAULT.history_size, promote: bool = True,
-        train_sample: int = DEFAULT.train_sample, **options) -> list[dict]:
+        train_sample: int = DEFAULT.train_sample, cores: int = 0, **options) -> list[dict]:
     features = lake.to_pandas(FEATURES, cfg)
     # The vectors behind every row's look-around features predate the held-out period, or nothing trains.
     check_vectors_before(lake.to_pandas(EMBEDDINGS, cfg, columns=["as_of_period"])["as_of_period"],
                          held_out_split(features)[2])
     rows = train_and_register(features, lake.version(FEATURES, cfg), model_store(cfg),
-                              history_size, models, promote=promote, train_sample=train_sample, **options)
+                              history_size, models, promote=promote, train_sample=train_sample, cores=cores,
+                              **options)
     frame = spark.createDataFrame(pd.DataFrame(rows)).selectExpr(
         "name", "cast(version as int) version", "spearman", "pk_area", "cast(data_version as long) data_version",
         "cast(eval_period as int) eval_period", "promoted", "reason", "created_at")
@@ -44,10 +47,12 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     add_arguments(ap, DEFAULT, TRAIN_KNOBS)
     ap.add_argument("--no-promote", action="store_true", help="register only; the DAG's promote step decides")
+    ap.add_argument("--cores", type=int, default=0,
+                    help="models fitted at once, one core each (0: every core this process may use)")
     args = ap.parse_args(argv)
     cfg = settings()
     for row in run(get_session("outlinks_train", cfg=cfg), cfg, args.models.split(","), args.history_size,
-                   promote=not args.no_promote, train_sample=args.train_sample):
+                   promote=not args.no_promote, train_sample=args.train_sample, cores=args.cores):
         print(f"outlinks_train: {row['name']} v{row['version']} pk_area={row['pk_area']:.3f} "
               f"spearman={row['spearman']:.3f} promoted={row['promoted']} ({row['reason']})")
     return 0

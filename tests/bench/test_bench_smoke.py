@@ -50,14 +50,25 @@ def test_the_benchmark_table_lists_every_benchmark_with_all_three_sizes():
 
 
 def test_in_process_benchmarks_smoke(tmp_path):
-    report = smoke(tmp_path, "knn,ranking,world", timeout=600)
+    report = smoke(tmp_path, "knn,knn_exact,fits,ranking,world", timeout=900)
     knn = rows(report, "knn")
-    # Exact answers agree: ours (the tiles), the previous hand-written one, sklearn, and FAISS flat on the
-    # kernels numpy's OpenBLAS chose (its own process) against FAISS flat as installed.
-    for what in ("related pages EXACT", "related pages hand-written exact (previous)", "related pages sklearn brute",
-                 *(w for w in knn if w.startswith("related pages faiss_flat, OPENBLAS_CORETYPE="))):
+    # Exact answers agree: ours, the tiles it replaced, sklearn, and FAISS flat as installed (its own
+    # process) against FAISS flat on the pinned kernels.
+    for what in ("related pages EXACT", "related pages tiled exact (previous EXACT)", "related pages sklearn brute",
+                 "related pages faiss_flat (as installed)"):
         assert knn[what]["recall"] > 0.999, what
     assert {w for w in knn if "HNSW" in w} and {w for w in knn if "IVF" in w}
+    res = json.loads((tmp_path / "smoke" / "knn.json").read_text())
+    if res["openblas_coretype"]:  # a CPU the pin knows: FAISS's own OpenBLAS runs those kernels
+        assert any(k.startswith("faiss_cpu.libs/") and v.endswith(res["openblas_coretype"])
+                   for k, v in res["in_process"]["blas_kernels"].items()), res["in_process"]["blas_kernels"]
+    exact = json.loads((tmp_path / "smoke" / "knn_exact.json").read_text())
+    assert [s["n"] for s in exact["sizes"]] == [500, 1500] and len(exact["commit"]["commit"]) == 40
+    for size in exact["sizes"]:
+        assert size["EXACT"]["recall"] > 0.999 and size["tiled_exact"]["recall"] > 0.999
+        assert size["product_over_fastest"] > 0
+    fits = json.loads((tmp_path / "smoke" / "fits.json").read_text())
+    assert fits["same_metrics"] and len(fits["metrics"]) == 4 and fits["speedup"] > 0
     ranking = rows(report, "ranking")
     assert set(ranking) == {"ranking updates, BlockFrontier", "ranking updates, PriorityFrontier (previous)",
                             "ranking updates, heapq + dict (baseline)"}

@@ -107,29 +107,6 @@ def test_outside_queries_find_their_copy_first(method, data):
     np.testing.assert_allclose(sims[:, 0], 1.0, atol=1e-5)
 
 
-def test_exact_tiles_give_the_answer_of_one_product(data):
-    """Small tiles force the running k-th best and the merges: same neighbours as a single tile."""
-    x, exact = data
-    tiled = RELATED.create("EXACT", k=30, query_tile=64, page_tile=97).fit(x)
-    idx, sims = tiled.search(x, query_ids=np.arange(len(x)))
-    assert recall_at_k(idx, exact) > 0.999  # only the order of exact ties can differ
-    unit = normalise_rows(x)
-    np.testing.assert_allclose(sims, np.einsum("nd,nkd->nk", unit, unit[idx]), atol=1e-5)
-    assert np.all(np.diff(sims, axis=1) <= 1e-6)
-
-
-def test_exact_ties_across_tiles_keep_the_pages_met_first():
-    """Copies of one page, all equally similar to the query, past the first tile: the earliest k stay."""
-    rng = np.random.default_rng(4)
-    x = rng.normal(size=(600, 16)).astype(np.float32)
-    copies = [150, 151, 260, 330, 331, 332, 590]
-    x[copies] = x[0] + 0.01 * x[1]  # closer to page 0 than any random page, all at the same cosine
-    fitted = RELATED.create("EXACT", k=4, query_tile=64, page_tile=97).fit(x)
-    idx, sims = fitted.search(fitted.vectors_[[0]], query_ids=np.array([0]))
-    assert idx[0].tolist() == copies[:4]
-    assert np.ptp(sims[0]) == 0.0
-
-
 def test_fewer_probes_or_candidates_lose_recall(data):
     x, exact = data
     full = recall_at_k(related_pages(x, "IVF", k=30, n_probe=16)[0], exact)

@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from datetime import datetime, timezone
 
@@ -47,30 +48,67 @@ def sample_rows(rows: pd.DataFrame, train_sample: int = DEFAULT.train_sample, se
     return rows.sample(n=train_sample, random_state=seed)
 
 
+def usable_cores() -> int:
+    """The cores this process may run on (its CPU affinity, e.g. a container's or ``taskset``'s share)."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+
+
+def _fit_and_evaluate(spec, scope: str, train_rows: pd.DataFrame, test_rows: pd.DataFrame, history_size: int,
+                      seed: int, options: dict):
+    """One (model, scope): fitted on ``train_rows``, its metrics on ``test_rows``."""
+    model = train(spec, train_rows, scope, history_size, seed, **options)
+    predicted = model.predict(test_rows[spec.columns(scope, history_size)])
+    return model, evaluate(test_rows[spec.target_column(scope)].to_numpy(), predicted, seed=seed)
+
+
+def fit_models(pairs: list[tuple], train_rows: pd.DataFrame, test_rows: pd.DataFrame, history_size: int,
+               seed: int = 0, cores: int = 0, **options) -> list[tuple]:
+    """``(model, metrics)`` of each ``(spec, scope)`` in ``pairs``, in their order, fitted side by side.
+
+    At most ``cores`` fits at once (0: :func:`usable_cores`), each in a worker process of joblib's loky
+    pool with its BLAS/OpenMP pools held to one thread (``inner_max_num_threads``), so k fits use k cores
+    and no more. A fit depends only on its rows and ``seed``, so the models and metrics are those of
+    fitting one after another (``tests/outlinks/test_training_fits.py``); one core fits in process.
+    Each worker receives only its model's columns.
+    """
+    if cores < 0:
+        raise ValueError(f"cores is the number of fits at once, 0 for every usable core; got {cores}")
+    jobs = max(1, min(cores or usable_cores(), len(pairs)))
+    tasks = []
+    for spec, scope in pairs:
+        cols = list(dict.fromkeys([*spec.columns(scope, history_size), spec.target_column(scope)]))
+        tasks.append((spec, scope, train_rows[cols], test_rows[cols], history_size, seed, options))
+    if jobs == 1:
+        return [_fit_and_evaluate(*task) for task in tasks]
+    from joblib import Parallel, delayed, parallel_config
+
+    with parallel_config(backend="loky", inner_max_num_threads=1):
+        return Parallel(n_jobs=jobs)(delayed(_fit_and_evaluate)(*task) for task in tasks)
+
+
 def train_and_register(features: pd.DataFrame, data_version: int, store: ModelStore, history_size: int,
                        models=DEFAULT.models, scopes=SCOPES, seed: int = 0, promote: bool = True,
-                       train_sample: int = DEFAULT.train_sample, **options) -> list[dict]:
+                       train_sample: int = DEFAULT.train_sample, cores: int = 0, **options) -> list[dict]:
     """One new version per (model, scope), fitted on ``train_sample`` rows of the periods before the last
     observed one and evaluated on that one; returns the rows of the ``outlink_models`` table.
-    ``promote=False`` leaves promotion to :func:`promote_latest` (the DAG's own step)."""
+    The fits run side by side on up to ``cores`` cores (:func:`fit_models`); registering and promoting
+    follow in the models' order. ``promote=False`` leaves promotion to :func:`promote_latest` (the DAG's
+    own step)."""
     train_rows, test_rows, eval_period = held_out_split(features)
     train_rows = sample_rows(train_rows, train_sample, seed)
     specs = model_specs()
+    pairs = [(specs[name], scope) for name in models for scope in scopes]
     out = []
-    for name in models:
-        spec = specs[name]
-        for scope in scopes:
-            model = train(spec, train_rows, scope, history_size, seed, **options)
-            predicted = model.predict(test_rows[spec.columns(scope, history_size)])
-            metrics = evaluate(test_rows[spec.target_column(scope)].to_numpy(), predicted, seed=seed)
-            meta = store.register(ModelVersion(
-                name=model_key(name, scope), version=0, metrics=metrics, data_version=data_version,
-                eval_period=eval_period, features=spec.columns(scope, history_size), history_size=history_size,
-                created_at=datetime.now(timezone.utc).isoformat(timespec="seconds")), model)
-            promoted, reason = store.promote_if_not_worse(meta) if promote else (False, "candidate")
-            out.append({"name": meta.name, "version": meta.version, "spearman": metrics["spearman"],
-                        "pk_area": metrics["pk_area"], "data_version": data_version, "eval_period": eval_period,
-                        "promoted": promoted, "reason": reason, "created_at": meta.created_at})
+    for (spec, scope), (model, metrics) in zip(pairs, fit_models(pairs, train_rows, test_rows, history_size,
+                                                                  seed, cores, **options)):
+        meta = store.register(ModelVersion(
+            name=model_key(spec.name, scope), version=0, metrics=metrics, data_version=data_version,
+            eval_period=eval_period, features=spec.columns(scope, history_size), history_size=history_size,
+            created_at=datetime.now(timezone.utc).isoformat(timespec="seconds")), model)
+        promoted, reason = store.promote_if_not_worse(meta) if promote else (False, "candidate")
+        out.append({"name": meta.name, "version": meta.version, "spearman": metrics["spearman"],
+                    "pk_area": metrics["pk_area"], "data_version": data_version, "eval_period": eval_period,
+                    "promoted": promoted, "reason": reason, "created_at": meta.created_at})
     return out
 
 
