@@ -140,7 +140,7 @@ def crawl(args, cfg) -> int:
             sources, fetch, emit, clock, args.budget, args.default_interval, args.min_interval,
             on_rejection=dead_letter, near_duplicates=index,
             on_near_duplicate=lambda *_: proc.metrics.near_duplicates.labels("sources").inc(),
-            revalidator=revalidator, key_of=key_of, relevance=scorer_from_args(args),
+            revalidator=revalidator, key_of=key_of, relevance=scorer_from_args(args, proc.metrics.page_scored("sources")),
             scope=proc.scope(report=dead_letter))
         site = urlsplit(args.site[0])
         clicks_url = args.clicks_url or f"{site.scheme}://{site.netloc}{CLICKS_PATH}"

@@ -182,7 +182,7 @@ def _graph(project, cfg, models=None) -> list[_Draft]:
     # The loop's budget is queries per second; a host's own politeness delay is the floor.
     delay = max(site.politeness_delay, 1.0 / loop.fetches_per_second)
     args = ["--base-url", site.url(cfg), "--sampler", loop.sampler, "--query-budget", str(loop.query_budget),
-            "--politeness-delay", f"{delay:g}"]
+            "--politeness-delay", f"{delay:g}", *_relevance(project, cfg)]
     return [_Draft("graph-sampler", "graph.sampler", "graph", FETCHERS, "streaming/graph_sampler.py", args,
                    fetches=True)]
 
