@@ -11,6 +11,8 @@ Seed 002 ("Look back, look around"); docs/loops/outlinks.md. Two data-aware DAGs
    - `spark_jobs/outlinks_related.py`: the k=30 most similar pages on FAISS (a registered method:
      exact `EXACT`, approximate `HNSW` or `IVF`) -> `related_pages`;
    - `spark_jobs/outlinks_features.py`: targets (NNL, NL, LCR) and LBLA features -> `outlink_features`;
+     `target` (the project's `[loops.revisits] target`) says which new outlinks count: all of them, or with
+     `new_relevant_outlinks` those about the page focus (judged by the active project's page model);
    - `spark_jobs/near_duplicates.py`: MinHash + LSH over each page's latest text, pairs at shingle
      Jaccard >= the threshold with their clusters -> `near_duplicates` (`focuscrawl.core.dedup`).
 
@@ -43,6 +45,7 @@ from assets import RELATED_PAGES as RELATED_ASSET
 from assets import SNAPSHOTS as SNAPSHOTS_ASSET
 from common import DEFAULT_ARGS, SPARK_POOL, cfg, dag_params, schedule, spark_chain, spark_job
 from focuscrawl.orchestration.schedules import loop_setting
+from focuscrawl.platform.train import active_relevance_args
 from focuscrawl.core.dedup import DEFAULT as NEAR_DUPLICATE_DEFAULTS
 from focuscrawl.outlinks.params import DEFAULT, FEATURE_KNOBS, RELATED_KNOBS, TRAIN_KNOBS
 from focuscrawl.outlinks.related import RELATED
@@ -52,7 +55,10 @@ from focuscrawl.orchestration.quality_gate import gx_gate
 
 # A page is snapshotted once per period; a feature row is one page and target period.
 PAGE_PERIOD = ("url", "period")
-PARAMS = replace(DEFAULT, method=loop_setting(cfg, "revisits", "related", DEFAULT.method))
+PARAMS = replace(DEFAULT, method=loop_setting(cfg, "revisits", "related", DEFAULT.method),
+                 target=loop_setting(cfg, "revisits", "target", DEFAULT.target))
+# The page focus the live processes score with (model store, threshold): new_relevant_outlinks judges links by it.
+RELEVANCE_ARGS = active_relevance_args(cfg)
 
 
 @dag(
@@ -73,7 +79,7 @@ def outlinks_features():
     features = spark_chain("features", [
         ("outlinks_embed.py", cli_args(["dimensions"])),
         ("outlinks_related.py", cli_args(RELATED_KNOBS)),
-        ("outlinks_features.py", cli_args(FEATURE_KNOBS)),
+        ("outlinks_features.py", [*cli_args(FEATURE_KNOBS), *RELEVANCE_ARGS]),
         ("near_duplicates.py", ["--threshold", "{{ params.near_duplicate_threshold }}"]),
     ], inlets=[SNAPSHOTS_ASSET], outlets=[EMBEDDINGS_ASSET, RELATED_ASSET, FEATURES_ASSET, NEAR_DUPLICATES_ASSET])
     gx_gate(SNAPSHOTS, PAGE_PERIOD)() >> features

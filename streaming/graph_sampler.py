@@ -11,7 +11,10 @@ transaction with the round's record on the compacted ``focuscrawl.graph.sampler.
 SIGKILL mid-round leaves nothing a ``read_committed`` consumer sees and the restarted sampler goes on
 from its last committed round (``focuscrawl.graph.live``). ``streaming/consumer.py --sink
 graph_sample`` lands the rows in Delta, where the ``graph_estimation`` DAG picks them up.
-``--rounds N`` stops after N rounds in all (0: never). SIGTERM/SIGINT stop between queries;
+``--relevance-store DIR`` (the project's page focus) scores the page of every distinct sampled vertex with
+the champion page relevance model there (``focuscrawl.graph.live.PageRelevance``): the rows carry its
+relevance, counted as the loop's harvest in ``focuscrawl_pages_scored_total`` and
+``focuscrawl_relevant_pages_total``. ``--rounds N`` stops after N rounds in all (0: never). SIGTERM/SIGINT stop between queries;
 the open round is dropped, never committed.
 """
 
@@ -26,6 +29,7 @@ from focuscrawl.config import settings
 from focuscrawl.graph.live import GRAPH_SAMPLE_TOPIC, GRAPH_SAMPLER_STATE_TOPIC, RoundRecord, SamplingRounds
 from focuscrawl.graph.params import DEFAULT as GRAPH, SAMPLING
 from focuscrawl.core.params import add_arguments
+from focuscrawl.relevance.score import add_relevance_arguments, scorer_from_args
 from focuscrawl.stream.process import Stopped, StreamProcess, parser
 from focuscrawl.topics.specs import TopicSpec
 
@@ -72,6 +76,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-uniform", action="store_true", help="the site offers no uniform vertex (/graph/random.json)")
     ap.add_argument("--burn-in", type=int, default=0, help="draws dropped from the start of each walk")
     ap.add_argument("--thinning", type=int, default=1, help="keep every k-th draw")
+    add_relevance_arguments(ap)
     args = ap.parse_args(argv)
     if args.no_uniform and (args.sampler.upper() == "UNI" or args.start is None):
         ap.error("--no-uniform: the site draws no uniform vertex, so UNI cannot run and the walks need "
@@ -90,6 +95,7 @@ def main(argv: list[str] | None = None) -> int:
 
     from focuscrawl.fetch import FetchError
     from focuscrawl.graph.access import HttpGraphAccess
+    from focuscrawl.graph.live import PageRelevance
 
     with StreamProcess(NAME, args, cfg) as proc:
         proc.ensure_topics([TopicSpec(GRAPH_SAMPLE_TOPIC, "crawl id"),
@@ -101,6 +107,8 @@ def main(argv: list[str] | None = None) -> int:
         producer.init_transactions()  # fences a killed predecessor and aborts its open round
         rounds.restore(last_round(proc, name))
         fetcher = proc.fetcher()  # the --fetch-spec site's, at the spec's pace
+        scorer = scorer_from_args(args, proc.metrics.page_scored("graph"))
+        score = None if scorer is None else PageRelevance(fetcher, scorer)
         proc.status(rounds.status)
         log.info("%s: %s, %d queries a round, every %.0f s, on %s; resuming at round %d",
                  name, rounds.sampler_name, rounds.budget, rounds.every, args.base_url, rounds.next_round)
@@ -119,7 +127,7 @@ def main(argv: list[str] | None = None) -> int:
                 proc.wait(min(rounds.due_in(), 1.0))
                 continue
             try:
-                record, rows = rounds.sample(access)
+                record, rows = rounds.sample(access, score)
             except (FetchError, ValueError, NotImplementedError) as exc:
                 log.warning("round %d failed (%s); next try in %.0f s", rounds.next_round, exc, max(5.0, args.every))
                 proc.wait(max(5.0, args.every))
@@ -132,8 +140,9 @@ def main(argv: list[str] | None = None) -> int:
             producer.commit_transaction()
             proc.metrics.produced.labels(GRAPH_SAMPLE_TOPIC).inc(len(rows))
             rounds.committed(record)
-            log.info("round %d committed: crawl %s, %d draws, %d rows, %d queries",
-                     record.round, record.crawl_id, record.draws, record.rows, record.queries)
+            log.info("round %d committed: crawl %s, %d draws, %d rows, %d queries, %d pages scored, %d relevant",
+                     record.round, record.crawl_id, record.draws, record.rows, record.queries, record.pages_scored,
+                     record.relevant)
     return 0
 
 

@@ -95,8 +95,8 @@ def main(argv: list[str] | None = None) -> int:
         index = NearDuplicateIndex()
         for url, row in latest.items():
             index.add(url, row.get("text") or "")
-    scorer = scorer_from_args(args)
     with StreamProcess(NAME, args, cfg) as proc:
+        scorer = scorer_from_args(args, proc.metrics.page_scored("revisits"))  # counts the loop's harvest
         fetcher = proc.fetcher()  # the --fetch-spec site's, at the spec's pace
         revalidator = Revalidator(fetcher, on_outcome=proc.metrics.revisit_outcome("revisits"))
         site = args.project_site

@@ -137,7 +137,8 @@ def crawl(args, cfg) -> int:
             sources, fetch, emit, clock, args.budget, args.default_interval, args.min_interval,
             on_rejection=dead_letter, near_duplicates=index,
             on_near_duplicate=lambda *_: proc.metrics.near_duplicates.labels("sources").inc(),
-            revalidator=revalidator, key_of=key_of, relevance=scorer_from_args(args), scope=scope, soft404=soft404)
+            revalidator=revalidator, key_of=key_of,
+            relevance=scorer_from_args(args, proc.metrics.page_scored("sources")), scope=scope, soft404=soft404)
         site = urlsplit(args.site[0])
         clicks_url = args.clicks_url or f"{site.scheme}://{site.netloc}{CLICKS_PATH}"
         clicks = ClickLog(lambda since: fetcher.get(f"{clicks_url}?since={since!r}", accept=["application/json"]),

@@ -74,6 +74,8 @@ CLI_FLAGS = {
     ("focuscrawl.experiments.page_relevance", "models"): "page relevance model",
     ("streaming/revisitor.py", "relevance_model"): "page relevance model",
     ("streaming/source_crawler.py", "relevance_model"): "page relevance model",
+    ("streaming/graph_sampler.py", "relevance_model"): "page relevance model",
+    ("spark_jobs/outlinks_features.py", "relevance_model"): "page relevance model",
     ("spark_jobs/graph_estimation.py", "estimators"): "graph estimator",
     ("spark_jobs/outlinks_related.py", "method"): "related-pages method",
     ("spark_jobs/outlinks_score.py", "model"): "outlink model spec",

@@ -120,8 +120,11 @@ def _frame(uri: str, columns: list[str] | None = None):
     return None if table is None else table.to_pandas(columns=columns)
 
 
-def live_summary(cfg: Settings, top: int = 10) -> dict:
-    """What the live run left in Delta, per loop: row counts and the tables' heads the report shows."""
+def live_summary(cfg: Settings, top: int = 10, threshold: float = 0.5) -> dict:
+    """What the live run left in Delta, per loop: row counts, the tables' heads and the harvest over time
+    (``threshold``: the page focus's) the report shows."""
+    from focuscrawl.relevance.harvest import harvest_series, read_items
+    from focuscrawl.reports.demo import HARVEST_KEY
     from focuscrawl.crawl.listing_crawler import POSTS_TABLE
     from focuscrawl.ephemeral.tables import PAGE_CLICKS, SOURCE_RECRAWLS, SOURCE_SCHEDULE
     from focuscrawl.fue.batch import CANDIDATE_SCORES_TABLE
@@ -137,6 +140,7 @@ def live_summary(cfg: Settings, top: int = 10) -> dict:
     out: dict = {"rows": {spec.name: rows(spec) for spec in (
         POSTS_TABLE, STATS_TABLE, CANDIDATE_SCORES_TABLE, SOURCE_RECRAWLS, PAGE_CLICKS, SOURCE_SCHEDULE,
         SNAPSHOTS, PAGE_PRIORITIES, MODELS, GRAPH_SAMPLE, GRAPH_ESTIMATES)}}
+    out[HARVEST_KEY] = harvest_series(read_items(cfg, threshold), "1min").to_dict("records")
     stats = _frame(STATS_TABLE.path(cfg), ["method", "relevant"])
     if stats is not None and len(stats):
         by = stats.groupby("method")["relevant"]
@@ -204,7 +208,7 @@ def run_live(cfg: Settings, project_path: Path, seconds: float, keep_services: b
         runs = dag_runs(client, dags)
         live = {"project": str(project_path), "minutes": round(seconds / 60, 1), "dag_runs": runs,
                 "followers": watch.seen, "order_changed": {loop: watch.changed(loop) for loop in watch.loops},
-                **live_summary(cfg)}
+                **live_summary(cfg, threshold=project.profile.pages.threshold if project.profile.pages else 0.5)}
     finally:
         _say("stopping the processes" + ("" if keep_services else " and the services"))
         platform.stop()

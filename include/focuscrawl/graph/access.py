@@ -9,12 +9,15 @@ HTTP contract of :class:`HttpGraphAccess` (the world server implements it)::
 
     GET {base}/graph/vertex/{id}.json -> {"id": "...", "neighbors": ["...", ...],
                                           "content": [{"content_id": "...", "label": "...",
-                                                       "copies": 3, "special": false}, ...]}
+                                                       "copies": 3, "special": false}, ...],
+                                          "page": "/path/of/the/vertex/page"}   (optional)
     GET {base}/graph/random.json      -> the same document for a vertex drawn uniformly at random
                                          (404 when the site offers no uniform sampling)
 
 Vertex ids are strings on the wire (URL-quoted in the path); the graph is treated as undirected,
-so ``neighbors`` must list every vertex linked to or from ``id``.
+so ``neighbors`` must list every vertex linked to or from ``id``. ``page``, when the site gives it, is
+the vertex's own page (absolute, or a path on the site): the live sampler fetches it to score its
+relevance to the project's page focus (:mod:`focuscrawl.graph.live`).
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any, Iterator, NamedTuple, Protocol
-from urllib.parse import quote
+from urllib.parse import quote, urljoin
 
 import numpy as np
 
@@ -294,6 +297,7 @@ class HttpGraphAccess(BudgetedAccess):
         self._num_vertices = num_vertices
         self.fetcher = fetcher
         self.warc: dict[str, Any] = {}  # vertex id -> WARC record of its last query, when the fetcher archives
+        self.pages: dict[str, str] = {}  # vertex id -> absolute URL of its page, when the document names one
         if fetcher is None:
             import requests
 
@@ -338,6 +342,8 @@ class HttpGraphAccess(BudgetedAccess):
             raise ValueError(f"{url} is not a graph vertex document (needs id, neighbors, content): {exc}") from exc
         if warc is not None:
             self.warc[record.id] = warc
+        if isinstance(doc.get("page"), str) and doc["page"]:
+            self.pages[record.id] = urljoin(self.base_url + "/", doc["page"])
         return record
 
     def _fetch(self, v: Any) -> VertexRecord:

@@ -14,6 +14,10 @@ from dataclasses import dataclass, field
 from focuscrawl.core.records import RecordError, field_value, json_object
 
 TARGETS = ("copies", "label")
+# The share of the site's pages that are about the project's focus: a vertex's own page is one content
+# with one copy, labelled by its relevance (focuscrawl.graph.estimators.page_sample).
+RELEVANT = "relevant"
+ALL_TARGETS = (*TARGETS, RELEVANT)
 
 
 @dataclass(frozen=True, eq=False)
@@ -30,8 +34,8 @@ class Distribution(Mapping):
     shares: Mapping[int | str, float] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        if self.target not in TARGETS:
-            raise ValueError(f"target must be one of {TARGETS} (got {self.target!r})")
+        if self.target not in ALL_TARGETS:
+            raise ValueError(f"target must be one of {ALL_TARGETS} (got {self.target!r})")
         object.__setattr__(self, "shares", dict(self.shares))
 
     def __getitem__(self, value: int | str) -> float:
@@ -53,8 +57,8 @@ class Distribution(Mapping):
     def from_json(cls, value: bytes | str) -> "Distribution":
         row = json_object(value, cls.__name__)
         target = field_value(cls.__name__, row, "target", str)
-        if target not in TARGETS:
-            raise RecordError(cls.__name__, f"expected one of {TARGETS}, got {target!r}", "target")
+        if target not in ALL_TARGETS:
+            raise RecordError(cls.__name__, f"expected one of {ALL_TARGETS}, got {target!r}", "target")
         shares = field_value(cls.__name__, row, "shares", dict[str, float])
         try:
             return cls(target, {(int(k) if target == "copies" else k): float(v) for k, v in shares.items()})

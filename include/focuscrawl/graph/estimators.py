@@ -4,7 +4,9 @@ Seed 003 (*Fast crawling methods of exploring content distributed over large gra
 to a :class:`Distribution` ``{value: share}`` over the contents of the graph, for one ``target``:
 
 - ``copies``: the number of copies a content has (the seed's omega; a copy's meta carries it),
-- ``label``: the content label carried by every copy (the seed's l_k, e.g. a topic).
+- ``label``: the content label carried by every copy (the seed's l_k, e.g. a topic);
+- ``relevant``: the share of the site's pages about the project's page focus, each sampled vertex's page
+  scored by the page relevance model on the live path (:func:`page_sample` makes it a content target).
 
 Notation: draw s visits vertex v_s with sampling weight w_s ∝ π(v_s) (the sampler's stationary
 probability up to a constant); c(v) are the copies held by v; n_c is the number of copies of
@@ -23,7 +25,8 @@ from typing import Iterable, Iterator, Protocol
 
 import numpy as np
 
-from focuscrawl.graph.distribution import TARGETS, Distribution  # noqa: F401 - TARGETS is read from here too
+from focuscrawl.graph.access import ContentCopies
+from focuscrawl.graph.distribution import ALL_TARGETS, RELEVANT, TARGETS, Distribution  # noqa: F401 - read from here too
 from focuscrawl.graph.samplers import Sample
 from focuscrawl.core.registry import Registry
 
@@ -249,18 +252,51 @@ class MaximumLikelihoodEstimator(_Estimator):
         return Distribution("label", {k: v / norm for k, v in totals.items()})
 
 
+RELEVANT_LABELS = ("relevant", "other")
+
+
+def page_sample(sample: Sample) -> Sample | None:
+    """The draws of ``sample`` whose vertex's page was scored, each holding that page as its one content:
+    content id the vertex, label ``relevant`` or ``other`` (relevance at or above the page focus's
+    threshold, or below), one copy, special. The content estimators on it estimate, for target ``label``,
+    the share of the site's pages that are relevant: SCE and WCE both reduce to the Hansen-Hurwitz ratio
+    Σ_s 1{relevant(v_s)} / w_s / Σ_s 1 / w_s of the module docstring, NAIVE counts each page seen once and
+    MLE (UNI) corrects for pages never drawn. Unscored draws are left out, which assumes a page's fetch
+    fails independently of its relevance. None when no draw was scored."""
+    if sample.relevant is None:
+        return None
+    scored = np.flatnonzero(~np.isnan(sample.relevant))
+    if not len(scored):
+        return None
+    part = sample.take(scored)
+    n = len(part)
+    copies = ContentCopies(part.vertices.astype(str),
+                           np.where(part.relevant >= 0.5, RELEVANT_LABELS[0], RELEVANT_LABELS[1]).astype(str),
+                           np.ones(n, dtype=np.int64), np.ones(n, dtype=bool))
+    return Sample(part.vertices, part.weights, np.arange(n + 1, dtype=np.int64), copies, part.uniform,
+                  part.num_vertices, part.origin, part.relevant)
+
+
 def estimates_of(sample: Sample, estimators: Iterable[str],
                  targets: Iterable[str] = TARGETS) -> Iterator[tuple[str, str, Distribution | None]]:
     """``(estimator, target, distribution)`` for each pair that applies to ``sample`` (an estimator that
     needs a uniform sample is left out on any other); the distribution is None where the sample holds no
-    information for it (:class:`NotEstimable`, e.g. MLE with no vertex drawn twice), for callers to count."""
+    information for it (:class:`NotEstimable`, e.g. MLE with no vertex drawn twice), for callers to count.
+    Target ``relevant`` is the ``label`` target of :func:`page_sample`, left out when no page was scored."""
     for name in estimators:
         for target in targets:
-            estimator = ESTIMATORS.create(name, target=target)
-            if estimator.requires_uniform and not sample.uniform:
+            if target not in ALL_TARGETS:
+                raise ValueError(f"target must be one of {ALL_TARGETS} (got {target!r})")
+            part = page_sample(sample) if target == RELEVANT else sample
+            if part is None:
+                continue
+            estimator = ESTIMATORS.create(name, target="label" if target == RELEVANT else target)
+            if estimator.requires_uniform and not part.uniform:
                 continue
             try:
-                found = estimator.estimate(sample)
+                found = estimator.estimate(part)
             except NotEstimable:
                 found = None
+            if found is not None and target == RELEVANT:
+                found = Distribution(RELEVANT, found.shares)
             yield name, target, found

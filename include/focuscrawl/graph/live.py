@@ -12,6 +12,13 @@ killed mid-round leaves an aborted transaction that ``read_committed`` consumers
 never see; on start it reads its last committed round from the state topic and samples the next
 one. So a crawl in ``graph_sample`` is always whole, and never there twice.
 
+Relevance: with a page scorer (the project's page focus, :class:`PageRelevance`), every distinct vertex
+of a round whose document names its page has that page fetched once through the fetch layer, its main
+text scored by the champion page relevance model, and its rows carry ``relevance``, ``relevance_model``
+and ``relevant``: the graph loop's harvest, and the label of the ``relevant`` estimation target (the
+share of the site's pages about the focus, :func:`focuscrawl.graph.estimators.page_sample`). Page
+fetches are not vertex queries: they do not spend the round's budget.
+
 The process (``streaming/graph_sampler.py``) only wires Kafka and the fetch layer to this module.
 """
 
@@ -20,7 +27,7 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import asdict, dataclass
-from typing import Any, Callable
+from typing import Any, Callable, Protocol
 
 import numpy as np
 
@@ -77,6 +84,49 @@ def graph_sample_row(record) -> dict:
     return {name: row.get(name) for name in GRAPH_SAMPLE.column_names}
 
 
+class PageScore(Protocol):
+    """``score(url) -> (relevance or None, "MODEL/vN" or None, relevant or None)`` of one vertex's page."""
+
+    def __call__(self, url: str) -> tuple[float | None, str | None, bool | None]: ...
+
+
+class PageRelevance:
+    """A vertex page's relevance: fetched with ``fetcher`` (a :class:`focuscrawl.fetch.Fetcher`), main text
+    and language by :func:`focuscrawl.parse.text.page_text`, scored by ``scorer`` (a
+    :class:`focuscrawl.relevance.score.PageScorer`, whose ``on_scored`` counts the harvest). A page that
+    cannot be fetched is not scored (None), nor is any page before a model was trained."""
+
+    def __init__(self, fetcher, scorer) -> None:
+        self.fetcher, self.scorer = fetcher, scorer
+
+    def __call__(self, url: str) -> tuple[float | None, str | None, bool | None]:
+        from focuscrawl.fetch import FetchError
+        from focuscrawl.parse.text import page_text
+
+        try:
+            result = self.fetcher.fetch(url, accept=["text/html", "text/plain"])
+        except FetchError:
+            return None, None, None
+        text = page_text(result.body, url)
+        score, model = self.scorer.score(text.main_text, text.language)
+        if score is None:
+            return None, None, None
+        return score, model, self.scorer.relevant(score)
+
+
+def score_rows(rows: list[dict], pages: dict[str, str], score: PageScore) -> int:
+    """Fill ``relevance``, ``relevance_model`` and ``relevant`` of ``rows`` (one crawl) from ``score`` of each
+    distinct vertex's page (``pages``: vertex id -> URL; a vertex without one stays unscored); returns the
+    pages scored."""
+    found: dict[str, tuple[float | None, str | None, bool | None]] = {}
+    for row in rows:
+        vertex = row["vertex_id"]
+        if vertex not in found:
+            found[vertex] = score(pages[vertex]) if vertex in pages else (None, None, None)
+        row["relevance"], row["relevance_model"], row["relevant"] = found[vertex]
+    return sum(s is not None for s, _, _ in found.values())
+
+
 @dataclass(frozen=True)
 class RoundRecord(JsonRecord):
     """What the state topic keeps of a committed round (the sampler's changelog)."""
@@ -88,6 +138,8 @@ class RoundRecord(JsonRecord):
     draws: int
     queries: int
     finished_at: float  # wall clock (Unix seconds): the next round is due ``every`` seconds later
+    pages_scored: int = 0  # distinct vertices whose page was scored for relevance
+    relevant: int = 0  # of those, at or above the page focus's threshold
 
 
 class SamplingRounds:
@@ -128,19 +180,29 @@ class SamplingRounds:
             return 0.0
         return max(0.0, self.last.finished_at + self.every - (time.time() if now is None else now))
 
-    def sample(self, make_access: Callable[[int], GraphAccess]) -> tuple[RoundRecord, list[dict]]:
-        """Run the next round; returns its record and rows (not yet committed: see :meth:`committed`)."""
+    def sample(self, make_access: Callable[[int], GraphAccess],
+               score: PageScore | None = None) -> tuple[RoundRecord, list[dict]]:
+        """Run the next round; returns its record and rows (not yet committed: see :meth:`committed`).
+        With ``score`` every distinct vertex's page is scored (:func:`score_rows`)."""
         r = self.next_round
+        started = time.time()
         access = make_access(self.budget)
         sampler = SAMPLERS.create(self.sampler_name, **self.sampler_params)
         sample = sampler.sample(access, np.random.default_rng([self.seed, r]))
         crawl = crawl_id(self.name, r)
         rows = sample_rows(sample, crawl, self.sampler_name)
+        for row in rows:
+            row["sampled_at"] = int(started * 1_000_000)  # microseconds: the sink's timestamp unit
         refs = getattr(access, "warc", None)  # an archived crawl: each row names its vertex query's response
         if refs:
             for row in rows:
                 row.update(warc_columns(refs.get(row["vertex_id"])))
-        return RoundRecord(r, crawl, self.sampler_name, len(rows), len(sample), access.queries, time.time()), rows
+        scored = relevant = 0
+        if score is not None:
+            scored = score_rows(rows, getattr(access, "pages", {}), score)
+            relevant = len({row["vertex_id"] for row in rows if row["relevant"]})
+        return RoundRecord(r, crawl, self.sampler_name, len(rows), len(sample), access.queries, time.time(),
+                           scored, relevant), rows
 
     def committed(self, record: RoundRecord) -> None:
         self.last = record
@@ -148,5 +210,7 @@ class SamplingRounds:
     def status(self) -> dict:
         last = self.last
         return {"sampler": self.sampler_name, "budget": self.budget, "every": self.every,
+                "pages_scored": None if last is None else last.pages_scored,
+                "relevant": None if last is None else last.relevant,
                 "rounds_done": self.next_round, "last_round": None if last is None else asdict(last),
                 "next_round_in": round(self.due_in(), 1)}

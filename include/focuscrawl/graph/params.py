@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from focuscrawl.graph.distribution import TARGETS
+from focuscrawl.graph.distribution import ALL_TARGETS
 from focuscrawl.core.params import knob
 
 
@@ -22,7 +22,8 @@ class GraphEstimationParams:
     # Seed 003, *Fast crawling methods of exploring content distributed over large graphs* (abstract): naive sampling is heavily biased, MLE needs most vertices sampled, and its
     # SCE and WCE are the efficient estimators; all four are estimated, so the bias stays visible.
     estimators: tuple[str, ...] = knob(("NAIVE", "MLE", "SCE", "WCE"), "comma-separated estimators; MLE only on UNI crawls")
-    targets: tuple[str, ...] = knob(TARGETS, "copies (the seed's omega) and/or label")
+    targets: tuple[str, ...] = knob(ALL_TARGETS, "copies (the seed's omega), label and/or relevant (the share of "
+                                    "the site's pages about the page focus, when the sampler scored them)")
     replicates: int = knob(200, "bootstrap replicates per crawl", minimum=1)
     # Walk draws are correlated, so replicates resample blocks of consecutive draws (1: the plain bootstrap).
     block_length: int = knob(20, "moving-block length in draws", minimum=1)

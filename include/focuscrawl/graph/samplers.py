@@ -46,6 +46,9 @@ class Sample:
     # repeats draws; estimators that count repeats of a vertex (|V| by collisions) must tell a vertex
     # the crawl met twice from one draw the resample repeated.
     origin: np.ndarray | None = None
+    # Per draw: 1.0 when the vertex's page scored at or above the page focus's threshold, 0.0 below it,
+    # NaN when it was not scored (no focus, no page, a failed fetch). None: no draw was scored.
+    relevant: np.ndarray | None = None
 
     @property
     def draw_origin(self) -> np.ndarray:
@@ -77,7 +80,7 @@ class Sample:
         ptr = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
         idx = np.repeat(self.copy_ptr[draws] - ptr[:-1], lengths) + np.arange(ptr[-1])
         return Sample(self.vertices[draws], self.weights[draws], ptr, self.copies.take(idx), self.uniform, self.num_vertices,
-                      self.draw_origin[draws])
+                      self.draw_origin[draws], None if self.relevant is None else self.relevant[draws])
 
 
 class GraphSampler(Protocol):

@@ -33,6 +33,12 @@ GRAPH_SAMPLE = table(
         Column("label", pa.string(), "content label carried by the copy"),
         Column("copies", pa.int64(), "total copies of the content (copy meta)"),
         Column("special", pa.bool_(), "this copy is the content's special copy"),
+        Column("sampled_at", pa.timestamp("us", tz="UTC"), "when the live round that drew it started (null: an "
+                                                             "offline crawl)"),
+        Column("relevance", pa.float64(), "calibrated relevance of the vertex's page to the page focus (null: "
+                                          "not scored)"),
+        Column("relevance_model", pa.string(), "page relevance model that scored it, MODEL/vN"),
+        Column("relevant", pa.bool_(), "relevance at or above the focus's threshold when scored: the loop's harvest"),
         *WARC_COLUMNS,  # the vertex query's response, when the crawl was archived (focuscrawl.fetch.warc)
     ],
     partition_by=("crawl_id",),
@@ -87,7 +93,9 @@ def sample_to_frame(sample: Sample, crawl_id: str, sampler: str) -> pd.DataFrame
             "label": col(c.label.astype(str), "object"),
             "copies": col(c.copies, "Int64"),
             "special": col(c.special, "boolean"),
-            **dict.fromkeys(c.name for c in WARC_COLUMNS),  # null: a live crawl fills them (graph.live)
+            # null: the live sampler fills them (graph.live) from its page scores and its WARC records
+            **dict.fromkeys(("sampled_at", "relevance", "relevance_model", "relevant")),
+            **dict.fromkeys(c.name for c in WARC_COLUMNS),
         }
     )[GRAPH_SAMPLE.column_names]
 
@@ -99,6 +107,9 @@ def sample_from_frame(frame: pd.DataFrame) -> Sample:
     copies = frame[frame.content_id.notna()]
     counts = copies.groupby("draw").size().reindex(draws.draw, fill_value=0).to_numpy()
     num_vertices = draws.num_vertices.iloc[0] if len(draws) else None
+    relevant = None
+    if "relevant" in draws and draws.relevant.notna().any():
+        relevant = draws.relevant.map(lambda r: np.nan if r is None or pd.isna(r) else float(bool(r))).to_numpy(dtype=float)
     return Sample(
         vertices=draws.vertex_id.to_numpy(dtype=str),
         weights=draws.weight.to_numpy(dtype=float),
@@ -111,6 +122,7 @@ def sample_from_frame(frame: pd.DataFrame) -> Sample:
         ),
         uniform=bool(draws.uniform.iloc[0]) if len(draws) else False,
         num_vertices=None if num_vertices is None or pd.isna(num_vertices) else int(num_vertices),
+        relevant=relevant,
     )
 
 

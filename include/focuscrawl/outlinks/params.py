@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from focuscrawl.outlinks.schema import SCOPES
+from focuscrawl.outlinks.schema import REVISIT_TARGETS, SCOPES
 from focuscrawl.core.params import knob
 
 
@@ -24,6 +24,10 @@ class OutlinksParams:
     # defaults: the DAG adds them to the Param (dags/outlinks.py), the job's flag checks them by lookup
     method: str = knob("EXACT", "related-pages search")
     history_size: int = knob(4, "look-back intervals", minimum=1)
+    # What counts as a page's new outlink (focuscrawl.outlinks.targets): every one (the seed's NNL), or
+    # only those about the project's page focus; features and models are the same either way.
+    target: str = knob(REVISIT_TARGETS[0], "new_outlinks, or new_relevant_outlinks (with the page focus's "
+                       "model flags)", enum=list(REVISIT_TARGETS))
     # The seed's results (Figures 14, 15): ExtraT on the LBLA features alone predicts best, and
     # NNL-NGB is remarkably strong on internal outlinks; the champion is the first of the two.
     models: tuple[str, ...] = knob(("NNL-ET_LBLA", "NNL-NGB"), "comma-separated model specs to train")
@@ -42,5 +46,5 @@ DEFAULT = OutlinksParams()
 # The knobs each job takes.
 EMBED_KNOBS = ("dimensions", "sample_size")  # spark_jobs/outlinks_embed.py
 RELATED_KNOBS = ("k", "method")              # spark_jobs/outlinks_related.py
-FEATURE_KNOBS = ("history_size",)            # spark_jobs/outlinks_features.py
+FEATURE_KNOBS = ("history_size", "target")   # spark_jobs/outlinks_features.py
 TRAIN_KNOBS = ("models", "history_size", "train_sample")  # spark_jobs/outlinks_train.py

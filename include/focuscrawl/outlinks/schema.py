@@ -4,6 +4,8 @@ table declarations and DAG files can use them without importing pandas."""
 from __future__ import annotations
 
 SCOPES = ("int", "ext")
+# Which new outlinks a target counts: all of them, or those about the page focus (focuscrawl.outlinks.targets).
+REVISIT_TARGETS = ("new_outlinks", "new_relevant_outlinks")
 TARGETS = ("NNL", "NL", "LCR")
 STATIC_PAGE = ["url_depth", "n_words", "n_links_int", "n_links_ext"]
 # (source column of a related page, aggregate) -> feature around_<agg>_<source>

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import uuid
 from functools import partial
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable, Sequence
 
 import numpy as np
 import pandas as pd
@@ -21,7 +21,7 @@ from focuscrawl.outlinks.features import page_look_back, page_statics
 from focuscrawl.outlinks.related import RELATED, set_threads
 from focuscrawl.outlinks.params import DEFAULT
 from focuscrawl.outlinks.schema import AROUND_SPEC, SCOPES, around_name, feature_groups, look_back_columns
-from focuscrawl.outlinks.targets import TARGET_COLUMNS, page_targets
+from focuscrawl.outlinks.targets import TARGET_COLUMNS, keep_links, link_relevance, page_targets
 
 if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql import DataFrame
@@ -149,6 +149,38 @@ def related(embeddings: "DataFrame", k: int = DEFAULT.k, method: str = DEFAULT.m
     return queries.mapInPandas(search, "url string, neighbour string, rank int, similarity double")
 
 
+def relevant_links(snapshots: "DataFrame", score_texts: Callable[[list[str]], Sequence[float | None]],
+                   threshold: float) -> set[str]:
+    """The outlinks of ``snapshots`` about the page focus (:func:`focuscrawl.outlinks.targets.link_relevance`):
+    a fetched page's latest ``relevance``, else ``score_texts`` (picklable: it runs on the executors) of its
+    URL's words, at or above ``threshold``. Collected to the driver: one URL per relevant link."""
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+
+    latest = Window.partitionBy("url").orderBy(F.col("period").desc())
+    scored = (snapshots.where(F.col("relevance").isNotNull()).withColumn("_n", F.row_number().over(latest))
+              .where("_n = 1").select("url", "relevance"))
+    links = snapshots.select(F.explode(F.concat(F.coalesce("internal_outlinks", F.array().cast("array<string>")),
+                                                F.coalesce("external_outlinks", F.array().cast("array<string>"))))
+                             .alias("url")).distinct()
+
+    def judge(batches):
+        for batch in batches:
+            known = {u: (None if pd.isna(r) else float(r)) for u, r in zip(batch["url"], batch["relevance"])}
+            found = link_relevance(batch["url"], known, score_texts)
+            yield pd.DataFrame({"url": [u for u, r in found.items() if r is not None and r >= threshold]})
+
+    return {r.url for r in links.join(scored, "url", "left").mapInPandas(judge, "url string").collect()}
+
+
+def only_relevant_links(snapshots: "DataFrame", relevant: set[str]) -> "DataFrame":
+    """``snapshots`` with their outlinks cut to ``relevant`` (:func:`focuscrawl.outlinks.targets.keep_links`)."""
+    shared = snapshots.sparkSession.sparkContext.broadcast(frozenset(relevant))
+    schema = snapshots.select("url", "period", "content_digest", "internal_outlinks", "external_outlinks").schema
+    return snapshots.select(*schema.fieldNames()).mapInPandas(
+        lambda batches: (keep_links(b, shared.value) for b in batches), schema)
+
+
 def targets(snapshots: "DataFrame") -> "DataFrame":
     """NNL, NL and content change per (url, period), per url in parallel."""
     schema = ("url string, period int, nnl_int int, nnl_ext int, nl_int boolean, nl_ext boolean, "
@@ -158,14 +190,18 @@ def targets(snapshots: "DataFrame") -> "DataFrame":
     return snapshots.select(*cols).groupBy("url").applyInPandas(page_targets, schema)
 
 
-def features(snapshots: "DataFrame", related_pages: "DataFrame", history_size: int) -> "DataFrame":
-    """Feature rows with true targets (null for the next, not yet observed, period); see features.py."""
+def features(snapshots: "DataFrame", related_pages: "DataFrame", history_size: int,
+             counted: "DataFrame | None" = None) -> "DataFrame":
+    """Feature rows with true targets (null for the next, not yet observed, period); see features.py.
+    ``counted``: the snapshots whose outlinks the targets and look-back count (:func:`only_relevant_links`
+    for ``new_relevant_outlinks``; default ``snapshots``), the page statics keeping every outlink."""
     from pyspark.sql import functions as F
 
     h = history_size
     target_cols = [f"{t}_{s}" for t in ("nnl", "nl", "lcr") for s in SCOPES]
     back_schema = ", ".join(["url string", "period int"] + [f"{c} double" for c in look_back_columns(h) + target_cols])
-    back = targets(snapshots).groupBy("url").applyInPandas(partial(page_look_back, history_size=h), back_schema)
+    back = targets(snapshots if counted is None else counted).groupBy("url").applyInPandas(
+        partial(page_look_back, history_size=h), back_schema)
     statics = snapshots.select("url", "period", "text", "internal_outlinks", "external_outlinks").mapInPandas(
         lambda batches: (page_statics(b) for b in batches),
         "url string, period int, url_depth long, n_words long, n_links_int long, n_links_ext long")

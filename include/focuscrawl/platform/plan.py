@@ -142,7 +142,8 @@ def _revisits(project, cfg, models=None) -> list[_Draft]:
 
 def _graph(project, cfg, models=None) -> list[_Draft]:
     loop, site = project.loops.graph, project.site(project.loops.graph.site)
-    args = ["--base-url", site.url(cfg), "--sampler", loop.sampler, "--query-budget", str(loop.query_budget)]
+    args = ["--base-url", site.url(cfg), "--sampler", loop.sampler, "--query-budget", str(loop.query_budget),
+            *_relevance(project, cfg)]
     # The loop's budget is queries per second: the sampler's own pace.
     return [_Draft("graph-sampler", "graph.sampler", "graph", FETCHERS, "streaming/graph_sampler.py", args,
                    pace=1.0 / loop.fetches_per_second)]

@@ -12,7 +12,9 @@ Gathers what every part exposes, each on its own, so a part that is down is show
 - live figures per loop, from the processes' status files (each carries its Prometheus figures,
   ``focuscrawl.stream.metrics``) and the lake: users extracted and harvest (seed 000); source recrawls
   and new pages (seed 001); revisits and new outlinks against predicted (seed 002); graph sample
-  size and the latest estimate with its interval (seed 003).
+  size and the latest estimate with its interval (seed 003); and for every loop the harvest: pages
+  fetched, pages scored by the page focus, relevant ones, their ratio, and the ratio per recent time
+  bin from the lake (``focuscrawl.relevance.harvest``).
 
 Engines are imported inside the calls that need them.
 """
@@ -190,10 +192,37 @@ def fue_figures(cfg, project_name: str | None) -> dict:
     return out
 
 
+HARVEST_BIN = "10min"  # the width of the time bins the harvest over time is shown in
+HARVEST_BINS = 6       # the latest bins shown
+
+
+def harvest_figures(s: dict, fetched) -> dict:
+    """A loop's harvest from its processes' metrics (``focuscrawl.stream.metrics``: pages scored by the page
+    focus and the relevant ones): fetched, relevant fetched and their ratio among the scored pages."""
+    scored, relevant = s.get("m:pages_scored_total"), s.get("m:relevant_pages_total")
+    return {"fetched": fetched, "scored": scored, "relevant_fetched": relevant,
+            "harvest": round(relevant / scored, 4) if scored else None}
+
+
+def harvest_over_time(cfg, threshold: float, bin: str = HARVEST_BIN, bins: int = HARVEST_BINS) -> dict[str, dict]:
+    """Per loop, the harvest ratio of its latest ``bins`` time bins and since the start, from the lake."""
+    from focuscrawl.relevance.harvest import harvest_series, read_items
+
+    series = harvest_series(read_items(cfg, threshold), bin)
+    out = {}
+    for loop, part in series.groupby("loop"):
+        tail = part.tail(bins)
+        out[loop] = {"bin": bin, "bins": [[b.isoformat(timespec="minutes"), int(f), int(r)]
+                                          for b, f, r in zip(tail.bin_start, tail.fetched, tail.relevant)],
+                     "cumulative": float(part.cumulative_harvest.iloc[-1])}
+    return out
+
+
 def sources_figures(cfg) -> dict:
     s = _status_of(cfg, "source-crawler")
     return {"recrawls": s.get("recrawls"), "new_pages": s.get("pages"), "sources": s.get("sources"),
-            "errors": s.get("errors"), "schedules_applied": s.get("schedules_applied")}
+            "errors": s.get("errors"), "schedules_applied": s.get("schedules_applied"),
+            **harvest_figures(s, s.get("pages"))}
 
 
 def revisits_figures(cfg) -> dict:
@@ -201,12 +230,14 @@ def revisits_figures(cfg) -> dict:
     return {"revisits": s.get("revisits"), "known_pages": s.get("known"),
             "new_outlinks": _first(s, "new_outlinks", "m:new_outlinks_total"),
             "predicted_outlinks": _first(s, "predicted_outlinks", "predicted_new_outlinks"),
-            "priorities_applied": s.get("priorities_applied"), "next_pick": s.get("next_pick")}
+            "priorities_applied": s.get("priorities_applied"), "next_pick": s.get("next_pick"),
+            **harvest_figures(s, s.get("revisits"))}
 
 
 def graph_figures(cfg) -> dict:
     s = _status_of(cfg, "graph-sampler")
-    out = {"sample_size": _first(s, "sample_size", "sampled", "queries")}
+    out = {"sample_size": _first(s, "sample_size", "sampled", "queries"),
+           **harvest_figures(s, s.get("m:pages_scored_total"))}
     dt = _table(cfg, "graph_sample")
     if dt is not None:
         out["sample_rows"] = dt.to_pyarrow_dataset().count_rows()
@@ -218,7 +249,8 @@ def graph_figures(cfg) -> dict:
 
 def _latest_estimates(dt) -> list[dict]:
     """Rows of the newest file of ``graph_estimates``: per estimator, the value with the largest
-    estimated share and its interval."""
+    estimated share and its interval; for target ``relevant``, the share of relevant pages ("how much of
+    this site is about my topic")."""
     import pyarrow.dataset as ds
 
     actions = dt.get_add_actions(flatten=True).to_pylist()
@@ -232,6 +264,10 @@ def _latest_estimates(dt) -> list[dict]:
         if r.get("estimate") is None:
             continue
         key = f"{r['estimator']}/{r['target']}"
+        if r["target"] == "relevant":
+            if r["value"] == "relevant":
+                best[key] = r
+            continue
         if key not in best or r["estimate"] > best[key]["estimate"]:
             best[key] = r
     return [{k: r.get(k) for k in ("crawl_id", "estimator", "target", "value", "estimate", "ci_low", "ci_high", "level")}
@@ -245,7 +281,13 @@ def loops(cfg, project: dict | None) -> dict:
     name = project.get("name") if project else None
     figures = {"fue": lambda: fue_figures(cfg, name), "sources": lambda: sources_figures(cfg),
                "revisits": lambda: revisits_figures(cfg), "graph": lambda: graph_figures(cfg)}
-    return {loop: _safe(f) for loop, f in figures.items() if enabled is None or loop in enabled}
+    out = {loop: _safe(f) for loop, f in figures.items() if enabled is None or loop in enabled}
+    focus = ((project or {}).get("profile") or {}).get("pages") or {}
+    over_time = _safe(lambda: harvest_over_time(cfg, float(focus.get("threshold", 0.5))), {})
+    for loop, figures_of_loop in out.items():
+        if "error" not in figures_of_loop and loop in over_time:
+            figures_of_loop["over_time"] = over_time[loop]
+    return out
 
 
 def active_project(cfg) -> dict | None:
@@ -324,10 +366,15 @@ def render(doc: dict, error_lines: int = 3) -> str:
         if "error" in f:
             out.append(f"loop {loop}: {f['error']}")
             continue
-        figures = {k: v for k, v in f.items() if k not in ("top", "latest")}
+        figures = {k: v for k, v in f.items() if k not in ("top", "latest", "over_time")}
         out.append(f"loop {loop}: " + ", ".join(f"{k.replace('_', ' ')} {_fmt(v)}" for k, v in figures.items()))
         if f.get("top"):
             out.append("    top: " + ", ".join(str(t[0] if isinstance(t, (list, tuple)) else t) for t in f["top"][:5]))
+        if f.get("over_time"):
+            t = f["over_time"]
+            out.append(f"    harvest per {t['bin']}: " + "  ".join(
+                f"{b[0][11:16]} {b[2]}/{b[1]}" + (f"={b[2] / b[1]:.2f}" if b[1] else "") for b in t["bins"])
+                + f"  (since the start {t['cumulative']:.3f})")
         for e in f.get("latest") or []:
             out.append(f"    {e['estimator']}/{e['target']} {e['value']}: {_fmt(e['estimate'])} "
                        f"[{_fmt(e['ci_low'])}, {_fmt(e['ci_high'])}] ({e['crawl_id']})")

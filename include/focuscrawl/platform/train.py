@@ -101,6 +101,20 @@ def main_train(args, cfg) -> int:
     return 0
 
 
+def active_relevance_args(cfg) -> list[str]:
+    """The page focus flags of the project ``focuscrawl up`` made active (the ones its fetching processes
+    were given: model store, model, threshold, languages), for a DAG task that judges pages or links by
+    it; none without an active project or without ``[profile.pages]``."""
+    from focuscrawl.orchestration.schedules import active_project
+    from focuscrawl.platform.plan import _relevance
+    from focuscrawl.project.loading import load_project
+
+    active = active_project(cfg)
+    if not active.get("project_file") or not (active.get("profile") or {}).get("pages"):
+        return []
+    return _relevance(load_project(active["project_file"]), cfg)
+
+
 def train_active_project(cfg, log=print) -> dict:
     """The ``page_relevance`` DAG's task: :func:`focuscrawl.relevance.train.train_page_model` on the project ``focuscrawl up`` made
     active; ``{"skipped": why}`` when there is none or it declares no example pages."""

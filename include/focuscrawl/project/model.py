@@ -383,6 +383,10 @@ class RevisitsLoop(Loop):
     ``outlinks_features`` DAG's related-pages search, :class:`focuscrawl.outlinks.params.OutlinksParams`)."""
 
     model: str = "ET-REG"
+    target: Literal["new_outlinks", "new_relevant_outlinks"] = Field(
+        OUTLINKS.target, description="what the models predict per page: its new outlinks, or only those about the "
+                                     "focus (the linked page, once fetched, or else its URL, scores at or above "
+                                     "[profile.pages] threshold)")
     related: str = OUTLINKS.method
     revisit_period: str = "7d"
     fetches_per_second: Positive = 1.0
@@ -553,6 +557,9 @@ class Project(_Model):
                 raise ValueError(f"loops.{loop}.site: no site named {site!r}; declared: {', '.join(names)} - pick one")
         if self.target == "world" and not any(s.world for s in self.sites):
             raise ValueError("target: 'world' needs a site with world = true; add one or set target = \"sites\"")
+        if self.loops.revisits.target == "new_relevant_outlinks" and self.profile.pages is None:
+            raise ValueError("loops.revisits.target: \"new_relevant_outlinks\" needs a page focus to judge links by; "
+                             "declare [profile.pages] or set target = \"new_outlinks\"")
         for dag_id in self.asset_events.min_interval:
             if self.schedules.get(dag_id) == "none":
                 raise ValueError(f"asset_events.min_interval.{dag_id}: [schedules] {dag_id} is \"none\", so no Asset "

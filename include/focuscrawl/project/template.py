@@ -71,6 +71,7 @@ skip_near_duplicates = false  # true: skip a new page that near-duplicates one c
 model = "ET-REG"            # a registered outlink estimator
 related = "EXACT"           # related pages: EXACT, HNSW or IVF (FAISS)
 revisit_period = "7d"
+target = "new_outlinks"     # or "new_relevant_outlinks": only new links about [profile.pages] count
 skip_near_duplicates = false  # true: skip a newly found page that near-duplicates one fetched before
 
 [loops.graph]               # seed 003: sample the graph, estimate content statistics

@@ -4,7 +4,9 @@ The fetching process holds a :class:`PageScorer`: the champion of ``[profile.pag
 project's page model store (:func:`focuscrawl.relevance.train.store_for`), loaded on first use and
 again whenever a newer champion is promoted (``focuscrawl train`` or the ``page_relevance`` DAG), checked
 at most every ``check_every`` seconds. A page in a language outside ``[profile] languages`` scores 0; a
-page scored before any model was trained has no score (None), never a made-up one.
+page scored before any model was trained has no score (None), never a made-up one. ``on_scored(relevant)``
+hears every page scored: the process counts its loop's harvest with it
+(``focuscrawl.stream.metrics.Metrics.page_scored``).
 """
 
 from __future__ import annotations
@@ -23,7 +25,8 @@ class PageScorer:
     """``score(main_text, language) -> (relevance in [0, 1] or None, "MODEL/vN" or None)``."""
 
     def __init__(self, store_root: str | Path, model: str, languages: Sequence[str] = (), threshold: float = 0.5,
-                 check_every: float = 30.0, clock: Callable[[], float] = time.monotonic) -> None:
+                 check_every: float = 30.0, clock: Callable[[], float] = time.monotonic,
+                 on_scored: Callable[[bool], None] | None = None) -> None:
         from focuscrawl.outlinks.store import ModelStore
 
         self.store = ModelStore(store_root)
@@ -32,6 +35,7 @@ class PageScorer:
         self.threshold = threshold
         self.check_every = check_every
         self.clock = clock
+        self.on_scored = on_scored
         self._loaded: tuple[int, object] | None = None
         self._checked = float("-inf")
         self._lock = threading.Lock()
@@ -63,8 +67,12 @@ class PageScorer:
         version, fitted = loaded
         name = f"{self.model}/v{version}"
         if self.languages and language is not None and language not in self.languages:
-            return 0.0, name
-        return float(fitted.predict_proba([main_text or ""])[0]), name
+            score = 0.0
+        else:
+            score = float(fitted.predict_proba([main_text or ""])[0])
+        if self.on_scored is not None:
+            self.on_scored(self.relevant(score))
+        return score, name
 
     def relevant(self, score: float | None) -> bool:
         return score is not None and score >= self.threshold
@@ -79,12 +87,12 @@ def add_relevance_arguments(parser) -> None:
     parser.add_argument("--languages", default="", help="comma list of ISO 639-1 codes; pages in others score 0")
 
 
-def scorer_from_args(args) -> PageScorer | None:
+def scorer_from_args(args, on_scored: Callable[[bool], None] | None = None) -> PageScorer | None:
     """The :class:`PageScorer` the flags of :func:`add_relevance_arguments` ask for (None without a store)."""
     if not args.relevance_store:
         return None
     return PageScorer(args.relevance_store, args.relevance_model, [c for c in args.languages.split(",") if c],
-                      args.relevance_threshold)
+                      args.relevance_threshold, on_scored=on_scored)
 
 
 __all__ = ["PageScorer", "add_relevance_arguments", "scorer_from_args"]

@@ -14,6 +14,8 @@ there is one (FUE's disjoint-fold run, ``bench/results/fue-folds``: a short run 
 - Precision@k% of the outlink models (seed 002, Section 7, Figure 15);
 - dynamic quality Q_T(t) of the schedulers (seed 001, Section 2);
 - NRMSE of the content estimators per sampler (seed 003, experiments);
+- in the live part, the harvest per loop over time: pages fetched, relevant ones and their ratio
+  (:mod:`focuscrawl.relevance.harvest`, drawn as ``focuscrawl report harvest`` draws it);
 - and the commands that keep the platform running, open the Airflow UI and query the tables.
 
 A missing figure or table is named in the page as missing, never left as an empty panel.
@@ -160,6 +162,30 @@ def section_html(section: Section, folder: Path, home: Path | None = None) -> st
     return "".join(parts)
 
 
+HARVEST_KEY = "harvest"  # live.json: the harvest series per loop (focuscrawl.relevance.harvest.harvest_series)
+
+
+def harvest_html(records: list[dict]) -> str:
+    """The live run's harvest per loop: its plot (:func:`focuscrawl.reports.harvest.plot_harvest`) and totals."""
+    import tempfile
+
+    from focuscrawl.reports.harvest import plot_harvest
+
+    if not records:
+        return _missing("harvest over time", "no loop landed a scored page (a project with [profile.pages], "
+                                             "trained by focuscrawl train, scores them)")
+    series = pd.DataFrame(records)
+    series["bin_start"] = pd.to_datetime(series["bin_start"], utc=True)
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "harvest.png"
+        plot_harvest(series, path)
+        figure = _png(path, "harvest ratio = relevant pages fetched / pages fetched, per loop: per minute (dots) "
+                            "and since the start (lines)")
+    totals = series.groupby("loop", as_index=False)[["fetched", "relevant"]].sum()
+    totals["harvest"] = (totals.relevant / totals.fetched).round(4)
+    return figure + _table(totals, "per loop: pages fetched and scored, relevant ones, harvest ratio")
+
+
 def live_html(live: dict | None) -> str:
     """The live run's part of the page (``live.json`` of ``focuscrawl demo``)."""
     head = ("<h2 id='live'>The live platform: four loops through Kafka, Delta and Airflow</h2>"
@@ -186,7 +212,9 @@ def live_html(live: dict | None) -> str:
     if live.get("rows"):
         parts.append(_table(pd.DataFrame({"table": list(live["rows"]), "rows": list(live["rows"].values())}),
                             "rows in the lake"))
-    parts += [_table(pd.DataFrame(v), k) for k, v in live.items() if isinstance(v, list) and v]
+    if HARVEST_KEY in live:
+        parts.append(harvest_html(live[HARVEST_KEY]))
+    parts += [_table(pd.DataFrame(v), k) for k, v in live.items() if isinstance(v, list) and v and k != HARVEST_KEY]
     return "".join(parts)
 
 

@@ -34,6 +34,8 @@ metric                                                      what
 ``focuscrawl_extracted_users_total{method}``                users judged after extraction (seed 000)
 ``focuscrawl_relevant_users_total{method}``                 of those, judged relevant
 ``focuscrawl_harvest_ratio{method}``                        relevant / extracted (seed 000, section V)
+``focuscrawl_pages_scored_total{loop}``                     fetched pages scored by the page relevance model
+``focuscrawl_relevant_pages_total{loop}``                   of those, at or above the focus's threshold (harvest)
 ``focuscrawl_process_info{process}``                        which process this is
 ==========================================================  ===============================================
 """
@@ -103,6 +105,10 @@ class Metrics:
         self.relevant = Counter("focuscrawl_relevant_users", "extracted users judged relevant", ["method"], registry=r)
         self.harvest = Gauge("focuscrawl_harvest_ratio", "relevant / extracted users (seed 000, section V)",
                              ["method"], registry=r)
+        self.pages_scored = Counter("focuscrawl_pages_scored", "fetched pages scored by the page relevance model",
+                                    ["loop"], registry=r)
+        self.relevant_pages = Counter("focuscrawl_relevant_pages", "scored pages at or above the page focus's "
+                                      "threshold: the loop's harvest", ["loop"], registry=r)
         self._verdicts: dict[str, list[int]] = defaultdict(lambda: [0, 0])
         self.fetch_observer = FetchMetrics(self)
 
@@ -117,6 +123,16 @@ class Metrics:
                 self.bytes_saved.labels(loop).inc(saved)
             elif outcome == SAME_BODY:
                 self.unchanged_bodies.labels(loop).inc()
+
+        return count
+
+    def page_scored(self, loop: str):
+        """The ``on_scored(relevant)`` of a loop's page scoring, counting its harvest into these metrics."""
+
+        def count(relevant: bool) -> None:
+            self.pages_scored.labels(loop).inc()
+            if relevant:
+                self.relevant_pages.labels(loop).inc()
 
         return count
 
