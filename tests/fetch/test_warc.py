@@ -9,10 +9,8 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
-import pytest
 from warcio.archiveiterator import ArchiveIterator
 
 from focuscrawl.fetch.warc import WarcArchive, read_record, repair, warc_columns

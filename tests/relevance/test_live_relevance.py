@@ -3,7 +3,6 @@ and counted as harvest; the plan hands the model store to the fetching process."
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest

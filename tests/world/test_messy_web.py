@@ -16,7 +16,7 @@ from focuscrawl.fetch.guard import AddressGuard
 from focuscrawl.outlinks.revisit import PageRevisitor, page_content
 from focuscrawl.world.mess import NON_ASCII, Mess
 from focuscrawl.world.server import WorldServer
-from tests.world.conftest import START, small_world
+from tests.world.conftest import small_world
 
 MESS = Mess(seed=1, variants=0.3, duplicates=0.1, redirects=0.1, redirect_loops=1, soft404=1, calendar=True,
             gzip=True, wrong_charset=0.3)
