@@ -1,4 +1,4 @@
-"""One benchmark command (issue 18, deliverable 5): every benchmark with its baselines, in one run.
+"""One benchmark command (docs/benchmarks.md): every benchmark with its baselines, in one run.
 
     python -m bench                 # quick (make bench): minutes
     python -m bench --full          # the papers' scales (make bench FULL=1): an hour or more on 2 cores

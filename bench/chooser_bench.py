@@ -1,4 +1,4 @@
-"""How fast one chooser instance folds posts with HCP: posts/s, against re-vectorising (issue 18, point 3).
+"""How fast one chooser instance folds posts with HCP: posts/s, against re-vectorising (docs/benchmarks.md).
 
 Seed 000 section III (User Updater, User Chooser) and IV-E (HCP): every post seen in a listing
 updates its author's text, and HCP ranks the author by the classifier's probability of the text

@@ -1,4 +1,4 @@
-"""The hand-written related-pages search that FAISS replaced (issue 18), kept as a benchmark baseline only.
+"""The hand-written related-pages search that FAISS replaced (docs/benchmarks.md), kept as a benchmark baseline only.
 
 Blocked BLAS + argpartition (``ExactRelatedPages``) and a home-made inverted file over spherical k-means
 cells (``IvfRelatedPages``), as they were in ``focuscrawl.outlinks.related`` before the FAISS methods.

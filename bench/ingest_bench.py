@@ -1,6 +1,6 @@
 """Ingest throughput and lag, crawler -> Kafka -> Delta, against raw Kafka, and 1 vs 2 consumer instances.
 
-Issue 8, point 6 and issue 10, point 5, all in one run on this machine:
+All in one run on this machine (docs/benchmarks.md and docs/scale-out.md):
 
 1. raw Kafka: kafka-python producer (idempotent, acks=all) then a consumer, no Delta, on records
    shaped like the crawler's (real listing posts from the world);
@@ -10,7 +10,7 @@ Issue 8, point 6 and issue 10, point 5, all in one run on this machine:
    included; the sink stores each post once, so rows/s is given apart); lag is from the crawler's
    fetch (``fetched_at_ms``, the produce follows within the producer's 50 ms linger) to the Delta
    commit that holds the row, from the table's own log;
-3. paced (issue 18, point 4): distinct posts produced at exactly ``--rate`` records/s (1,000) for
+3. paced: distinct posts produced at exactly ``--rate`` records/s (1,000) for
    ``--paced-seconds`` (default ``--seconds``) into one ``streaming/consumer.py`` with the platform's own
    batch settings (the consumer's defaults, as ``focuscrawl up`` runs it). Lag is produce -> the Delta
    commit that holds the row, and where it goes is split per row into waiting for the batch to close
@@ -284,7 +284,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seconds", type=float, default=60.0, help="measured pipeline time")
     ap.add_argument("--long", action="store_true", help="measure the pipeline for 300 s")
     ap.add_argument("--warmup", type=float, default=10.0)
-    ap.add_argument("--rate", type=float, default=1000.0, help="records/s of the paced measurement (issue 18: 1,000)")
+    ap.add_argument("--rate", type=float, default=1000.0, help="records/s of the paced measurement (1,000)")
     ap.add_argument("--paced-seconds", type=float, help="seconds of the paced measurement (default: --seconds)")
     ap.add_argument("--raw-records", type=int, default=20000)
     ap.add_argument("--backlog", type=int, default=10000, help="records drained by 1 and by 2 consumers")

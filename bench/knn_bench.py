@@ -1,4 +1,4 @@
-"""Related-pages benchmark (issue 18, deliverable 1; seed 002 Section 7: the KNN step took six hours there).
+"""Related-pages benchmark (docs/benchmarks.md; seed 002 Section 7: the KNN step took six hours there).
 
     python bench/knn_bench.py [--n 20000] [--data erisk|synthetic] [--spark-n 2000]
                               [--job EXACT:20000,HNSW:20000] [--out bench/results/knn.json]

@@ -1,4 +1,4 @@
-"""Scale-out in one run: 1 vs 2 instances of each scalable part, on this machine (issue 10, point 5).
+"""Scale-out in one run: 1 vs 2 instances of each scalable part, on this machine (docs/scale-out.md).
 
 1. ingest: a backlog of ``--backlog`` distinct listing posts (real shapes, from the world) drained
    from a partitioned topic into Delta by 1, then 2, ``streaming/consumer.py`` in one group

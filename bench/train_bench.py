@@ -1,4 +1,4 @@
-"""Training benchmark (issue 18, deliverable 2; seed 002 Section 7: its training took 1.5 hours on 16 cores).
+"""Training benchmark (docs/benchmarks.md; seed 002 Section 7: its training took 1.5 hours on 16 cores).
 
     python bench/train_bench.py [--pages 384000] [--periods 10] [--compare-pages 100000]
                                 [--embed-pages 384000] [--out bench/results/train.json]
@@ -235,8 +235,8 @@ def snapshot_texts(pages: int, seed: int = 0) -> pd.DataFrame:
                           "content_digest": None, "text": texts, "internal_outlinks": [[]] * pages,
                           "external_outlinks": [[]] * pages})[SNAPSHOT_COLUMNS]
     frame = frame.assign(**{name: None for name in SNAPSHOTS.column_names if name not in frame})
-    # The job holds out the last period (issue 29: its texts never reach training) and embeds each page's
-    # latest text before it: one page's next snapshot makes period 0, every page's, the one embedded.
+    # The job holds out the last period (docs/loops/outlinks.md: its texts never reach training) and embeds
+    # each page's latest text before it: one page's next snapshot makes period 0, every page's, the one embedded.
     return pd.concat([frame, frame.iloc[:1].assign(period=np.int32(1))], ignore_index=True)
 
 
