@@ -17,14 +17,21 @@ import pandas as pd
 from focuscrawl import lake
 from focuscrawl.config import Settings, settings
 from focuscrawl.outlinks.params import DEFAULT, TRAIN_KNOBS
-from focuscrawl.outlinks.tables import FEATURES, MODELS
-from focuscrawl.outlinks.training import model_store, train_and_register
+from focuscrawl.outlinks.leakage import check_vectors_before
+from focuscrawl.outlinks.tables import EMBEDDINGS, FEATURES, MODELS
+from focuscrawl.outlinks.training import held_out_split, model_store, train_and_register
 from focuscrawl.core.params import add_arguments
 
 
 def run(spark, cfg: Settings, models=DEFAULT.models, history_size: int = DEFAULT.history_size, promote: bool = True,
         train_sample: int = DEFAULT.train_sample, **options) -> list[dict]:
-    rows = train_and_register(lake.to_pandas(FEATURES, cfg), lake.version(FEATURES, cfg), model_store(cfg),
+    features = lake.to_pandas(FEATURES, cfg)
+    # The vectors behind every row's look-around features predate the held-out period, or nothing trains
+    # (features built with no page_embeddings table at all have no vectors to leak).
+    if lake.exists(EMBEDDINGS, cfg):
+        check_vectors_before(lake.to_pandas(EMBEDDINGS, cfg, columns=["as_of_period"])["as_of_period"],
+                             held_out_split(features)[2])
+    rows = train_and_register(features, lake.version(FEATURES, cfg), model_store(cfg),
                               history_size, models, promote=promote, train_sample=train_sample, **options)
     frame = spark.createDataFrame(pd.DataFrame(rows)).selectExpr(
         "name", "cast(version as int) version", "spearman", "pk_area", "cast(data_version as long) data_version",
