@@ -1,4 +1,4 @@
-"""The hand-written related-pages searches FAISS replaced, kept as benchmark baselines only.
+"""The hand-written related-pages searches FAISS replaced (docs/benchmarks.md), kept as benchmark baselines only.
 
 ``TiledExactRelatedPages``, the exact search the product ran while faiss-cpu's bundled OpenBLAS ran
 generic kernels on this CPU (tiles of BLAS products over numpy's OpenBLAS against a running k-th best),

@@ -235,8 +235,8 @@ def snapshot_texts(pages: int, seed: int = 0) -> pd.DataFrame:
                           "content_digest": None, "text": texts, "internal_outlinks": [[]] * pages,
                           "external_outlinks": [[]] * pages})[SNAPSHOT_COLUMNS]
     frame = frame.assign(**{name: None for name in SNAPSHOTS.column_names if name not in frame})
-    # The job holds out the last period (docs/loops/outlinks.md: its texts never reach training) and embeds each page's
-    # latest text before it: one page's next snapshot makes period 0, every page's, the one embedded.
+    # The job holds out the last period (docs/loops/outlinks.md: its texts never reach training) and embeds
+    # each page's latest text before it: one page's next snapshot makes period 0, every page's, the one embedded.
     return pd.concat([frame, frame.iloc[:1].assign(period=np.int32(1))], ignore_index=True)
 
 

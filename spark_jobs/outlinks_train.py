@@ -28,9 +28,11 @@ from focuscrawl.core.params import add_arguments
 def run(spark, cfg: Settings, models=DEFAULT.models, history_size: int = DEFAULT.history_size, promote: bool = True,
         train_sample: int = DEFAULT.train_sample, cores: int = 0, **options) -> list[dict]:
     features = lake.to_pandas(FEATURES, cfg)
-    # The vectors behind every row's look-around features predate the held-out period, or nothing trains.
-    check_vectors_before(lake.to_pandas(EMBEDDINGS, cfg, columns=["as_of_period"])["as_of_period"],
-                         held_out_split(features)[2])
+    # The vectors behind every row's look-around features predate the held-out period, or nothing trains
+    # (features built with no page_embeddings table at all have no vectors to leak).
+    if lake.exists(EMBEDDINGS, cfg):
+        check_vectors_before(lake.to_pandas(EMBEDDINGS, cfg, columns=["as_of_period"])["as_of_period"],
+                             held_out_split(features)[2])
     rows = train_and_register(features, lake.version(FEATURES, cfg), model_store(cfg),
                               history_size, models, promote=promote, train_sample=train_sample, cores=cores,
                               **options)

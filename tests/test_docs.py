@@ -125,8 +125,10 @@ def test_claims_check_fails_on_an_ambiguous_row_or_a_wrong_json_value():
 
 
 def test_code_cites_the_docs_or_the_paper_never_an_issue_or_a_seed_hash():
-    hits = subprocess.run(["grep", "-rnE", r"issue [0-9]+|DESIGN\.md|_[0-9a-f]{16}\.txt",
-                           "include", "streaming", "spark_jobs", "dags"],
-                          capture_output=True, text=True, cwd=ROOT).stdout
+    pattern = r"issue [0-9]+|DESIGN\.md|_[0-9a-f]{16}\.txt"
+    hits = "".join(subprocess.run(["grep", "-rniE", *only, pattern, *where], capture_output=True, text=True,
+                                  cwd=ROOT).stdout
+                   for only, where in [((), ("include", "streaming", "spark_jobs", "dags")),
+                                       (("--include=*.py",), ("bench",))])  # not bench/results: run records
     hits = "\n".join(line for line in hits.splitlines() if "/__pycache__/" not in line and ".egg-info" not in line)
     assert not hits, hits
