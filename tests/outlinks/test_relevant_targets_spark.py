@@ -20,11 +20,6 @@ from focuscrawl.outlinks.targets import keep_links, targets
 pytestmark = pytest.mark.integration
 
 
-def _even_link_numbers(texts):
-    """The words of a link's URL end in its number: even numbers are about the focus, odd ones not."""
-    return [0.9 if t.split()[-1].isdigit() and int(t.split()[-1]) % 2 == 0 else 0.1 for t in texts]
-
-
 def _snapshots() -> pd.DataFrame:
     """Synthetic weekly snapshots whose first internal link of each even page points to another page, so
     some links are pages the revisitor fetched and scored: page i scores 0.8 when i % 3 == 0, else 0.2,
@@ -45,13 +40,17 @@ def test_relevant_links_and_the_features_that_count_only_them(spark, cfg, tmp_pa
 
     from focuscrawl import lake
 
+    def even_link_numbers(texts):  # defined here: Spark ships it to the executors by value
+        """The words of a link's URL end in its number: even numbers are about the focus, odd ones not."""
+        return [0.9 if t.split()[-1].isdigit() and int(t.split()[-1]) % 2 == 0 else 0.1 for t in texts]
+
     local = dataclasses.replace(cfg, lake=str(tmp_path / "lake"), var_dir=tmp_path)
     snaps = _snapshots()
     write_deltalake(SNAPSHOTS.path(local), pa.Table.from_pandas(snaps, schema=SNAPSHOTS.arrow_schema(),
                                                                 preserve_index=False), partition_by=["period"])
     frame = lake.read(spark, SNAPSHOTS, local)
 
-    relevant = spark_transforms.relevant_links(frame, _even_link_numbers, 0.5)
+    relevant = spark_transforms.relevant_links(frame, even_link_numbers, 0.5)
     pages = set(snaps.url)
     latest = snaps.sort_values("period").groupby("url").relevance.last()
     every_link = {u for col in ("internal_outlinks", "external_outlinks") for links in snaps[col] for u in links}

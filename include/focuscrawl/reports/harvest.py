@@ -25,7 +25,7 @@ def plot_harvest(series: pd.DataFrame, path: Path) -> None:
     fig, ax = plt.subplots(figsize=(9, 4.5))
     for i, (loop, part) in enumerate(series.groupby("loop", sort=True)):
         colour = f"C{i}"
-        ax.plot(part.bin_start, part.cumulative_harvest, "-", color=colour,
+        ax.plot(part.bin_start, part.cumulative_harvest, "-", marker="s", markersize=2, color=colour,
                 label=f"{loop}: {int(part.cumulative_relevant.iloc[-1])}/{int(part.cumulative_fetched.iloc[-1])}")
         ax.plot(part.bin_start, part.harvest, "o", color=colour, markersize=3, alpha=0.6)
     ax.set(xlabel="time (UTC)", ylabel="harvest ratio (relevant / fetched)", ylim=(0, 1.02),
