@@ -40,7 +40,7 @@ from typing import TYPE_CHECKING, Callable, Iterable, Protocol
 
 from focuscrawl.core.dedup import Match, NearDuplicateIndex
 from focuscrawl.fetch.conditional import NOT_MODIFIED, REDIRECTED, UNCHANGED, Revalidator, Validators
-from focuscrawl.fetch.errors import refusal_of
+from focuscrawl.fetch.errors import RedirectLoopError, refusal_of
 from focuscrawl.fetch.warc import warc_columns
 from focuscrawl.core.frontier import PriorityFrontier
 from focuscrawl.outlinks.urls import registered_domain, split_outlinks
@@ -179,6 +179,7 @@ class PageRevisitor:
         self.soft404 = soft404
         self.refused: set[str] = set()  # pages refused for good: never known again (this process)
         self.scope = scope  # asked before a page becomes known (focuscrawl.fetch.scope); None: every page
+        self._restoring = False  # restore() is replaying the decisions made before a restart
         self.depth: dict[str, int] = {}  # links from a seed, of every known page
         self.emit = emit
         self.clock = clock
@@ -226,7 +227,10 @@ class PageRevisitor:
             new = [u for u in dict.fromkeys(self.key(u) for u in urls) if u is not None and u not in self.ranking
                    and u not in self.skipped and u not in self.refused]
         if self.scope is not None:  # outside the lock: a refusal is reported (metrics, dead-letter topic)
-            new = [u for u in new if self.scope.admit(u, depth, parent) is None]
+            refusals = {u: self.scope.admit(u, depth, parent) for u in new}
+            new = [u for u, refusal in refusals.items() if refusal is None]
+            if parent is not None and any(r is not None and r.reason == "trap_date_steps" for r in refusals.values()):
+                self._forget_date_page(parent)
         with self._lock:
             for url in new:
                 if url in self.ranking or len(self.ranking) >= self.max_pages:
@@ -263,12 +267,16 @@ class PageRevisitor:
             if self.revalidator is not None:
                 self.revalidator.restore(url, validators_of(row))
         # the scope decides again what it decided before the restart, reporting nothing twice
-        with self.scope.replaying() if self.scope is not None else contextlib.nullcontext():
-            self.add(seeds)
-            for item in seen:
-                self.add([item[0]])
-                if self.discover is not None and len(item) > 2:
-                    self.add((u for u in item[2] if self.discover.search(u)), parent=item[0])
+        self._restoring = True
+        try:
+            with self.scope.replaying() if self.scope is not None else contextlib.nullcontext():
+                self.add(seeds)
+                for item in seen:
+                    self.add([item[0]])
+                    if self.discover is not None and len(item) > 2:
+                        self.add((u for u in item[2] if self.discover.search(u)), parent=item[0])
+        finally:
+            self._restoring = False
         now = self.period()
         with self._lock:
             self._start_period(now)
@@ -306,6 +314,11 @@ class PageRevisitor:
             url, _ = self.queue.pop()
             self.done.add(url)
             period = self.current_period
+        if self.scope is not None and self.scope.recheck(url) is not None:  # a trap learned since (reported)
+            with self._lock:
+                self.refused.add(url)
+                self.ranking.discard(url)
+            return None
         if self.dust is not None:  # a rule learned since the page became known: fetched as what it rewrites to
             rewritten = self.key(url)
             if rewritten is not None and rewritten != url:
@@ -317,6 +330,8 @@ class PageRevisitor:
         except Exception as exc:  # noqa: BLE001 - one bad page must not stop the revisits; the source's error says why
             self.failures += 1
             log.warning("revisit of %s failed: %s", url, exc)
+            if self.scope is not None and isinstance(exc, RedirectLoopError):
+                self.scope.fetched(url, looped=True)
             refused = refusal_of(url, exc)
             if refused is not None:
                 self._refuse(refused)
@@ -324,6 +339,8 @@ class PageRevisitor:
         if row is None:
             return None
         key = row["url"]  # the key the page is recorded under (``url`` or what it turned out to be an alias of)
+        if self.scope is not None:
+            self.scope.fetched(key, looped=False)
         if self.dust is not None and key == url and row["status"] == 200:
             self.dust.refute(url)  # its own page: no rule may rewrite it
         reason = None
@@ -414,6 +431,21 @@ class PageRevisitor:
             self.revalidator.move(url, key if keep_validators else None)
         log.info("%s is recorded as %s (redirect or rel=canonical); not fetched again", url, key)
         return True
+
+    def _forget_date_page(self, page: str) -> None:
+        """``page`` links to itself at another date one step too many (a calendar): it is the trap's last
+        page, snapshotted once and not revisited (reported, except while a restart replays the decisions)."""
+        if page in self.refused or page not in self.ranking:
+            return
+        rejection = Rejection(f"trap_date_steps: {page} links to itself at another date past max_date_steps; "
+                              "a calendar page, not revisited", page, page, "scope")
+        if self._restoring:
+            with self._lock:
+                self.refused.add(page)
+                self.ranking.discard(page)
+                self.queue.discard(page)
+        else:
+            self._refuse(rejection)
 
     def _refuse(self, rejection: Rejection) -> None:
         """Forget a page refused for good, so no later period spends a fetch on it; report why."""
