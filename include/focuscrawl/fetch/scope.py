@@ -223,9 +223,15 @@ class Scope:
         directory) refuses it; the refusal is counted and reported as :meth:`admit`'s are."""
         with self._lock:
             refusal = self._looping(url)
-            if refusal is None or self._replaying:
+        return None if refusal is None else self.revoke(refusal)
+
+    def revoke(self, refusal: Refusal) -> Refusal:
+        """Refuse a URL admitted before (what the crawl learned since refuses it): counted and reported as
+        :meth:`admit`'s refusals are, except while :meth:`replaying`."""
+        with self._lock:
+            self._admitted.discard(refusal.url)
+            if self._replaying:
                 return refusal
-            self._admitted.discard(url)
             self.refused[refusal.reason] += 1
         if self.on_refusal is not None:
             self.on_refusal(refusal)

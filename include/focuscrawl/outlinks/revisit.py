@@ -179,7 +179,6 @@ class PageRevisitor:
         self.soft404 = soft404
         self.refused: set[str] = set()  # pages refused for good: never known again (this process)
         self.scope = scope  # asked before a page becomes known (focuscrawl.fetch.scope); None: every page
-        self._restoring = False  # restore() is replaying the decisions made before a restart
         self.depth: dict[str, int] = {}  # links from a seed, of every known page
         self.emit = emit
         self.clock = clock
@@ -267,16 +266,12 @@ class PageRevisitor:
             if self.revalidator is not None:
                 self.revalidator.restore(url, validators_of(row))
         # the scope decides again what it decided before the restart, reporting nothing twice
-        self._restoring = True
-        try:
-            with self.scope.replaying() if self.scope is not None else contextlib.nullcontext():
-                self.add(seeds)
-                for item in seen:
-                    self.add([item[0]])
-                    if self.discover is not None and len(item) > 2:
-                        self.add((u for u in item[2] if self.discover.search(u)), parent=item[0])
-        finally:
-            self._restoring = False
+        with self.scope.replaying() if self.scope is not None else contextlib.nullcontext():
+            self.add(seeds)
+            for item in seen:
+                self.add([item[0]])
+                if self.discover is not None and len(item) > 2:
+                    self.add((u for u in item[2] if self.discover.search(u)), parent=item[0])
         now = self.period()
         with self._lock:
             self._start_period(now)
@@ -434,18 +429,17 @@ class PageRevisitor:
 
     def _forget_date_page(self, page: str) -> None:
         """``page`` links to itself at another date one step too many (a calendar): it is the trap's last
-        page, snapshotted once and not revisited (reported, except while a restart replays the decisions)."""
-        if page in self.refused or page not in self.ranking:
-            return
-        rejection = Rejection(f"trap_date_steps: {page} links to itself at another date past max_date_steps; "
-                              "a calendar page, not revisited", page, page, "scope")
-        if self._restoring:
-            with self._lock:
-                self.refused.add(page)
-                self.ranking.discard(page)
-                self.queue.discard(page)
-        else:
-            self._refuse(rejection)
+        page, snapshotted once and not revisited; the scope counts and reports it (not on a restart's replay)."""
+        from focuscrawl.fetch.scope import Refusal
+
+        with self._lock:
+            if page in self.refused or page not in self.ranking:
+                return
+            self.refused.add(page)
+            self.ranking.discard(page)
+            self.queue.discard(page)
+        self.scope.revoke(Refusal("trap_date_steps", page, "links to itself at another date past max_date_steps: "
+                                                           "a calendar page, snapshotted once and not revisited"))
 
     def _refuse(self, rejection: Rejection) -> None:
         """Forget a page refused for good, so no later period spends a fetch on it; report why."""
