@@ -222,13 +222,56 @@ def test_a_restarted_revisitor_rebuilds_its_scope_without_reporting_a_refusal_tw
     first.add([seen[0][0]])
     for page, _, links in seen:  # what the live run met: its snapshots' outlinks
         first.add(links, parent=page)
-    assert [r.reason for r in reported] == ["trap_date_steps"] and first.scope.status()["refused"] == {"trap_date_steps": 1}
+    # the step to the third month is refused, and the second month's page, which took it, is not revisited
+    assert [(r.reason, r.url) for r in reported] == [("trap_date_steps", months[2]), ("trap_date_steps", months[1])]
+    assert first.scope.status()["refused"] == {"trap_date_steps": 2}
 
     again, reported_again = revisitor()
     again.restore(seen)
     assert reported_again == [] and again.scope.status()["refused"] == {}
-    assert months[2] not in again.ranking and {u for u, _ in again.ranking.top(10)} == {seen[0][0], *months[:2]}
+    # the calendar page whose step was refused is forgotten again too (not revisited), silently
+    assert months[2] not in again.ranking and {u for u, _ in again.ranking.top(10)} == {seen[0][0], months[0]}
+    assert months[1] in again.refused and months[1] in first.refused
     # the rebuilt state decides on: the host's fourth page is admitted, its fifth refused and reported
     assert again.add([f"{SITE}/wiki/New"], parent=seen[0][0]) == 1
     assert again.add([f"{SITE}/wiki/Newer"], parent=seen[0][0]) == 0
     assert [r.reason for r in reported_again] == ["host_budget"]
+
+
+def test_a_directory_whose_urls_loop_and_none_is_a_page_is_a_trap():
+    """Two URLs of one directory ended in a redirect loop: a new URL there is refused, and one admitted
+    before is refused when its turn comes (recheck); a directory that also served a page is never refused."""
+    reported = []
+    scope = Scope(ScopeRules(max_directory_loops=2), on_refusal=reported.append)
+    loops = [f"{SITE}/loop/a/wiki/{n}" for n in ("A", "B", "C", "D")]
+    assert all(scope.admit(u) is None for u in loops)
+    scope.fetched(loops[0], looped=True)
+    assert scope.admit(f"{SITE}/loop/a/wiki/E") is None and scope.recheck(loops[2]) is None
+    scope.fetched(loops[1], looped=True)
+    refusal = scope.admit(f"{SITE}/loop/a/wiki/F")
+    assert refusal.reason == "trap_redirect_loops" and "2 URLs of" in refusal.detail
+    assert scope.recheck(loops[2]).reason == "trap_redirect_loops"
+    assert [r.url for r in reported] == [f"{SITE}/loop/a/wiki/F", loops[2]]
+    assert scope.status()["refused"] == {"trap_redirect_loops": 2}
+    # a directory with a page in it is a site's, whatever loops it has
+    scope.fetched(f"{SITE}/wiki/Page", looped=False)
+    scope.fetched(f"{SITE}/wiki/X", looped=True)
+    scope.fetched(f"{SITE}/wiki/Y", looped=True)
+    assert scope.admit(f"{SITE}/wiki/Z") is None and "trap_redirect_loops" in REASONS
+
+
+def test_the_calendar_page_whose_next_month_is_refused_is_not_revisited():
+    """With max_date_steps 0 the date page is snapshotted once; its step to another month is refused and the
+    page itself is forgotten (reported once), so no later period revisits it."""
+    from focuscrawl.outlinks.revisit import PageRevisitor
+
+    reported = []
+    revisitor = PageRevisitor(None, lambda row: None, lambda: 0.0,
+                              scope=Scope(ScopeRules(max_date_steps=0), on_refusal=reported.append),
+                              on_rejection=reported.append)
+    calendar = f"{SITE}/calendar?month=2024-05"
+    assert revisitor.add([f"{SITE}/wiki/Events"]) == 1 and revisitor.add([calendar], parent=f"{SITE}/wiki/Events") == 1
+    assert revisitor.add([f"{SITE}/calendar?month=2024-06", f"{SITE}/calendar?month=2024-04"], parent=calendar) == 0
+    assert calendar not in revisitor.ranking and calendar in revisitor.refused
+    assert [r.reason for r in reported] == ["trap_date_steps"] * 3 and reported[2].url == calendar
+    assert revisitor.scope.status()["refused"] == {"trap_date_steps": 3}

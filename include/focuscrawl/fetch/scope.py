@@ -9,6 +9,9 @@ one :class:`Refusal` naming the rule (``reason``) and the numbers that broke it,
   ``max_pages_per_host`` admitted pages;
 - it is longer than ``max_url_length`` characters or has more than ``max_query_params`` query
   parameters;
+- its directory (the path up to its last ``/``) already had ``max_directory_loops`` URLs end in a
+  redirect loop and none that was a page (:meth:`Scope.fetched` tells both; a looping directory is a
+  misconfigured part of the site, and each of its links costs two requests to find out);
 - it looks like a crawler trap: one path segment repeated more than ``max_segment_repeats``
   times (``/a/b/a/b/a/b``), a date-like value (``2024-05``, ``20240517``, ``/2024/05/``) stepping
   from link to link on one URL pattern more than ``max_date_steps`` times in a row (a calendar's
@@ -58,7 +61,7 @@ from focuscrawl.parse.rejection import Rejection
 
 PARSER = "scope"
 REASONS = ("not_allowed", "denied", "too_deep", "host_budget", "url_too_long", "too_many_params",
-           "trap_repeated_segment", "trap_date_steps", "trap_growing_query")
+           "trap_repeated_segment", "trap_date_steps", "trap_growing_query", "trap_redirect_loops")
 
 # Date-like tokens: 2024-05-17, 2024/05, 2024-05, 20240517, 202405 (years 1900-2099, months 01-12).
 _DATE = re.compile(r"(?<!\d)(19|20)\d\d([-/_.]?)(0[1-9]|1[0-2])(?:\2(0[1-9]|[12]\d|3[01]))?(?!\d)")
@@ -82,6 +85,8 @@ class ScopeRules(BaseModel):
     max_date_steps: Optional[int] = Field(None, ge=0, description="links in a row from a date page to the same page "
                                                                    "at another date")
     max_query_growth: Optional[int] = Field(None, gt=0, description="links in a row whose query extends the parent's")
+    max_directory_loops: Optional[int] = Field(None, gt=0, description="URLs of one directory that may end in a "
+                                                                       "redirect loop while none of it is a page")
     detect_soft404: bool = Field(False, description="after the fetch, refuse a page that is its directory's "
                                                     "\"not found\" answer (focuscrawl.fetch.soft404)")
 
@@ -180,6 +185,8 @@ class Scope:
         self._growth: dict[str, int] = {}
         self.refused: dict[str, int] = defaultdict(int)
         self._replaying = False
+        self._loops: dict[str, int] = defaultdict(int)  # directory -> its URLs that ended in a redirect loop
+        self._pages: set[str] = set()  # directories with a URL that was a page
 
     @contextlib.contextmanager
     def replaying(self):
@@ -193,6 +200,42 @@ class Scope:
         finally:
             with self._lock:
                 self._replaying = False
+
+    def fetched(self, url: str, looped: bool) -> None:
+        """After the fetch of ``url`` (admitted before): whether it ended in a redirect loop or was a page."""
+        directory = url.rsplit("/", 1)[0]
+        with self._lock:
+            if looped:
+                self._loops[directory] += 1
+            else:
+                self._pages.add(directory)
+
+    def _looping(self, url: str) -> Refusal | None:
+        limit = self.rules.max_directory_loops
+        directory = url.rsplit("/", 1)[0]
+        if limit is None or self._loops.get(directory, 0) < limit or directory in self._pages:
+            return None
+        return Refusal("trap_redirect_loops", url, f"{self._loops[directory]} URLs of {directory}/ ended in a redirect "
+                                                   f"loop and none was a page (max_directory_loops {limit})")
+
+    def recheck(self, url: str) -> Refusal | None:
+        """Before the fetch of ``url``, admitted earlier: refused now if what was learned since (a looping
+        directory) refuses it; the refusal is counted and reported as :meth:`admit`'s are."""
+        with self._lock:
+            refusal = self._looping(url)
+        return None if refusal is None else self.revoke(refusal)
+
+    def revoke(self, refusal: Refusal) -> Refusal:
+        """Refuse a URL admitted before (what the crawl learned since refuses it): counted and reported as
+        :meth:`admit`'s refusals are, except while :meth:`replaying`."""
+        with self._lock:
+            self._admitted.discard(refusal.url)
+            if self._replaying:
+                return refusal
+            self.refused[refusal.reason] += 1
+        if self.on_refusal is not None:
+            self.on_refusal(refusal)
+        return refusal
 
     def admit(self, url: str, depth: int = 0, parent: str | None = None) -> Refusal | None:
         """Decide on ``url`` (a canonical key), ``depth`` links from a seed, found on ``parent``."""
@@ -232,6 +275,9 @@ class Scope:
             if n > r.max_segment_repeats:
                 return Refusal("trap_repeated_segment", url,
                                f"path segment {seg!r} occurs {n} times > max_segment_repeats {r.max_segment_repeats}")
+        refusal = self._looping(url)
+        if refusal is not None:
+            return refusal
         if r.max_depth is not None and depth > r.max_depth:
             return Refusal("too_deep", url, f"{depth} links from a seed > max_depth {r.max_depth}")
         host = self.host_of(url)

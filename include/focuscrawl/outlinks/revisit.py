@@ -40,7 +40,7 @@ from typing import TYPE_CHECKING, Callable, Iterable, Protocol
 
 from focuscrawl.core.dedup import Match, NearDuplicateIndex
 from focuscrawl.fetch.conditional import NOT_MODIFIED, REDIRECTED, UNCHANGED, Revalidator, Validators
-from focuscrawl.fetch.errors import refusal_of
+from focuscrawl.fetch.errors import RedirectLoopError, refusal_of
 from focuscrawl.fetch.warc import warc_columns
 from focuscrawl.core.frontier import PriorityFrontier
 from focuscrawl.outlinks.urls import registered_domain, split_outlinks
@@ -226,7 +226,10 @@ class PageRevisitor:
             new = [u for u in dict.fromkeys(self.key(u) for u in urls) if u is not None and u not in self.ranking
                    and u not in self.skipped and u not in self.refused]
         if self.scope is not None:  # outside the lock: a refusal is reported (metrics, dead-letter topic)
-            new = [u for u in new if self.scope.admit(u, depth, parent) is None]
+            refusals = {u: self.scope.admit(u, depth, parent) for u in new}
+            new = [u for u, refusal in refusals.items() if refusal is None]
+            if parent is not None and any(r is not None and r.reason == "trap_date_steps" for r in refusals.values()):
+                self._forget_date_page(parent)
         with self._lock:
             for url in new:
                 if url in self.ranking or len(self.ranking) >= self.max_pages:
@@ -306,6 +309,11 @@ class PageRevisitor:
             url, _ = self.queue.pop()
             self.done.add(url)
             period = self.current_period
+        if self.scope is not None and self.scope.recheck(url) is not None:  # a trap learned since (reported)
+            with self._lock:
+                self.refused.add(url)
+                self.ranking.discard(url)
+            return None
         if self.dust is not None:  # a rule learned since the page became known: fetched as what it rewrites to
             rewritten = self.key(url)
             if rewritten is not None and rewritten != url:
@@ -317,6 +325,8 @@ class PageRevisitor:
         except Exception as exc:  # noqa: BLE001 - one bad page must not stop the revisits; the source's error says why
             self.failures += 1
             log.warning("revisit of %s failed: %s", url, exc)
+            if self.scope is not None and isinstance(exc, RedirectLoopError):
+                self.scope.fetched(url, looped=True)
             refused = refusal_of(url, exc)
             if refused is not None:
                 self._refuse(refused)
@@ -324,6 +334,8 @@ class PageRevisitor:
         if row is None:
             return None
         key = row["url"]  # the key the page is recorded under (``url`` or what it turned out to be an alias of)
+        if self.scope is not None:
+            self.scope.fetched(key, looped=False)
         if self.dust is not None and key == url and row["status"] == 200:
             self.dust.refute(url)  # its own page: no rule may rewrite it
         reason = None
@@ -414,6 +426,20 @@ class PageRevisitor:
             self.revalidator.move(url, key if keep_validators else None)
         log.info("%s is recorded as %s (redirect or rel=canonical); not fetched again", url, key)
         return True
+
+    def _forget_date_page(self, page: str) -> None:
+        """``page`` links to itself at another date one step too many (a calendar): it is the trap's last
+        page, snapshotted once and not revisited; the scope counts and reports it (not on a restart's replay)."""
+        from focuscrawl.fetch.scope import Refusal
+
+        with self._lock:
+            if page in self.refused or page not in self.ranking:
+                return
+            self.refused.add(page)
+            self.ranking.discard(page)
+            self.queue.discard(page)
+        self.scope.revoke(Refusal("trap_date_steps", page, "links to itself at another date past max_date_steps: "
+                                                           "a calendar page, snapshotted once and not revisited"))
 
     def _refuse(self, rejection: Rejection) -> None:
         """Forget a page refused for good, so no later period spends a fetch on it; report why."""
