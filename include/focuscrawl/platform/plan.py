@@ -150,7 +150,8 @@ def _relevance(project, cfg) -> list[str]:
 def _sources(project, cfg, models=None) -> list[_Draft]:
     loop, site = project.loops.sources, project.site(project.loops.sources.site)
     args = ["crawl", "--budget", f"{loop.fetches_per_second:g}", "--politeness-delay", f"{site.politeness_delay:g}",
-            *_pages(loop, site, cfg, "--site"), *_relevance(project, cfg)]
+            *_pages(loop, site, cfg, "--site"), *_relevance(project, cfg), "--feedback", loop.feedback or "clicks",
+            *(["--clicks-url", loop.clicks_url] if loop.clicks_url else [])]
     return [_Draft("source-crawler", "sources.crawler", "sources", FETCHERS, "streaming/source_crawler.py", args,
                    fetches=True)]
 
