@@ -152,7 +152,9 @@ def observations(rows: "DataFrame", signal: "ProfitSignal") -> "DataFrame":
     """The profit signal's observations (one row per page) from its table's rows, per source in Spark."""
     bulky = {"main_text", *(c.name for c in WARC_COLUMNS)}  # the page text and its WARC ref: no signal reads them
     columns = [c for c in rows.columns if c not in bulky]
-    return rows.select(*columns).groupBy("source_url").applyInPandas(signal.observations, OBSERVATION_SCHEMA)
+    # a lambda of one argument: Spark counts a bound method's (self, rows) as (key, rows) and passes the key
+    return rows.select(*columns).groupBy("source_url").applyInPandas(lambda pdf: signal.observations(pdf),
+                                                                     OBSERVATION_SCHEMA)
 
 
 def profit_fits(feedback: "DataFrame", prior: ProfitPrior, mu_grid) -> "DataFrame":
