@@ -17,7 +17,7 @@ from airflow.sdk import Asset
 from focuscrawl.config import settings
 from focuscrawl.crawl.listing_crawler import POSTS_TABLE
 from focuscrawl.ephemeral.schedule_topic import SOURCE_SCHEDULE_TOPIC
-from focuscrawl.ephemeral.tables import PAGE_CLICKS, SOURCE_ESTIMATES, SOURCE_RECRAWLS, SOURCE_SCHEDULE
+from focuscrawl.ephemeral.tables import PAGE_CLICKS, SOURCE_ESTIMATES, SOURCE_PAGES, SOURCE_RECRAWLS, SOURCE_SCHEDULE
 from focuscrawl.fue.batch import CANDIDATE_SCORES_TABLE
 from focuscrawl.fue.pipeline import STATS_TABLE, scores_topic
 from focuscrawl.graph.tables import GRAPH_ESTIMATES, GRAPH_SAMPLE
@@ -62,6 +62,7 @@ NEAR_DUPLICATES = table_asset(outlinks.NEAR_DUPLICATES)
 # Sources (seed 001)
 SOURCE_RECRAWLS_ASSET = table_asset(SOURCE_RECRAWLS)
 PAGE_CLICKS_ASSET = table_asset(PAGE_CLICKS)
+SOURCE_PAGES_ASSET = table_asset(SOURCE_PAGES)
 SOURCE_ESTIMATES_ASSET = table_asset(SOURCE_ESTIMATES)
 SOURCE_SCHEDULE_ASSET = table_asset(SOURCE_SCHEDULE)
 SOURCE_SCHEDULE_PUSHED = topic_asset(SOURCE_SCHEDULE_TOPIC)

@@ -5,15 +5,18 @@ sources and fetching the new pages they reveal, so that the most clicks are earn
 pages' value decays.
 
 1. **source_schedule** (`spark-submit spark_jobs/source_schedule.py`): reads `source_recrawls`
-   and `page_clicks`, fits each source's new-link rate λ, page profit P and decay μ
+   and the table of the project's profit signal (`[loops.sources] feedback`,
+   `focuscrawl.ephemeral.feedback`: `page_clicks` for clicks, `source_pages` for the fetched pages'
+   relevance), fits each source's new-link rate λ, page profit P and decay μ
    (applyInPandas over `focuscrawl.ephemeral.estimate`), solves the Lagrangian budget split
    (`focuscrawl.ephemeral.optimiser`), overwrites `source_estimates` and `source_schedule`.
 2. **publish_schedule**: sends every row of `source_schedule` to the compacted Kafka topic
    `focuscrawl.source_schedule`; crawlers follow it and keep their last plan between pushes.
 
-Runs when new recrawl or click data lands, and hourly as estimates age. Params: `budget`
+Runs when new recrawls or feedback rows land, and hourly as estimates age. Params: `budget`
 (fetches per second: the project's `[loops.sources] fetches_per_second`), `host_min_interval_s`
-(politeness), `optimism` (exploration); defaults: `focuscrawl.ephemeral.params.EphemeralParams`.
+(politeness), `optimism` (exploration), `feedback` and `freshness_half_life_s` (the project's
+`[loops.sources] feedback` and `freshness_half_life`); defaults: `focuscrawl.ephemeral.params.EphemeralParams`.
 """
 
 from __future__ import annotations
@@ -22,23 +25,31 @@ from dataclasses import replace
 
 from airflow.sdk import dag, task
 
-from assets import PAGE_CLICKS_ASSET as CLICKS
+from assets import PAGE_CLICKS_ASSET, SOURCE_PAGES_ASSET
 from assets import SOURCE_ESTIMATES_ASSET as ESTIMATES
 from assets import SOURCE_RECRAWLS_ASSET as RECRAWLS
 from assets import SOURCE_SCHEDULE_ASSET as SCHEDULE
 from assets import SOURCE_SCHEDULE_PUSHED as SCHEDULE_PUSHED
 from common import DEFAULT_ARGS, cfg, dag_params, schedule, spark_job
 from focuscrawl.orchestration.schedules import loop_setting
+from focuscrawl.ephemeral.feedback import profit_signal
 from focuscrawl.ephemeral.params import DEFAULT, SCHEDULE_KNOBS
 from focuscrawl.core.params import cli_args
+from focuscrawl.project.values import parse_duration
 
-PARAMS = replace(DEFAULT, budget=float(loop_setting(cfg, "sources", "fetches_per_second", DEFAULT.budget)))
+HALF_LIFE = loop_setting(cfg, "sources", "freshness_half_life", None)
+PARAMS = replace(
+    DEFAULT, budget=float(loop_setting(cfg, "sources", "fetches_per_second", DEFAULT.budget)),
+    feedback=str(loop_setting(cfg, "sources", "feedback", DEFAULT.feedback)).upper(),
+    freshness_half_life_s=parse_duration(HALF_LIFE).total_seconds() if HALF_LIFE else DEFAULT.freshness_half_life_s)
+# The signal's table starts the DAG besides the recrawls (the clicks, or the fetched pages and their relevance).
+FEEDBACK = {"page_clicks": PAGE_CLICKS_ASSET, "source_pages": SOURCE_PAGES_ASSET}[profit_signal(PARAMS.feedback).table]
 
 
 @dag(
     dag_id="source_schedule",
     doc_md=__doc__,
-    schedule=schedule("source_schedule", RECRAWLS | CLICKS),
+    schedule=schedule("source_schedule", RECRAWLS | FEEDBACK),
     catchup=False,
     max_active_runs=1,
     tags=["focuscrawl", "ephemeral", "schedule", "seed-001"],
@@ -49,7 +60,7 @@ def source_schedule():
     compute = spark_job(
         "source_schedule", "source_schedule.py",
         cli_args(SCHEDULE_KNOBS),
-        inlets=[RECRAWLS, CLICKS], outlets=[ESTIMATES, SCHEDULE],
+        inlets=[RECRAWLS, FEEDBACK], outlets=[ESTIMATES, SCHEDULE],
     )
 
     @task(inlets=[SCHEDULE], outlets=[SCHEDULE_PUSHED])

@@ -1,10 +1,12 @@
-"""Spark job: recrawl and click-feedback tables -> per-source estimates -> recrawl schedule (seed 001).
+"""Spark job: recrawl and feedback tables -> per-source estimates -> recrawl schedule (seed 001).
 
     spark-submit spark_jobs/source_schedule.py [--budget B] [--host-min-interval-s S] [--optimism O]
+        [--feedback CLICKS|RELEVANCE] [--freshness-half-life-s S]
         (defaults: focuscrawl.ephemeral.params.EphemeralParams)
 
-Extract ``source_recrawls`` and ``page_clicks``; transform with
-``focuscrawl.ephemeral.tables.estimate_in_spark`` (groupBy + applyInPandas over the pure
+Extract ``source_recrawls`` and the table of the ``--feedback`` profit signal
+(``focuscrawl.ephemeral.feedback``: ``page_clicks`` for CLICKS, ``source_pages`` for RELEVANCE); transform
+with ``focuscrawl.ephemeral.tables.estimate_in_spark`` (groupBy + applyInPandas over the pure
 estimators) and ``schedule_sources`` (the Lagrangian optimiser); load ``source_estimates`` and
 ``source_schedule`` (overwrite, ``focuscrawl.lake``). The session comes from ``focuscrawl.lake.spark.get_session``.
 """
@@ -17,7 +19,8 @@ import sys
 from focuscrawl import lake
 from focuscrawl.config import Settings, settings
 from focuscrawl.ephemeral.params import DEFAULT, SCHEDULE_KNOBS
-from focuscrawl.ephemeral.tables import (PAGE_CLICKS, SOURCE_ESTIMATES, SOURCE_RECRAWLS, SOURCE_SCHEDULE,
+from focuscrawl.ephemeral.feedback import profit_signal
+from focuscrawl.ephemeral.tables import (HISTORY_TABLES, SOURCE_ESTIMATES, SOURCE_RECRAWLS, SOURCE_SCHEDULE,
                                          estimate_in_spark, schedule_sources)
 from focuscrawl.core.params import add_arguments
 from focuscrawl.lake.tables import TableSpec
@@ -31,14 +34,17 @@ def _overwrite(spark, frame, spec: TableSpec, cfg: Settings) -> int:
 
 
 def run(spark, cfg: Settings, budget: float = DEFAULT.budget, host_min_interval_s: float = DEFAULT.host_min_interval_s,
-        optimism: float = DEFAULT.optimism) -> int:
+        optimism: float = DEFAULT.optimism, feedback: str = DEFAULT.feedback,
+        freshness_half_life_s: float = DEFAULT.freshness_half_life_s) -> int:
     """Recompute estimates and schedule; returns the number of sources scheduled."""
-    # The DAG runs on either table's Asset: a young platform has recrawls before its first click
+    signal = profit_signal(feedback, freshness_half_life_s)
+    rows_spec = HISTORY_TABLES[signal.table]
+    # The DAG runs on either table's Asset: a young platform has recrawls before its first feedback
     # (or the reverse); the missing one is an empty table of its spec, not a failed run.
-    for spec in (SOURCE_RECRAWLS, PAGE_CLICKS):
+    for spec in (SOURCE_RECRAWLS, rows_spec):
         lake.ensure(spec, cfg)
-    recrawls, clicks = lake.read(spark, SOURCE_RECRAWLS, cfg), lake.read(spark, PAGE_CLICKS, cfg)
-    estimates = estimate_in_spark(recrawls, clicks)
+    recrawls, rows = lake.read(spark, SOURCE_RECRAWLS, cfg), lake.read(spark, rows_spec, cfg)
+    estimates = estimate_in_spark(recrawls, rows, signal)
     schedule = schedule_sources(estimates, estimates["host"], budget, host_min_interval_s, optimism)
     _overwrite(spark, estimates, SOURCE_ESTIMATES, cfg)
     return _overwrite(spark, schedule, SOURCE_SCHEDULE, cfg)
@@ -52,8 +58,8 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     cfg = settings()
     spark = get_session("source_schedule", cfg=cfg)
-    n = run(spark, cfg, args.budget, args.host_min_interval_s, args.optimism)
-    print(f"source_schedule: {n} sources -> {SOURCE_SCHEDULE.path(cfg)}")
+    n = run(spark, cfg, args.budget, args.host_min_interval_s, args.optimism, args.feedback, args.freshness_half_life_s)
+    print(f"source_schedule: {n} sources ({args.feedback} feedback) -> {SOURCE_SCHEDULE.path(cfg)}")
     spark.stop()
     return 0
 

@@ -10,7 +10,9 @@ the fetch layer (robots.txt, per-host politeness, SSRF guard) as
 ``focuscrawl.source_recrawls`` topic, each fetched new page (main text, language, and its relevance by the
 champion page model of ``--relevance-store``, ``focuscrawl.relevance.score``) to ``focuscrawl.source_pages``,
 the click feedback on crawled pages to ``focuscrawl.page_clicks``,
-parser rejections to the dead-letter topic. The click feedback is what a search engine knows of
+parser rejections to the dead-letter topic. With ``--feedback relevance`` no click log is read: the
+``source_pages`` rows' relevance is the profit signal (``focuscrawl.ephemeral.feedback``). The click feedback
+(``--feedback clicks``, the default) is what a search engine knows of
 its own result pages: clicks on the pages it crawled, from when it crawled them, read from
 ``--clicks-url`` (on the world, its crawl surface's ``/search/clicks.json``,
 ``focuscrawl.world.clicks``) through the same fetch layer. A background thread follows the
@@ -60,6 +62,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))  # streaming/: the shar
 
 from focuscrawl.config import settings  # noqa: E402
 from focuscrawl.crawl.dead_letters import DEAD_LETTER_TOPIC  # noqa: E402
+from focuscrawl.ephemeral.feedback import PROFIT_SIGNALS  # noqa: E402
 from focuscrawl.ephemeral.params import DEFAULT as EPHEMERAL  # noqa: E402
 from focuscrawl.ephemeral.schedule_topic import SOURCE_SCHEDULE_TOPIC  # noqa: E402
 from focuscrawl.ephemeral.tables import HISTORY_TABLES, HISTORY_TOPICS  # noqa: E402
@@ -140,12 +143,15 @@ def crawl(args, cfg) -> int:
             revalidator=revalidator, key_of=key_of,
             relevance=scorer_from_args(args, proc.metrics.page_scored("sources")), scope=scope, soft404=soft404)
         site = urlsplit(args.site[0])
-        clicks_url = args.clicks_url or f"{site.scheme}://{site.netloc}{CLICKS_PATH}"
-        clicks = ClickLog(lambda since: fetcher.get(f"{clicks_url}?since={since!r}", accept=["application/json"]),
-                          f"{site.scheme}://{site.netloc}")
+        clicks = None  # --feedback relevance: no click log is read; the pages' relevance is the profit signal
+        if args.feedback == "clicks":
+            clicks_url = args.clicks_url or f"{site.scheme}://{site.netloc}{CLICKS_PATH}"
+            clicks = ClickLog(lambda since: fetcher.get(f"{clicks_url}?since={since!r}", accept=["application/json"]),
+                              f"{site.scheme}://{site.netloc}")
         state = producer.restore()
         source_crawler.restore(state)
-        clicks.restore(state)
+        if clicks is not None:
+            clicks.restore(state)
         log.info("restored %d sources and %d crawled pages from %s", source_crawler.counts["restored_sources"],
                  source_crawler.counts["restored_pages"], producer.changelog)
         proc.follow(args.schedule_topic, source_crawler.apply, follower_cls=ScheduleFollower)
@@ -173,7 +179,7 @@ def crawl(args, cfg) -> int:
                     source_crawler.step()
                 # A slot missed while a fetch was slow is lost, not banked: the budget is a rate.
                 next_slot = max(next_slot + 1.0 / args.budget, now)
-            if time.monotonic() >= next_feedback:
+            if clicks is not None and time.monotonic() >= next_feedback:
                 next_feedback = time.monotonic() + args.feedback_every
                 with producer.transaction(clicks.changes):
                     try:
@@ -217,6 +223,9 @@ def build_parser(cfg) -> tuple[argparse.ArgumentParser, argparse.ArgumentParser]
                    help="site: the Date header of the site's responses (the world's simulated time); wall: this machine's")
     c.add_argument("--clock-refresh", type=float, default=30.0,
                    help="with --clock site: wall seconds without a response before robots.txt is fetched to read the time")
+    c.add_argument("--feedback", choices=[name.lower() for name in PROFIT_SIGNALS.names()], default="clicks",
+                   help="the profit signal (focuscrawl.ephemeral.feedback): clicks read from --clicks-url, or the "
+                        "fetched pages' relevance (no click log is read)")
     c.add_argument("--clicks-url", help="the search engine's click log (default: the first site's origin + /search/clicks.json)")
     c.add_argument("--feedback-every", type=float, default=10.0, help="wall seconds between click-log reads")
     c.add_argument("--skip-near-duplicates", action="store_true",

@@ -487,11 +487,38 @@ def _page_relevance_adapter() -> Adapter:
                    fit=lambda model: model.fit(docs, labels))
 
 
+def _signal_rows(n: int):
+    """``n`` landed rows of both profit signals' tables at once: clicks and the pages' relevance."""
+    import pandas as pd
+
+    rng = np.random.default_rng(2)
+    published = pd.to_datetime(1_700_000_000 + np.arange(n) * 600, unit="s", utc=True)
+    fetched = published + pd.to_timedelta(rng.uniform(0, 7200, n), unit="s")
+    return pd.DataFrame({"source_url": [f"https://s{i % 3}.test/" for i in range(n)],
+                         "page_url": [f"https://s{i % 3}.test/p{i // 2}" for i in range(n)],
+                         "created_at": published, "published_at": published.where(np.arange(n) % 4 > 0),
+                         "fetched_at": fetched, "counted_from": fetched,
+                         "observed_at": fetched + pd.to_timedelta(3600, unit="s"),
+                         "clicks": rng.poisson(3.0, n), "relevance": rng.uniform(0, 1, n)})
+
+
+def _profit_signal_adapter() -> Adapter:
+    from focuscrawl.ephemeral.feedback import PROFIT_SIGNALS, ProfitSignal
+
+    def kwargs(name, seed):
+        return {"half_life_s": 3600.0} if name == "RELEVANCE" else {}
+
+    return Adapter(PROFIT_SIGNALS, ProfitSignal, kwargs,
+                   run=lambda signal, seed: [signal.observations(_signal_rows(12)).to_numpy(), signal.mu_grid()],
+                   empty=lambda signal: [signal.observations(_signal_rows(0))])
+
+
 @lru_cache(maxsize=1)
 def adapters() -> tuple[Adapter, ...]:
     """One adapter for every registry of the product."""
     return (_ranking_adapter(), _community_adapter(), _scheduler_adapter(), _sampler_adapter(),
-            _graph_estimator_adapter(), _outlink_adapter(), _related_adapter(), _page_relevance_adapter())
+            _graph_estimator_adapter(), _outlink_adapter(), _related_adapter(), _page_relevance_adapter(),
+            _profit_signal_adapter())
 
 
 def with_registry(adapter: Adapter, registry: Registry) -> Adapter:

@@ -43,6 +43,30 @@ def test_the_plans_command_line_parses_with_the_project_site_and_the_scaffolds_a
     assert str(args.status_file) == spec.status_file and args.bootstrap == cfg.kafka_bootstrap
 
 
+def test_the_plan_hands_the_crawler_the_projects_profit_signal(tmp_path):
+    """world.toml (target world): clicks from the world's click log; on real sites the pages' relevance, and a
+    declared click log's URL when the project names one."""
+    from focuscrawl.config import settings
+    from focuscrawl.platform.plan import Models, plan
+    from tests.platform.conftest import derived_project
+
+    cfg = settings()
+    models = Models(Path("/m/r.joblib"), Path("/m/c.joblib"))
+
+    def crawler_args(project):
+        spec = {s.name: s for s in plan(project, cfg, models=models, log=lambda _: None)}["source-crawler"]
+        return source_crawler.parse(list(spec.command[2:]), cfg)
+
+    world = crawler_args(derived_project(overrides={}))
+    assert (world.feedback, world.clicks_url) == ("clicks", None)
+    sites = crawler_args(derived_project(overrides={"target": "sites"}))
+    assert (sites.feedback, sites.clicks_url) == ("relevance", None)
+    url = "http://127.0.0.1:9/search/clicks.json"
+    told = crawler_args(derived_project(overrides={"target": "sites", ("loops", "sources", "feedback"): "clicks",
+                                                   ("loops", "sources", "clicks_url"): url}))
+    assert (told.feedback, told.clicks_url) == ("clicks", url)
+
+
 def test_sites_bootstrap_and_land_parse_as_before():
     from focuscrawl.config import settings
 

@@ -107,6 +107,40 @@ def test_job_plans_from_recrawls_before_the_first_click(spark, cfg, tmp_path):
     assert DeltaTable(PAGE_CLICKS.path(lake)).to_pandas().empty
 
 
+def test_job_fits_relevance_feedback_from_the_fetched_pages(spark, cfg, tmp_path):
+    """``--feedback RELEVANCE``: P from the relevance of each source's fetched pages (source_pages), discounted by
+    the fetch delay with the stated half-life, which is every source's μ; no click table is read or needed."""
+    from focuscrawl.ephemeral.tables import SOURCE_PAGES
+
+    job, lake = _job(cfg), dataclasses.replace(cfg, lake=str(tmp_path / "lake"))
+    rng = np.random.default_rng(3)
+    half_life = 3600.0
+    recrawls, pages = [], []
+    for source, host, relevance in (("http://on.example/feed", "on.example", 0.9),
+                                    ("http://off.example/feed", "off.example", 0.1)):
+        elapsed = np.full(100, 600.0)
+        recrawls.append(pd.DataFrame({"source_url": source, "host": host, "elapsed_s": elapsed, "new_links": 2,
+                                      "recrawled_at": T0 + pd.to_timedelta(np.cumsum(elapsed), unit="s")}))
+        published = T0 + pd.to_timedelta(rng.uniform(0, 86400, 200), unit="s")
+        delay = rng.uniform(0, 2 * half_life, 200)
+        pages.append(pd.DataFrame({"page_url": [f"{source}/p{i}" for i in range(200)], "source_url": source,
+                                   "host": host, "published_at": published,
+                                   "fetched_at": published + pd.to_timedelta(delay, unit="s"),
+                                   "relevance": np.clip(rng.normal(relevance, 0.05, 200), 0, 1)}))
+    _append(SOURCE_RECRAWLS, pd.concat(recrawls), lake)
+    _append(SOURCE_PAGES, pd.concat(pages), lake)
+    assert job.run(spark, lake, budget=0.01, host_min_interval_s=120.0, feedback="RELEVANCE",
+                   freshness_half_life_s=half_life) == 2
+    est = DeltaTable(SOURCE_ESTIMATES.path(lake)).to_pandas().set_index("source_url")
+    assert est.loc["http://on.example/feed", "P"] == pytest.approx(0.9, abs=0.1)
+    assert est.loc["http://off.example/feed", "P"] == pytest.approx(0.1, abs=0.1)
+    assert est["mu"].to_numpy() == pytest.approx(np.full(2, np.log(2) / half_life))
+    assert (est["n_pages"] == 200).all()
+    assert not DeltaTable.is_deltatable(PAGE_CLICKS.path(lake))
+    plan = DeltaTable(SOURCE_SCHEDULE.path(lake)).to_pandas().set_index("source_url")
+    assert plan.loc["http://on.example/feed", "recrawl_rate"] > plan.loc["http://off.example/feed", "recrawl_rate"]
+
+
 def test_schedule_is_published_and_followed_by_the_crawler(spark, cfg, lake, kafka_broker, topic):
     from focuscrawl.ephemeral.crawler import SourceCrawler
     from focuscrawl.ephemeral.schedule_topic import ScheduleFollower, publish_schedule

@@ -119,6 +119,16 @@ MALFORMED = [
      "sites[0].strip_params", "not alone"),
     ("ignore share above one", ("[schedules]", "[world.validators]\nenabled = true\nignore_share = 2\n[schedules]"),
      "world.validators.ignore_share", "1"),
+    ("unknown feedback name", ("[schedules]", '[loops.sources]\nfeedback = "clickz"\n[schedules]'),
+     "loops.sources.feedback", "did you mean CLICKS"),
+    ("clicks feedback without a click log", ("[schedules]", '[loops.sources]\nfeedback = "clicks"\n[schedules]'),
+     "loops.sources.clicks_url", "set clicks_url"),
+    ("click log with relevance feedback", ("[schedules]", '[loops.sources]\nclicks_url = "https://shop.example.org/c"\n'
+                                          "[schedules]"), "loops.sources.clicks_url", "remove clicks_url"),
+    ("zero freshness half-life", ("[schedules]", '[loops.sources]\nfreshness_half_life = "0s"\n[schedules]'),
+     "loops.sources.freshness_half_life", "not positive"),
+    ("click log not a URL", ("[schedules]", '[loops.sources]\nfeedback = "clicks"\nclicks_url = "clicks.json"\n[schedules]'),
+     "loops.sources.clicks_url", "absolute http(s) URL"),
 ]
 
 
@@ -292,3 +302,16 @@ def test_example_formats(tmp_path):
     bad.write_text("name,body\nq,w\n")
     with pytest.raises(ValueError, match="needs a user"):
         read_examples(bad, "csv")
+
+
+def test_the_sources_feedback_defaults_by_target(folder):
+    """Real sites have no click log: their sources loop learns from relevance; the world's from its clicks."""
+    sites = load_project(write(folder, VALID))
+    assert sites.loops.sources.feedback == "relevance" and sites.loops.sources.freshness_half_life_seconds == 86400.0
+    assert sites.to_json()["loops"]["sources"]["feedback"] == "relevance"  # what the DAG reads from run/project.json
+    world = load_project(write(folder, VALID.replace('target = "sites"', 'target = "world"').replace(
+        'base_url = "https://shop.example.org"', "world = true")))
+    assert world.loops.sources.feedback == "clicks" and world.loops.sources.clicks_url is None
+    clicks = load_project(write(folder, VALID.replace("[schedules]", '[loops.sources]\nfeedback = "Clicks"\n'
+                                                      'clicks_url = "https://shop.example.org/c.json"\n[schedules]')))
+    assert clicks.loops.sources.feedback == "clicks"

@@ -146,6 +146,10 @@ def test_fault_switches_at_runtime():
         with pytest.raises(requests.exceptions.ConnectionError):
             requests.get(f"{server.url}/site/{host}/", timeout=10)
         assert requests.get(f"{server.url}/site/{server.world.web.hosts[1]}/", timeout=10).status_code == 200
+        assert requests.get(server.url + "/search/clicks.json?since=0", timeout=10).status_code == 200
+        set_faults(dead_hosts=[], missing_paths=["/search/clicks.json"])  # a web without a click log
+        assert requests.get(server.url + "/search/clicks.json?since=0", timeout=10).status_code == 404
+        assert requests.get(f"{server.url}/site/{host}/", timeout=10).status_code == 200
         with pytest.raises(ValueError):
             server.world.faults.update({"no_such_switch": 1})
 

@@ -117,24 +117,25 @@ def fit_profit_decay(codes, ages_s, clicks, n_sources: int, prior: ProfitPrior =
     )
 
 
-def pooled_prior(ages_s, clicks, base: ProfitPrior = ProfitPrior(), start_ages_s=None) -> ProfitPrior:
+def pooled_prior(ages_s, clicks, base: ProfitPrior = ProfitPrior(), start_ages_s=None, mu_grid=MU_GRID) -> ProfitPrior:
     """Empirical Bayes: the prior of every source centred on the fit of all sources pooled."""
     if len(clicks) == 0:
         return base
-    pooled = fit_profit_decay(np.zeros(len(clicks), dtype=np.int64), ages_s, clicks, 1, base, start_ages_s=start_ages_s)
+    pooled = fit_profit_decay(np.zeros(len(clicks), dtype=np.int64), ages_s, clicks, 1, base, mu_grid,
+                              start_ages_s=start_ages_s)
     return ProfitPrior(float(pooled.P[0]), base.P_shape, float(pooled.mu[0]), base.mu_log_sd)
 
 
-def profit_fit_one_source(feedback: pd.DataFrame, prior: ProfitPrior) -> pd.DataFrame:
+def profit_fit_one_source(feedback: pd.DataFrame, prior: ProfitPrior, mu_grid=MU_GRID) -> pd.DataFrame:
     """:func:`fit_profit_decay` for one source's rows (the ``applyInPandas`` step of the Spark job)."""
     fit = fit_profit_decay(np.zeros(len(feedback), dtype=np.int64), feedback["age_s"], feedback["clicks"], 1, prior,
-                           start_ages_s=feedback.get("start_age_s"))
+                           mu_grid, start_ages_s=feedback.get("start_age_s"))
     fit.insert(0, "source_url", feedback["source_url"].iloc[0])
     return fit
 
 
 def combine_estimates(sources, recrawl_sums: pd.DataFrame, profit_fits: pd.DataFrame,
-                      link_prior: LinkRatePrior, profit_prior: ProfitPrior) -> pd.DataFrame:
+                      link_prior: LinkRatePrior, profit_prior: ProfitPrior, mu_grid=MU_GRID) -> pd.DataFrame:
     """One row per source in ``sources`` order from per-source sums and fits; the priors fill the gaps.
 
     ``recrawl_sums``: source_url, new_links, elapsed_s, n_recrawls. ``profit_fits``: source_url, P,
@@ -144,7 +145,7 @@ def combine_estimates(sources, recrawl_sums: pd.DataFrame, profit_fits: pd.DataF
     sums = recrawl_sums.set_index("source_url").reindex(index)
     lam, lam_sd = link_rate_posterior(sums["new_links"].fillna(0).to_numpy(float),
                                       sums["elapsed_s"].fillna(0).to_numpy(float), link_prior)
-    no_data = fit_profit_decay([], [], [], 1, profit_prior).iloc[0]
+    no_data = fit_profit_decay([], [], [], 1, profit_prior, mu_grid).iloc[0]
     fits = profit_fits.set_index("source_url").reindex(index)
     for column in ("P", "P_sd", "mu", "mu_sd", "n_pages"):
         fits[column] = fits[column].fillna(no_data[column])
@@ -157,13 +158,15 @@ def combine_estimates(sources, recrawl_sums: pd.DataFrame, profit_fits: pd.DataF
 
 
 def estimate_sources(sources, recrawls: pd.DataFrame, feedback: pd.DataFrame,
-                     link_prior: LinkRatePrior | None = None, profit_prior: ProfitPrior | None = None) -> pd.DataFrame:
+                     link_prior: LinkRatePrior | None = None, profit_prior: ProfitPrior | None = None,
+                     mu_grid=MU_GRID, base_prior: ProfitPrior = ProfitPrior()) -> pd.DataFrame:
     """Estimates for ``sources`` (urls) from recrawl and click-feedback frames, in memory.
 
     ``recrawls``: source_url, new_links, elapsed_s (one row per recrawl).
     ``feedback``: source_url, age_s, clicks (latest observation of each crawled page), optionally
     start_age_s (the age its clicks were counted from; absent: since creation).
-    Priors default to the pooled data (empirical Bayes).
+    Priors default to the pooled data (empirical Bayes) around ``base_prior``; μ lives on ``mu_grid``
+    (a profit signal's, :mod:`focuscrawl.ephemeral.feedback`).
     """
     sums = recrawls.groupby("source_url").agg(new_links=("new_links", "sum"), elapsed_s=("elapsed_s", "sum"),
                                               n_recrawls=("new_links", "size")).reset_index()
@@ -175,11 +178,12 @@ def estimate_sources(sources, recrawls: pd.DataFrame, feedback: pd.DataFrame,
     ages = known["age_s"].to_numpy(dtype=float)
     clicks = known["clicks"].to_numpy(dtype=float)
     starts = known["start_age_s"].to_numpy(dtype=float) if "start_age_s" in known else None
-    prior = profit_prior or pooled_prior(ages, clicks, start_ages_s=starts)
+    prior = profit_prior or pooled_prior(ages, clicks, base_prior, starts, mu_grid)
     seen = pd.Index(known["source_url"].unique())
-    fits = fit_profit_decay(seen.get_indexer(known["source_url"]), ages, clicks, len(seen), prior, start_ages_s=starts)
+    fits = fit_profit_decay(seen.get_indexer(known["source_url"]), ages, clicks, len(seen), prior, mu_grid,
+                            start_ages_s=starts)
     fits.insert(0, "source_url", seen.to_numpy())
-    return combine_estimates(sources, sums, fits, link_prior, prior)
+    return combine_estimates(sources, sums, fits, link_prior, prior, mu_grid)
 
 
 def optimistic(estimates: pd.DataFrame, k: float) -> pd.DataFrame:

@@ -22,7 +22,12 @@ class EphemeralParams:
     budget: float = knob(0.025, "crawl budget, fetches per second (recrawls + new pages)", exclusiveMinimum=0)
     host_min_interval_s: float = knob(60.0, "politeness: seconds between two fetches of one host", exclusiveMinimum=0)
     optimism: float = knob(0.0, "posterior sds added to λ and P (exploration)", minimum=0)
+    # What a new page earns its source (focuscrawl.ephemeral.feedback): the seed's clicks, or its relevance
+    # discounted by the fetch delay with the freshness half-life (a project on real sites: relevance).
+    feedback: str = knob("CLICKS", "registered profit signal: CLICKS, RELEVANCE")
+    freshness_half_life_s: float = knob(86400.0, "with RELEVANCE: seconds after publication at which a page's "
+                                        "relevance counts half", exclusiveMinimum=0)
 
 
 DEFAULT = EphemeralParams()
-SCHEDULE_KNOBS = ("budget", "host_min_interval_s", "optimism")  # spark_jobs/source_schedule.py
+SCHEDULE_KNOBS = ("budget", "host_min_interval_s", "optimism", "feedback", "freshness_half_life_s")  # spark_jobs/source_schedule.py

@@ -1,9 +1,10 @@
 """Delta tables of ephemeral-content scheduling (seed 001, *Timely crawling of high-quality ephemeral new content*) and their Spark steps.
 
-The crawler appends ``source_recrawls`` (what each recrawl of a content source revealed) and the
-click feedback lands in ``page_clicks``; the Spark job fits per-source λ, P, μ
-(``source_estimates``) and the optimiser's recrawl plan (``source_schedule``), which is pushed to
-the crawlers. The transforms here are DataFrame -> DataFrame; the per-source fits call the pure
+The crawler appends ``source_recrawls`` (what each recrawl of a content source revealed) and the new
+pages it fetched (``source_pages``, with their relevance), the click feedback lands in ``page_clicks``;
+the Spark job fits per-source λ, and P, μ from the project's profit signal
+(:mod:`focuscrawl.ephemeral.feedback`: the clicks or the pages' relevance) into ``source_estimates``,
+and the optimiser's recrawl plan (``source_schedule``), which is pushed to the crawlers. The transforms here are DataFrame -> DataFrame; the per-source fits call the pure
 pandas functions of :mod:`focuscrawl.ephemeral.estimate` through ``applyInPandas``.
 """
 
@@ -16,6 +17,7 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
+from focuscrawl.ephemeral.feedback import OBSERVATION_SCHEMA
 from focuscrawl.ephemeral.estimate import (ESTIMATE_COLUMNS, LinkRatePrior, ProfitPrior, combine_estimates,
                                            optimistic, pooled_prior, profit_fit_one_source)
 from focuscrawl.ephemeral.optimiser import allocate
@@ -25,6 +27,8 @@ from focuscrawl.lake.tables import UNIT_INTERVAL, Column, table
 
 if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql import DataFrame
+
+    from focuscrawl.ephemeral.feedback import ProfitSignal
 
 SOURCE_RECRAWLS = table(
     "source_recrawls",
@@ -144,39 +148,37 @@ def recrawl_sums(recrawls: "DataFrame") -> "DataFrame":
         F.count("*").alias("n_recrawls"), F.first("host").alias("host"))
 
 
-def latest_feedback(clicks: "DataFrame") -> "DataFrame":
-    """The latest click count of each crawled page, with its ages in seconds when counting began and ended."""
-    from pyspark.sql import Window
-    from pyspark.sql import functions as F
-
-    latest = Window.partitionBy("source_url", "page_url").orderBy(F.col("observed_at").desc())
-    return (clicks.withColumn("_n", F.row_number().over(latest)).where("_n = 1")
-            .select("source_url",
-                    ((F.unix_micros("observed_at") - F.unix_micros("created_at")) / 1e6).alias("age_s"),
-                    ((F.unix_micros(F.coalesce("counted_from", "created_at")) - F.unix_micros("created_at")) / 1e6)
-                    .alias("start_age_s"),
-                    F.col("clicks").cast("double").alias("clicks")))
+def observations(rows: "DataFrame", signal: "ProfitSignal") -> "DataFrame":
+    """The profit signal's observations (one row per page) from its table's rows, per source in Spark."""
+    bulky = {"main_text", *(c.name for c in WARC_COLUMNS)}  # the page text and its WARC ref: no signal reads them
+    columns = [c for c in rows.columns if c not in bulky]
+    # a lambda of one argument: Spark counts a bound method's (self, rows) as (key, rows) and passes the key
+    return rows.select(*columns).groupBy("source_url").applyInPandas(lambda pdf: signal.observations(pdf),
+                                                                     OBSERVATION_SCHEMA)
 
 
-def profit_fits(feedback: "DataFrame", prior: ProfitPrior) -> "DataFrame":
+def profit_fits(feedback: "DataFrame", prior: ProfitPrior, mu_grid) -> "DataFrame":
     """P, μ per source, fitted in Spark by ``applyInPandas`` over each source's pages."""
     schema = "source_url string, P double, P_sd double, mu double, mu_sd double, n_pages long"
-    return feedback.groupBy("source_url").applyInPandas(lambda pdf: profit_fit_one_source(pdf, prior), schema)
+    return feedback.groupBy("source_url").applyInPandas(lambda pdf: profit_fit_one_source(pdf, prior, mu_grid), schema)
 
 
-def estimate_in_spark(recrawls: "DataFrame", clicks: "DataFrame", prior_sample_rows: int = 200_000) -> pd.DataFrame:
-    """``source_estimates`` rows (pandas: one per source) from the two bronze tables."""
+def estimate_in_spark(recrawls: "DataFrame", feedback_rows: "DataFrame", signal: "ProfitSignal",
+                      prior_sample_rows: int = 200_000) -> pd.DataFrame:
+    """``source_estimates`` rows (pandas: one per source) from the recrawls and the rows of ``signal``'s
+    table (:mod:`focuscrawl.ephemeral.feedback`: the clicks, or the fetched pages' relevance)."""
     sums = recrawl_sums(recrawls).toPandas()
-    feedback = latest_feedback(clicks).cache()
+    feedback = observations(feedback_rows, signal).cache()
     sample = feedback.limit(prior_sample_rows).toPandas()  # the pooled prior needs only a sample
-    prior = pooled_prior(sample["age_s"].to_numpy(float), sample["clicks"].to_numpy(float),
-                         start_ages_s=sample["start_age_s"].to_numpy(float))
-    fits = profit_fits(feedback, prior).toPandas()
+    grid = signal.mu_grid()
+    prior = pooled_prior(sample["age_s"].to_numpy(float), sample["clicks"].to_numpy(float), signal.prior(),
+                         sample["start_age_s"].to_numpy(float), grid)
+    fits = profit_fits(feedback, prior, grid).toPandas()
     feedback.unpersist()
     total_s = float(sums["elapsed_s"].sum()) if len(sums) else 0.0
     link_prior = LinkRatePrior.with_mean(float(sums["new_links"].sum()) / total_s) if total_s > 0 else LinkRatePrior()
     sources = sorted(set(sums["source_url"]) | set(fits["source_url"]))
-    estimates = combine_estimates(sources, sums, fits, link_prior, prior)
+    estimates = combine_estimates(sources, sums, fits, link_prior, prior, grid)
     hosts = estimates["source_url"].map(sums.set_index("source_url")["host"])
     estimates["host"] = hosts.fillna(estimates["source_url"].map(lambda url: urlsplit(url).netloc))
     return estimates[[*ESTIMATE_COLUMNS, "host"]]

@@ -373,9 +373,38 @@ class SourcesLoop(Loop):
     fetches_per_second: Positive = EPHEMERAL.budget
     seeds: tuple[str, ...] = Field((), description="site roots whose feeds, sitemaps and pages are sources")
     skip_near_duplicates: bool = Field(False, description=NEAR_DUPLICATES_SWITCH)
+    feedback: str | None = Field(None, description="what a new page earns its source (focuscrawl.ephemeral.feedback): "
+                                 "\"clicks\" (a click log) or \"relevance\" (its relevance, discounted by its fetch "
+                                 "delay); default: clicks for target = \"world\", relevance for \"sites\"")
+    clicks_url: str | None = Field(None, description="with clicks: the click log's URL, answering GET ?since=T in "
+                                   "the documented JSON (docs/loops/ephemeral.md); on a world site its /search/clicks.json")
+    freshness_half_life: str = Field("1d", description="with relevance: the fetch delay after publication at which "
+                                     "a page's relevance counts half")
 
     _seeds = field_validator("seeds", mode="before")(_seed_urls)
     _scheduler = field_validator("scheduler")(_name_in("focuscrawl.ephemeral.schedulers", "SCHEDULERS"))
+    _half_life = field_validator("freshness_half_life")(_positive_duration("1d"))
+
+    @field_validator("feedback")
+    @classmethod
+    def _feedback(cls, v: str | None) -> str | None:
+        return None if v is None else _registered(_registry("focuscrawl.ephemeral.feedback", "PROFIT_SIGNALS"), v).lower()
+
+    @field_validator("clicks_url", mode="before")
+    @classmethod
+    def _clicks_url(cls, v: Any) -> Any:
+        return _check_url(interpolate(v)) if isinstance(v, str) else v
+
+    @model_validator(mode="after")
+    def _clicks_source(self) -> "SourcesLoop":
+        if self.feedback == "relevance" and self.clicks_url is not None:
+            raise ValueError("clicks_url: feedback is \"relevance\", so no click log is read; remove clicks_url "
+                             "or set feedback = \"clicks\"")
+        return self
+
+    @property
+    def freshness_half_life_seconds(self) -> float:
+        return parse_duration(self.freshness_half_life).total_seconds()
 
 
 class RevisitsLoop(Loop):
@@ -531,6 +560,22 @@ class Project(_Model):
 
     _name = field_validator("name")(_named("project", "my-project"))
 
+    @model_validator(mode="before")
+    @classmethod
+    def _default_feedback(cls, data: Any) -> Any:
+        """``[loops.sources] feedback`` defaults by target: the world's click log, or on real sites (no click
+        log) the pages' relevance; filled in here, so the dumped project (run/project.json) names it."""
+        if not isinstance(data, dict):
+            return data
+        loops = data.get("loops")
+        if loops is not None and not isinstance(loops, dict):
+            return data  # pydantic says what is wrong with it
+        sources = (loops or {}).get("sources")
+        if sources is not None and not isinstance(sources, dict) or (sources or {}).get("feedback") is not None:
+            return data
+        feedback = "relevance" if data.get("target") == "sites" else "clicks"
+        return {**data, "loops": {**(loops or {}), "sources": {**(sources or {}), "feedback": feedback}}}
+
     @field_validator("schedules")
     @classmethod
     def _schedules(cls, v: dict[str, str]) -> dict[str, str]:
@@ -560,6 +605,12 @@ class Project(_Model):
         if self.loops.revisits.target == "new_relevant_outlinks" and self.profile.pages is None:
             raise ValueError("loops.revisits.target: \"new_relevant_outlinks\" needs a page focus to judge links by; "
                              "declare [profile.pages] or set target = \"new_outlinks\"")
+        sources = self.loops.sources
+        if sources.enabled and sources.feedback == "clicks" and sources.clicks_url is None \
+                and not self.site(sources.site).world:
+            raise ValueError(f"loops.sources.clicks_url: feedback is \"clicks\" but {self.site(sources.site).name} has "
+                             "no click log we know; set clicks_url = \"https://...\" (answering the documented JSON, "
+                             "docs/loops/ephemeral.md), or feedback = \"relevance\"")
         for dag_id in self.asset_events.min_interval:
             if self.schedules.get(dag_id) == "none":
                 raise ValueError(f"asset_events.min_interval.{dag_id}: [schedules] {dag_id} is \"none\", so no Asset "

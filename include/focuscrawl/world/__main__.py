@@ -63,6 +63,8 @@ def _parser() -> argparse.ArgumentParser:
     f.add_argument("--redirect-loop", action="append", default=[], metavar="PATH_PREFIX")
     f.add_argument("--robots-disallow", action="append", default=[], metavar="PATH")
     f.add_argument("--dead-host", action="append", default=[], metavar="HOST")
+    f.add_argument("--missing-path", action="append", default=[], metavar="PATH",
+                   help="a path answered 404, e.g. /search/clicks.json: a web without a click log")
     s.add_argument("--mess", default=None, metavar="JSON",
                    help="how messy the web is, a JSON object of focuscrawl.world.mess.Mess knobs "
                         "(e.g. '{\"variants\": 0.1, \"calendar\": true}'); off by default")
@@ -104,7 +106,8 @@ def main(argv: list[str] | None = None) -> int:
     data = None if args.data is None or str(args.data) == "none" else args.data
     faults = Faults(error_rate=args.error_rate, slow_rate=args.slow_rate, slow_seconds=args.slow_seconds,
                     truncate_rate=args.truncate_rate, malformed_rate=args.malformed_rate,
-                    redirect_loop=args.redirect_loop, robots_disallow=args.robots_disallow, dead_hosts=args.dead_host)
+                    redirect_loop=args.redirect_loop, robots_disallow=args.robots_disallow, dead_hosts=args.dead_host,
+                    missing_paths=args.missing_path)
     world = build_world(args.seed, speedup=args.speedup, data_dir=data, cache_dir=settings().var_dir,
                         users=args.users, base_rate=args.base_rate, start_epoch=args.start_epoch,
                         paused=args.paused, rate_limit=args.rate_limit, rate_window=args.rate_window,

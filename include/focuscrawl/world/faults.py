@@ -22,6 +22,7 @@ class Faults:
     redirect_loop: list[str] = field(default_factory=list)    # path prefixes that redirect in a loop
     robots_disallow: list[str] = field(default_factory=list)  # extra Disallow lines in robots.txt
     dead_hosts: list[str] = field(default_factory=list)       # web hosts whose connections are dropped
+    missing_paths: list[str] = field(default_factory=list)    # paths answered 404, e.g. the click log switched off
 
     def update(self, changes: dict) -> None:
         known = {f.name for f in fields(self)}

@@ -107,7 +107,9 @@ class CrawlHandler(_Handler):
             hop = int(q.get("hop", "0")) + 1
             log(302, "redirect_loop")
             return self._send(302, "text/plain", b"", {**rl_headers, "Location": f"{path}?hop={hop % 2}"})
-        if path == CLICKS_PATH:
+        if path in faults.missing_paths:  # a site without that endpoint (a real site has no click log)
+            status, ctype, body = 404, JSON, dumps({"error": 404, "message": "Not Found"})
+        elif path == CLICKS_PATH:
             status, ctype, body = world.click_log.answer(client, q, float(int(world.clock.now())), world.web)
         else:
             # the address the world advertises (not the client's Host header, which it could forge)
