@@ -290,7 +290,8 @@ def main(argv: list[str] | None = None) -> int:
     add_draft_argument(ap)
     args = ap.parse_args(argv)
     code = commit()
-    refuse_unpublishable(args.out, {"commit": code["commit"], "dirty": bool(code["dirty_files"])}, args.draft)
+    refuse_unpublishable(args.out, {"commit": code["commit"], "dirty": bool(code["dirty_files"])}, args.draft,
+                         out_flag="--out")
     for item in args.override:
         name, _, extra = item.partition("=")
         if name not in BENCHES:

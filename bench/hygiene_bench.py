@@ -249,7 +249,7 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     code = git_commit(ROOT)
     if args.out.resolve() == PUBLISHED.resolve():  # under python -m bench, the runner refuses (or not: --draft) itself
-        refuse_unpublishable(args.out.parent, code, args.draft)
+        refuse_unpublishable(args.out.parent, code, args.draft, out_flag="--out")
     logging.disable(logging.WARNING)  # each refused page logs a warning; the result counts them
     data = None if args.data == "none" else Path(args.data)
     project = load_project(args.project, check_files=False, check_env=False)

@@ -24,8 +24,10 @@ def test_a_record_rewritten_later_keeps_the_code_the_run_started_with(tmp_path, 
 def test_a_run_from_a_dirty_tree_may_not_publish_under_bench_results_unless_a_draft(tmp_path):
     published = tmp_path / "bench" / "results" / "003-graph-estimation"
     dirty, clean = {"commit": "c" * 40, "dirty": True}, {"commit": "c" * 40, "dirty": False}
-    with pytest.raises(SystemExit, match="--draft"):
+    with pytest.raises(SystemExit, match="--draft.*write elsewhere with --output$"):
         run_record.refuse_unpublishable(published, dirty, draft=False)
+    with pytest.raises(SystemExit, match="write elsewhere with --out$"):  # the caller's own flag
+        run_record.refuse_unpublishable(published, dirty, draft=False, out_flag="--out")
     with pytest.raises(SystemExit, match="not a git checkout"):
         run_record.refuse_unpublishable(published, {"commit": None, "dirty": None}, draft=False)
     run_record.refuse_unpublishable(published, dirty, draft=True)      # declared a draft

@@ -46,16 +46,17 @@ def publishes(out_dir: Path) -> bool:
     return any(parts[i:i + n] == RESULTS_FOLDER for i in range(len(parts) - n + 1))
 
 
-def refuse_unpublishable(out_dir: Path, code: dict, draft: bool) -> None:
+def refuse_unpublishable(out_dir: Path, code: dict, draft: bool, out_flag: str = "--output") -> None:
     """Stop a run that would publish (write under ``bench/results/``) from a tree with uncommitted
-    changes or of unknown commit, unless it is a draft; called before the run spends its time."""
+    changes or of unknown commit, unless it is a draft; called before the run spends its time.
+    ``out_flag``: the caller's flag for the output folder, named in the error."""
     if draft or not publishes(out_dir):
         return
     if code.get("commit") is None or code.get("dirty") is not False:
         state = "has uncommitted changes" if code.get("dirty") else "is not a git checkout"
         raise SystemExit(f"refusing to write {out_dir}: the code's tree {state}, so the results under bench/results "
                          "would name no commit anyone can check out. Commit first, or pass --draft to mark the run a draft "
-                         "(recorded in run.json), or write elsewhere with --output")
+                         f"(recorded in run.json), or write elsewhere with {out_flag}")
 
 
 def add_draft_argument(parser) -> None:
