@@ -13,10 +13,15 @@ from pydantic import (
 )
 
 from focuscrawl.core.corpora import erisk_subjects, jsonl_objects, writing_body
-from focuscrawl.project.values import EXAMPLE_FORMATS, _check_url, _ctx, interpolate
+from focuscrawl.project.values import (
+    EXAMPLE_FORMATS,
+    check_url,
+    interpolate,
+    validation_context,
+)
 
 
-def _infer_format(path: Path) -> str:
+def infer_format(path: Path) -> str:
     name = path.name.lower()
     if name.endswith(".jsonl") or name.endswith(".ndjson"):
         return "jsonl"
@@ -40,7 +45,7 @@ def _text_of(row: dict) -> str:
     return "\n".join(str(row[k]) for k in ("title", "selftext", "body") if row.get(k)).strip()
 
 
-def _erisk_users(path: Path, label: bool | None, limit: int | None = None) -> dict[str, dict[str, list[str]]]:
+def erisk_users(path: Path, label: bool | None, limit: int | None = None) -> dict[str, dict[str, list[str]]]:
     """Each role's users -> writings of an eRisk collection (``focuscrawl.core.corpora.erisk_subjects``), in one
     pass: a subject labelled by its folder belongs to its role, an unlabelled one to both."""
     users: dict[str, dict[str, list[str]]] = {"positives": {}, "negatives": {}}
@@ -61,7 +66,7 @@ def read_examples(path: str | Path, fmt: str, role: str = "positives", limit: in
     path = Path(path)
     users: dict[str, list[str]] = {}
     if fmt == "erisk":
-        users = _erisk_users(path, role == "positives", limit)[role]
+        users = erisk_users(path, role == "positives", limit)[role]
     elif fmt == "jsonl":
         for n, row in jsonl_objects(path, '{"user", "text"}'):
             user = _user_of(row)
@@ -92,14 +97,14 @@ def read_examples(path: str | Path, fmt: str, role: str = "positives", limit: in
     return users
 
 
-def _examples_path(value: Any, info: ValidationInfo) -> Any:
+def examples_path(value: Any, info: ValidationInfo) -> Any:
     if value is None:
         return None
     if not isinstance(value, str):
         return value
     path = Path(interpolate(value)).expanduser()
     if not path.is_absolute():
-        path = Path(_ctx(info, "base_dir", Path.cwd())) / path
+        path = Path(validation_context(info, "base_dir", Path.cwd())) / path
     if not path.exists():
         raise ValueError(f"{path} does not exist; point at your example users' file or folder")
     if not os.access(path, os.R_OK):
@@ -107,7 +112,7 @@ def _examples_path(value: Any, info: ValidationInfo) -> Any:
     return str(path)
 
 
-def _page_entries(value: Any, info: ValidationInfo) -> Any:
+def page_entries(value: Any, info: ValidationInfo) -> Any:
     """Example page entries: URLs kept (``${VAR}`` replaced), paths made absolute from the project's folder."""
     if isinstance(value, str):
         value = [value]
@@ -120,8 +125,8 @@ def _page_entries(value: Any, info: ValidationInfo) -> Any:
             continue
         entry = interpolate(entry)
         if entry.lower().startswith(("http://", "https://")):
-            out.append(_check_url(entry))
+            out.append(check_url(entry))
             continue
         path = Path(entry).expanduser()
-        out.append(str(path if path.is_absolute() else Path(_ctx(info, "base_dir", Path.cwd())) / path))
+        out.append(str(path if path.is_absolute() else Path(validation_context(info, "base_dir", Path.cwd())) / path))
     return tuple(out)

@@ -54,33 +54,33 @@ from focuscrawl.fue.params import DEFAULT as FUE
 from focuscrawl.graph.params import DEFAULT as GRAPH
 from focuscrawl.outlinks.params import DEFAULT as OUTLINKS
 from focuscrawl.project.examples import (
-    _erisk_users,
-    _examples_path,
-    _infer_format,
-    _page_entries,
+    erisk_users,
+    examples_path,
+    infer_format,
+    page_entries,
     read_examples,
 )
 from focuscrawl.project.values import (
-    _CONTACT,
-    _ENV_NAME,
-    _PARAM_PATTERN,
+    CONTACT,
     DAG_IDS,
+    ENV_NAME,
     LOOPS,
+    PARAM_PATTERN,
     STREAM_DAGS,
-    _check_url,
-    _ctx,
-    _Model,
-    _named,
-    _positive_duration,
-    _registered,
+    StrictModel,
+    check_name,
+    check_positive_duration,
+    check_registered,
     check_schedule,
+    check_url,
     interpolate,
     parse_duration,
+    validation_context,
 )
 from focuscrawl.project.world import MessKnobs, ValidatorKnobs
 
 
-class PageFocus(_Model):
+class PageFocus(StrictModel):
     """Example pages of the topic and of other topics: what the page relevance model learns from
     (``focuscrawl.relevance``). Entries of ``positives``/``negatives`` are http(s) URLs (fetched once by
     ``focuscrawl train``), HTML or text files, or folders of them; ``examples`` is a JSONL file of
@@ -93,7 +93,7 @@ class PageFocus(_Model):
     threshold: float = Field(0.5, gt=0, lt=1, description="operating threshold: a page scoring at or above it is relevant")
     held_out: float = Field(0.3, gt=0, lt=1, description="share of each class's example pages held out to measure the model")
 
-    _entries = field_validator("positives", "negatives", mode="before")(_page_entries)
+    _entries = field_validator("positives", "negatives", mode="before")(page_entries)
 
     @field_validator("examples", mode="before")
     @classmethod
@@ -101,14 +101,14 @@ class PageFocus(_Model):
         if not isinstance(v, str):
             return v
         path = Path(interpolate(v)).expanduser()
-        return str(path if path.is_absolute() else Path(_ctx(info, "base_dir", Path.cwd())) / path)
+        return str(path if path.is_absolute() else Path(validation_context(info, "base_dir", Path.cwd())) / path)
 
     @field_validator("model")
     @classmethod
     def _model(cls, v: str) -> str:
         from focuscrawl.relevance.models import PAGE_MODELS
 
-        return _registered(PAGE_MODELS, v)
+        return check_registered(PAGE_MODELS, v)
 
     def counts(self, query: str | None) -> dict[int, int]:
         """Example pages declared per class (1: the topic), counted without fetching."""
@@ -117,7 +117,7 @@ class PageFocus(_Model):
         return count_examples(self.positives, self.negatives, self.examples, query)
 
 
-class Profile(_Model):
+class Profile(StrictModel):
     """The focus: example users of both classes, example pages (``[profile.pages]``), or a query that
     drives the crawl; ``languages`` keeps pages in those languages only (ISO 639-1 codes)."""
 
@@ -129,7 +129,7 @@ class Profile(_Model):
     languages: tuple[str, ...] = Field((), description="ISO 639-1 codes of the languages a page may be in "
                                                        "(empty: any); others score 0 relevance")
 
-    _paths = field_validator("positives", "negatives", mode="before")(_examples_path)
+    _paths = field_validator("positives", "negatives", mode="before")(examples_path)
 
     @field_validator("languages", mode="before")
     @classmethod
@@ -144,7 +144,7 @@ class Profile(_Model):
 
     @model_validator(mode="after")
     def _page_classes(self, info: ValidationInfo) -> "Profile":
-        if self.pages is None or not _ctx(info, "check_files", True):
+        if self.pages is None or not validation_context(info, "check_files", True):
             return self
         from focuscrawl.relevance.evaluation import MIN_PAGES_PER_CLASS
         from focuscrawl.relevance.examples import ExampleError
@@ -171,17 +171,17 @@ class Profile(_Model):
         if (self.positives is None) != (self.negatives is None):
             missing = "negatives" if self.negatives is None else "positives"
             raise ValueError(f"{missing}: missing; example users come in both classes: add {missing} = \"...\"")
-        if self.positives is not None and _ctx(info, "check_files", True):
+        if self.positives is not None and validation_context(info, "check_files", True):
             for role in ("positives", "negatives"):
                 path = Path(getattr(self, role))
                 try:
-                    read_examples(path, self.format or _infer_format(path), role, limit=1)
+                    read_examples(path, self.format or infer_format(path), role, limit=1)
                 except (ValueError, OSError, UnicodeDecodeError) as exc:
                     raise ValueError(f"{role}: {exc}") from None
         return self
 
     def example_format(self, role: str) -> str:
-        return self.format or _infer_format(Path(getattr(self, role)))
+        return self.format or infer_format(Path(getattr(self, role)))
 
     def training_set(self) -> tuple[list[list[str]], list[int]]:
         """Per-user writings and labels (1 = positive) of the example users: what the classifiers train on."""
@@ -189,7 +189,7 @@ class Profile(_Model):
             raise ValueError("profile has no example users (it is query-driven); nothing to train on")
         histories, labels = [], []
         if self.positives == self.negatives and self.example_format("positives") == "erisk":
-            by_role = _erisk_users(Path(self.positives), None)  # one pass over a collection holding both classes
+            by_role = erisk_users(Path(self.positives), None)  # one pass over a collection holding both classes
         else:
             by_role = {role: read_examples(getattr(self, role), self.example_format(role), role)
                        for role in ("positives", "negatives")}
@@ -200,7 +200,7 @@ class Profile(_Model):
         return histories, labels
 
 
-class OAuth(_Model):
+class OAuth(StrictModel):
     """OAuth2 client credentials (RFC 6749 4.4): id and secret come from the named environment variables."""
 
     token_url: str
@@ -212,21 +212,21 @@ class OAuth(_Model):
     @field_validator("token_url", mode="before")
     @classmethod
     def _url(cls, v: Any) -> Any:
-        return _check_url(interpolate(v)) if isinstance(v, str) else v
+        return check_url(interpolate(v)) if isinstance(v, str) else v
 
     @field_validator("client_id_env", "client_secret_env")
     @classmethod
     def _env(cls, v: str, info: ValidationInfo) -> str:
-        if not _ENV_NAME.match(v):
+        if not ENV_NAME.match(v):
             raise ValueError(f"{v!r} is not an environment variable name; name the variable (e.g. REDDIT_CLIENT_ID), "
                              "never write the credential itself here")
-        if _ctx(info, "check_env", True) and not os.environ.get(v):
+        if validation_context(info, "check_env", True) and not os.environ.get(v):
             raise ValueError(f"environment variable {v} is not set; export {v}=... before starting "
                              "(the credential is read from it, never from this file)")
         return v
 
 
-class Site(_Model):
+class Site(StrictModel):
     """One site and how to reach it politely."""
 
     name: str
@@ -243,13 +243,13 @@ class Site(_Model):
     scope: ScopeRules = Field(ScopeRules(), description="which URLs the crawlers may enqueue: allow/deny patterns, "
                               "depth, per-host budget, URL limits and trap rules (focuscrawl.fetch.scope)")
 
-    _name = field_validator("name")(_named("site", "reddit"))
+    _name = field_validator("name")(check_name("site", "reddit"))
 
     @field_validator("strip_params")
     @classmethod
     def _params(cls, v: tuple[str, ...]) -> tuple[str, ...]:
         for name in v:
-            if not _PARAM_PATTERN.match(name) or name.strip("*?") == "":
+            if not PARAM_PATTERN.match(name) or name.strip("*?") == "":
                 raise ValueError(f"{name!r} is not a query parameter name; write the name as it appears before "
                                  "'=' in the site's URLs, e.g. \"ref_src\" or \"sid_*\" (wildcards * and ? allowed, "
                                  "not alone)")
@@ -265,12 +265,12 @@ class Site(_Model):
     @field_validator("base_url", mode="before")
     @classmethod
     def _url(cls, v: Any) -> Any:
-        return _check_url(interpolate(v)).rstrip("/") if isinstance(v, str) else v
+        return check_url(interpolate(v)).rstrip("/") if isinstance(v, str) else v
 
     @field_validator("user_agent")
     @classmethod
     def _agent(cls, v: str) -> str:
-        if not _CONTACT.search(v):
+        if not CONTACT.search(v):
             raise ValueError(f"User-Agent {v!r} names no contact; add a URL, an e-mail address or a reddit '/u/name', "
                              "e.g. \"focuscrawl/0.1 (+mailto:you@example.org)\"")
         return v
@@ -300,7 +300,7 @@ def _registry(path: str, attr: str):
 
 def _name_in(path: str, attr: str):
     def check(cls, v: Any) -> Any:
-        return _registered(_registry(path, attr), v) if isinstance(v, str) else v
+        return check_registered(_registry(path, attr), v) if isinstance(v, str) else v
 
     return classmethod(check)
 
@@ -310,7 +310,7 @@ Positive = Annotated[float, Field(gt=0)]
 
 def _seed_urls(v: Any) -> Any:
     if isinstance(v, (list, tuple)):
-        return tuple(_check_url(interpolate(u)) if isinstance(u, str) else u for u in v)
+        return tuple(check_url(interpolate(u)) if isinstance(u, str) else u for u in v)
     return v
 
 
@@ -322,7 +322,7 @@ NEAR_DUPLICATES_SWITCH = ("skip a new page whose text near-duplicates a page fet
                           ">= 0.7, focuscrawl.core.dedup), counted in focuscrawl_near_duplicates_skipped_total")
 
 
-class Loop(_Model):
+class Loop(StrictModel):
     enabled: bool = True
     site: str | None = Field(None, description="name of the [[sites]] entry (default: the first)")
 
@@ -383,17 +383,17 @@ class SourcesLoop(Loop):
 
     _seeds = field_validator("seeds", mode="before")(_seed_urls)
     _scheduler = field_validator("scheduler")(_name_in("focuscrawl.ephemeral.schedulers", "SCHEDULERS"))
-    _half_life = field_validator("freshness_half_life")(_positive_duration("1d"))
+    _half_life = field_validator("freshness_half_life")(check_positive_duration("1d"))
 
     @field_validator("feedback")
     @classmethod
     def _feedback(cls, v: str | None) -> str | None:
-        return None if v is None else _registered(_registry("focuscrawl.ephemeral.feedback", "PROFIT_SIGNALS"), v).lower()
+        return None if v is None else check_registered(_registry("focuscrawl.ephemeral.feedback", "PROFIT_SIGNALS"), v).lower()
 
     @field_validator("clicks_url", mode="before")
     @classmethod
     def _clicks_url(cls, v: Any) -> Any:
-        return _check_url(interpolate(v)) if isinstance(v, str) else v
+        return check_url(interpolate(v)) if isinstance(v, str) else v
 
     @model_validator(mode="after")
     def _clicks_source(self) -> "SourcesLoop":
@@ -428,7 +428,7 @@ class RevisitsLoop(Loop):
     _model = field_validator("model")(_name_in("focuscrawl.outlinks.models", "ESTIMATORS"))
     _related = field_validator("related")(_name_in("focuscrawl.outlinks.related", "RELATED"))
 
-    _period = field_validator("revisit_period")(_positive_duration("7d"))
+    _period = field_validator("revisit_period")(check_positive_duration("7d"))
 
     @field_validator("discover")
     @classmethod
@@ -462,17 +462,17 @@ class GraphLoop(Loop):
         if not v:
             raise ValueError("is empty; list at least one estimator, e.g. [\"MLE\"]")
         registry = _registry("focuscrawl.graph.estimators", "ESTIMATORS")
-        return tuple(_registered(registry, name) for name in v)
+        return tuple(check_registered(registry, name) for name in v)
 
 
-class Loops(_Model):
+class Loops(StrictModel):
     fue: FueLoop = FueLoop()
     sources: SourcesLoop = SourcesLoop()
     revisits: RevisitsLoop = RevisitsLoop()
     graph: GraphLoop = GraphLoop()
 
 
-class AssetEvents(_Model):
+class AssetEvents(StrictModel):
     """The Asset events ``streaming/asset_events.py`` posts for the stream-landed tables.
 
     ``min_interval``: per DAG id of :data:`STREAM_DAGS`, the least time between two events that
@@ -515,21 +515,21 @@ class AssetEvents(_Model):
         return {dag_id: parse_duration(gap).total_seconds() for dag_id, gap in self.min_interval.items()}
 
 
-class Warc(_Model):
+class Warc(StrictModel):
     """WARC archives of every fetch (``focuscrawl.fetch.warc``, docs/running.md): files under ``<lake>/warc``."""
 
     enabled: bool = True
     max_file_mb: float = Field(1000.0, gt=0)  # a new file at this size (IIPC: ~1 GB)
     max_file_age: str = "1h"                  # and after this long
 
-    _age = field_validator("max_file_age")(_positive_duration("1h"))
+    _age = field_validator("max_file_age")(check_positive_duration("1h"))
 
     @property
     def max_file_seconds(self) -> float:
         return parse_duration(self.max_file_age).total_seconds()
 
 
-class WorldKnobs(_Model):
+class WorldKnobs(StrictModel):
     """How the embedded world behaves (``[world]``), for a project with a ``world = true`` site: the knobs
     ``focuscrawl world serve`` takes. ``[world.validators]``: ``ETag``/``Last-Modified`` and 304s
     (:class:`focuscrawl.project.world.ValidatorKnobs`); ``[world.mess]``: the messy web's behaviours
@@ -547,7 +547,7 @@ class WorldKnobs(_Model):
         return args
 
 
-class Project(_Model):
+class Project(StrictModel):
     name: str
     target: Literal["world", "sites"] = "world"
     profile: Profile
@@ -558,7 +558,7 @@ class Project(_Model):
     warc: Warc = Warc()
     world: WorldKnobs = WorldKnobs()
 
-    _name = field_validator("name")(_named("project", "my-project"))
+    _name = field_validator("name")(check_name("project", "my-project"))
 
     @model_validator(mode="before")
     @classmethod

@@ -42,16 +42,16 @@ _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 _DURATION = re.compile(r"^(?:(\d+(?:\.\d+)?)d)?(?:(\d+(?:\.\d+)?)h)?(?:(\d+(?:\.\d+)?)m)?(?:(\d+(?:\.\d+)?)s)?$")
 
 
-_CONTACT = re.compile(r"(https?://\S+|[\w.+-]+@[\w-]+\.[\w.-]+|/?u/[A-Za-z0-9_-]+)")
+CONTACT = re.compile(r"(https?://\S+|[\w.+-]+@[\w-]+\.[\w.-]+|/?u/[A-Za-z0-9_-]+)")
 
 
-_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
 _NAME = re.compile(r"^[a-z][a-z0-9_-]*$")
 
 
-_PARAM_PATTERN = re.compile(r"^[A-Za-z0-9_.\-\[\]*?]+$")  # a parameter name, shell wildcards allowed
+PARAM_PATTERN = re.compile(r"^[A-Za-z0-9_.\-\[\]*?]+$")  # a parameter name, shell wildcards allowed
 
 
 class ProjectError(ValueError):
@@ -95,11 +95,11 @@ def interpolate(text: str, env: dict[str, str] | None = None) -> str:
     return _VAR.sub(one, text)
 
 
-def _ctx(info: ValidationInfo, key: str, default: Any) -> Any:
+def validation_context(info: ValidationInfo, key: str, default: Any) -> Any:
     return (info.context or {}).get(key, default)
 
 
-def _check_url(value: str) -> str:
+def check_url(value: str) -> str:
     from urllib.parse import urlsplit
 
     try:
@@ -112,7 +112,7 @@ def _check_url(value: str) -> str:
     return value
 
 
-def _registered(registry, name: str) -> str:
+def check_registered(registry, name: str) -> str:
     try:
         registry.get(name)
     except KeyError:
@@ -132,7 +132,7 @@ def parse_duration(text: str) -> timedelta:
     return timedelta(days=d, hours=h, minutes=mi, seconds=s)
 
 
-def _positive_duration(example: str):
+def check_positive_duration(example: str):
     def check(cls, v: str) -> str:
         if parse_duration(v) <= timedelta(0):
             raise ValueError(f"{v!r} is not positive; write e.g. '{example}'")
@@ -141,7 +141,7 @@ def _positive_duration(example: str):
     return classmethod(check)
 
 
-def _named(kind: str, example: str):
+def check_name(kind: str, example: str):
     def check(cls, v: str) -> str:
         if not _NAME.match(v):
             raise ValueError(f"{v!r} is not a {kind} name; use lower-case letters, digits, '-' or '_' (e.g. \"{example}\")")
@@ -150,7 +150,7 @@ def _named(kind: str, example: str):
     return classmethod(check)
 
 
-class _Model(BaseModel):
+class StrictModel(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
