@@ -15,7 +15,7 @@ from pydantic import (
     ValidationError,
 )
 
-from focuscrawl.project.model import Project, Site
+from focuscrawl.project.model import Project
 from focuscrawl.project.values import ProjectError
 
 
@@ -137,6 +137,4 @@ def load_project(path: str | Path, *, check_files: bool = True, check_env: bool 
     return parse_project(raw, path, check_files=check_files, check_env=check_env)
 
 
-__all__ = ["DAG_IDS", "LOOPS", "STREAM_DAGS", "AssetEvents", "FueLoop", "GraphLoop", "Loop", "Loops", "OAuth", "PageFocus", "Profile",
-           "Project", "ProjectError", "RevisitsLoop", "Site", "SourcesLoop", "Warc", "WorldKnobs", "airflow_schedule", "check_schedule", "interpolate",
-           "INIT_TEMPLATE", "load_project", "parse_duration", "parse_project", "read_examples", "summary", "write_init"]
+__all__ = ["ProjectError", "load_project", "parse_project"]
