@@ -54,7 +54,7 @@ def test_the_plan_hands_the_crawler_the_projects_profit_signal(tmp_path):
     models = Models(Path("/m/r.joblib"), Path("/m/c.joblib"))
 
     def crawler_args(project):
-        spec = {s.name: s for s in plan(project, cfg, models=models, log=lambda _: None)}["source-crawler"]
+        spec = {s.name: s for s in plan(project, cfg, models=models)}["source-crawler"]
         return source_crawler.parse(list(spec.command[2:]), cfg)
 
     world = crawler_args(derived_project(overrides={}))

@@ -87,7 +87,7 @@ def test_the_plan_archives_every_fetching_process_unless_switched_off(tmp_path, 
     from focuscrawl.platform.plan import Models, plan
 
     cfg = settings()
-    specs = plan(_project(tmp_path, **warc), cfg, models=Models(Path("/m/r"), Path("/m/c")), log=lambda _: None)
+    specs = plan(_project(tmp_path, **warc), cfg, models=Models(Path("/m/r"), Path("/m/c")))
     with_warc = {s.name for s in specs if "--warc" in s.command}
     fetching = {"fue-explorer", "fue-extractor-rnd", "source-crawler", "revisitor", "graph-sampler"}
     assert with_warc == (fetching if archived else set())
