@@ -56,6 +56,7 @@ from focuscrawl.fue.pipeline import (
     StatsEvent, UserExtractor, candidate_texts, events_of, post_from_json, post_to_json, stats_row,
 )
 from focuscrawl.fue.pseudo import PseudoLabelling, PseudoTrainer
+from focuscrawl.project import values
 
 EXPERIMENT = "fue"
 
@@ -68,12 +69,12 @@ ALL_METHODS = (DEFAULT_METHODS + ",HCP-SNIP,HCP-0.9-0.1,HCP-0.5-0.5,HCP-POS,FUSI
 
 
 def parse_duration(text: str) -> float:
-    """``90s``, ``30m``, ``6h``, ``7d`` or plain seconds -> seconds."""
-    units = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
-    text = text.strip().lower()
-    if text[-1:] in units:
-        return float(text[:-1]) * units[text[-1]]
-    return float(text)
+    """A duration as the project file writes it (``90s``, ``30m``, ``1h30m``, ``7d``:
+    :func:`focuscrawl.project.values.parse_duration`) or plain seconds -> seconds."""
+    try:
+        return float(text)
+    except ValueError:
+        return values.parse_duration(text).total_seconds()
 
 
 # -- the topics: real Kafka or an in-memory log with the same contract ------------------------
