@@ -42,6 +42,7 @@ import sys
 import time
 
 from focuscrawl.config import settings
+from focuscrawl.outlinks.params import WEEK
 from focuscrawl.relevance.score import add_relevance_arguments, scorer_from_args
 from focuscrawl.stream.process import StreamProcess, parser
 
@@ -64,7 +65,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--origin", type=float, default=0.0, help="clock time (Unix seconds) period 0 starts at")
     ap.add_argument("--clock-refresh", type=float, default=30.0,
                     help="with --clock site: wall seconds without a response before robots.txt is fetched to read the time")
-    ap.add_argument("--interval-days", type=float, default=7.0, help="revisit period on the clock")
+    ap.add_argument("--interval-days", type=float, default=WEEK / 86400, help="revisit period on the clock")
     ap.add_argument("--table", default=None, help="snapshot table location (default: page_snapshots in the lake)")
     ap.add_argument("--priority-topic", default=None, help="compacted page-priority topic")
     ap.add_argument("--flush-every", type=int, default=200, help="snapshot rows per Delta commit")

@@ -223,7 +223,8 @@ def build_parser(cfg) -> tuple[argparse.ArgumentParser, argparse.ArgumentParser]
                    help="site: the Date header of the site's responses (the world's simulated time); wall: this machine's")
     c.add_argument("--clock-refresh", type=float, default=30.0,
                    help="with --clock site: wall seconds without a response before robots.txt is fetched to read the time")
-    c.add_argument("--feedback", choices=[name.lower() for name in PROFIT_SIGNALS.names()], default="clicks",
+    c.add_argument("--feedback", choices=[name.lower() for name in PROFIT_SIGNALS.names()],
+                   default=EPHEMERAL.feedback.lower(),
                    help="the profit signal (focuscrawl.ephemeral.feedback): clicks read from --clicks-url, or the "
                         "fetched pages' relevance (no click log is read)")
     c.add_argument("--clicks-url", help="the search engine's click log (default: the first site's origin + /search/clicks.json)")

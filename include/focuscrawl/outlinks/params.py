@@ -43,6 +43,9 @@ class OutlinksParams:
 
 
 DEFAULT = OutlinksParams()
+# Seed 002, Section 5.1: its crawls are weekly (the targets are week 9's new outlinks), so a known page
+# is revisited once a week.
+WEEK = 7 * 86400.0
 # The knobs each job takes.
 EMBED_KNOBS = ("dimensions", "sample_size")  # spark_jobs/outlinks_embed.py
 RELATED_KNOBS = ("k", "method")              # spark_jobs/outlinks_related.py

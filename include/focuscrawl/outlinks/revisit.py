@@ -43,6 +43,7 @@ from focuscrawl.fetch.conditional import NOT_MODIFIED, REDIRECTED, UNCHANGED, Re
 from focuscrawl.fetch.errors import RedirectLoopError, refusal_of
 from focuscrawl.fetch.warc import warc_columns
 from focuscrawl.core.frontier import PriorityFrontier
+from focuscrawl.outlinks.params import WEEK
 from focuscrawl.outlinks.urls import registered_domain, split_outlinks
 from focuscrawl.parse.canon import canonical_url
 from focuscrawl.parse.rejection import Rejection
@@ -53,9 +54,6 @@ if TYPE_CHECKING:  # pragma: no cover
     from focuscrawl.fetch.soft404 import Soft404Probe
 
 log = logging.getLogger(__name__)
-
-WEEK = 7 * 86400.0
-
 
 class PageSource(Protocol):
     def get(self, url: str) -> bytes: ...

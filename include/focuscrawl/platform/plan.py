@@ -119,7 +119,7 @@ def _sources(project, cfg, models=None) -> list[_Draft]:
     loop, site = project.loops.sources, project.site(project.loops.sources.site)
     # the budget paces the crawler's slots (fetches per second in all), not one host: no pace of its own
     args = ["crawl", "--budget", f"{loop.fetches_per_second:g}", *_pages(loop, site, cfg, "--site"),
-            *_relevance(project, cfg), "--feedback", loop.feedback or "clicks",
+            *_relevance(project, cfg), "--feedback", loop.feedback,
             *(["--clicks-url", loop.clicks_url] if loop.clicks_url else [])]
     return [_Draft("source-crawler", "sources.crawler", "sources", FETCHERS, "streaming/source_crawler.py", args,
                    pace=0.0)]

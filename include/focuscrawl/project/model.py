@@ -43,6 +43,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import (
     Field,
+    PrivateAttr,
     ValidationInfo,
     field_validator,
     model_validator,
@@ -53,6 +54,7 @@ from focuscrawl.fetch.scope import ScopeRules
 from focuscrawl.fue.params import DEFAULT as FUE
 from focuscrawl.graph.params import DEFAULT as GRAPH
 from focuscrawl.outlinks.params import DEFAULT as OUTLINKS
+from focuscrawl.outlinks.params import WEEK as OUTLINKS_WEEK
 from focuscrawl.project.examples import (
     erisk_users,
     examples_path,
@@ -352,11 +354,18 @@ class FueLoop(Loop):
         return v
     _chooser = field_validator("community_chooser")(_name_in("focuscrawl.fue.pipeline", "COMMUNITY_CHOOSERS"))
 
+    _ranking: Any = PrivateAttr(None)
+
+    @model_validator(mode="after")
+    def _resolve_ranking(self) -> "FueLoop":
+        self._ranking = _registry("focuscrawl.fue.methods", "RANKING_METHODS").get(self.method)
+        return self
+
     @property
     def ranking(self):
-        """``method``'s registered ranking method class (the name was resolved above): what the plan and the
-        batch side ask of it (``needs_classifier``, ``scorer``, ``pseudo_labelling``), never looked up again."""
-        return _registry("focuscrawl.fue.methods", "RANKING_METHODS").get(self.method)
+        """``method``'s registered ranking method class, resolved once with the loop: what the plan and the
+        batch side ask of it (``needs_classifier``, ``scorer``, ``pseudo_labelling``)."""
+        return self._ranking
 
     @property
     def pseudo_methods(self) -> tuple[str, ...]:
@@ -417,7 +426,7 @@ class RevisitsLoop(Loop):
                                      "focus (the linked page, once fetched, or else its URL, scores at or above "
                                      "[profile.pages] threshold)")
     related: str = OUTLINKS.method
-    revisit_period: str = "7d"
+    revisit_period: str = f"{OUTLINKS_WEEK / 86400:g}d"
     fetches_per_second: Positive = 1.0
     seeds: tuple[str, ...] = Field((), description="pages known at the start")
     discover: str | None = Field(None, description="regex: outlinks matching it become known pages")
