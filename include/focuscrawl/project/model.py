@@ -387,7 +387,7 @@ class SourcesLoop(Loop):
                                  "delay); default: clicks for target = \"world\", relevance for \"sites\"")
     clicks_url: str | None = Field(None, description="with clicks: the click log's URL, answering GET ?since=T in "
                                    "the documented JSON (docs/loops/ephemeral.md); on a world site its /search/clicks.json")
-    freshness_half_life: str = Field("1d", description="with relevance: the fetch delay after publication at which "
+    freshness_half_life: str = Field(f"{EPHEMERAL.freshness_half_life_s / 86400:g}d", description="with relevance: the fetch delay after publication at which "
                                      "a page's relevance counts half")
 
     _seeds = field_validator("seeds", mode="before")(_seed_urls)
