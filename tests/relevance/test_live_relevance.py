@@ -43,13 +43,13 @@ def test_no_model_no_score_then_the_champion_and_its_successor(trained):
     project, cfg = trained
     scorer = PageScorer(store_for(project, cfg).root, "tfidf-lr", ["en"], check_every=0)
     assert scorer.score(HISTORY[0].format("x"), "en") == (None, None)  # nothing made up before training
-    train_page_model(project, cfg, log=lambda _: None)
+    train_page_model(project, cfg)
     score, name = scorer.score(HISTORY[0].format("live"), "en")
     assert name == "TFIDF-LR/v1" and 0.5 < score <= 1.0
     other, _ = scorer.score(OTHER[1].format("live"), "en")
     assert 0.0 <= other < score
     assert scorer.score(GERMAN, "de") == (0.0, "TFIDF-LR/v1")  # outside the project's languages
-    train_page_model(project, cfg, log=lambda _: None)
+    train_page_model(project, cfg)
     assert scorer.score(HISTORY[0].format("live"), "en")[1] == "TFIDF-LR/v2"  # a promoted successor is picked up
 
 
@@ -59,7 +59,7 @@ def test_the_revisitor_scores_every_page_it_fetches_and_lands_the_score(trained,
     from helpers import HttpSite
 
     project, cfg = trained
-    train_page_model(project, cfg, log=lambda _: None)
+    train_page_model(project, cfg)
     routes = {"/robots.txt": (200, {}, b"User-agent: *\nAllow: /\n"),
               "/h.html": (200, {"Content-Type": "text/html"}, html(HISTORY[2].format("revisited"))),
               "/o.html": (200, {"Content-Type": "text/html"}, html(OTHER[2].format("revisited"))),
@@ -89,7 +89,7 @@ def test_the_plan_hands_the_page_model_store_to_the_revisitor(cfg):
 
     project = load_project(ROOT / "projects" / "world.toml")
     specs = plan(project, cfg, models=Models(Path("/m/reference.joblib"), Path("/m/candidate.joblib")),
-                 airflow=False, log=lambda _: None)
+                 airflow=False)
     revisitor = next(s for s in specs if s.name == "revisitor")
     args = list(revisitor.command)
     store = args[args.index("--relevance-store") + 1]
@@ -117,7 +117,7 @@ def test_the_source_crawler_scores_each_new_page_and_its_sink_lands_the_rows(tra
     from tests.ephemeral.world_pages import BASE, world_fetch
 
     project, cfg = trained
-    train_page_model(project, cfg, log=lambda _: None)
+    train_page_model(project, cfg)
     world = build_world(4, data_dir=None, users=500, cache_dir=tmp_path / "world", paused=True)
     world.clock.advance(6 * 3600)
     fetch = world_fetch(world)
