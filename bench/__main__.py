@@ -33,7 +33,7 @@ import time
 from datetime import datetime, timezone
 from pathlib import Path
 
-from focuscrawl.experiments.run_record import add_draft_argument, refuse_unpublishable
+from focuscrawl.experiments.run_record import add_draft_argument, git_commit, refuse_unpublishable
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
@@ -105,15 +105,6 @@ BENCHES: dict[str, tuple[str, str, dict[str, list[str]]]] = {
 }
 
 
-def commit() -> dict:
-    def git(*args):
-        done = subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True)
-        return done.stdout.strip() if done.returncode == 0 else None
-
-    status = git("status", "--porcelain", "--untracked-files=no")
-    return {"commit": git("rev-parse", "HEAD"), "dirty_files": len(status.splitlines()) if status else 0}
-
-
 def load() -> list[float]:
     return [round(v, 2) for v in os.getloadavg()]
 
@@ -137,7 +128,7 @@ def run_bench(name: str, mode: str, out_dir: Path, env: dict, timeout: float) ->
     start = time.perf_counter()
     print(f"== {name} ({mode}): {' '.join(command[1:])}", flush=True)
     done = subprocess.run(command, cwd=ROOT, env=env, timeout=timeout)
-    record = {"script": f"bench/{script}", "arguments": modes[mode], "needs": needs, "commit": commit(),
+    record = {"script": f"bench/{script}", "arguments": modes[mode], "needs": needs, "commit": git_commit(ROOT),
               "started": started,
               "seconds": round(time.perf_counter() - start, 1), "load_before": before, "load_after": load(),
               "returncode": done.returncode, "result": str(out.relative_to(out_dir.parent))}
@@ -289,8 +280,8 @@ def main(argv: list[str] | None = None) -> int:
                          "e.g. knn='--n 0 --job EXACT:384000'")
     add_draft_argument(ap)
     args = ap.parse_args(argv)
-    code = commit()
-    refuse_unpublishable(args.out, {"commit": code["commit"], "dirty": bool(code["dirty_files"])}, args.draft,
+    code = git_commit(ROOT)
+    refuse_unpublishable(args.out, code, args.draft,
                          out_flag="--out")
     for item in args.override:
         name, _, extra = item.partition("=")

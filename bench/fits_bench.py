@@ -22,10 +22,11 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from knn_bench import timed  # noqa: E402
-from knn_exact_bench import THREAD_VARS, commit  # noqa: E402
+from knn_exact_bench import ROOT, THREAD_VARS  # noqa: E402
 from result_json import write_result  # noqa: E402
 from train_bench import features  # noqa: E402
 
+from focuscrawl.experiments.run_record import git_commit  # noqa: E402
 from focuscrawl.outlinks.models import model_specs  # noqa: E402
 from focuscrawl.outlinks.params import DEFAULT as OUTLINKS  # noqa: E402
 from focuscrawl.outlinks.schema import SCOPES  # noqa: E402
@@ -47,7 +48,7 @@ def main(argv: list[str] | None = None) -> int:
                  "scopes": list(SCOPES), "train_sample": args.train_sample, "cores": cores,
                  "usable_cores": usable_cores(), "repeats": args.repeats,
                  "threads": {v: os.environ.get(v, "unset") for v in THREAD_VARS},
-                 "load_before": [round(v, 2) for v in os.getloadavg()], "commit": commit()}
+                 "load_before": [round(v, 2) for v in os.getloadavg()], "commit": git_commit(ROOT)}
     frame, res["features_seconds"] = timed(lambda: features(args.pages, args.periods), "feature rows")
     train_rows, test_rows, _ = held_out_split(frame)
     train_rows = sample_rows(train_rows, args.train_sample)

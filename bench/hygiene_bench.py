@@ -43,7 +43,6 @@ import hashlib
 import logging
 import os
 import platform
-import subprocess
 import sys
 import time
 from collections import Counter
@@ -264,7 +263,7 @@ def main(argv: list[str] | None = None) -> int:
                 "switchable hygiene off (before: no scope or trap rules, no soft-404 probe, unconditional revisits) "
                 "and on (after: the project site's rules, soft-404 probe, conditional revisits), canonical keys in "
                 "both; same seed and budget; PageRevisitor + Fetcher against the world over HTTP",
-        "commit": code["commit"], "dirty_files": _dirty_files(), "draft": args.draft,
+        "commit": code["commit"], "dirty_files": code["dirty_files"], "draft": args.draft,
         "threads": {v: os.environ.get(v) for v in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")},
         "load_before": load_before, "load_after": [round(v, 2) for v in os.getloadavg()],
         "python": platform.python_version(), "cpus": os.cpu_count(),
@@ -277,12 +276,6 @@ def main(argv: list[str] | None = None) -> int:
     write_result(args.out, result)
     plot(result, args.out.with_suffix(".png"))
     return 0
-
-
-def _dirty_files() -> int:
-    status = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=ROOT, capture_output=True,
-                            text=True).stdout.strip()
-    return len(status.splitlines()) if status else 0
 
 
 def plot(res: dict, path: Path) -> Path:

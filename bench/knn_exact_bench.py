@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import subprocess
 import sys
 from pathlib import Path
 
@@ -35,6 +34,7 @@ import knn_bench  # noqa: E402
 from result_json import write_result  # noqa: E402
 
 from focuscrawl.core.blas import openblas_kernels, pin_openblas_kernels  # noqa: E402
+from focuscrawl.experiments.run_record import git_commit  # noqa: E402
 from focuscrawl.outlinks.related import RELATED, recall_at_k  # noqa: E402
 
 K = knn_bench.K
@@ -74,15 +74,6 @@ def one_size(x: np.ndarray, repeats: int, as_installed: bool) -> dict:
                                                                       res["tiled_exact"]["cpu_seconds"])
     res["within_bound"] = res["product_over_fastest"] <= BOUND
     return res
-
-
-def commit() -> dict:
-    def git(*args):
-        done = subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True)
-        return done.stdout.strip() if done.returncode == 0 else None
-
-    status = git("status", "--porcelain", "--untracked-files=no")
-    return {"commit": git("rev-parse", "HEAD"), "dirty_files": len(status.splitlines()) if status else 0}
 
 
 def plot(res: dict, path: Path) -> Path:
@@ -138,7 +129,7 @@ def main(argv: list[str] | None = None) -> int:
     sizes = sorted(int(n) for n in args.n.split(","))
     res: dict = {"k": K, "openblas_coretype": coretype, "data": args.data, "repeats": args.repeats,
                  "threads": {v: os.environ.get(v, "unset") for v in THREAD_VARS},
-                 "load_before": [round(v, 2) for v in os.getloadavg()], "commit": commit()}
+                 "load_before": [round(v, 2) for v in os.getloadavg()], "commit": git_commit(ROOT)}
     if args.data == "erisk":
         x, res["lsa_seconds"] = knn_bench.erisk_vectors(sizes[-1])
     else:

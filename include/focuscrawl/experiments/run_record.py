@@ -25,15 +25,16 @@ RUN_JSON = "run.json"
 
 
 def git_commit(cwd: Path | None = None) -> dict:
-    """``{"commit": sha or None, "dirty": bool or None}`` of the checkout holding this code."""
+    """``{"commit": sha or None, "dirty": bool or None, "dirty_files": tracked files modified, or None}`` of the
+    checkout holding this code."""
     here = Path(cwd or Path(__file__).resolve().parent)
     try:
         sha = subprocess.run(["git", "rev-parse", "HEAD"], cwd=here, capture_output=True, text=True, timeout=10, check=True).stdout.strip()
         status = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=here, capture_output=True,
                                 text=True, timeout=30, check=True).stdout
     except (OSError, subprocess.SubprocessError):
-        return {"commit": None, "dirty": None}
-    return {"commit": sha, "dirty": bool(status.strip())}
+        return {"commit": None, "dirty": None, "dirty_files": None}
+    return {"commit": sha, "dirty": bool(status.strip()), "dirty_files": len(status.strip().splitlines())}
 
 
 RESULTS_FOLDER = ("bench", "results")
