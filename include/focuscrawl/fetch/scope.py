@@ -230,12 +230,7 @@ class Scope:
         :meth:`admit`'s refusals are, except while :meth:`replaying`."""
         with self._lock:
             self._admitted.discard(refusal.url)
-            if self._replaying:
-                return refusal
-            self.refused[refusal.reason] += 1
-        if self.on_refusal is not None:
-            self.on_refusal(refusal)
-        return refusal
+        return self._refuse(refusal)
 
     def admit(self, url: str, depth: int = 0, parent: str | None = None) -> Refusal | None:
         """Decide on ``url`` (a canonical key), ``depth`` links from a seed, found on ``parent``."""
@@ -247,6 +242,12 @@ class Scope:
                 self._admitted.add(url)
                 self._per_host[self.host_of(url)] += 1
                 return None
+        return self._refuse(refusal)
+
+    def _refuse(self, refusal: Refusal) -> Refusal:
+        """Count ``refusal`` and hand it to ``on_refusal``, except while :meth:`replaying` (a restart's
+        replay refuses again what was counted and reported before it)."""
+        with self._lock:
             if self._replaying:
                 return refusal
             self.refused[refusal.reason] += 1
