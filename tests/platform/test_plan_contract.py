@@ -25,7 +25,7 @@ def _every_loop(tmp_path):
     (tmp_path / "neg.csv").write_text("author,title\nc,game night\n")
     raw = {"name": "t", "target": "world", "profile": {"positives": "pos.jsonl", "negatives": "neg.csv"},
            "sites": [{"name": "w", "world": True, "user_agent": "t/1 (+mailto:ops@example.org)", "politeness_delay": 0.3}],
-           "loops": {"fue": {"method": "HCP"}, "sources": {}, "revisits": {"fetches_per_second": 2.0},
+           "loops": {"fue": {"method": "HCP", "users_per_hour": 90}, "sources": {}, "revisits": {"fetches_per_second": 2.0},
                      "graph": {"enabled": True, "fetches_per_second": 4.0}}}
     return parse_project(raw, base_dir=tmp_path)
 
@@ -67,6 +67,15 @@ def test_the_plan_resolves_each_fetchers_pace_once(planned):
     # the loop's budget per host where the loop has one; the site's delay is the fetcher's, not the spec's pace
     assert paces == {"fue-explorer": 0.0, "fue-extractor-hcp": 0.0, "source-crawler": 0.0, "revisitor": 0.5,
                      "graph-sampler": 0.25}
+
+
+def test_each_loop_value_reaches_its_process(planned):
+    """What the project says of a loop is what its process reads back (no default of the script's own)."""
+    project, specs = planned
+    by_name = {s.name: _parse(s) for s in specs}
+    assert by_name["fue-extractor-hcp"].users_per_hour == 90
+    assert by_name["revisitor"].interval_days == project.loops.revisits.revisit_seconds / 86400 == 7
+    assert by_name["source-crawler"].feedback == project.loops.sources.feedback == "clicks"
 
 
 def test_a_script_refuses_an_argument_it_does_not_take(planned):

@@ -88,7 +88,7 @@ def _fue(project, cfg, models: Models | None) -> list[_Draft]:
                pace=0.0),
         _Draft(f"fue-chooser-{slug}", "fue.chooser", "fue", STAGES, "streaming/fue/chooser.py", chooser_args),
         _Draft(f"fue-extractor-{slug}", "fue.extractor", "fue", FETCHERS, "streaming/fue/extractor.py",
-               ["--method", method, "--base-url", url], pace=0.0),
+               ["--method", method, "--base-url", url, "--users-per-hour", f"{loop.users_per_hour:g}"], pace=0.0),
         _Draft("fue-classifier", "fue.classifier", "fue", STAGES, "streaming/fue/classifier.py",
                ["--reference", str(models.reference), "--run-id", project.name]),
     ]
