@@ -239,7 +239,7 @@ def test_delta_holds_rows_of_every_loop(live_platform):
     grew = {t: now[t] - before[t] for t in now}
     # fue_candidate_scores and source_schedule are replaced per run: rows present is what counts
     for table in ("fue_candidate_scores", "source_schedule", "page_priorities", "graph_estimates"):
-        assert now[table] > 0, grew
+        assert now[table] > 0, f"{table} holds no rows after the loops closed; rows now: {now}"
     for table in ("reddit_posts", "fue_extractions", "source_recrawls", "page_clicks", "page_snapshots", "graph_sample"):
         assert grew[table] > 0, (f"{table} got no rows from the live run: {grew}\n"
                                  + _evidence(cfg, *_writers(live_platform, table)))

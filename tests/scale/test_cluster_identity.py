@@ -40,7 +40,10 @@ def cluster(cfg):
 def inputs():
     """Embeddings and features of a small synthetic site, plus the related pages computed in numpy."""
     snapshots = generate_snapshots(n_pages=150, n_periods=6, n_topics=6, n_sites=6, words_per_page=40, seed=11)
-    latest = snapshots.sort_values("period").groupby("url").tail(1).sort_values("url", ignore_index=True)
+    # Vectors of the texts strictly before the held-out (last) period, as spark_jobs/outlinks_embed.py
+    # builds them: outlinks_train refuses later ones (outlinks.leakage).
+    seen = snapshots[snapshots["period"] < snapshots["period"].max()]
+    latest = seen.sort_values("period").groupby("url").tail(1).sort_values("url", ignore_index=True)
     vectors = LsaEmbedder(dimensions=16, seed=0).fit(latest["text"].tolist()).transform(latest["text"].tolist())
     embeddings = pd.DataFrame({"url": latest["url"], "as_of_period": latest["period"].astype("int32"),
                                "vector": list(vectors.astype(np.float32))})

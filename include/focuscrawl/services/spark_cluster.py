@@ -10,6 +10,7 @@ No Spark download: pyspark's package folder is a full SPARK_HOME, and ``bin/spar
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 from pathlib import Path
 
@@ -36,8 +37,17 @@ def spark_submit(cfg: Settings, application: Path | str, *args: str, timeout: fl
     done = subprocess.run(command, env=env, cwd=str(cfg.home), capture_output=True, text=True, timeout=timeout)
     if done.returncode != 0:
         raise SparkSubmitError(f"spark-submit {Path(application).name} on {cfg.spark_master} failed "
-                               f"({done.returncode}); last lines:\n{done.stderr[-3000:]}")
+                               f"({done.returncode}); last lines but Spark's INFO log:\n{_said(done.stderr)}")
     return done.stdout
+
+
+_INFO = re.compile(r"^\d\d/\d\d/\d\d \d\d:\d\d:\d\d INFO ")
+
+
+def _said(stderr: str, lines: int = 40) -> str:
+    """The tail of a job's stderr without Spark's INFO lines, which the JVM keeps writing after the
+    driver's traceback and would otherwise push it out of the message."""
+    return "\n".join([line for line in stderr.splitlines() if not _INFO.match(line)][-lines:])
 
 
 class SparkCluster:
