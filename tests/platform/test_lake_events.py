@@ -161,3 +161,18 @@ def test_a_dag_the_project_does_not_pace_gets_the_default_minute(tmp_path):
     _append(table)
     clock.now = MIN_INTERVAL
     assert MIN_INTERVAL == 60 and poster.poll() == [("delta.page_snapshots", 1)]
+
+
+def test_a_table_only_created_is_not_announced(tmp_path):
+    """The consumer's empty table starts no run; its first rows do."""
+    from focuscrawl.lake import ensure_table
+    from focuscrawl.lake.tables import Column, TableSpec
+
+    table = tmp_path / "graph_sample"
+    client = FakeAirflow([_asset(7, "delta.graph_sample", f"file://{table}", scheduled=["graph_estimation"])])
+    poster = LakeEventPoster(client, tmp_path / "state.json", min_interval=60, clock=Clock())
+    poster.refresh()
+    ensure_table(str(table), TableSpec("graph_sample", "a stream table", (Column("x", pa.int64(), "a value"),)))
+    assert table_version(str(table)) is None and poster.poll() == []
+    _append(table)
+    assert poster.poll() == [("delta.graph_sample", 1)] and len(client.events) == 1
