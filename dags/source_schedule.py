@@ -35,13 +35,11 @@ from focuscrawl.orchestration.schedules import loop_setting
 from focuscrawl.ephemeral.feedback import profit_signal
 from focuscrawl.ephemeral.params import DEFAULT, SCHEDULE_KNOBS
 from focuscrawl.core.params import cli_args
-from focuscrawl.project.values import parse_duration
 
-HALF_LIFE = loop_setting(cfg, "sources", "freshness_half_life", None)
 PARAMS = replace(
     DEFAULT, budget=float(loop_setting(cfg, "sources", "fetches_per_second", DEFAULT.budget)),
     feedback=str(loop_setting(cfg, "sources", "feedback", DEFAULT.feedback)).upper(),
-    freshness_half_life_s=parse_duration(HALF_LIFE).total_seconds() if HALF_LIFE else DEFAULT.freshness_half_life_s)
+    freshness_half_life_s=float(loop_setting(cfg, "sources", "freshness_half_life_s", DEFAULT.freshness_half_life_s)))
 # The signal's table starts the DAG besides the recrawls (the clicks, or the fetched pages and their relevance).
 FEEDBACK = {"page_clicks": PAGE_CLICKS_ASSET, "source_pages": SOURCE_PAGES_ASSET}[profit_signal(PARAMS.feedback).table]
 

@@ -63,7 +63,8 @@ def test_dag_files_take_their_schedule_from_the_project(tmp_path, monkeypatch):
 
     cfg = _with_project(tmp_path, monkeypatch, {"schedules": {"fue_pseudo_training": "1m", "outlinks_features": "2m",
                                                         "delta_maintenance": "none"},
-                                          "loops": {"sources": {"enabled": True, "fetches_per_second": 0.05},
+                                          "loops": {"sources": {"enabled": True, "fetches_per_second": 0.05,
+                                                                "freshness_half_life_s": 7200.0},
                                                     "graph": {"enabled": True, "estimators": ["SCE", "WCE"]}}})
     saved = {m: sys.modules.pop(m) for m in ("common", "assets") if m in sys.modules}  # re-read the settings
     try:
@@ -83,6 +84,7 @@ def test_dag_files_take_their_schedule_from_the_project(tmp_path, monkeypatch):
     assert not isinstance(dags["outlinks_train"].schedule, AssetOrTimeSchedule)  # "assets": the Asset alone
     # the batch side plans with the running processes' budgets and names
     assert dags["source_schedule"].params["budget"] == 0.05
+    assert dags["source_schedule"].params["freshness_half_life_s"] == 7200.0
     assert dags["graph_estimation"].params["estimators"] == "SCE,WCE"
     # what `up` waits for before unpausing: Airflow's own summary of each parsed timetable, as REST shows it
     from airflow.serialization.encoders import coerce_to_core_timetable

@@ -307,8 +307,10 @@ def test_example_formats(tmp_path):
 def test_the_sources_feedback_defaults_by_target(folder):
     """Real sites have no click log: their sources loop learns from relevance; the world's from its clicks."""
     sites = load_project(write(folder, VALID))
-    assert sites.loops.sources.feedback == "relevance" and sites.loops.sources.freshness_half_life_seconds == 86400.0
-    assert sites.to_json()["loops"]["sources"]["feedback"] == "relevance"  # what the DAG reads from run/project.json
+    assert sites.loops.sources.feedback == "relevance" and sites.loops.sources.freshness_half_life_s == 86400.0
+    # what source_schedule's DAG reads from run/project.json: the resolved signal and the half-life in seconds
+    assert {k: sites.to_json()["loops"]["sources"][k] for k in ("feedback", "freshness_half_life_s")} == \
+        {"feedback": "relevance", "freshness_half_life_s": 86400.0}
     world = load_project(write(folder, VALID.replace('target = "sites"', 'target = "world"').replace(
         'base_url = "https://shop.example.org"', "world = true")))
     assert world.loops.sources.feedback == "clicks" and world.loops.sources.clicks_url is None

@@ -33,10 +33,10 @@ import pandas as pd
 
 from focuscrawl.core.registry import Registry
 from focuscrawl.ephemeral.estimate import MU_GRID, ProfitPrior
+from focuscrawl.ephemeral.params import DEFAULT
 
 OBSERVATION_COLUMNS = ["source_url", "age_s", "start_age_s", "clicks"]
 OBSERVATION_SCHEMA = "source_url string, age_s double, start_age_s double, clicks double"
-DEFAULT_HALF_LIFE_S = 86400.0  # "1d", [loops.sources] freshness_half_life
 
 
 class ProfitSignal(Protocol):
@@ -98,7 +98,7 @@ class RelevanceSignal:
     name = "RELEVANCE"
     table = "source_pages"
 
-    def __init__(self, *, half_life_s: float = DEFAULT_HALF_LIFE_S) -> None:
+    def __init__(self, *, half_life_s: float = DEFAULT.freshness_half_life_s) -> None:
         self.half_life_s = half_life_s
 
     def _mu(self) -> float:
@@ -125,7 +125,7 @@ class RelevanceSignal:
         return ProfitPrior(P_mean=0.5, P_shape=1.0, mu_median=self._mu())
 
 
-def profit_signal(name: str, half_life_s: float = DEFAULT_HALF_LIFE_S) -> ProfitSignal:
+def profit_signal(name: str, half_life_s: float = DEFAULT.freshness_half_life_s) -> ProfitSignal:
     """The registered signal ``name``, given the stated freshness half-life when it discounts by one."""
     cls = PROFIT_SIGNALS.get(name)
     takes = "half_life_s" in inspect.signature(cls).parameters

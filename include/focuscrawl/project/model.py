@@ -44,6 +44,7 @@ from typing import Annotated, Any, Literal
 from pydantic import (
     Field,
     PrivateAttr,
+    computed_field,
     ValidationInfo,
     field_validator,
     model_validator,
@@ -411,8 +412,9 @@ class SourcesLoop(Loop):
                              "or set feedback = \"clicks\"")
         return self
 
+    @computed_field  # in the dump ``up`` writes, so source_schedule's DAG takes the parsed seconds
     @property
-    def freshness_half_life_seconds(self) -> float:
+    def freshness_half_life_s(self) -> float:
         return parse_duration(self.freshness_half_life).total_seconds()
 
 
