@@ -1,8 +1,8 @@
 """Graph sampler process (seed 003): a fresh crawl of the site's graph every round -> ``graph_sample``.
 
-    python streaming/graph_sampler.py --base-url http://127.0.0.1:18090 --sampler RW --query-budget 500 --every 300
+    python streaming/graph_sampler.py --base-url http://127.0.0.1:18090 --sampler RW --query-budget 500 --every-s 300
 
-Every ``--every`` wall seconds the sampler named by ``--sampler`` (UNI, RW, MHRW, FS:
+Every ``--every-s`` wall seconds the sampler named by ``--sampler`` (UNI, RW, MHRW, FS:
 ``focuscrawl.graph.samplers.SAMPLERS``) spends ``--query-budget`` vertex queries on the site's graph
 (``/graph/vertex/{id}.json``, ``/graph/random.json``: ``focuscrawl.graph.access.HttpGraphAccess``)
 through the fetch layer (robots.txt, per-host politeness, retries, SSRF guard). The crawl's rows
@@ -27,7 +27,7 @@ import time
 
 from focuscrawl.config import settings
 from focuscrawl.graph.live import GRAPH_SAMPLE_TOPIC, GRAPH_SAMPLER_STATE_TOPIC, RoundRecord, SamplingRounds
-from focuscrawl.graph.params import DEFAULT as GRAPH, SAMPLING
+from focuscrawl.graph.params import DEFAULT as GRAPH, SAMPLER_KNOBS
 from focuscrawl.core.params import add_arguments
 from focuscrawl.relevance.score import add_relevance_arguments, scorer_from_args
 from focuscrawl.stream.process import Stopped, StreamProcess, parser
@@ -67,8 +67,7 @@ def main(argv: list[str] | None = None) -> int:
     cfg = settings()
     ap = parser(NAME, __doc__, cfg)
     ap.add_argument("--base-url", default=cfg.world_url, help="the site whose graph is sampled")
-    add_arguments(ap, GRAPH, SAMPLING)
-    ap.add_argument("--every", type=float, default=300.0, help="wall seconds from one round's end to the next's start")
+    add_arguments(ap, GRAPH, SAMPLER_KNOBS)
     ap.add_argument("--rounds", type=int, default=0, help="rounds in all, then stop (0: never stop)")
     ap.add_argument("--name", help="crawl name; crawls are <name>-r00000, ... (default: live-<sampler>)")
     ap.add_argument("--seed", type=int, default=0, help="seed of the walks' random choices (per round: seed, round)")
@@ -86,7 +85,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.start is not None:
         params["start"] = args.start
     try:
-        rounds = SamplingRounds(name, args.sampler, args.query_budget, args.every, args.seed, params,
+        rounds = SamplingRounds(name, args.sampler, args.query_budget, args.every_s, args.seed, params,
                                 args.rounds or None)
     except (KeyError, ValueError) as exc:
         ap.error(str(exc).strip('"'))
@@ -129,8 +128,8 @@ def main(argv: list[str] | None = None) -> int:
             try:
                 record, rows = rounds.sample(access, score)
             except (FetchError, ValueError, NotImplementedError) as exc:
-                log.warning("round %d failed (%s); next try in %.0f s", rounds.next_round, exc, max(5.0, args.every))
-                proc.wait(max(5.0, args.every))
+                log.warning("round %d failed (%s); next try in %.0f s", rounds.next_round, exc, max(5.0, args.every_s))
+                proc.wait(max(5.0, args.every_s))
                 continue
             producer.begin_transaction()
             for row in rows:

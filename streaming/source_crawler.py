@@ -63,7 +63,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))  # streaming/: the shar
 from focuscrawl.config import settings  # noqa: E402
 from focuscrawl.crawl.dead_letters import DEAD_LETTER_TOPIC  # noqa: E402
 from focuscrawl.ephemeral.feedback import PROFIT_SIGNALS  # noqa: E402
-from focuscrawl.ephemeral.params import DEFAULT as EPHEMERAL  # noqa: E402
+from focuscrawl.ephemeral.params import CRAWL_KNOBS, DEFAULT as EPHEMERAL  # noqa: E402
 from focuscrawl.ephemeral.schedule_topic import SOURCE_SCHEDULE_TOPIC  # noqa: E402
 from focuscrawl.ephemeral.tables import HISTORY_TABLES, HISTORY_TOPICS  # noqa: E402
 from focuscrawl.core.params import add_arguments  # noqa: E402
@@ -137,7 +137,7 @@ def crawl(args, cfg) -> int:
 
             soft404 = Soft404Probe(fetcher.get, lambda body, url: page_content(body, url)[0])
         source_crawler = SourceCrawler(
-            sources, fetch, emit, clock, args.budget, args.default_interval, args.min_interval,
+            sources, fetch, emit, clock, args.budget, args.default_interval_s, args.min_interval_s,
             on_rejection=dead_letter, near_duplicates=index,
             on_near_duplicate=lambda *_: proc.metrics.near_duplicates.labels("sources").inc(),
             revalidator=revalidator, key_of=key_of,
@@ -215,10 +215,7 @@ def build_parser(cfg) -> tuple[argparse.ArgumentParser, argparse.ArgumentParser]
     c.add_argument("--site", action="append", metavar="URL",
                    help="a site's root URL (repeat for several; default: the --fetch-spec site's)")
     c.set_defaults(bootstrap=None)
-    add_arguments(c, EPHEMERAL, ["budget"])
-    c.add_argument("--default-interval", type=float, default=3600.0, help="seconds between recrawls before a schedule")
-    c.add_argument("--min-interval", type=float, default=60.0, help="politeness: least seconds between recrawls of a source")
-    c.add_argument("--max-sources", type=int, default=200, help="candidate sources examined per site")
+    add_arguments(c, EPHEMERAL, CRAWL_KNOBS)
     c.add_argument("--clock", choices=("site", "wall"), default="site",
                    help="site: the Date header of the site's responses (the world's simulated time); wall: this machine's")
     c.add_argument("--clock-refresh", type=float, default=30.0,

@@ -47,7 +47,7 @@ AREAS = {
     "graph estimation (seed 003)": Area(
         graph.DEFAULT,
         dags=(("graph_estimation.py", "graph_estimation", graph.ESTIMATION),),
-        clis=(("spark_jobs/graph_estimation.py", graph.ESTIMATION), ("streaming/graph_sampler.py", graph.SAMPLING)),
+        clis=(("spark_jobs/graph_estimation.py", graph.ESTIMATION), ("streaming/graph_sampler.py", graph.SAMPLER_KNOBS)),
         loop=("graph", {k: k for k in (*graph.SAMPLING, "estimators")}),
         functions=("spark_jobs/graph_estimation.py", "streaming/graph_sampler.py", "include/focuscrawl/graph/tables.py"),
     ),
@@ -69,7 +69,7 @@ AREAS = {
     "sources (seed 001)": Area(
         ephemeral.DEFAULT,
         dags=(("source_schedule.py", "source_schedule", ephemeral.SCHEDULE_KNOBS),),
-        clis=(("spark_jobs/source_schedule.py", ephemeral.SCHEDULE_KNOBS), ("streaming/source_crawler.py", ("budget",)),
+        clis=(("spark_jobs/source_schedule.py", ephemeral.SCHEDULE_KNOBS), ("streaming/source_crawler.py", ephemeral.CRAWL_KNOBS),
               ("include/focuscrawl/experiments/ephemeral.py", ("budget",))),
         loop=("sources", {"scheduler": "scheduler", "fetches_per_second": "budget"}),
         functions=("spark_jobs/source_schedule.py", "include/focuscrawl/ephemeral/tables.py",

@@ -97,7 +97,7 @@ def test_live_processes_use_the_crawl_surface_only_and_the_sampler_survives_sigk
                "FOCUSCRAWL_KAFKA_BOOTSTRAP": own_kafka_broker.url}
         host = world.web.hosts[0]
         sampler_args = ["streaming/graph_sampler.py", "--base-url", server.url, "--sampler", "RW",
-                        "--query-budget", str(BUDGET), "--every", "0", "--rounds", str(ROUNDS), "--name", f"t{run}",
+                        "--query-budget", str(BUDGET), "--every-s", "0", "--rounds", str(ROUNDS), "--name", f"t{run}",
                         "--fetch-spec", fetch_spec(tmp_path / "sampler", server.url, 0.04),
                         "--status-file", str(tmp_path / "sampler.json")]
         consumer = _spawn(["streaming/consumer.py", "--sink", "graph_sample", "--group", f"g{run}",

@@ -329,7 +329,7 @@ def test_a_sigkilled_source_crawler_continues_every_source_chain_in_delta(cfg, k
         crawler = ProcessSpec(
             name="source-crawler", kind="source-crawler",
             command=(sys.executable, str(ROOT / "streaming/source_crawler.py"), "crawl", "--site", site,
-                     "--budget", "0.03", "--default-interval", "1200", "--min-interval", "60", "--max-sources", "10",
+                     "--budget", "0.03", "--default-interval-s", "1200", "--min-interval-s", "60", "--max-sources", "10",
                      "--fetch-spec", fetch_spec(tmp_path, server.url, 0.02), "--clock-refresh", "1",
                      "--feedback-every", "5",
                      "--schedule-topic", f"{topic}.schedule", "--name", f"{topic}-sources",

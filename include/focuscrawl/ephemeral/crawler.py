@@ -60,6 +60,7 @@ import pandas as pd
 
 from focuscrawl.core.dedup import Match, NearDuplicateIndex, decode_signature, encode_signature
 from focuscrawl.ephemeral.estimate import ProfitPrior
+from focuscrawl.ephemeral.params import DEFAULT
 from focuscrawl.ephemeral.schedulers import PlannedPolicy
 from focuscrawl.ephemeral.sources import ACCEPT, ContentSource, read_source
 from focuscrawl.fetch.conditional import Revalidator, Validators
@@ -142,7 +143,8 @@ class SourceCrawler:
     """Crawl ``sources`` with ``budget`` fetches per second; thread-safe :meth:`apply` for pushed rows."""
 
     def __init__(self, sources: list[ContentSource], fetch: Fetch, emit: Emit, clock: Callable[[], float],
-                 budget: float, default_interval_s: float = 3600.0, min_interval_s: float = 60.0,
+                 budget: float, default_interval_s: float = DEFAULT.default_interval_s,
+                 min_interval_s: float = DEFAULT.min_interval_s,
                  prior: ProfitPrior = ProfitPrior(), on_rejection: Callable[[Rejection], None] | None = None,
                  near_duplicates: NearDuplicateIndex | None = None,
                  on_near_duplicate: Callable[[str, Match], None] | None = None,

@@ -27,7 +27,14 @@ class EphemeralParams:
     feedback: str = knob("CLICKS", "registered profit signal: CLICKS, RELEVANCE")
     freshness_half_life_s: float = knob(86400.0, "with RELEVANCE: seconds after publication at which a page's "
                                         "relevance counts half", exclusiveMinimum=0)
+    # The crawler's own plan until the first pushed schedule arrives (ephemeral/crawler.py).
+    default_interval_s: float = knob(3600.0, "seconds between recrawls of a source before the first pushed "
+                                     "schedule", exclusiveMinimum=0)
+    min_interval_s: float = knob(60.0, "politeness: least seconds between two recrawls of one source",
+                                 exclusiveMinimum=0)
+    max_sources: int = knob(200, "candidate sources examined per site", minimum=1)
 
 
 DEFAULT = EphemeralParams()
 SCHEDULE_KNOBS = ("budget", "host_min_interval_s", "optimism", "feedback", "freshness_half_life_s")  # spark_jobs/source_schedule.py
+CRAWL_KNOBS = ("budget", "default_interval_s", "min_interval_s", "max_sources")  # streaming/source_crawler.py

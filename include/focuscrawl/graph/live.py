@@ -155,7 +155,7 @@ class SamplingRounds:
         if budget < 1:
             raise ValueError(f"the query budget must be at least 1 vertex query per round (got {budget})")
         if every < 0:
-            raise ValueError(f"--every must be >= 0 seconds between rounds (got {every})")
+            raise ValueError(f"--every-s must be >= 0 seconds between rounds (got {every})")
         SAMPLERS.get(sampler)  # an unknown name fails here, listing the known ones
         self.sampler_name = sampler.upper()
         self.name, self.budget, self.every, self.seed = name, budget, every, seed

@@ -29,8 +29,10 @@ class GraphEstimationParams:
     block_length: int = knob(20, "moving-block length in draws", minimum=1)
     level: float = knob(0.95, "confidence level of the intervals", exclusiveMinimum=0, exclusiveMaximum=1)
     seed: int = knob(0, "seed of the bootstrap draws (replicate r draws with (seed, r))")
+    every_s: float = knob(300.0, "wall seconds from one sample round's end to the next's start", minimum=0)
 
 
 DEFAULT = GraphEstimationParams()
-SAMPLING = ("sampler", "query_budget")  # what streaming/graph_sampler.py takes
+SAMPLING = ("sampler", "query_budget")  # [loops.graph]'s sampling design
+SAMPLER_KNOBS = (*SAMPLING, "every_s")  # what streaming/graph_sampler.py takes
 ESTIMATION = ("estimators", "targets", "replicates", "block_length", "level", "seed")  # spark_jobs/graph_estimation.py
