@@ -62,6 +62,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))  # streaming/: the shar
 
 from focuscrawl.config import settings  # noqa: E402
 from focuscrawl.crawl.dead_letters import DEAD_LETTER_TOPIC  # noqa: E402
+from focuscrawl.fetch.dust import DustRules  # noqa: E402
 from focuscrawl.ephemeral.feedback import PROFIT_SIGNALS  # noqa: E402
 from focuscrawl.ephemeral.params import CRAWL_KNOBS, DEFAULT as EPHEMERAL  # noqa: E402
 from focuscrawl.ephemeral.schedule_topic import SOURCE_SCHEDULE_TOPIC  # noqa: E402
@@ -141,7 +142,8 @@ def crawl(args, cfg) -> int:
             on_rejection=dead_letter, near_duplicates=index,
             on_near_duplicate=lambda *_: proc.metrics.near_duplicates.labels("sources").inc(),
             revalidator=revalidator, key_of=key_of,
-            relevance=scorer_from_args(args, proc.metrics.page_scored("sources")), scope=scope, soft404=soft404)
+            relevance=scorer_from_args(args, proc.metrics.page_scored("sources")), scope=scope, soft404=soft404,
+            dust=DustRules())
         site = urlsplit(args.site[0])
         clicks = None  # --feedback relevance: no click log is read; the pages' relevance is the profit signal
         if args.feedback == "clicks":

@@ -135,3 +135,39 @@ def test_a_new_page_that_is_its_directory_soft_404_lands_no_row_and_is_a_dead_le
     assert dead[0].reason.startswith("soft-404: ") and crawler.counts["soft404_refused"] == 1
     assert probe.probes == 1 and sum("focuscrawl-no-such-page-" in u for u in fetched) == 1
     assert "http://a.example/wiki/Gone_2" not in crawler.crawled_
+
+
+def test_a_spelling_the_site_rewrites_is_not_fetched_again_once_its_rule_is_learned():
+    """Two listed pages redirect from ``/X/`` to ``/X``: the site's rule ``/$ -> $`` (DUST, support 2) is in
+    force, so a later listing of ``/C/`` is taken as ``/C``, crawled already: no fetch. A restarted crawler
+    learns the rule back from the pages' changelog records."""
+    from focuscrawl.fetch.dust import DustRules
+
+    feed, now = "http://a.example/feed", [1000.0]
+    reads, fetched = [0], []
+    first = [("http://a.example/wiki/A/", 999.0), ("http://a.example/wiki/B/", 998.0), ("http://a.example/wiki/C", 997.0)]
+
+    def fetch(url):
+        fetched.append(url)
+        if url == feed:
+            reads[0] += 1
+            return _rss(first if reads[0] == 1 else [*first, ("http://a.example/wiki/C/", 1500.0)]), \
+                "application/rss+xml", url
+        return b"<html><body><p>a page</p></body></html>", "text/html", url.rstrip("/")
+
+    def crawler():
+        return SourceCrawler([ContentSource(feed, "feed")], fetch, lambda *a: None, lambda: now[0], budget=1.0,
+                             default_interval_s=600.0, min_interval_s=60.0, dust=DustRules())
+
+    crawl = crawler()
+    for _ in range(4):  # the feed, then its three pages
+        crawl.step()
+    assert sorted(fetched[1:]) == ["http://a.example/wiki/A/", "http://a.example/wiki/B/", "http://a.example/wiki/C"]
+    assert crawl.status()["rewrite_rules"]["rules"] == {"a.example": ["/$ -> $"]}
+    now[0] += 601
+    assert crawl.step() == "recrawl" and crawl.counts["dust_skipped"] == 1
+    assert crawl.step() == "idle" and "http://a.example/wiki/C/" not in fetched
+
+    again = crawler()
+    again.restore(crawl.changes())
+    assert again.status()["rewrite_rules"]["rules"] == {"a.example": ["/$ -> $"]}

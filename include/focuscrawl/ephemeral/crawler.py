@@ -36,7 +36,11 @@ recrawl that revealed no new link, read without parsing, and the source's valida
 changelog record, so a restarted crawler asks conditionally at once. Pages are keyed by their
 canonical URL (``key_of``, the one the sources' listings use): a new page whose fetch ends at another
 URL, or that declares another ``rel=canonical``, makes that key known too, so a source listing it
-later does not spend a fetch on it again.
+later does not spend a fetch on it again. With ``dust`` (:class:`~focuscrawl.fetch.dust.DustRules`, after
+Bar-Yossef, Keidar and Schonfeld, "Do Not Crawl in the DUST", WWW 2007, sections 3-4) each such alias
+also teaches the page's site a rewrite rule, and a link a source lists later is taken under the URL
+the site's rules give, so a spelling never fetched before is not fetched when its page was
+(``counts["dust_skipped"]``); a page fetched with no alias refutes every rule that would rewrite it.
 
 Near-duplicates (the project switch ``[loops.sources] skip_near_duplicates``): with a
 :class:`~focuscrawl.core.dedup.NearDuplicateIndex`, a new page whose text near-duplicates a page crawled
@@ -52,7 +56,7 @@ import json
 import logging
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Callable, Iterable
 
 import numpy as np
@@ -71,6 +75,7 @@ from focuscrawl.parse.rejection import Rejection
 from focuscrawl.core.records import JsonRecord
 
 if TYPE_CHECKING:  # pragma: no cover
+    from focuscrawl.fetch.dust import DustRules
     from focuscrawl.fetch.scope import Scope
     from focuscrawl.fetch.soft404 import Soft404Probe
 
@@ -149,7 +154,8 @@ class SourceCrawler:
                  near_duplicates: NearDuplicateIndex | None = None,
                  on_near_duplicate: Callable[[str, Match], None] | None = None,
                  revalidator: Revalidator | None = None, key_of: Callable[[str], str] = canonical_url,
-                 relevance=None, scope: "Scope | None" = None, soft404: "Soft404Probe | None" = None) -> None:
+                 relevance=None, scope: "Scope | None" = None, soft404: "Soft404Probe | None" = None,
+                 dust: "DustRules | None" = None) -> None:
         if budget <= 0:
             raise ValueError(f"budget must be > 0 fetches per second, got {budget}")
         self.sources = list(sources)
@@ -160,6 +166,7 @@ class SourceCrawler:
         self.near_duplicates, self.on_near_duplicate = near_duplicates, on_near_duplicate
         self.soft404 = soft404  # a new page that is its directory's "not found" answer is refused (fetch/soft404.py)
         self.revalidator, self.key_of = revalidator, key_of
+        self.dust = dust  # rewrite rules learned from this crawl's aliases (focuscrawl.fetch.dust), or None
         self.aliases_: dict[str, tuple[str, ...]] = {}  # crawled page -> its other keys
         self.page_of_: dict[str, str] = {}  # such another key -> the crawled page
         self.relevance = relevance  # a focuscrawl.relevance.score.PageScorer, or None
@@ -181,7 +188,7 @@ class SourceCrawler:
         self.crawled_: dict[str, tuple[str, float | None]] = {}  # page url -> (source url, published)
         self.counts = {"recrawls": 0, "pages": 0, "idle": 0, "errors": 0, "schedule_rows": 0, "schedules_applied": 0,
                        "restored_sources": 0, "restored_pages": 0, "near_duplicates_skipped": 0, "unchanged_recrawls": 0,
-                       "relevant": 0, "soft404_refused": 0}
+                       "relevant": 0, "soft404_refused": 0, "dust_skipped": 0}
         self._touched: dict[int, None] = dict.fromkeys(range(n))  # sources changed since changes(): all, at first
         self._fetched: dict[str, None] = {}   # pages crawled since changes()
 
@@ -271,8 +278,14 @@ class SourceCrawler:
         previous = self.last_read_[i]
         self.last_read_[i] = now
         self.counts["recrawls"] += 1
-        fresh = [e for e in new if e.url not in self.seen_pages_]
-        self.seen_pages_.update(e.url for e in fresh)
+        fresh = []
+        for entry in new:
+            key = entry.url if self.dust is None else self.dust(entry.url)
+            if entry.url in self.seen_pages_ or key in self.seen_pages_:
+                self.counts["dust_skipped"] += entry.url not in self.seen_pages_
+                continue
+            fresh.append(entry if key == entry.url else replace(entry, url=key))
+            self.seen_pages_.update((entry.url, key))
         if self.scope is not None:  # a source's links are one link from it; a refusal is reported by the scope
             fresh = [e for e in fresh if self.scope.admit(e.url, 1, source.url) is None]
         ids = []
@@ -299,6 +312,7 @@ class SourceCrawler:
         self.seen_pages_.update(aliases)  # listed later under those keys, the page is not fetched again
         if self._soft404(url, fetched) or self._near_duplicate(url, fetched[0]):
             return
+        self._teach(url, aliases)
         self.crawled_[url] = (self.sources[i].url, published)
         self._remember_aliases(url, aliases)
         self._fetched[url] = None
@@ -318,6 +332,16 @@ class SourceCrawler:
                 "published_at": None if published is None else micros(published), "main_text": text.main_text,
                 "language": text.language, "language_score": text.language_score, "relevance": score,
                 "relevance_model": model, **(warc_columns(warc[0]) if warc and warc[0] else {})}
+
+    def _teach(self, url: str, aliases: tuple[str, ...]) -> None:
+        """Every alias is a confirmed pair of one page (the rule that shortens is kept); no alias refutes."""
+        if self.dust is None:
+            return
+        for alias in aliases:
+            self.dust.learn(url, alias)
+            self.dust.learn(alias, url)
+        if not aliases:
+            self.dust.refute(url)
 
     def _remember_aliases(self, url: str, aliases: tuple[str, ...]) -> None:
         self.aliases_[url] = aliases
@@ -428,6 +452,7 @@ class SourceCrawler:
                 self.crawled_[page.url] = (page.source_url, page.published)
                 self._remember_aliases(page.url, page.aliases)
                 self.seen_pages_.update((page.url, *page.aliases))
+                self._teach(page.url, page.aliases)  # the rules come back with the pages that taught them
                 if self.near_duplicates is not None and page.minhash:
                     self.near_duplicates.add(page.url, sig=decode_signature(page.minhash))
                 self.counts["restored_pages"] += 1
@@ -462,6 +487,7 @@ class SourceCrawler:
             "last_gaps": dict(self.last_gap_), "kinds": {s.url: s.kind for s in self.sources},
             "clock": self.clock(), "updated_at_ms": int(time.time() * 1000),
             **({"scope": self.scope.status()} if self.scope is not None else {}),
+            **({"rewrite_rules": self.dust.status()} if self.dust is not None else {}),
         }
 
 
