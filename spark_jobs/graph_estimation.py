@@ -11,8 +11,9 @@ spread over the executors (``mapInPandas`` over replicate ids, each seeded by it
 per crawl, estimator and target (``applyInPandas``). The estimators are the pure functions of
 ``focuscrawl.graph``; this file only wires extract, transform and load.
 
-Without ``--crawl-ids`` it estimates the crawls that have no estimate yet: the DAG runs on every new
-crawl the live sampler lands, and a crawl, once landed, does not change (``all`` re-estimates all).
+Without ``--crawl-ids`` it estimates the crawls that have no estimate yet, or whose estimate used fewer
+rows than ``graph_sample`` now holds: the DAG runs on every new crawl the live sampler lands, and the
+sink may land one round's rows in more than one commit (``all`` re-estimates all).
 """
 
 from __future__ import annotations
@@ -37,7 +38,7 @@ from focuscrawl.core.params import add_arguments, from_args
 REPLICATE_SCHEMA = "crawl_id string, replicate long, estimator string, target string, value string, share double"
 ESTIMATE_SCHEMA = (
     "crawl_id string, estimator string, target string, value string, estimate double, "
-    "ci_low double, ci_high double, level double, replicates long"
+    "ci_low double, ci_high double, level double, replicates long, sample_rows long"
 )
 
 
@@ -47,11 +48,16 @@ def extract(spark, cfg: Settings, crawl_ids: list[str] | None = None):
 
 
 def pending_crawls(spark, cfg: Settings) -> list[str]:
-    """Crawls in ``graph_sample`` without a row in ``graph_estimates`` yet."""
-    crawls = {r.crawl_id for r in extract(spark, cfg).select("crawl_id").distinct().collect()}
+    """Crawls in ``graph_sample`` with no estimate yet, or with more rows landed than their estimate used."""
+    from pyspark.sql import functions as F
+
+    landed = {r.crawl_id: r.rows for r in extract(spark, cfg).groupBy("crawl_id").agg(F.count("*").alias("rows")).collect()}
+    used = {}
     if lake.exists(GRAPH_ESTIMATES, cfg):
-        crawls -= {r.crawl_id for r in lake.read(spark, GRAPH_ESTIMATES, cfg).select("crawl_id").distinct().collect()}
-    return sorted(crawls)
+        used = {r.crawl_id: r.rows for r in lake.read(spark, GRAPH_ESTIMATES, cfg).groupBy("crawl_id")
+                .agg(F.max("sample_rows").alias("rows")).collect()}
+    # a null count: an estimate written before the column, of a crawl taken as complete then
+    return sorted(c for c, n in landed.items() if c not in used or (used[c] is not None and used[c] < n))
 
 
 def transform(samples, params: GraphEstimationParams):
@@ -59,9 +65,10 @@ def transform(samples, params: GraphEstimationParams):
     spark = samples.sparkSession
     estimators, targets = ESTIMATORS.parse(",".join(params.estimators)), list(params.targets)
     crawl_ids = sorted(r.crawl_id for r in samples.select("crawl_id").distinct().collect())
-    parts = []
+    parts, sample_rows = [], {}
     for crawl_id in crawl_ids:
-        sample = sample_from_frame(samples.where(samples.crawl_id == crawl_id).toPandas())
+        frame = samples.where(samples.crawl_id == crawl_id).toPandas()
+        sample, sample_rows[crawl_id] = sample_from_frame(frame), len(frame)
 
         def run(batches, sample=sample, crawl_id=crawl_id):
             for batch in batches:
@@ -77,7 +84,7 @@ def transform(samples, params: GraphEstimationParams):
     for part in parts[1:]:
         rows = rows.unionByName(part)
     return rows.groupBy("crawl_id", "estimator", "target").applyInPandas(
-        lambda frame: summarise_replicates(frame, params.level), ESTIMATE_SCHEMA
+        lambda frame: summarise_replicates(frame, params.level, sample_rows[frame["crawl_id"].iloc[0]]), ESTIMATE_SCHEMA
     )
 
 

@@ -68,3 +68,36 @@ def test_job_writes_estimates_with_bootstrap_intervals(spark, cfg, tmp_path, cra
     assert got.estimate.to_dict() == pytest.approx(wce)
     assert (got.ci_low <= got.estimate + 1e-12).all() and (got.estimate <= got.ci_high + 1e-12).all()
     assert (got.ci_high - got.ci_low > 0).all() and set(got.replicates) == {30}
+
+
+def test_a_crawl_landed_in_parts_is_estimated_again_when_the_rest_lands(spark, cfg, tmp_path, crawls):
+    """The sink commits at most a batch of rows at a time, so a round's crawl can land in two commits with a
+    DAG run between them: the estimate of the first part records its rows, and the crawl is pending again
+    until an estimate covers every landed row; a complete crawl is pending no more."""
+    import pyarrow as pa
+    from deltalake import write_deltalake
+
+    lake = dataclasses.replace(cfg, lake=str(tmp_path / "lake"))
+    uri, job = GRAPH_SAMPLE.path(lake), _job(cfg)
+    rows = sample_to_frame(crawls["RW"], "crawl-RW", "RW")
+    half = rows["draw"] < rows["draw"].max() // 2
+
+    def land(part):
+        write_deltalake(uri, pa.Table.from_pandas(part, schema=GRAPH_SAMPLE.arrow_schema(), preserve_index=False),
+                        mode="append")
+
+    land(rows[half])
+    params = dataclasses.replace(DEFAULT, targets=("label",), replicates=10, block_length=5)
+    assert job.pending_crawls(spark, lake) == ["crawl-RW"]
+    job.run(spark, lake, crawl_ids=job.pending_crawls(spark, lake), params=params)
+    first = DeltaTable(GRAPH_ESTIMATES.path(lake)).to_pandas()
+    assert set(first.sample_rows) == {int(half.sum())}
+    assert job.pending_crawls(spark, lake) == []
+
+    land(rows[~half])
+    assert job.pending_crawls(spark, lake) == ["crawl-RW"]
+    job.run(spark, lake, crawl_ids=job.pending_crawls(spark, lake), params=params)
+    whole = DeltaTable(GRAPH_ESTIMATES.path(lake)).to_pandas()
+    assert set(whole.sample_rows) == {len(rows)} and job.pending_crawls(spark, lake) == []
+    wce = ESTIMATORS.create("WCE", target="label").estimate(sample_from_frame(rows))
+    assert whole[whole.estimator == "WCE"].set_index("value").estimate.to_dict() == pytest.approx(wce)

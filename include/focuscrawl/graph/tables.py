@@ -57,6 +57,8 @@ GRAPH_ESTIMATES = table(
         Column("ci_high", pa.float64(), "upper bound of the bootstrap percentile interval"),
         Column("level", pa.float64(), "confidence level of the interval"),
         Column("replicates", pa.int64(), "bootstrap replicates behind the interval"),
+        Column("sample_rows", pa.int64(), "graph_sample rows of the crawl the estimate is from: a crawl that landed "
+               "in parts is estimated again when more of it lands (null: written before the column)"),
     ],
     layer="gold",
 )
@@ -158,7 +160,7 @@ def replicate_estimates(
     return pd.DataFrame(rows, columns=REPLICATE_COLUMNS)
 
 
-def summarise_replicates(frame: pd.DataFrame, level: float) -> pd.DataFrame:
+def summarise_replicates(frame: pd.DataFrame, level: float, sample_rows: int | None = None) -> pd.DataFrame:
     """``graph_estimates`` rows of one (crawl, estimator, target): the share on the crawl itself and the
     percentile interval over the replicates (a value missing from a replicate has share 0 there).
 
@@ -184,6 +186,7 @@ def summarise_replicates(frame: pd.DataFrame, level: float) -> pd.DataFrame:
             "ci_high": high.to_numpy(dtype=float),
             "level": level,
             "replicates": np.int64(len(boot)),
+            "sample_rows": pd.array([sample_rows] * len(shares.columns), dtype="Int64"),
         }
     )[GRAPH_ESTIMATES.column_names]
 
