@@ -236,13 +236,20 @@ class StreamConsumer:
             self._flush()
 
     def _watch_assignment(self) -> bool:
-        """Reconnect a member that has held no partition for ``unassigned_for`` seconds; True when it did.
+        """Reconnect a member that has held no settled assignment for ``unassigned_for`` seconds; True
+        when it did.
 
-        A member whose group join never completed holds nothing and waits for ever: in one CI run
-        source_recrawls landed nothing for 25 minutes while page_clicks, started alike, did. A new
-        member joins afresh. A member that is legitimately idle (more members than partitions) would
-        reconnect too, so each reconnect doubles the wait (to 10 minutes at most) and churn decays."""
-        if self.consumer.assignment():
+        A member whose group join never completed fetches nothing and waits for ever: in one CI run
+        source_recrawls landed nothing for 25 minutes while page_clicks, started alike, did; in another
+        graph_sample's member began its second join, never finished it (kafka-python re-awaits the same
+        join task at every poll), kept the partitions of its first and landed nothing for 16 minutes.
+        So settled means partitions assigned *and* the member's state stable (``group_metadata().state``,
+        kafka-python's public snapshot). A new member joins afresh. A member that is legitimately idle
+        (more members than partitions) would reconnect too, so each reconnect doubles the wait (to 10
+        minutes at most) and churn decays."""
+        from kafka.structs import MemberState
+
+        if self.consumer.assignment() and self.consumer.group_metadata().state == MemberState.STABLE:
             self.unassigned_since, self.unassigned_for = None, self.rejoin_after
             return False
         now = time.monotonic()
@@ -251,8 +258,8 @@ class StreamConsumer:
             return False
         if now - self.unassigned_since < self.unassigned_for:
             return False
-        log.warning("no partition of %s assigned to group %s for %.0f s; leaving and joining again",
-                    self.topic, self.group, now - self.unassigned_since)
+        log.warning("no settled assignment of %s in group %s for %.0f s (state %s); leaving and joining again",
+                    self.topic, self.group, now - self.unassigned_since, self.consumer.group_metadata().state)
         self.counts["rejoins"] += 1
         self.unassigned_since, self.unassigned_for = None, min(2 * self.unassigned_for, 600.0)
         self._flush()
