@@ -16,6 +16,8 @@ import sys
 import time
 
 from focuscrawl.config import settings
+from focuscrawl.core.params import add_arguments
+from focuscrawl.fue.params import DEFAULT as FUE, EXTRACT_KNOBS
 from focuscrawl.fue.pipeline import (HISTORIES_TOPIC, SITE_CAP, ExtractRequest, RedditClient, UserExtractor,
                                      extract_topic)
 from focuscrawl.stream.process import StreamProcess, Stopped, parser
@@ -28,18 +30,17 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--method", required=True)
     ap.add_argument("--base-url", default=cfg.world_url)
     ap.add_argument("--cap", type=int, default=SITE_CAP)
-    ap.add_argument("--users-per-hour", type=float, default=0.0,
-                    help="extraction budget of this instance (the project's loops.fue.users_per_hour; 0: no limit)")
+    add_arguments(ap, FUE, EXTRACT_KNOBS)  # the project's [loops.fue] users_per_hour, through the plan
     args = ap.parse_args(argv)
-    if args.users_per_hour < 0:
-        ap.error("--users-per-hour must be >= 0 (0: no limit)")
+    if args.users_per_hour <= 0:
+        ap.error(f"--users-per-hour must be > 0 (the budget of this extractor; default {FUE.users_per_hour:g})")
 
     with StreamProcess(f"fue-extractor-{args.method}", args, cfg) as proc:
         proc.ensure_topics([TopicSpec(HISTORIES_TOPIC, "user")])
         extractor = UserExtractor(RedditClient(proc.fetcher(), args.base_url), cap=args.cap)
         counts = {"extracted": 0}
         proc.status(lambda: {"method": args.method, "users_per_hour": args.users_per_hour, **counts})
-        gap = 3600.0 / args.users_per_hour if args.users_per_hour else 0.0
+        gap = 3600.0 / args.users_per_hour
         next_slot = [time.monotonic()]
 
         def handle(record):

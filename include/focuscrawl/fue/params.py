@@ -34,6 +34,9 @@ class FueParams:
     visit_interval: float = knob(2.0, "seconds between two community visits of the explorer", minimum=0)
     front_page_interval: float = knob(5.0, "seconds between two reads of the front page (/r/all/new) by the "
                                            "explorer, start to start", minimum=0)
+    # The User Extractor's budget: section IV-F's week extracted "higher than 110,000 (655 per hour)" users
+    # per method; 600 is that pace, rounded down. projects/reddit.toml takes 120 within reddit's rate limit.
+    users_per_hour: float = knob(600.0, "users an extractor extracts an hour at most", exclusiveMinimum=0)
     # Section V: the pseudo-trained HCP variants (threshold pairs, and positives only).
     pseudo_methods: tuple[str, ...] = knob(("HCP-0.9-0.1", "HCP-0.5-0.5", "HCP-POS"), "pseudo-trained HCP variants")
     # Section V: "Every five minutes, a new prediction classifier is built from the original training
@@ -62,3 +65,4 @@ class FueParams:
 
 DEFAULT = FueParams()
 PSEUDO_TRAINING_KNOBS = ("top_n", "seed")  # the fue_pseudo_training DAG's Params besides its methods
+EXTRACT_KNOBS = ("users_per_hour",)  # what streaming/fue/extractor.py takes

@@ -341,7 +341,7 @@ class FueLoop(Loop):
     front_page_interval: float = Field(FUE.front_page_interval, ge=0,
                                        description="seconds between two reads of the front page (/r/all/new) by "
                                                    "the explorer, start to start")
-    users_per_hour: Positive = 600.0
+    users_per_hour: float = Field(FUE.users_per_hour, gt=0, description="users an extractor extracts an hour at most")
     listing_path: str = Field(FUE.listing_path, description="path of the front page on the site (every community's "
                                                             "new posts), read by the explorer")
 
