@@ -5,13 +5,17 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 import typing
+from pathlib import Path
 
 import pyarrow as pa
 import pytest
 
 from focuscrawl.ephemeral.tables import PAGE_CLICKS, ClickRecord, click_row
 from focuscrawl.lake.delta_sink import RecordRejected, StreamRecord
+
+ROOT = Path(__file__).resolve().parents[2]
 
 GOOD = {"source_url": "https://shop.example.org/new", "page_url": "https://shop.example.org/p/1",
         "created_at": 1_700_000_000_000_000, "observed_at": 1_700_000_360_000_000, "clicks": 7,
@@ -27,6 +31,16 @@ def test_the_record_is_the_tables_row():
     hints = typing.get_type_hints(ClickRecord)
     fields = {f.name: type(None) not in typing.get_args(hints[f.name]) for f in dataclasses.fields(ClickRecord)}
     assert fields == {c.name: not c.nullable for c in PAGE_CLICKS.columns}
+
+
+def test_the_documented_record_is_the_record():
+    """docs/loops/ephemeral.md's table of keys is the record's fields, required where they are; its example lands."""
+    section = (ROOT / "docs" / "loops" / "ephemeral.md").read_text().split("### Clicks from your own analytics")[1]
+    documented = dict(re.findall(r"^\| `(\w+)` \| [^|]+ \| (yes|no) \|", section, re.M))
+    assert documented == {f.name: "yes" if f.default is dataclasses.MISSING else "no"
+                          for f in dataclasses.fields(ClickRecord)}
+    example = json.loads(re.search(r"For example `(\{.*?\})`", section, re.S).group(1))
+    assert click_row(record(example))["clicks"] == 7
 
 
 def test_a_well_formed_record_is_its_row_and_unknown_keys_are_ignored():
