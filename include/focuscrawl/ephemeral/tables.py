@@ -82,7 +82,6 @@ PAGE_CLICKS = table(
 )
 
 
-
 @dataclass(frozen=True)
 class ClickRecord(JsonRecord):
     """One :data:`PAGE_CLICKS` row as it travels on a clicks topic: what the source crawler writes from the click

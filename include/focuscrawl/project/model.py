@@ -385,8 +385,9 @@ class SourcesLoop(Loop):
     seeds: tuple[str, ...] = Field((), description="site roots whose feeds, sitemaps and pages are sources")
     skip_near_duplicates: bool = Field(False, description=NEAR_DUPLICATES_SWITCH)
     feedback: str | None = Field(None, description="what a new page earns its source (focuscrawl.ephemeral.feedback): "
-                                 "\"clicks\" (a click log) or \"relevance\" (its relevance, discounted by its fetch "
-                                 "delay); default: clicks for target = \"world\", relevance for \"sites\"")
+                                 "\"clicks\" (clicks_url's click log or clicks_topic's records) or \"relevance\" "
+                                 "(its relevance, discounted by its fetch delay); default: clicks for target = "
+                                 "\"world\", relevance for \"sites\"")
     clicks_url: str | None = Field(None, description="with clicks: the click log's URL, answering GET ?since=T in "
                                    "the documented JSON (docs/loops/ephemeral.md); on a world site its /search/clicks.json")
     clicks_topic: str | None = Field(None, description="with clicks, instead of clicks_url: the Kafka topic the "
