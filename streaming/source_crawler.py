@@ -15,7 +15,8 @@ parser rejections to the dead-letter topic. With ``--feedback relevance`` no cli
 (``--feedback clicks``, the default) is what a search engine knows of
 its own result pages: clicks on the pages it crawled, from when it crawled them, read from
 ``--clicks-url`` (on the world, its crawl surface's ``/search/clicks.json``,
-``focuscrawl.world.clicks``) through the same fetch layer. A background thread follows the
+``focuscrawl.world.clicks``) through the same fetch layer; with ``--no-click-log`` none is read (the clicks
+reach ``page_clicks`` on the project's own topic, ``[loops.sources] clicks_topic``). A background thread follows the
 compacted schedule topic from its beginning; between pushes the crawler keeps its last schedule.
 ``--clock site`` runs on the site's own time, the ``Date`` header of its responses
 (``focuscrawl.fetch.clock``; the world sends its simulated time there, so budget and intervals
@@ -145,8 +146,10 @@ def crawl(args, cfg) -> int:
             relevance=scorer_from_args(args, proc.metrics.page_scored("sources")), scope=scope, soft404=soft404,
             dust=DustRules())
         site = urlsplit(args.site[0])
-        clicks = None  # --feedback relevance: no click log is read; the pages' relevance is the profit signal
-        if args.feedback == "clicks":
+        # --feedback relevance: the pages' relevance is the profit signal; --no-click-log: the clicks land from the
+        # project's own topic. Either way no click log is read.
+        clicks = None
+        if args.feedback == "clicks" and not args.no_click_log:
             clicks_url = args.clicks_url or f"{site.scheme}://{site.netloc}{CLICKS_PATH}"
             clicks = ClickLog(lambda since: fetcher.get(f"{clicks_url}?since={since!r}", accept=["application/json"]),
                               f"{site.scheme}://{site.netloc}")
@@ -226,7 +229,12 @@ def build_parser(cfg) -> tuple[argparse.ArgumentParser, argparse.ArgumentParser]
                    default=EPHEMERAL.feedback.lower(),
                    help="the profit signal (focuscrawl.ephemeral.feedback): clicks read from --clicks-url, or the "
                         "fetched pages' relevance (no click log is read)")
-    c.add_argument("--clicks-url", help="the search engine's click log (default: the first site's origin + /search/clicks.json)")
+    click_log = c.add_mutually_exclusive_group()
+    click_log.add_argument("--clicks-url",
+                           help="the search engine's click log (default: the first site's origin + /search/clicks.json)")
+    click_log.add_argument("--no-click-log", action="store_true",
+                           help="with --feedback clicks: read no click log; the clicks reach page_clicks on the "
+                                "project's own topic ([loops.sources] clicks_topic, read by the page_clicks consumer)")
     c.add_argument("--feedback-every", type=float, default=10.0, help="wall seconds between click-log reads")
     c.add_argument("--skip-near-duplicates", action="store_true",
                    help="skip a new page whose text near-duplicates a page crawled before (shingle Jaccard >= 0.7)")

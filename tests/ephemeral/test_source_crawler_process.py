@@ -44,8 +44,8 @@ def test_the_plans_command_line_parses_with_the_project_site_and_the_scaffolds_a
 
 
 def test_the_plan_hands_the_crawler_the_projects_profit_signal(tmp_path):
-    """world.toml (target world): clicks from the world's click log; on real sites the pages' relevance, and a
-    declared click log's URL when the project names one."""
+    """world.toml (target world): clicks from the world's click log; on real sites the pages' relevance, a
+    declared click log's URL when the project names one, and no click log when it names a clicks topic."""
     from focuscrawl.config import settings
     from focuscrawl.platform.plan import Models, plan
     from tests.platform.conftest import derived_project
@@ -64,7 +64,11 @@ def test_the_plan_hands_the_crawler_the_projects_profit_signal(tmp_path):
     url = "http://127.0.0.1:9/search/clicks.json"
     told = crawler_args(derived_project(overrides={"target": "sites", ("loops", "sources", "feedback"): "clicks",
                                                    ("loops", "sources", "clicks_url"): url}))
-    assert (told.feedback, told.clicks_url) == ("clicks", url)
+    assert (told.feedback, told.clicks_url, told.no_click_log) == ("clicks", url, False)
+    # clicks on the project's own topic: a site with no click log, and the crawler polls none
+    topic = crawler_args(derived_project(overrides={"target": "sites", ("loops", "sources", "feedback"): "clicks",
+                                                    ("loops", "sources", "clicks_topic"): "shop.clicks"}))
+    assert (topic.feedback, topic.clicks_url, topic.no_click_log) == ("clicks", None, True)
 
 
 def test_sites_bootstrap_and_land_parse_as_before():

@@ -18,14 +18,14 @@ from helpers import load_module, main_parser
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def _every_loop(tmp_path):
+def _every_loop(tmp_path, sources: dict | None = None):
     from focuscrawl.project.loading import parse_project
 
     (tmp_path / "pos.jsonl").write_text('{"user": "a", "text": "so tired"}\n')
     (tmp_path / "neg.csv").write_text("author,title\nc,game night\n")
     raw = {"name": "t", "target": "world", "profile": {"positives": "pos.jsonl", "negatives": "neg.csv"},
            "sites": [{"name": "w", "world": True, "user_agent": "t/1 (+mailto:ops@example.org)", "politeness_delay": 0.3}],
-           "loops": {"fue": {"method": "HCP", "users_per_hour": 90}, "sources": {}, "revisits": {"fetches_per_second": 2.0},
+           "loops": {"fue": {"method": "HCP", "users_per_hour": 90}, "sources": sources or {}, "revisits": {"fetches_per_second": 2.0},
                      "graph": {"enabled": True, "fetches_per_second": 4.0}}}
     return parse_project(raw, base_dir=tmp_path)
 
@@ -76,6 +76,26 @@ def test_each_loop_value_reaches_its_process(planned):
     assert by_name["fue-extractor-hcp"].users_per_hour == 90
     assert by_name["revisitor"].interval_days == project.loops.revisits.revisit_seconds / 86400 == 7
     assert by_name["source-crawler"].feedback == project.loops.sources.feedback == "clicks"
+
+
+def test_a_click_topic_is_what_the_page_clicks_consumer_reads_and_the_crawler_polls_no_click_log(tmp_path, monkeypatch):
+    """[loops.sources] clicks_topic reaches one process: the page_clicks consumer reads it (its --topic, parsed by
+    consumer.py's own parser, and the plan's record of the landing); the crawler, told so, reads no click log."""
+    from focuscrawl.config import settings
+    from focuscrawl.platform.plan import Models, plan
+
+    monkeypatch.setenv("FOCUSCRAWL_VAR", str(tmp_path / "var"))
+    models = Models(Path("/m/r.joblib"), Path("/m/c.joblib"))
+    for clicks_topic in ("shop.clicks", None):
+        project = _every_loop(tmp_path, {"clicks_topic": clicks_topic} if clicks_topic else {})
+        specs = {s.name: s for s in plan(project, settings(), models=models)}
+        consumers = {name: _parse(s) for name, s in specs.items() if s.kind == "consumer"}
+        assert (consumers["consumer-page_clicks"].sink, consumers["consumer-page_clicks"].topic) == \
+            ("page_clicks", clicks_topic)
+        assert specs["consumer-page_clicks"].meta["topic"] == (clicks_topic or "focuscrawl.page_clicks")
+        assert all(args.topic is None for name, args in consumers.items() if name != "consumer-page_clicks")
+        crawler = _parse(specs["source-crawler"])
+        assert (crawler.feedback, crawler.clicks_url, crawler.no_click_log) == ("clicks", None, clicks_topic is not None)
 
 
 def test_a_script_refuses_an_argument_it_does_not_take(planned):

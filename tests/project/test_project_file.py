@@ -129,12 +129,33 @@ MALFORMED = [
      "loops.sources.freshness_half_life", "not positive"),
     ("click log not a URL", ("[schedules]", '[loops.sources]\nfeedback = "clicks"\nclicks_url = "clicks.json"\n[schedules]'),
      "loops.sources.clicks_url", "absolute http(s) URL"),
+    ("clicks feedback without a click log names the topic too", ("[schedules]", '[loops.sources]\nfeedback = "clicks"\n'
+                                                                 "[schedules]"), "loops.sources.clicks_url", "or clicks_topic"),
+    ("click topic and click log both", ("[schedules]", '[loops.sources]\nfeedback = "clicks"\nclicks_topic = "shop.clicks"\n'
+                                        'clicks_url = "https://shop.example.org/c"\n[schedules]'),
+     "loops.sources.clicks_topic", "clicks_url is set too"),
+    ("click topic with relevance feedback", ("[schedules]", '[loops.sources]\nclicks_topic = "shop.clicks"\n[schedules]'),
+     "loops.sources.clicks_topic", "remove clicks_topic or set feedback = \"clicks\""),
+    ("click topic with a space", ("[schedules]", '[loops.sources]\nfeedback = "clicks"\nclicks_topic = "shop clicks"\n'
+                                  "[schedules]"), "loops.sources.clicks_topic", "not a Kafka topic name"),
+    ("click topic empty", ("[schedules]", '[loops.sources]\nfeedback = "clicks"\nclicks_topic = ""\n[schedules]'),
+     "loops.sources.clicks_topic", "e.g. \"shop.clicks\""),
+    ("click topic of 250 characters", ("[schedules]", f'[loops.sources]\nfeedback = "clicks"\nclicks_topic = "{"c" * 250}"\n'
+                                       "[schedules]"), "loops.sources.clicks_topic", "1 to 249"),
+    ("click topic a dot", ("[schedules]", '[loops.sources]\nfeedback = "clicks"\nclicks_topic = ".."\n[schedules]'),
+     "loops.sources.clicks_topic", "not a Kafka topic name"),
+    ("click topic ending in a newline", ("[schedules]", '[loops.sources]\nfeedback = "clicks"\nclicks_topic = "shop\\n"\n'
+                                         "[schedules]"), "loops.sources.clicks_topic", "not a Kafka topic name"),
+    ("click topic from an unset variable", ("[schedules]", '[loops.sources]\nfeedback = "clicks"\n'
+                                            'clicks_topic = "${FC_TEST_TOPIC}"\n[schedules]'),
+     "loops.sources.clicks_topic", "export FC_TEST_TOPIC"),
 ]
 
 
 @pytest.mark.parametrize("case,edit,key,fix", MALFORMED, ids=[m[0] for m in MALFORMED])
 def test_a_malformed_file_gives_one_error_naming_key_and_fix(folder, monkeypatch, case, edit, key, fix):
     monkeypatch.delenv("FC_TEST_URL", raising=False)
+    monkeypatch.delenv("FC_TEST_TOPIC", raising=False)
     text: str | bytes = VALID
     if edit is not None:
         assert edit[0] in VALID, case
@@ -317,3 +338,16 @@ def test_the_sources_feedback_defaults_by_target(folder):
     clicks = load_project(write(folder, VALID.replace("[schedules]", '[loops.sources]\nfeedback = "Clicks"\n'
                                                       'clicks_url = "https://shop.example.org/c.json"\n[schedules]')))
     assert clicks.loops.sources.feedback == "clicks"
+
+
+def test_a_click_topic_stands_for_the_click_log(folder, monkeypatch):
+    """With clicks_topic a site with no known click log needs no clicks_url; the name may come from a variable."""
+    monkeypatch.setenv("FC_TEST_TOPIC", "analytics.page-clicks_v2")
+    topic = load_project(write(folder, VALID.replace("[schedules]", '[loops.sources]\nfeedback = "clicks"\n'
+                                                     'clicks_topic = "${FC_TEST_TOPIC}"\n[schedules]')))
+    sources = topic.loops.sources
+    assert (sources.feedback, sources.clicks_topic, sources.clicks_url) == ("clicks", "analytics.page-clicks_v2", None)
+    assert topic.to_json()["loops"]["sources"]["clicks_topic"] == "analytics.page-clicks_v2"
+    longest = load_project(write(folder, VALID.replace("[schedules]", '[loops.sources]\nfeedback = "clicks"\n'
+                                                       f'clicks_topic = "{"c" * 249}"\n[schedules]')))
+    assert len(longest.loops.sources.clicks_topic) == 249

@@ -56,7 +56,7 @@ import json
 import logging
 import threading
 import time
-from dataclasses import dataclass, field, replace
+from dataclasses import asdict, dataclass, field, replace
 from typing import TYPE_CHECKING, Callable, Iterable
 
 import numpy as np
@@ -66,6 +66,7 @@ from focuscrawl.core.dedup import Match, NearDuplicateIndex, decode_signature, e
 from focuscrawl.ephemeral.estimate import ProfitPrior
 from focuscrawl.ephemeral.params import DEFAULT
 from focuscrawl.ephemeral.schedulers import PlannedPolicy
+from focuscrawl.ephemeral.tables import ClickRecord
 from focuscrawl.ephemeral.sources import ACCEPT, ContentSource, read_source
 from focuscrawl.fetch.conditional import Revalidator, Validators
 from focuscrawl.fetch.errors import refusal_of
@@ -463,8 +464,9 @@ class SourceCrawler:
 
     # -- click feedback -----------------------------------------------------------------------
     def click_rows(self, feedback: dict) -> list[dict]:
-        """``page_clicks`` rows from :meth:`ClickLog.poll`: ``{"until": t, "clicks": [{"url",
-        "crawled_at", "clicks"}, ...]}``, clicks counted since the crawl; pages not ours are ignored."""
+        """``page_clicks`` rows (:class:`~focuscrawl.ephemeral.tables.ClickRecord`) from :meth:`ClickLog.poll`:
+        ``{"until": t, "clicks": [{"url", "crawled_at", "clicks"}, ...]}``, clicks counted since the crawl; pages
+        not ours are ignored."""
         rows = []
         for item in feedback.get("clicks", []):
             url = self.key_of(item["url"])
@@ -473,10 +475,10 @@ class SourceCrawler:
                 continue
             source_url, published = self.crawled_[url]
             crawled = float(item["crawled_at"])
-            rows.append({"source_url": source_url, "page_url": url,
-                         "created_at": micros(published if published is not None else crawled),
-                         "observed_at": micros(float(feedback["until"])), "counted_from": micros(crawled),
-                         "clicks": int(round(float(item["clicks"])))})
+            rows.append(asdict(ClickRecord(
+                source_url=source_url, page_url=url, created_at=micros(published if published is not None else crawled),
+                observed_at=micros(float(feedback["until"])), counted_from=micros(crawled),
+                clicks=int(round(float(item["clicks"]))))))
         return rows
 
     def status(self) -> dict:

@@ -10,6 +10,7 @@ pandas functions of :mod:`focuscrawl.ephemeral.estimate` through ``applyInPandas
 
 from __future__ import annotations
 
+from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
@@ -17,12 +18,14 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
+from focuscrawl.core.records import JsonRecord
 from focuscrawl.ephemeral.feedback import OBSERVATION_SCHEMA
 from focuscrawl.ephemeral.estimate import (ESTIMATE_COLUMNS, LinkRatePrior, ProfitPrior, combine_estimates,
                                            optimistic, pooled_prior, profit_fit_one_source)
 from focuscrawl.ephemeral.optimiser import allocate
 from focuscrawl.ephemeral.params import DEFAULT
 from focuscrawl.fetch.warc import WARC_COLUMNS
+from focuscrawl.lake.delta_sink import RecordRejected
 from focuscrawl.lake.tables import UNIT_INTERVAL, Column, table
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -77,6 +80,35 @@ PAGE_CLICKS = table(
                "when counting began: the crawl (what a search engine sees after indexing); null: creation"),
     ],
 )
+
+
+@dataclass(frozen=True)
+class ClickRecord(JsonRecord):
+    """One :data:`PAGE_CLICKS` row as it travels on a clicks topic: what the source crawler writes from the click
+    log, and what a project's own analytics writes to its ``[loops.sources] clicks_topic``. Timestamps are
+    integers, microseconds since the Unix epoch (UTC); ``clicks`` is the page's total from ``counted_from`` (null:
+    from ``created_at``) to ``observed_at``, so a page's latest record is its count."""
+
+    source_url: str
+    page_url: str
+    created_at: int
+    observed_at: int
+    clicks: int
+    counted_from: int | None = None
+
+    def __post_init__(self) -> None:
+        if self.clicks < 0:
+            raise ValueError(f"ClickRecord.clicks: {self.clicks} is negative; a count is 0 or more")
+
+
+def click_row(record) -> dict:
+    """A clicks topic's record as a :data:`PAGE_CLICKS` row, read as the :class:`ClickRecord` it must be: a
+    malformed one is dead-lettered naming its field (the sink's rule for what does not fit its table)."""
+    try:
+        return asdict(ClickRecord.from_json(record.value))
+    except ValueError as exc:
+        raise RecordRejected(f"not a page_clicks record: {exc}") from None
+
 
 SOURCE_ESTIMATES = table(
     "source_estimates",

@@ -9,7 +9,8 @@ scripts under ``streaming/``: thin wiring, each reading its own arguments):
 - ``revisits`` (seed 002): the page revisitor (it writes ``page_snapshots`` itself);
 - ``graph`` (seed 003): the graph sampler;
 - and each loop's landings into Delta (:data:`LOOP_SINKS`, one ``streaming/consumer.py --sink``
-  each: the FUE posts and verdicts, the source recrawls and clicks, the graph sample), and, when a
+  each: the FUE posts and verdicts, the source recrawls and clicks, the graph sample; the clicks from the
+  project's ``[loops.sources] clicks_topic`` when it names one), and, when a
   crawling loop (:data:`CRAWLING_LOOPS`) runs, one landing of the dead-letter topic (parser
   rejections, scope and trap refusals) into the ``dead_letter`` table;
 
@@ -120,7 +121,9 @@ def _sources(project, cfg, models=None) -> list[_Draft]:
     # the budget paces the crawler's slots (fetches per second in all), not one host: no pace of its own
     args = ["crawl", "--budget", f"{loop.fetches_per_second:g}", *_pages(loop, site, cfg, "--site"),
             *_relevance(project, cfg), "--feedback", loop.feedback,
-            *(["--clicks-url", loop.clicks_url] if loop.clicks_url else [])]
+            *(["--clicks-url", loop.clicks_url] if loop.clicks_url else []),
+            # the clicks land from the project's own topic (_sink_topics), so the crawler reads no click log
+            *(["--no-click-log"] if loop.clicks_topic else [])]
     return [_Draft("source-crawler", "sources.crawler", "sources", FETCHERS, "streaming/source_crawler.py", args,
                    pace=0.0)]
 
@@ -150,19 +153,28 @@ def _graph(project, cfg, models=None) -> list[_Draft]:
                    pace=1.0 / loop.fetches_per_second)]
 
 
-def _sinks(loop: str | None, names=None) -> list[_Draft]:
+def _sink_topics(project) -> dict[str, str]:
+    """The landings that read a topic of the project's instead of their own: ``page_clicks`` from
+    ``[loops.sources] clicks_topic``, where the project's own analytics writes the clicks."""
+    topic = project.loops.sources.clicks_topic
+    return {"page_clicks": topic} if topic else {}
+
+
+def _sinks(loop: str | None, names=None, topics: dict[str, str] | None = None) -> list[_Draft]:
     """One consumer per landing of ``loop`` (or of ``names``) that the sink registry holds (a table whose sink
-    is not registered yet, such as ``graph_sample`` before the sampler lands, is left out)."""
+    is not registered yet, such as ``graph_sample`` before the sampler lands, is left out); a landing named in
+    ``topics`` reads that topic (``--topic``) instead of its sink's."""
     from focuscrawl.stream.sinks import SINKS, sink
 
     drafts = []
     for name in LOOP_SINKS[loop] if names is None else names:
         if name not in SINKS:
             continue
-        spec, group = sink(name), f"{name}-to-delta"
+        spec, group, topic = sink(name), f"{name}-to-delta", (topics or {}).get(name)
         drafts.append(_Draft(f"consumer-{name}", "consumer", loop, SINKS_TIER, "streaming/consumer.py",
-                             ["--sink", name, "--group", group],
-                             meta={"sink": name, "topic": spec.topic, "group": group, "table": spec.table.name}))
+                             ["--sink", name, "--group", group, *(["--topic", topic] if topic else [])],
+                             meta={"sink": name, "topic": topic or spec.topic, "group": group,
+                                   "table": spec.table.name}))
     return drafts
 
 
@@ -181,7 +193,7 @@ def plan(project, cfg, *, models: Models | None = None, airflow: bool = True) ->
     drafts: list[_Draft] = []
     for loop, _settings, _site in project.enabled_loops():
         drafts += BUILDERS[loop](project, cfg, models)
-        drafts += _sinks(loop)
+        drafts += _sinks(loop, topics=_sink_topics(project))
     if any(loop in CRAWLING_LOOPS for loop, _, _ in project.enabled_loops()):
         drafts += _sinks(None, ("dead_letter",))
     if airflow:

@@ -75,6 +75,7 @@ from focuscrawl.project.values import (
     check_positive_duration,
     check_registered,
     check_schedule,
+    check_topic,
     check_url,
     interpolate,
     parse_duration,
@@ -384,10 +385,14 @@ class SourcesLoop(Loop):
     seeds: tuple[str, ...] = Field((), description="site roots whose feeds, sitemaps and pages are sources")
     skip_near_duplicates: bool = Field(False, description=NEAR_DUPLICATES_SWITCH)
     feedback: str | None = Field(None, description="what a new page earns its source (focuscrawl.ephemeral.feedback): "
-                                 "\"clicks\" (a click log) or \"relevance\" (its relevance, discounted by its fetch "
-                                 "delay); default: clicks for target = \"world\", relevance for \"sites\"")
+                                 "\"clicks\" (clicks_url's click log or clicks_topic's records) or \"relevance\" "
+                                 "(its relevance, discounted by its fetch delay); default: clicks for target = "
+                                 "\"world\", relevance for \"sites\"")
     clicks_url: str | None = Field(None, description="with clicks: the click log's URL, answering GET ?since=T in "
                                    "the documented JSON (docs/loops/ephemeral.md); on a world site its /search/clicks.json")
+    clicks_topic: str | None = Field(None, description="with clicks, instead of clicks_url: the Kafka topic the "
+                                     "project's own analytics writes the clicks to, one page_clicks record each "
+                                     "(docs/loops/ephemeral.md); the page_clicks sink reads it")
     freshness_half_life: str = Field(f"{EPHEMERAL.freshness_half_life_s / 86400:g}d", description="with relevance: the fetch delay after publication at which "
                                      "a page's relevance counts half")
 
@@ -405,11 +410,21 @@ class SourcesLoop(Loop):
     def _clicks_url(cls, v: Any) -> Any:
         return check_url(interpolate(v)) if isinstance(v, str) else v
 
+    @field_validator("clicks_topic", mode="before")
+    @classmethod
+    def _clicks_topic(cls, v: Any) -> Any:
+        return check_topic(interpolate(v)) if isinstance(v, str) else v
+
     @model_validator(mode="after")
     def _clicks_source(self) -> "SourcesLoop":
-        if self.feedback == "relevance" and self.clicks_url is not None:
-            raise ValueError("clicks_url: feedback is \"relevance\", so no click log is read; remove clicks_url "
-                             "or set feedback = \"clicks\"")
+        if self.clicks_url is not None and self.clicks_topic is not None:
+            raise ValueError("clicks_topic: clicks_url is set too, and clicks come from one place; keep clicks_topic "
+                             "(the Kafka topic your analytics writes) or clicks_url (a click log read over HTTP), "
+                             "remove the other")
+        for key in ("clicks_url", "clicks_topic"):
+            if self.feedback == "relevance" and getattr(self, key) is not None:
+                raise ValueError(f"{key}: feedback is \"relevance\", so no clicks are read; remove {key} "
+                                 "or set feedback = \"clicks\"")
         return self
 
     @computed_field  # in the dump ``up`` writes, so source_schedule's DAG takes the parsed seconds
@@ -618,10 +633,11 @@ class Project(StrictModel):
                              "declare [profile.pages] or set target = \"new_outlinks\"")
         sources = self.loops.sources
         if sources.enabled and sources.feedback == "clicks" and sources.clicks_url is None \
-                and not self.site(sources.site).world:
+                and sources.clicks_topic is None and not self.site(sources.site).world:
             raise ValueError(f"loops.sources.clicks_url: feedback is \"clicks\" but {self.site(sources.site).name} has "
-                             "no click log we know; set clicks_url = \"https://...\" (answering the documented JSON, "
-                             "docs/loops/ephemeral.md), or feedback = \"relevance\"")
+                             "no click log we know; set clicks_url = \"https://...\" (answering the documented JSON) "
+                             "or clicks_topic = \"...\" (the Kafka topic your analytics writes the documented records "
+                             "to; docs/loops/ephemeral.md), or feedback = \"relevance\"")
         for dag_id in self.asset_events.min_interval:
             if self.schedules.get(dag_id) == "none":
                 raise ValueError(f"asset_events.min_interval.{dag_id}: [schedules] {dag_id} is \"none\", so no Asset "

@@ -1,5 +1,5 @@
 """Values every part of the project file shares: its constants, ``${VAR}`` interpolation, durations,
-schedules, URL and name checks, and the one error a project raises (:class:`ProjectError`).
+schedules, URL, name and Kafka topic checks, and the one error a project raises (:class:`ProjectError`).
 """
 
 from __future__ import annotations
@@ -52,6 +52,9 @@ _NAME = re.compile(r"^[a-z][a-z0-9_-]*$")
 
 
 PARAM_PATTERN = re.compile(r"^[A-Za-z0-9_.\-\[\]*?]+$")  # a parameter name, shell wildcards allowed
+
+
+_TOPIC = re.compile(r"[A-Za-z0-9._-]{1,249}")  # fullmatch: Kafka's rule for a topic name (besides "." and "..")
 
 
 class ProjectError(ValueError):
@@ -109,6 +112,13 @@ def check_url(value: str) -> str:
         raise ValueError(f"{value!r} is not a URL ({exc}); write e.g. https://example.org") from None
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise ValueError(f"{value!r} is not an absolute http(s) URL; write e.g. https://example.org")
+    return value
+
+
+def check_topic(value: str) -> str:
+    if value in (".", "..") or not _TOPIC.fullmatch(value):
+        raise ValueError(f"{value!r} is not a Kafka topic name; use 1 to 249 letters, digits, '.', '_' or '-' "
+                         "(not \".\" or \"..\"), e.g. \"shop.clicks\"")
     return value
 
 

@@ -85,6 +85,14 @@ def _source_history(name: str) -> Callable[[], SinkSpec]:
     return make
 
 
+def _page_clicks() -> SinkSpec:
+    """Click feedback, from the source crawler's click log or a project's own ``[loops.sources] clicks_topic``
+    (the plan's ``--topic``): one record, :class:`focuscrawl.ephemeral.tables.ClickRecord`, checked field by field."""
+    from focuscrawl.ephemeral.tables import HISTORY_TOPICS, PAGE_CLICKS, click_row
+
+    return SinkSpec(PAGE_CLICKS, HISTORY_TOPICS[PAGE_CLICKS.name], click_row)
+
+
 def _graph_sample() -> SinkSpec:
     """The graph sampler's crawls (``streaming/graph_sampler.py``, one Kafka transaction per round)."""
     from focuscrawl.graph.live import GRAPH_SAMPLE_TOPIC, graph_sample_row
@@ -101,7 +109,7 @@ SINKS: dict[str, Callable[[], SinkSpec]] = {
     "dead_letter": _dead_letter,
     "fue_extractions": _fue_extractions,
     "source_recrawls": _source_history("source_recrawls"),
-    "page_clicks": _source_history("page_clicks"),
+    "page_clicks": _page_clicks,
     "source_pages": _source_history("source_pages"),
     "graph_sample": _graph_sample,
 }
