@@ -98,6 +98,18 @@ def test_a_click_topic_is_what_the_page_clicks_consumer_reads_and_the_crawler_po
         assert (crawler.feedback, crawler.clicks_url, crawler.no_click_log) == ("clicks", None, clicks_topic is not None)
 
 
+def test_no_click_consumer_runs_where_no_click_reaches_it(tmp_path, monkeypatch):
+    """feedback = "relevance" (a real site's default): nothing writes the clicks topic, so no page_clicks consumer
+    is planned (it would sit idle, its table empty); the fetched pages' landing, which the signal reads, is."""
+    from focuscrawl.config import settings
+    from focuscrawl.platform.plan import Models, plan
+
+    monkeypatch.setenv("FOCUSCRAWL_VAR", str(tmp_path / "var"))
+    project = _every_loop(tmp_path, {"feedback": "relevance"})
+    names = {s.name for s in plan(project, settings(), models=Models(Path("/m/r.joblib"), Path("/m/c.joblib")))}
+    assert {"consumer-source_recrawls", "consumer-source_pages"} <= names and "consumer-page_clicks" not in names
+
+
 def test_a_script_refuses_an_argument_it_does_not_take(planned):
     """The contract can fail: a flag no script declares exits 2."""
     _, specs = planned

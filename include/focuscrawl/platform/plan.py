@@ -153,6 +153,16 @@ def _graph(project, cfg, models=None) -> list[_Draft]:
                    pace=1.0 / loop.fetches_per_second)]
 
 
+def _landings(project, loop: str) -> tuple[str, ...]:
+    """The landings ``loop`` needs in ``project``: ``page_clicks`` only where clicks reach it (``feedback =
+    "clicks"``: the source crawler's click log, or the project's ``clicks_topic``). With ``"relevance"`` nothing
+    writes it, and a consumer of it would sit idle with an empty table."""
+    names = LOOP_SINKS[loop]
+    if loop == "sources" and project.loops.sources.feedback != "clicks":
+        names = tuple(name for name in names if name != "page_clicks")
+    return names
+
+
 def _sink_topics(project) -> dict[str, str]:
     """The landings that read a topic of the project's instead of their own: ``page_clicks`` from
     ``[loops.sources] clicks_topic``, where the project's own analytics writes the clicks."""
@@ -193,7 +203,7 @@ def plan(project, cfg, *, models: Models | None = None, airflow: bool = True) ->
     drafts: list[_Draft] = []
     for loop, _settings, _site in project.enabled_loops():
         drafts += BUILDERS[loop](project, cfg, models)
-        drafts += _sinks(loop, topics=_sink_topics(project))
+        drafts += _sinks(loop, _landings(project, loop), topics=_sink_topics(project))
     if any(loop in CRAWLING_LOOPS for loop, _, _ in project.enabled_loops()):
         drafts += _sinks(None, ("dead_letter",))
     if airflow:
