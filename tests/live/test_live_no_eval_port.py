@@ -1,6 +1,8 @@
 """Static check: nothing on the live path (``streaming/`` and every focuscrawl module it imports,
 transitively, at module level or inside functions) reads the world's evaluation interface or imports
-the world's ground truth (docs/world.md). The runtime twin is ``test_live_eval_port_untouched.py``.
+the world's ground truth (docs/world.md). The runtime twins: ``test_live_processes_integration.py`` (the loops' processes on
+an in-process world) and ``tests/platform/test_platform_e2e.py`` (the whole platform on ``target = "sites"``,
+the world's click log switched off, its evaluation port's access log read at the end).
 """
 
 from __future__ import annotations
@@ -68,7 +70,8 @@ def test_the_live_path_is_big_enough_to_mean_something():
     modules = live_path()
     # the crawlers' own machinery is on it (a scan that found nothing would pass whatever the code does)
     assert {"focuscrawl.fetch.fetcher", "focuscrawl.fetch.clock", "focuscrawl.ephemeral.crawler",
-            "focuscrawl.outlinks.revisit", "focuscrawl.fue.pipeline"} <= set(modules)
+            "focuscrawl.ephemeral.feedback", "focuscrawl.relevance.score", "focuscrawl.outlinks.revisit",
+            "focuscrawl.fue.pipeline"} <= set(modules)
 
 
 def test_no_live_module_imports_the_world_or_the_evaluation_side():

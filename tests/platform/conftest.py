@@ -2,7 +2,11 @@
 
 ``live_platform`` is ``focuscrawl up`` of a test project derived from ``projects/world.toml`` on the
 session's real engines (Kafka, Airflow, the world): the same file with schedules and budgets short
-enough for a test (:func:`derived_project`). It is module-scoped (a pytest "package" scope without
+enough for a test (:func:`derived_project`), and ``target = "sites"`` against a world whose click log
+is switched off (``/search/clicks.json`` answers 404, as on a real site): the sources loop learns
+from the fetched pages' relevance, its default there. The fixture's own requests to the world's
+evaluation port (switching the click log off, reading the port's access log) carry
+:data:`EVALUATION_AGENT`; the live path's processes make none (``test_platform_e2e.py`` checks). It is module-scoped (a pytest "package" scope without
 ``__init__.py`` would last the whole session, and ``tests/platform/__init__.py`` would shadow the
 standard library's ``platform``): kill/restart assertions that want the same running platform go at
 the end of test_platform_e2e.py, after the loops are asserted (``live_platform.platform.kill(name)``;
@@ -27,6 +31,8 @@ WORLD_PROJECT = ROOT / "projects" / "world.toml"
 # What the test project changes in world.toml, and why (every DAG must run within minutes).
 TEST_OVERRIDES = {
     "name": "platform-e2e",
+    # real sites have no click log: the sources loop's default profit signal is then the pages' relevance
+    "target": "sites",
     "schedules": {
         "fue_pseudo_training": "2m",     # the paper's 5 minutes, shortened: two runs fit the test
         "source_schedule": "assets",     # on the landed recrawls and clicks only
@@ -51,6 +57,20 @@ TEST_OVERRIDES = {
     # graph_estimates stayed empty).
     ("asset_events", "min_interval"): {"source_schedule": "10m"},
 }
+
+
+# The User-Agent of the fixture's own requests to the evaluation port (the test is the evaluation side).
+EVALUATION_AGENT = "focuscrawl-platform-e2e-evaluation"
+
+
+def evaluation(cfg, method: str, path: str, **kwargs):
+    """A request of the test to the world's evaluation port, marked with :data:`EVALUATION_AGENT`."""
+    import requests
+
+    response = requests.request(method, cfg.world_eval_url + path, headers={"User-Agent": EVALUATION_AGENT},
+                                timeout=30, **kwargs)
+    response.raise_for_status()
+    return response.json()
 
 
 def derived_project(path: Path = WORLD_PROJECT, overrides: dict = TEST_OVERRIDES):
@@ -87,7 +107,7 @@ class LivePlatform:
 
 
 LAKE_TABLES = ("reddit_posts", "fue_extractions", "fue_candidate_scores", "source_recrawls", "page_clicks",
-               "source_schedule", "page_snapshots", "outlink_features", "outlink_models", "page_priorities",
+               "source_pages", "source_estimates", "source_schedule", "page_snapshots", "outlink_features", "outlink_models", "page_priorities",
                "graph_sample", "graph_estimates")
 
 
@@ -114,6 +134,9 @@ def live_platform(cfg, kafka_broker, airflow, world_service):
 
     watcher = threading.Thread(target=keep_watching, name="push-watch", daemon=True)
     watcher.start()
+    from focuscrawl.ephemeral.crawler import CLICKS_PATH
+
+    evaluation(cfg, "POST", "/faults", json={"missing_paths": [CLICKS_PATH]})  # a web without a click log
     began = time.monotonic()
     try:
         platform.start()
@@ -128,3 +151,4 @@ def live_platform(cfg, kafka_broker, airflow, world_service):
             except Exception:  # a DAG Airflow never listed
                 pass
         (Path(cfg.var_dir) / "run" / "project.json").unlink(missing_ok=True)
+        evaluation(cfg, "POST", "/faults", json={"missing_paths": []})

@@ -10,7 +10,10 @@ budgets) for every assertion, in this order:
 3. each loop's running process follows its push without a restart: the FUE chooser re-ranks by
    the pushed scores, the source crawler takes up the pushed recrawl intervals, the revisitor
    revisits the best-scored page next; the order in their status changed after the push;
-4. Delta holds rows of every loop, each post once.
+4. Delta holds rows of every loop, each post once;
+5. on ``target = "sites"`` with the world's click log switched off, the sources loop's schedule is fitted
+   from the fetched pages' relevance (the stated freshness half-life is every source's decay) and pushed,
+   and no process of the platform made a request to the world's evaluation port.
 
 This file replaced the per-loop end-to-end tests (thin loop, FUE pseudo-training, sources, outlinks,
 graph DAG run), which each started their own crawl and triggered their DAG by hand; the assertions
@@ -86,7 +89,7 @@ def test_every_declared_process_is_up(live_platform):
     names = {spec.name for spec in live_platform.platform.specs}
     for prefix in ("fue-explorer", "fue-chooser-hcp-0.9-0.1", "fue-extractor-", "fue-classifier", "source-crawler",
                    "revisitor", "graph-sampler", "asset-events", "consumer-fue_posts", "consumer-fue_extractions",
-                   "consumer-source_recrawls", "consumer-page_clicks", "consumer-graph_sample"):
+                   "consumer-source_recrawls", "consumer-source_pages", "consumer-graph_sample"):
         assert any(n.startswith(prefix) for n in names), f"{prefix}* not declared: {sorted(names)}"
 
     def all_up():
@@ -240,9 +243,11 @@ def test_delta_holds_rows_of_every_loop(live_platform):
     # fue_candidate_scores and source_schedule are replaced per run: rows present is what counts
     for table in ("fue_candidate_scores", "source_schedule", "page_priorities", "graph_estimates"):
         assert now[table] > 0, f"{table} holds no rows after the loops closed; rows now: {now}"
-    for table in ("reddit_posts", "fue_extractions", "source_recrawls", "page_clicks", "page_snapshots", "graph_sample"):
+    for table in ("reddit_posts", "fue_extractions", "source_recrawls", "source_pages", "page_snapshots", "graph_sample"):
         assert grew[table] > 0, (f"{table} got no rows from the live run: {grew}\n"
                                  + _evidence(cfg, *_writers(live_platform, table)))
+    # target = "sites" and the click log answers 404: no click is read, the sources loop learns from relevance
+    assert grew["page_clicks"] == 0, grew
     # was: thin-loop e2e: every landed post exactly once (the sink's unique key)
     names = DeltaTable(cfg.table_path("reddit_posts")).to_pyarrow_table(columns=["name"]).column("name").to_pylist()
     assert len(names) == len(set(names))
@@ -250,6 +255,32 @@ def test_delta_holds_rows_of_every_loop(live_platform):
     assert set(verdicts.loc[verdicts.run_id == live_platform.project.name, "method"]) == {"HCP-0.9-0.1"}
     print(f"\nplatform e2e: up in {live_platform.up_seconds:.0f}s, loops closed after "
           f"{time.time() - live_platform.started_at:.0f}s; rows landed: {grew}")
+
+
+def test_the_sources_schedule_is_fitted_from_relevance_without_a_click_log(live_platform):
+    """Acceptance of the sources loop on real sites: the estimates behind the pushed schedule come from the
+    relevance of the pages the crawler fetched, their decay is the stated freshness half-life (1 day)."""
+    import numpy as np
+
+    from tests.platform.conftest import EVALUATION_AGENT, evaluation
+
+    cfg = live_platform.cfg
+    spec = next(s for s in live_platform.platform.specs if s.name == "source-crawler")
+    assert spec.command[spec.command.index("--feedback") + 1] == "relevance"
+    crawler = _status(cfg, "source-crawler")
+    assert crawler["schedules_applied"] >= 1, crawler
+    pages = DeltaTable(cfg.table_path("source_pages")).to_pandas(columns=["source_url", "relevance"])
+    scored = pages[pages.relevance.notna()]
+    assert len(scored), "no fetched new page was scored for relevance"
+    estimates = DeltaTable(cfg.table_path("source_estimates")).to_pandas()
+    assert np.allclose(estimates["mu"], np.log(2) / 86400.0), estimates[["source_url", "mu"]]
+    fitted = estimates[estimates.n_pages > 0]
+    assert len(fitted) and set(fitted.source_url) <= set(scored.source_url), fitted
+    assert ((fitted.P >= 0) & (fitted.P <= 1)).all(), fitted[["source_url", "P"]]  # relevance, not clicks
+    # No process of the platform asked the evaluation port anything; the fixture's own requests are marked.
+    entries = evaluation(cfg, "GET", "/eval_access_log")["entries"]
+    strangers = [e for e in entries if not e["client"].endswith("|" + EVALUATION_AGENT)]
+    assert not strangers, f"requests to the evaluation port from the live path: {strangers[:5]}"
 
 
 # -- supervisor: one process of each kind SIGKILLed (sup) ---------------------------------------
