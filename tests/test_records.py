@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from focuscrawl.ephemeral.crawler import ClickAnswer, ClickPosition, ClickTotal, CrawledPage, PageClicks, SourceState
+from focuscrawl.ephemeral.tables import ClickRecord
 from focuscrawl.fetch.conditional import Validators
 from focuscrawl.fue.chooser import UserState
 from focuscrawl.fue.evidence import EvidenceState, Post, UserEvidence
@@ -61,6 +62,9 @@ SAMPLES = {
     "PageClicks": (PageClicks, PageClicks("/n/1", 100.0, 2.5), ["path", "crawled_at", "clicks"]),
     "ClickAnswer": (ClickAnswer, ClickAnswer(900.0, (PageClicks("/n/1", 100.0, 2.5), PageClicks("/n/2", 0.0, 0.0))),
                     ["until", "clicks"]),
+    "ClickRecord": (ClickRecord, ClickRecord("http://s/", "http://s/a", 1_700_000_000_000_000, 1_700_000_600_000_000, 3,
+                                             1_700_000_100_000_000),
+                    ["source_url", "page_url", "created_at", "observed_at", "clicks", "counted_from"]),
     "Priority": (Priority, Priority(0.25, {"skip_below": 0.1, "source": "x"}), ["score", "skip_below", "source"]),
     "Distribution": (Distribution, Distribution("copies", {1: 0.75, 4: 0.25}), ["target", "shares"]),
     "UserState": (UserState, UserState("alice", "judged", 4, (0.5, 0.25),
@@ -114,6 +118,9 @@ MALFORMED = [
     (ClickAnswer, b'{"until": 9, "clicks": [{"path": "/n/1", "clicks": 1}]}',
      "ClickAnswer.clicks: item 0: PageClicks.crawled_at: missing"),
     (ClickAnswer, b'{"until": 9, "clicks": ["/n/1"]}', "ClickAnswer.clicks: item 0: expected a JSON object (PageClicks)"),
+    (ClickRecord, b'{"source_url": "s", "page_url": "p", "created_at": 1, "observed_at": 2}', "ClickRecord.clicks: missing"),
+    (ClickRecord, b'{"source_url": "s", "page_url": "p", "created_at": 1, "observed_at": 2, "clicks": 2.5}',
+     "ClickRecord.clicks: expected an integer, got 2.5"),
     (Priority, b'{"priority": 0.5}', "Priority.score: missing"),
     (Priority, b'{"score": "high"}', "Priority.score: expected a number, got 'high'"),
     (Distribution, b'{"target": "size", "shares": {}}', "Distribution.target: expected one of"),
