@@ -94,14 +94,15 @@ def test_records_on_the_projects_click_topic_land_in_page_clicks_and_a_malformed
     import signal
     import socket
     import subprocess
-    import time
     import uuid
 
     from deltalake import DeltaTable
     from kafka import KafkaProducer
 
+    from focuscrawl.core.status_file import read_status
     from focuscrawl.lake.delta_sink import DEAD_LETTER_TABLE
     from focuscrawl.platform.plan import plan
+    from focuscrawl.services.process import wait_until
 
     topic = f"shop.clicks-{uuid.uuid4().hex[:8]}"
     with socket.socket() as s:
@@ -126,19 +127,16 @@ def test_records_on_the_projects_click_topic_land_in_page_clicks_and_a_malformed
     with open(log, "wb") as out:
         proc = subprocess.Popen(list(consumer.command), cwd=consumer.cwd, env={**os.environ, **consumer.env},
                                 stdout=out, stderr=subprocess.STDOUT)
+    def landed() -> dict:
+        assert proc.poll() is None, log.read_text()[-3000:]
+        status = read_status(Path(consumer.status_file))
+        return status if status.get("written", 0) + status.get("dead_lettered", 0) >= len(good) + len(bad) else {}
+
     try:
-        deadline, status = time.monotonic() + 180, {}
-        while time.monotonic() < deadline:
-            assert proc.poll() is None, log.read_text()[-3000:]
-            try:
-                status = json.loads(open(consumer.status_file).read())
-            except (OSError, ValueError):
-                status = {}
-            if status.get("written", 0) + status.get("dead_lettered", 0) >= len(good) + len(bad):
-                break
-            time.sleep(0.5)
-        else:
-            raise AssertionError(f"{status}\n{log.read_text()[-3000:]}")
+        try:
+            status = wait_until(landed, 180, "every record landed or dead-lettered", interval=0.5)
+        except TimeoutError as exc:
+            raise AssertionError(f"{exc}: {read_status(Path(consumer.status_file))}\n{log.read_text()[-3000:]}")
     finally:
         proc.send_signal(signal.SIGTERM)
         rc = proc.wait(60)
