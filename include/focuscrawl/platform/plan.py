@@ -122,7 +122,7 @@ def _sources(project, cfg, models=None) -> list[_Draft]:
     args = ["crawl", "--budget", f"{loop.fetches_per_second:g}", *_pages(loop, site, cfg, "--site"),
             *_relevance(project, cfg), "--feedback", loop.feedback,
             *(["--clicks-url", loop.clicks_url] if loop.clicks_url else []),
-            # the clicks land from the project's own topic (_sink_topics), so the crawler reads no click log
+            # the clicks land from the project's own topic (_landings), so the crawler reads no click log
             *(["--no-click-log"] if loop.clicks_topic else [])]
     return [_Draft("source-crawler", "sources.crawler", "sources", FETCHERS, "streaming/source_crawler.py", args,
                    pace=0.0)]
@@ -153,34 +153,31 @@ def _graph(project, cfg, models=None) -> list[_Draft]:
                    pace=1.0 / loop.fetches_per_second)]
 
 
-def _landings(project, loop: str) -> tuple[str, ...]:
-    """The landings ``loop`` needs in ``project``: ``page_clicks`` only where clicks reach it (``feedback =
-    "clicks"``: the source crawler's click log, or the project's ``clicks_topic``). With ``"relevance"`` nothing
-    writes it, and a consumer of it would sit idle with an empty table."""
-    names = LOOP_SINKS[loop]
-    if loop == "sources" and project.loops.sources.feedback != "clicks":
-        names = tuple(name for name in names if name != "page_clicks")
-    return names
+def _landings(project, loop: str) -> dict[str, str | None]:
+    """The landings ``loop`` needs in ``project``, each with the topic it reads when not its sink's own.
+    ``page_clicks`` runs only where clicks reach it (``feedback = "clicks"``; with ``"relevance"`` nothing writes
+    it, and its consumer would sit idle with an empty table), reading ``[loops.sources] clicks_topic`` when the
+    project's own analytics writes the clicks there."""
+    landings = dict.fromkeys(LOOP_SINKS[loop])
+    sources = project.loops.sources
+    if loop == "sources" and sources.feedback != "clicks":
+        del landings["page_clicks"]
+    elif loop == "sources" and sources.clicks_topic:
+        landings["page_clicks"] = sources.clicks_topic
+    return landings
 
 
-def _sink_topics(project) -> dict[str, str]:
-    """The landings that read a topic of the project's instead of their own: ``page_clicks`` from
-    ``[loops.sources] clicks_topic``, where the project's own analytics writes the clicks."""
-    topic = project.loops.sources.clicks_topic
-    return {"page_clicks": topic} if topic else {}
-
-
-def _sinks(loop: str | None, names=None, topics: dict[str, str] | None = None) -> list[_Draft]:
-    """One consumer per landing of ``loop`` (or of ``names``) that the sink registry holds (a table whose sink
-    is not registered yet, such as ``graph_sample`` before the sampler lands, is left out); a landing named in
-    ``topics`` reads that topic (``--topic``) instead of its sink's."""
+def _sinks(loop: str | None, landings: dict[str, str | None]) -> list[_Draft]:
+    """One consumer per landing (name: the topic it reads instead of its sink's, or None) that the sink registry
+    holds (a table whose sink is not registered yet, such as ``graph_sample`` before the sampler lands, is left
+    out)."""
     from focuscrawl.stream.sinks import SINKS, sink
 
     drafts = []
-    for name in LOOP_SINKS[loop] if names is None else names:
+    for name, topic in landings.items():
         if name not in SINKS:
             continue
-        spec, group, topic = sink(name), f"{name}-to-delta", (topics or {}).get(name)
+        spec, group = sink(name), f"{name}-to-delta"
         drafts.append(_Draft(f"consumer-{name}", "consumer", loop, SINKS_TIER, "streaming/consumer.py",
                              ["--sink", name, "--group", group, *(["--topic", topic] if topic else [])],
                              meta={"sink": name, "topic": topic or spec.topic, "group": group,
@@ -203,9 +200,9 @@ def plan(project, cfg, *, models: Models | None = None, airflow: bool = True) ->
     drafts: list[_Draft] = []
     for loop, _settings, _site in project.enabled_loops():
         drafts += BUILDERS[loop](project, cfg, models)
-        drafts += _sinks(loop, _landings(project, loop), topics=_sink_topics(project))
+        drafts += _sinks(loop, _landings(project, loop))
     if any(loop in CRAWLING_LOOPS for loop, _, _ in project.enabled_loops()):
-        drafts += _sinks(None, ("dead_letter",))
+        drafts += _sinks(None, {"dead_letter": None})
     if airflow:
         # each DAG the project paces ([asset_events.min_interval]); the others get the poster's default
         gaps = [a for dag_id, s in sorted(project.asset_events.seconds().items())
