@@ -275,6 +275,18 @@ def test_flags_round_trip_into_the_object() -> None:
         add_arguments(only, _Example(), ["nope"])
 
 
+@pytest.mark.parametrize("argv, error", [(["--count", "0"], "--count: must be >= 1 (got 0)"),
+                                          (["--rate", "0"], "--rate: must be > 0 (got 0)"),
+                                          (["--rate", "x"], "--rate: invalid float value: 'x'")])
+def test_a_flag_holds_its_knobs_bounds_as_the_dags_param_does(argv, error, capsys) -> None:
+    ap = argparse.ArgumentParser()
+    add_arguments(ap, _Example())
+    with pytest.raises(SystemExit) as exit:
+        ap.parse_args(argv)
+    assert exit.value.code == 2 and error in capsys.readouterr().err
+    assert from_args(_Example(), ap.parse_args(["--count", "1", "--rate", "1e-9"])).rate == 1e-9
+
+
 def test_param_schemas_and_cli_args() -> None:
     assert param_schemas(_Example()) == {
         "count": (3, {"type": "integer", "description": "how many", "minimum": 1}),

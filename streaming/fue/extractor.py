@@ -32,8 +32,6 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--cap", type=int, default=SITE_CAP)
     add_arguments(ap, FUE, EXTRACT_KNOBS)  # the project's [loops.fue] users_per_hour, through the plan
     args = ap.parse_args(argv)
-    if args.users_per_hour <= 0:
-        ap.error(f"--users-per-hour must be > 0 (the budget of this extractor; default {FUE.users_per_hour:g})")
 
     with StreamProcess(f"fue-extractor-{args.method}", args, cfg) as proc:
         proc.ensure_topics([TopicSpec(HISTORIES_TOPIC, "user")])

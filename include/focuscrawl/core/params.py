@@ -49,8 +49,29 @@ def _shown(value: Any) -> Any:
     return ",".join(value) if isinstance(value, tuple) else value
 
 
+_BOUNDS = {"minimum": (lambda v, b: v >= b, ">="), "exclusiveMinimum": (lambda v, b: v > b, ">"),
+           "maximum": (lambda v, b: v <= b, "<="), "exclusiveMaximum": (lambda v, b: v < b, "<")}
+
+
+def _bounded(kind: type, schema: dict) -> Any:
+    """``kind`` as an argparse type that also holds the knob's JSON-schema bounds, so a flag accepts what
+    the DAG's Param accepts."""
+    def convert(text: str) -> Any:
+        value = kind(text)
+        for key, (holds, sign) in _BOUNDS.items():
+            if key in schema and not holds(value, schema[key]):
+                raise argparse.ArgumentTypeError(f"must be {sign} {schema[key]:g} (got {text})")
+        if "enum" in schema and value not in schema["enum"]:
+            raise argparse.ArgumentTypeError(f"must be one of {', '.join(map(str, schema['enum']))} (got {text})")
+        return value
+
+    convert.__name__ = kind.__name__  # argparse names the type in its "invalid ... value" error
+    return convert
+
+
 def add_arguments(parser: argparse.ArgumentParser, params: Any, names: Iterable[str] | None = None) -> None:
-    """One flag per knob of ``params`` (an instance: its values are the defaults), or of ``names`` only."""
+    """One flag per knob of ``params`` (an instance: its values are the defaults), or of ``names`` only;
+    a value outside the knob's bounds is a usage error naming them."""
     for f in _fields(params, names):
         value = getattr(params, f.name)
         shown = f"{f.metadata['help']} (default: %(default)s)"
@@ -58,7 +79,7 @@ def add_arguments(parser: argparse.ArgumentParser, params: Any, names: Iterable[
             parser.add_argument(flag(f.name), action=argparse.BooleanOptionalAction, default=value, help=shown)
         else:
             kind = str if isinstance(value, tuple) else type(value)
-            parser.add_argument(flag(f.name), type=kind, default=_shown(value), help=shown)
+            parser.add_argument(flag(f.name), type=_bounded(kind, f.metadata["schema"]), default=_shown(value), help=shown)
 
 
 def from_args(params: Any, args: argparse.Namespace, names: Iterable[str] | None = None) -> Any:
