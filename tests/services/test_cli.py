@@ -62,7 +62,8 @@ def test_unknown_name_is_one_clear_line(capsys):
     assert cli.main(["report", "no_such_report"]) == 2
     err = capsys.readouterr().err
     assert err.strip() == (
-        "focuscrawl: unknown report 'no_such_report'; known: demo, ephemeral, fue, graph-estimation, harvest, outlinks "
+        "focuscrawl: unknown report 'no_such_report'; known: demo, ephemeral, fue, graph-estimation, harvest, outlinks, "
+        "outlinks-relevant "
         "(`focuscrawl report --help` says what each does)"
     )
 
