@@ -72,6 +72,8 @@ CLI_FLAGS = {
     ("focuscrawl.experiments.graph_estimation", "samplers"): "graph sampler",
     ("focuscrawl.experiments.graph_estimation", "estimators"): "graph estimator",
     ("focuscrawl.experiments.page_relevance", "models"): "page relevance model",
+    ("focuscrawl.experiments.outlinks_relevant", "models"): "outlink model spec",
+    ("focuscrawl.experiments.outlinks_relevant", "judges"): "page relevance model",
     ("streaming/revisitor.py", "relevance_model"): "page relevance model",
     ("streaming/source_crawler.py", "relevance_model"): "page relevance model",
     ("streaming/graph_sampler.py", "relevance_model"): "page relevance model",

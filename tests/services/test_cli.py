@@ -63,7 +63,7 @@ def test_unknown_name_is_one_clear_line(capsys):
     err = capsys.readouterr().err
     assert err.strip() == (
         "focuscrawl: unknown report 'no_such_report'; known: demo, ephemeral, ephemeral-focus, fue, graph-estimation, harvest, "
-        "outlinks "
+        "outlinks, outlinks-relevant "
         "(`focuscrawl report --help` says what each does)"
     )
 

@@ -105,6 +105,7 @@ def test_experiment_and_report_help_list_each_name_with_its_purpose(command, pac
 
 def test_catalogue_is_the_modules_with_main():
     assert set(catalogue("focuscrawl.experiments")) == {"ephemeral", "ephemeral-focus", "fue", "graph-estimation", "outlinks",
+                                                        "outlinks-relevant",
                                                         "page-relevance"}
     reports = catalogue("focuscrawl.reports")
     assert "live-truth" not in reports and "demo" in reports  # a helper module is no NAME

@@ -26,6 +26,24 @@ Defaults (stated neutral choices, not fitted to data and not to the paper's resu
 0.5``, the middle of the swept range; ``content_link_coupling = 1.0``, an update doubling the
 week's expected new links; ``rate_drift = 0.1``, a slow drift (a base rate moves by about 30% in ten
 weeks); ``activity_noise = 1.0``. ``focuscrawl experiment outlinks-cochange`` sweeps ``co_change``.
+
+**Hidden topic labels of the outlinks** (:func:`labelled_snapshots`, for ``[loops.revisits] target =
+"new_relevant_outlinks"``; :func:`generate_snapshots` draws none and makes the same worlds as before).
+A page focus is about one topic of the world (drawn). Each topic k has a share s_k of its pages' outlinks
+that point to pages about the focus, s_k ~ Beta with mean ``share_mean`` and concentration
+``share_concentration`` (a + b); each outlink of a topic-k page is relevant with probability s_k,
+independently of the topic's link rate and of everything else (correlation 0); an irrelevant outlink
+points to one of the other topics, uniformly. With probability ``url_topic_word`` the link's URL carries
+one word of its target's topic in its path (a slug, ``/a/t7w12/123``), otherwise none: the URL tells the
+label only noisily, as a real one does. The labels are returned beside the snapshots (``truth``), never
+in a snapshot column, and are drawn from a second generator (``default_rng([seed, 1])``), so the snapshot
+draws (link counts, texts, activity) are those of :func:`generate_snapshots` with the same arguments.
+
+Defaults (stated neutral choices, not fitted to data and not to a result): ``share_mean = 0.5`` and
+``share_concentration = 2``, i.e. s_k ~ Beta(1, 1), the uniform: the maximum-entropy prior on a share in
+[0, 1], which says nothing about how much of a topic's linking is about the focus (we have no data on
+it; a wider spread favours counting only relevant links, none makes it pointless, and we pick neither
+end); ``url_topic_word = 0.5``, the middle of [0, 1]: half the URLs carry a topic slug.
 """
 
 from __future__ import annotations
@@ -41,6 +59,9 @@ from focuscrawl.outlinks.tables import SNAPSHOTS
 
 SNAPSHOT_COLUMNS = ["url", "period", "fetched_at", "status", "content_digest", "text", "internal_outlinks",
                     "external_outlinks"]
+TRUTH_COLUMNS = ["link", "relevant", "topic"]
+LABEL_STREAM = 1  # the labels' generator is default_rng([seed, LABEL_STREAM]): apart from the snapshots'
+WORDS_PER_TOPIC = 40
 
 
 def _ar1(n_periods: int, n: int, noise: float, rng: np.random.Generator) -> np.ndarray:
@@ -87,28 +108,119 @@ def link_rates(rng: np.random.Generator, n_pages: int, n_periods: int, n_topics:
     return LinkRates(topic, site, topic_ext_share[topic], updated, page_rate[None, :] * drift * activity * boost)
 
 
+@dataclass(frozen=True)
+class LinkLabels:
+    """How the hidden topic labels of the outlinks are drawn (see the module's docstring)."""
+
+    share_mean: float = 0.5
+    share_concentration: float = 2.0
+    url_topic_word: float = 0.5
+
+    def __post_init__(self) -> None:
+        if not 0 < self.share_mean < 1 or self.share_concentration <= 0 or not 0 <= self.url_topic_word <= 1:
+            raise ValueError(f"need 0 < share_mean < 1, share_concentration > 0, 0 <= url_topic_word <= 1 (got {self})")
+
+
+@dataclass(frozen=True)
+class LabelledSnapshots:
+    """A world whose outlinks carry hidden labels: ``snapshots`` has the snapshot table's columns only (what
+    the live path reads); ``truth`` (one row per outlink: link, relevant, the linked page's topic), ``focus``
+    and ``share`` (per topic) are for the evaluation side only; ``topic``: each page's topic."""
+
+    snapshots: pd.DataFrame
+    truth: pd.DataFrame
+    focus: int
+    share: np.ndarray
+    topic: np.ndarray
+    n_topics: int
+    words_per_page: int
+
+
+class _Linker:
+    """Makes each outlink's URL ``base + number``; with labels, draws the link's hidden label and maybe a
+    slug of its target's topic from its own generator (four draws per link, whatever they give)."""
+
+    def __init__(self, labels: LinkLabels | None, seed: int, topic: np.ndarray, n_topics: int) -> None:
+        self.labels, self.topic, self.n_topics = labels, topic, n_topics
+        self.rows: list[tuple[str, bool, int]] = []
+        if labels is None:
+            return
+        self.rng = np.random.default_rng([seed, LABEL_STREAM])
+        self.focus = int(self.rng.integers(n_topics))
+        a = labels.share_mean * labels.share_concentration
+        self.share = self.rng.beta(a, labels.share_concentration - a, n_topics)
+
+    def __call__(self, base: str, number: int, page: int) -> str:
+        if self.labels is None:
+            return f"{base}{number}"
+        relevant = bool(self.rng.random() < self.share[self.topic[page]])
+        other = int(self.rng.integers(max(1, self.n_topics - 1)))
+        target = self.focus if relevant or self.n_topics == 1 else other + (other >= self.focus)
+        slug = self.rng.random() < self.labels.url_topic_word
+        word = int(self.rng.integers(WORDS_PER_TOPIC))
+        url = f"{base}{topic_word(target, word)}/{number}" if slug else f"{base}{number}"
+        self.rows.append((url, relevant, target))
+        return url
+
+
+def topic_word(topic: int, j: int) -> str:
+    """The j-th word of a topic's vocabulary."""
+    return f"t{topic}w{j}"
+
+
+def _page_words(rng: np.random.Generator, topic: int, common: list[str], words_per_page: int) -> list[str]:
+    """A page's words: 60% drawn from its topic's vocabulary, the rest from the common words."""
+    n_topic = int(words_per_page * 0.6)
+    vocabulary = [topic_word(topic, j) for j in range(WORDS_PER_TOPIC)]
+    return list(rng.choice(vocabulary, n_topic)) + list(rng.choice(common, words_per_page - n_topic))
+
+
+COMMON_WORDS = [f"c{j}" for j in range(300)]
+
+
 def generate_snapshots(n_pages: int = 2000, n_periods: int = 10, n_topics: int = 40, n_sites: int = 50,
                        words_per_page: int = 80, activity_noise: float = 1.0, seed: int = 0,
                        start: datetime = datetime(2026, 1, 5, tzinfo=timezone.utc), co_change: float = 0.5,
                        content_link_coupling: float = 1.0, rate_drift: float = 0.1) -> pd.DataFrame:
     """One row per (page, period) in the snapshot table's columns (see tables.py)."""
+    return _generate(n_pages, n_periods, n_topics, n_sites, words_per_page, activity_noise, seed, start, co_change,
+                     content_link_coupling, rate_drift, None).snapshots
+
+
+def labelled_snapshots(labels: LinkLabels = LinkLabels(), n_pages: int = 2000, n_periods: int = 10, n_topics: int = 40,
+                       n_sites: int = 50, words_per_page: int = 80, activity_noise: float = 1.0, seed: int = 0,
+                       start: datetime = datetime(2026, 1, 5, tzinfo=timezone.utc), co_change: float = 0.5,
+                       content_link_coupling: float = 1.0, rate_drift: float = 0.1) -> LabelledSnapshots:
+    """:func:`generate_snapshots`' world (same draws) with every outlink labelled relevant or not to a page
+    focus, and its URL carrying that label only noisily (see the module's docstring)."""
+    return _generate(n_pages, n_periods, n_topics, n_sites, words_per_page, activity_noise, seed, start, co_change,
+                     content_link_coupling, rate_drift, labels)
+
+
+def example_pages(world: LabelledSnapshots, positives: int, negatives: int, seed: int) -> tuple[list[str], list[int]]:
+    """Texts and labels of example pages for the world's page focus, drawn as the world draws a page's text
+    (positives of the focus topic, negatives of the other topics, uniformly), none of them a page of the world."""
+    rng = np.random.default_rng([seed, LABEL_STREAM, 1])
+    others = [k for k in range(world.n_topics) if k != world.focus]
+    topics = [world.focus] * positives + [int(k) for k in rng.choice(others, negatives)]
+    texts = [" ".join(_page_words(rng, k, COMMON_WORDS, world.words_per_page)) for k in topics]
+    return texts, [1] * positives + [0] * negatives
+
+
+def _generate(n_pages, n_periods, n_topics, n_sites, words_per_page, activity_noise, seed, start, co_change,
+              content_link_coupling, rate_drift, labels: LinkLabels | None) -> LabelledSnapshots:
     rng = np.random.default_rng(seed)
     rates = link_rates(rng, n_pages, n_periods, n_topics, n_sites, activity_noise, co_change,
                        content_link_coupling, rate_drift)
     topic, site, updated = rates.topic, rates.site, rates.updated
+    link = _Linker(labels, seed, topic, n_topics)
 
-    topic_words = [[f"t{k}w{j}" for j in range(40)] for k in range(n_topics)]
-    common = [f"c{j}" for j in range(300)]
     urls = [f"http://site{site[i]}.example/" + "/".join([f"s{d}" for d in range(i % 3)] + [f"page{i}"])
             for i in range(n_pages)]
-    texts = []
-    for i in range(n_pages):
-        n_topic = int(words_per_page * 0.6)
-        words = list(rng.choice(topic_words[topic[i]], n_topic)) + list(rng.choice(common, words_per_page - n_topic))
-        texts.append(words)
+    texts = [_page_words(rng, topic[i], COMMON_WORDS, words_per_page) for i in range(n_pages)]
     counter = iter(range(10 ** 12))
-    internal = [[f"http://site{site[i]}.example/a/{next(counter)}" for _ in range(8)] for i in range(n_pages)]
-    external = [[f"http://site{(site[i] + 1 + j) % n_sites}.example/x/{next(counter)}" for j in range(3)]
+    internal = [[link(f"http://site{site[i]}.example/a/", next(counter), i) for _ in range(8)] for i in range(n_pages)]
+    external = [[link(f"http://site{(site[i] + 1 + j) % n_sites}.example/x/", next(counter), i) for j in range(3)]
                 for i in range(n_pages)]
 
     rows = []
@@ -121,13 +233,16 @@ def generate_snapshots(n_pages: int = 2000, n_periods: int = 10, n_topics: int =
                 new_int = rng.poisson(mu * (1 - rates.ext_share[i]))
                 new_ext = rng.poisson(mu * rates.ext_share[i])
                 # Old links drop off the page as new ones push them out (listing pages).
-                internal[i] = [f"http://site{site[i]}.example/a/{next(counter)}" for _ in range(new_int)] + \
+                internal[i] = [link(f"http://site{site[i]}.example/a/", next(counter), i) for _ in range(new_int)] + \
                     internal[i][: max(8, len(internal[i]) - new_int)]
-                external[i] = [f"http://site{rng.integers(n_sites)}x.example/x/{next(counter)}"
+                external[i] = [link(f"http://site{rng.integers(n_sites)}x.example/x/", next(counter), i)
                                for _ in range(new_ext)] + external[i][: max(3, len(external[i]) - new_ext)]
             text = " ".join(texts[i])
             rows.append((urls[i], t, start + timedelta(weeks=t), 200, hashlib.sha1(text.encode()).hexdigest(), text,
                          list(internal[i]), list(external[i])))
     frame = pd.DataFrame(rows, columns=SNAPSHOT_COLUMNS).astype({"period": "int32", "status": "int32"})
     # Made, not fetched: the table's other columns (the WARC record of a fetch) are null.
-    return frame.assign(**{name: None for name in SNAPSHOTS.column_names if name not in frame})
+    frame = frame.assign(**{name: None for name in SNAPSHOTS.column_names if name not in frame})
+    truth = pd.DataFrame(link.rows, columns=TRUTH_COLUMNS).astype({"relevant": bool, "topic": "int32"})
+    return LabelledSnapshots(frame, truth, getattr(link, "focus", -1), getattr(link, "share", np.zeros(0)), topic,
+                             n_topics, words_per_page)
