@@ -6,7 +6,8 @@
 The one entry point of every landing (``focuscrawl.stream.sinks.SINKS``: reddit_posts, fue_posts,
 dead_letter, fue_extractions, source_recrawls, page_clicks, ...): offsets travel inside the Delta
 commit (``focuscrawl.lake.delta_sink``), so a SIGKILL at any point neither loses nor duplicates a row.
-SIGTERM/SIGINT flush the open batch and exit cleanly. Status and metrics as every stream process
+SIGTERM/SIGINT land what reached the topic before the stop (up to ``--drain-seconds``), flush and exit
+cleanly. Status and metrics as every stream process
 (``focuscrawl.stream.process``).
 """
 
@@ -30,13 +31,17 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--batch-size", type=int, default=500)
     ap.add_argument("--batch-seconds", type=float, default=2.0)
     ap.add_argument("--session-timeout-ms", type=int, default=10000)
+    ap.add_argument("--drain-seconds", type=float, default=15.0,
+                    help="on SIGTERM, at most this long landing what reached the topic before it (below the "
+                         "supervisor's stop grace, 20 s)")
     args = ap.parse_args(argv)
 
     with StreamProcess(f"consumer-{args.sink}", args, cfg) as proc:
         consumer = StreamConsumer.for_sink(proc, args.sink, cfg, topic=args.topic, group=args.group,
                                            table_uri=args.table_uri, batch_size=args.batch_size,
                                            batch_seconds=args.batch_seconds,
-                                           session_timeout_ms=args.session_timeout_ms)
+                                           session_timeout_ms=args.session_timeout_ms,
+                                           drain_seconds=args.drain_seconds)
         proc.status(consumer.status)
         consumer.run()
     return 0

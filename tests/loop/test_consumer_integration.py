@@ -148,3 +148,19 @@ def test_broker_restart_during_consumption_loses_nothing(own_kafka_broker, topic
     assert consumer.proc.poll() is None  # survived the outage
     assert consumer.terminate() == 0
     assert_exactly_once(spark, consumer.table, 1000)
+
+
+def test_sigterm_lands_everything_that_reached_the_topic_before_it(kafka_broker, topic, tmp_path, cfg):
+    """A clean stop drains: the records produced just before the SIGTERM are in Delta when the process
+    has exited, without another start (what ``focuscrawl down`` relies on, the fetchers stopped first)."""
+    consumer = ConsumerProcess(cfg, tmp_path, topic, "g-drain", kafka_broker.url)
+    produce(kafka_broker.url, topic, range(0, 40))
+    consumer.start()
+    consumer.wait_rows(40, timeout=90)  # assigned and landing
+    produce(kafka_broker.url, topic, range(40, 2040))  # 50 batches of 40: more than one poll can hold
+    landed_at_stop = consumer.rows()
+    assert consumer.terminate() == 0
+    assert landed_at_stop < 2040  # the stop came while most of them were still in the topic
+    assert delta_lag(cfg, consumer.lake, "reddit_posts", "g-drain", topic, kafka_broker.url) == 0
+    assert consumer.rows() == 2040
+    assert "stopping: drained" in consumer.log.read_text()

@@ -232,7 +232,7 @@ def test_ordered_stop_goes_tier_by_tier_and_kills_a_hanging_group(tmp_path):
     assert group_members(pgid) == []  # SIGKILL reached the child too
     assert 0.5 <= took < 10
     order = [line.split()[0] for line in record.read_text().splitlines()]
-    assert order == ["sink", "crawler"]  # highest tier first
+    assert order == ["crawler", "sink"]  # fetchers first, the consumer into Delta last
     assert all(sup.state_of(n).state == STOPPED for n in ("sink", "crawler", "stage"))
     assert not any(sup.procs[n].process.pid_file.exists() for n in sup.procs)
 

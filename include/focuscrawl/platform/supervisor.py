@@ -327,11 +327,12 @@ class Supervisor:
         set_on_signals(self.stopping)
 
     def stop(self) -> None:
-        """Ordered shutdown: highest tier first; within a tier in parallel, each with its grace
-        period, then SIGKILL of its group (``ManagedProcess.stop``)."""
+        """Ordered shutdown: lowest tier first (the fetchers, then the stages, the consumers into Delta
+        last, so they land what is in flight: ``platform.plan``); within a tier in parallel, each with
+        its grace period, then SIGKILL of its group (``ManagedProcess.stop``)."""
         self.stopping.set()
         with self._lock:
-            tiers = sorted({m.spec.tier for m in self.procs.values()}, reverse=True)
+            tiers = sorted({m.spec.tier for m in self.procs.values()})
             for tier in tiers:
                 group = [m for m in self.procs.values() if m.spec.tier == tier]
                 with ThreadPoolExecutor(max_workers=max(1, len(group))) as pool:
@@ -426,7 +427,7 @@ def stop_orphans(var_dir: Path, grace: float = 20.0, log_line=print) -> list[str
         return []
     sup = Supervisor(specs, var_dir)
     stopped = []
-    for tier in sorted({s.tier for s in specs}, reverse=True):
+    for tier in sorted({s.tier for s in specs}):  # the order of Supervisor.stop
         for m in (m for m in sup.procs.values() if m.spec.tier == tier):
             pid = m.process.pid()
             if pid is not None and cmdline(pid) == m.spec.command:

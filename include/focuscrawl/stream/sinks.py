@@ -130,10 +130,10 @@ class StreamConsumer:
 
     def __init__(self, proc: "StreamProcess", topic: str, group: str, sink: DeltaSink,
                  batch_size: int = 500, batch_seconds: float = 2.0, poll_ms: int = 500,
-                 session_timeout_ms: int = 10000,
+                 session_timeout_ms: int = 10000, drain_seconds: float = 15.0,
                  observe: Callable[[list[dict], "Metrics"], None] | None = None) -> None:
         self.proc, self.topic, self.group, self.sink = proc, topic, group, sink
-        self.session_timeout_ms = session_timeout_ms
+        self.session_timeout_ms, self.drain_seconds = session_timeout_ms, drain_seconds
         self.batch_size, self.batch_seconds, self.poll_ms = batch_size, batch_seconds, poll_ms
         self.observe = observe
         self.stopping = proc.stopping
@@ -222,15 +222,38 @@ class StreamConsumer:
                 self._reset()
                 self.stopping.wait(2.0)
         try:
+            if self.consumer is not None:
+                self._drain()
             self._flush()
         finally:
             if self.consumer is not None:
                 self._close()
 
-    def _poll_once(self) -> None:
+    def _drain(self) -> None:
+        """On a stop, land what reached the topic before it: read the partitions this member holds up to
+        their end offsets as they were at the stop, for at most ``drain_seconds``. The platform stops the
+        fetchers first (``platform.supervisor``), so a clean ``down`` leaves nothing in Kafka that Delta
+        lacks; what a deadline leaves stays in the topic for the next start, from the table's offsets."""
+        assigned = self.consumer.assignment()
+        if not assigned or self.drain_seconds <= 0:
+            return
+        ends = self.consumer.end_offsets(list(assigned))
+        deadline = time.monotonic() + self.drain_seconds
+        while self.consumer is not None and time.monotonic() < deadline:
+            if all(self.consumer.position(tp) >= end for tp, end in ends.items()):
+                break
+            if not self._poll_once():
+                break  # nothing left to read: what remains below the end offsets are transaction markers
+        if self.consumer is not None:
+            behind = {tp.partition: end - self.consumer.position(tp) for tp, end in ends.items()
+                      if self.consumer.position(tp) < end}
+            log.info("stopping: drained %s%s", self.topic, f"; left in the topic (offsets per partition): {behind}" if behind else "")
+
+    def _poll_once(self) -> int:
+        """One poll into the open batch (flushed when full or old enough); returns the records read."""
         polled = self.consumer.poll(timeout_ms=self.poll_ms, max_records=self.batch_size)
         if not polled and self._watch_assignment():
-            return
+            return 0
         for records in polled.values():
             for r in records:
                 if not self.batch:
@@ -242,6 +265,7 @@ class StreamConsumer:
             self.batch and time.monotonic() - self.batch_started >= self.batch_seconds
         ):
             self._flush()
+        return sum(len(records) for records in polled.values())
 
     def _watch_assignment(self) -> bool:
         """Reconnect a member that has held no settled assignment for ``unassigned_for`` seconds; True
