@@ -223,7 +223,10 @@ class StreamConsumer:
                 self.stopping.wait(2.0)
         try:
             if self.consumer is not None:
-                self._drain()
+                try:
+                    self._drain()
+                except Exception:  # noqa: BLE001 - e.g. the broker is gone: the rest lands at the next start
+                    log.exception("stopping: could not drain %s; what is left stays in the topic", self.topic)
             self._flush()
         finally:
             if self.consumer is not None:
