@@ -244,6 +244,9 @@ def test_status_with_nothing_running_says_so(var, capsys):
     text = status_mod.render(doc)
     assert "supervisor not running" in text and "processes: not running" in text
     assert "consumer lag: not running" in text and "DAGs: not running" in text
+    assert f"(start: `focuscrawl services up --only {','.join(doc['services'])}`)" in text  # the fix, named
+    gone = status_mod.render({**doc, "project": "world"})
+    assert "supervisor not running (`focuscrawl up` with world's project file starts it again)" in gone
 
 
 def test_status_shows_a_gone_supervisor_crash_loops_and_live_figures(var):
@@ -335,3 +338,22 @@ def test_a_crawling_loop_brings_one_landing_of_the_dead_letter_topic(tmp_path, v
     assert sum(1 for n in names if n == "consumer-dead_letter") == 1  # one, though sources and revisits both run
     off = {"sources": {"enabled": False}, "revisits": {"enabled": False}}
     assert "consumer-dead_letter" not in _by_name(plan(_project(tmp_path, **off), cfg, models=MODELS))
+
+
+def test_the_graph_loops_latest_estimates_come_from_the_newest_file_of_a_real_delta_table(tmp_path):
+    """deltalake hands its add actions as an arro3 table (no ``to_pylist``): ``status`` printed an
+    AttributeError for the graph loop before."""
+    import pyarrow as pa
+    from deltalake import DeltaTable, write_deltalake
+
+    def rows(crawl, estimate):
+        return pa.table({"crawl_id": [crawl] * 3, "estimator": ["HT"] * 3, "target": ["relevant", "relevant", "label"],
+                         "value": ["relevant", "other", "x"], "estimate": [estimate, 1 - estimate, 0.4],
+                         "ci_low": [estimate - 0.1, 0.0, 0.3], "ci_high": [estimate + 0.1, 1.0, 0.5], "level": [0.95] * 3})
+
+    write_deltalake(str(tmp_path), rows("old", 0.2))
+    time.sleep(0.01)  # a later modification time for the newer file
+    write_deltalake(str(tmp_path), rows("new", 0.3), mode="append")
+    latest = status_mod._latest_estimates(DeltaTable(str(tmp_path)))
+    assert [(r["crawl_id"], r["target"], r["value"], r["estimate"]) for r in latest] == [
+        ("new", "label", "x", 0.4), ("new", "relevant", "relevant", 0.3)]

@@ -251,9 +251,10 @@ def _latest_estimates(dt) -> list[dict]:
     """Rows of the newest file of ``graph_estimates``: per estimator, the value with the largest
     estimated share and its interval; for target ``relevant``, the share of relevant pages ("how much of
     this site is about my topic")."""
+    import pyarrow as pa
     import pyarrow.dataset as ds
 
-    actions = dt.get_add_actions(flatten=True).to_pylist()
+    actions = pa.table(dt.get_add_actions(flatten=True)).to_pylist()  # deltalake hands an arro3 table
     if not actions:
         return []
     newest = max(actions, key=lambda a: a["modification_time"])
@@ -330,13 +331,19 @@ def render(doc: dict, error_lines: int = 3) -> str:
     out = []
     sup = doc.get("supervisor", {})
     head = f"project {doc.get('project') or '(none active)'}"
-    head += f"  supervisor pid {sup['pid']}" if sup.get("running") else f"  supervisor {NOT_RUNNING}"
+    if sup.get("running"):
+        head += f"  supervisor pid {sup['pid']}"
+    else:
+        head += f"  supervisor {NOT_RUNNING}" + (f" (`focuscrawl up` with {doc['project']}'s project file starts it "
+                                                  "again)" if doc.get("project") else "")
     out.append(head)
     svc = doc.get("services", {})
     if "error" in svc:
         out.append(f"services: {svc['error']}")
     else:
-        out.append("services: " + ", ".join(f"{n} {'up' if s['up'] else 'down'}" for n, s in svc.items()))
+        down = [n for n, s in svc.items() if not s["up"]]
+        out.append("services: " + ", ".join(f"{n} {'up' if s['up'] else 'down'}" for n, s in svc.items())
+                   + (f" (start: `focuscrawl services up --only {','.join(down)}`)" if down else ""))
     out.append("")
     procs = doc.get("processes", [])
     if not procs:
