@@ -80,7 +80,7 @@ def main(argv: list[str] | None = None) -> int:
 
         def status() -> dict:
             current = {**stage.status(top=args.status_top), "transactions": runner.transactions,
-                       "skipped": runner.skipped}
+                       "skipped": runner.skipped, "restore_seconds": round(runner.restore_seconds, 1)}
             proc.metrics.candidates.set(current["candidates"])
             return current
 

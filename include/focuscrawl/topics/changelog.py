@@ -16,6 +16,11 @@ outputs and the committed offsets always agree: nothing is lost, nothing counted
 output whose state change is missing (a chosen user is extracted once). On every partition
 assignment the stage first reads those changelog partitions to their end (read_committed) and
 hands the records to ``assigned``, then consumes new input; on revocation ``revoked`` drops them.
+The read happens in the loop, not in the rebalance callback: the callback only pauses the new
+partitions. Inside the callback no heartbeat goes out, so a restore longer than the session timeout
+(22,054 users took 15-34 s against 10 s) dropped the member from its group, its transaction's offset
+commit failed, and every restart did the same again; outside it, kafka-python's heartbeat thread keeps
+the member in the group (up to ``max_poll_interval_ms``, 300 s, between two polls).
 Readers of the outputs use ``isolation_level="read_committed"`` so an aborted batch stays unseen.
 
 Any failure of a transaction ends the loop with the error: the in-memory state may be ahead of
@@ -112,6 +117,7 @@ class TransactionalStage:
         self.poll_ms, self.max_records, self.session_timeout_ms = poll_ms, max_records, session_timeout_ms
         self.transactions = 0
         self.restored = 0
+        self.restore_seconds = 0.0  # the last restore's duration (status and metrics)
         self.skipped = 0
 
     def _partition_count(self, admin_consumer, topic: str) -> int:
@@ -138,26 +144,26 @@ class TransactionalStage:
         producer = KafkaProducer(bootstrap_servers=self.bootstrap, transactional_id=self.transactional_id,
                                  enable_idempotence=True, acks="all", linger_ms=5)
         producer.init_transactions()  # aborts what a killed predecessor with this id left open
+        pending: set = set()  # assigned partitions whose state is not restored yet (paused until it is)
         stage = self
 
         class Listener(ConsumerRebalanceListener):
             def on_partitions_revoked(self, revoked):
+                pending.difference_update(revoked)
                 parts = sorted({tp.partition for tp in revoked})
                 if parts:
                     stage.handler.revoked(parts)
 
             def on_partitions_assigned(self, assigned):
-                parts = sorted({tp.partition for tp in assigned})
-                started = time.monotonic()
-                state = latest_per_key(read_to_end(stage.bootstrap, stage.changelog, parts))
-                stage.handler.assigned(parts, state)
-                stage.restored += len(state)
-                log.info("%s: partitions %s assigned; %d state records restored from %s in %.1f s",
-                         stage.group, parts, len(state), stage.changelog, time.monotonic() - started)
+                if assigned:
+                    consumer.pause(*assigned)  # no input before its state: the loop restores, then resumes
+                    pending.update(assigned)
 
         consumer.subscribe(self.topics, listener=Listener())
         try:
             while not stopping.is_set():
+                if pending:
+                    self._restore(consumer, pending)
                 consumed = 0
                 outputs: list[Output] = []
                 for records in consumer.poll(timeout_ms=self.poll_ms, max_records=self.max_records).values():
@@ -171,7 +177,10 @@ class TransactionalStage:
                             self.skipped += 1
                             log.warning("%s: record %s[%d]@%d skipped: %s", self.group, record.topic,
                                         record.partition, record.offset, exc)
-                outputs.extend(self.handler.idle(self._caught_up(consumer)))
+                if pending and not consumed:
+                    continue  # a rebalance in this poll: restore before anything is decided
+                if not pending:
+                    outputs.extend(self.handler.idle(self._caught_up(consumer)))
                 changes = list(self.handler.changes())
                 if consumed or outputs or changes:
                     producer.begin_transaction()
@@ -187,6 +196,21 @@ class TransactionalStage:
         finally:
             producer.close(timeout=10)
             consumer.close()
+
+    def _restore(self, consumer, pending: set) -> None:
+        """Read the changelog partitions of the ``pending`` (paused) input partitions to their end, hand
+        the state to the handler, resume them."""
+        tps = sorted(pending, key=lambda tp: (tp.topic, tp.partition))
+        parts = sorted({tp.partition for tp in tps})
+        started = time.monotonic()
+        state = latest_per_key(read_to_end(self.bootstrap, self.changelog, parts))
+        self.handler.assigned(parts, state)
+        pending.difference_update(tps)
+        consumer.resume(*[tp for tp in tps if tp in consumer.assignment()])
+        self.restored += len(state)
+        self.restore_seconds = time.monotonic() - started
+        log.info("%s: partitions %s assigned; %d state records restored from %s in %.1f s", self.group, parts,
+                 len(state), self.changelog, self.restore_seconds)
 
     @staticmethod
     def _caught_up(consumer) -> bool:
