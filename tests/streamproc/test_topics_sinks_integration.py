@@ -56,6 +56,22 @@ def test_every_topic_gets_the_configured_partitions_compacted_included(kafka_bro
     assert ensure_topics(kafka_broker.url, [TopicSpec(names[0], "k")], cfg=cfg) == []
 
 
+def test_a_compacted_topic_rolls_segments_so_the_cleaner_compacts_it_during_a_run(kafka_broker, cfg):
+    """Kafka never cleans the active segment; the defaults roll one after 7 days or 1 GiB."""
+    from kafka import KafkaAdminClient
+    from kafka.admin import ConfigResource, ConfigResourceType
+
+    name = f"tc-{uuid.uuid4().hex[:8]}"
+    ensure_topics(kafka_broker.url, [TopicSpec(name, "k", compacted=True)], cfg=cfg)
+    admin = KafkaAdminClient(bootstrap_servers=kafka_broker.url)
+    try:
+        configs = admin.describe_configs([ConfigResource(ConfigResourceType.TOPIC, name)])["topic"][name]
+    finally:
+        admin.close()
+    assert {k: configs[k]["value"] for k in ("cleanup.policy", "segment.ms", "segment.bytes", "min.cleanable.dirty.ratio")} \
+        == {"cleanup.policy": "compact", "segment.ms": "600000", "segment.bytes": "16777216", "min.cleanable.dirty.ratio": "0.1"}
+
+
 def test_bad_counts_name_the_setting(cfg):
     with pytest.raises(ValueError, match="FOCUSCRAWL_KAFKA_PARTITIONS"):
         ensure_topics("127.0.0.1:1", [TopicSpec("x", "k")], cfg=dataclasses.replace(cfg, kafka_partitions=0))

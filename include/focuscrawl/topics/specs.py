@@ -27,8 +27,12 @@ if TYPE_CHECKING:  # pragma: no cover
 log = logging.getLogger(__name__)
 
 # A compacted topic keeps the latest value per key; cleaning once a tenth of the log is stale keeps
-# a follower's start-up read short (it reads the topic from the beginning).
-COMPACTED_CONFIGS = {"cleanup.policy": "compact", "min.cleanable.dirty.ratio": "0.1"}
+# a follower's start-up read short (it reads the topic from the beginning). Kafka never cleans the
+# segment being written, and by default rolls one after 7 days or 1 GiB: a changelog would then grow
+# uncompacted for a whole run (the chooser's restore read all of it). Rolling every 10 minutes or
+# 16 MiB lets the cleaner keep it near one record per key while the platform runs.
+COMPACTED_CONFIGS = {"cleanup.policy": "compact", "min.cleanable.dirty.ratio": "0.1",
+                     "segment.ms": str(10 * 60 * 1000), "segment.bytes": str(16 * 1024 * 1024)}
 
 
 @dataclass(frozen=True)
