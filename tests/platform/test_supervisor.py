@@ -162,6 +162,48 @@ def test_crashes_spread_beyond_the_window_are_not_a_loop(tmp_path):
         sup.stop()
 
 
+def test_the_same_error_again_and_again_is_a_loop_however_long_each_run(tmp_path):
+    """A fault campaign's chooser failed its first transaction every 20-50 s for 23 minutes: too spread
+    for the window, and each run long enough to count as healthy."""
+    clock = FakeClock()
+    spec = ProcessSpec("crasher", "toy", CRASH, restart=RestartPolicy(backoff_initial=1.0, crashloop_restarts=5,
+                                                                        crashloop_window=120.0, healthy_after=30.0))
+    sup = Supervisor([spec], tmp_path, clock=clock)
+    sup.start()
+    try:
+        for _ in range(4):
+            crash_then_restart(sup, clock, pause=45.0)  # ran 45 s each time: healthy, outside the window
+        assert sup.state_of("crasher").state == UP
+        wait_exit(sup, "crasher")
+        clock.now += 45.0
+        sup.step()
+        s = sup.state_of("crasher")
+        assert s.state == CRASHLOOP and "boom 42: the database is gone" in s.last_error
+    finally:
+        sup.stop()
+
+
+def test_a_run_of_ten_minutes_starts_the_same_error_count_again(tmp_path):
+    clock = FakeClock()
+    spec = ProcessSpec("crasher", "toy", CRASH, restart=RestartPolicy(backoff_initial=1.0))
+    sup = Supervisor([spec], tmp_path, clock=clock)
+    sup.start()
+    try:
+        for pause in (45.0, 45.0, 45.0, 601.0, 45.0, 45.0, 45.0):
+            crash_then_restart(sup, clock, pause=pause)
+        assert sup.state_of("crasher").state == UP and sup.procs["crasher"].same_errors == 4
+    finally:
+        sup.stop()
+
+
+def test_the_error_signature_is_the_last_line_that_says_something_digits_aside():
+    from focuscrawl.platform.supervisor import error_signature
+
+    assert error_signature(["starting", "boom 42: pid 977 gone", ""]) == error_signature(["boom 7: pid 12 gone"])
+    assert error_signature(["boom: the database is gone"]) != error_signature(["boom: the disk is full"])
+    assert error_signature([]) == "" and error_signature(["  ", ""]) == ""
+
+
 def test_exit_zero_under_on_failure_is_done_and_never_is_never_restarted(tmp_path):
     done = ProcessSpec("job", "toy", py("print('done')"), restart=RestartPolicy(restart="on-failure"))
     once = ProcessSpec("once", "toy", CRASH, restart=RestartPolicy(restart="never"))

@@ -25,6 +25,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import re
 import signal
 import threading
 import time
@@ -50,6 +51,12 @@ class RestartPolicy:
     ``restart``: ``always`` (a stream process: any exit is a failure), ``on-failure`` (a job that
     may finish: exit 0 is done) or ``never``. A process that ran ``healthy_after`` seconds before
     it ended starts the back-off from ``backoff_initial`` again.
+
+    A crash loop is more than ``crashloop_restarts`` exits within ``crashloop_window`` seconds, or
+    ``same_error_exits`` exits in a row that end on the same error (the last log line, digits aside),
+    however long each run lasted: a chooser of a fault campaign failed its first transaction every
+    20-50 s for 23 minutes, spread too thin for the window and each run counted healthy. A run of
+    ``same_error_reset`` seconds or more starts that count again.
     """
 
     restart: str = "always"
@@ -58,6 +65,8 @@ class RestartPolicy:
     crashloop_restarts: int = 5
     crashloop_window: float = 120.0
     healthy_after: float = 30.0
+    same_error_exits: int = 5
+    same_error_reset: float = 600.0
 
     def __post_init__(self) -> None:
         if self.restart not in ("always", "on-failure", "never"):
@@ -139,6 +148,13 @@ class _Managed:
         self.next_start = 0.0
         self.failures = 0  # consecutive failures (reset after a healthy run)
         self.restart_times: deque[float] = deque()
+        self.same_errors, self.last_signature = 0, ""  # exits in a row on the same error (RestartPolicy)
+
+
+def error_signature(lines: list[str]) -> str:
+    """What an exit failed on: its last log line that says something, digits aside (pids, offsets, times)."""
+    said = [line.strip() for line in lines if line.strip()]
+    return re.sub(r"\d+", "#", said[-1]) if said else ""
 
 
 def cmdline(pid: int) -> tuple[str, ...]:
@@ -289,10 +305,16 @@ class Supervisor:
         m.restart_times.append(now)
         while m.restart_times and now - m.restart_times[0] > policy.crashloop_window:
             m.restart_times.popleft()
-        if len(m.restart_times) > policy.crashloop_restarts:
+        signature = error_signature(m.state.last_error)
+        same = bool(signature) and signature == m.last_signature and ran < policy.same_error_reset
+        m.same_errors, m.last_signature = (m.same_errors + 1 if same else 1), signature
+        if len(m.restart_times) > policy.crashloop_restarts or m.same_errors >= policy.same_error_exits:
+            why = (f"{len(m.restart_times)} exits within {policy.crashloop_window:.0f} s"
+                   if len(m.restart_times) > policy.crashloop_restarts else
+                   f"{m.same_errors} exits in a row on the same error: {m.state.last_error and signature}")
             m.state.state, m.state.next_start_in = CRASHLOOP, None
-            log.error("%s: crash loop (%d exits within %.0f s); not restarted. Last lines:\n%s", m.spec.name,
-                      len(m.restart_times), policy.crashloop_window, "\n".join(m.state.last_error))
+            log.error("%s: crash loop (%s); not restarted. Last lines:\n%s", m.spec.name, why,
+                      "\n".join(m.state.last_error))
             return
         delay = policy.delay(m.failures)
         m.next_start = now + delay
