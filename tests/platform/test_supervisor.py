@@ -463,3 +463,22 @@ def test_down_stops_the_supervisor_or_what_a_killed_one_left(tmp_path, superviso
     finally:
         if proc.poll() is None:
             proc.kill()
+
+
+def test_kills_from_outside_are_no_error_and_break_the_row(tmp_path):
+    clock = FakeClock()
+    spec = ProcessSpec("sleeper", "toy", SLEEPER, restart=RestartPolicy(backoff_initial=1.0))
+    sup = Supervisor([spec], tmp_path, clock=clock)
+    sup.start()
+    try:
+        for _ in range(6):  # a fault campaign's SIGKILLs, far apart: the same last line every time
+            os.kill(sup.state_of("sleeper").pid, signal.SIGKILL)
+            wait_exit(sup, "sleeper")
+            clock.now += 45.0
+            sup.step()
+            assert sup.state_of("sleeper").state == BACKOFF
+            clock.now += sup.state_of("sleeper").next_start_in
+            sup.step()
+        assert sup.state_of("sleeper").state == UP and sup.procs["sleeper"].same_errors == 0
+    finally:
+        sup.stop()

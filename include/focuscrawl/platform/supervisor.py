@@ -53,7 +53,8 @@ class RestartPolicy:
     it ended starts the back-off from ``backoff_initial`` again.
 
     A crash loop is more than ``crashloop_restarts`` exits within ``crashloop_window`` seconds, or
-    ``same_error_exits`` exits in a row that end on the same error (the last log line, digits aside),
+    ``same_error_exits`` exits in a row with an error code that end on the same error (the last log
+    line, digits aside; an exit by a signal, a kill from outside, breaks the row),
     however long each run lasted: a chooser of a fault campaign failed its first transaction every
     20-50 s for 23 minutes, spread too thin for the window and each run counted healthy. A run of
     ``same_error_reset`` seconds or more starts that count again.
@@ -305,9 +306,10 @@ class Supervisor:
         m.restart_times.append(now)
         while m.restart_times and now - m.restart_times[0] > policy.crashloop_window:
             m.restart_times.popleft()
-        signature = error_signature(m.state.last_error)
+        # Only a process that ended itself with an error counts (a SIGKILL from outside says nothing of it).
+        signature = error_signature(m.state.last_error) if code is not None and code > 0 else ""
         same = bool(signature) and signature == m.last_signature and ran < policy.same_error_reset
-        m.same_errors, m.last_signature = (m.same_errors + 1 if same else 1), signature
+        m.same_errors, m.last_signature = (m.same_errors + 1 if same else int(bool(signature))), signature
         if len(m.restart_times) > policy.crashloop_restarts or m.same_errors >= policy.same_error_exits:
             why = (f"{len(m.restart_times)} exits within {policy.crashloop_window:.0f} s"
                    if len(m.restart_times) > policy.crashloop_restarts else
