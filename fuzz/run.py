@@ -93,8 +93,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--runs", type=int, help="inputs per target (default 100000 unless --seconds)")
     ap.add_argument("--seconds", type=float, help="time per target instead of a count")
     ap.add_argument("--summary", type=Path, help="write the summary as JSON here")
+    from focuscrawl.experiments.run_record import add_draft_argument, git_commit, refuse_unpublishable
+
+    add_draft_argument(ap)
     args = ap.parse_args(argv)
+    code = git_commit(ROOT)
+    if args.summary:  # under bench/results the summary is published: from a clean tree only
+        refuse_unpublishable(args.summary.parent, code, args.draft, "--summary")
     runs = args.runs or (None if args.seconds else 100_000)
+    started, load_before = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), [round(v, 2) for v in os.getloadavg()]
     results = []
     with tempfile.TemporaryDirectory(prefix="focuscrawl-fuzz-") as tmp:
         for target in args.targets or list(TARGETS):
@@ -106,8 +113,11 @@ def main(argv: list[str] | None = None) -> int:
                 print("    " + line)
     if args.summary:
         args.summary.parent.mkdir(parents=True, exist_ok=True)
+        machine = {"cpus": os.cpu_count(), "load_before": load_before,
+                   "load_after": [round(v, 2) for v in os.getloadavg()]}
         args.summary.write_text(json.dumps({"runs_per_target": runs, "seconds_per_target": args.seconds,
-                                            "results": results}, indent=2) + "\n")
+                                            "started": started, "code": code, "draft": args.draft,
+                                            "machine": machine, "results": results}, indent=2) + "\n")
     return 1 if any(r["new_crashes"] or r["exit"] for r in results) else 0
 
 

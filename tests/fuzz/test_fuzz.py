@@ -35,7 +35,9 @@ def test_every_target_survives_a_short_fuzzing_run(tmp_path):
     proc = subprocess.run([sys.executable, str(ROOT / "fuzz" / "run.py"), "--seconds", "2", "--summary", str(summary)],
                           capture_output=True, text=True, timeout=600)
     print(proc.stdout)
-    results = json.loads(summary.read_text())["results"]
+    written = json.loads(summary.read_text())
+    results = written["results"]
+    assert written["code"]["commit"] and written["machine"]["cpus"] and not written["draft"]  # which code, where
     assert [r["target"] for r in results] == list(TARGETS)
     assert all(r["inputs"] > 0 for r in results), proc.stdout
     assert proc.returncode == 0, f"new crashes saved under tests/fuzz/regressions: {proc.stdout}"
