@@ -106,6 +106,26 @@ def test_restart_resumes_from_the_table_without_duplicates(tmp_path):
     assert sorted(writer.seen()) == [(a, 0), (a, 1), (b, 1)]
 
 
+def test_a_replayed_period_adds_no_row(tmp_path):
+    """A world restarted with its clock rewound made the revisitor fetch past periods again: the table's
+    key (url, period) keeps the first snapshot and adds none."""
+    a, b = SITE + "s.wiki.test/wiki/A", SITE + "s.wiki.test/wiki/B"
+    writer = SnapshotWriter(str(tmp_path / "snapshots"))
+    rev = PageRevisitor(FakeSite({a: [b], b: []}), writer, lambda: 0.0, discover="/wiki/")
+    rev.add([a])
+    drain(rev)
+    assert writer.flush() == 2
+    replay = PageRevisitor(FakeSite({a: [], b: [a]}), writer, lambda: 0.0, discover="/wiki/")  # no restore: a rewound run
+    replay.add([a, b])
+    drain(replay)
+    assert len(writer.rows) == 2
+    writer.rows.append(dict(writer.rows[0]))  # and a pair twice within one batch
+    assert writer.flush() == 0
+    assert sorted(writer.seen()) == [(a, 0), (b, 0)]
+    kept = {url: links for url, _, links, _ in writer.history()}
+    assert kept[a] == [b]  # the first snapshot of the pair, not the replay's
+
+
 @pytest.fixture(scope="module")
 def small_world():
     """A generated world on free ports, clock paused (the test moves it), no rate limit."""

@@ -507,8 +507,13 @@ class PageRevisitor:
 
 
 class SnapshotWriter:
-    """Buffer snapshot rows and append them to the Delta ``page_snapshots`` table (delta-rs) in one
-    commit per :meth:`flush`; :meth:`seen` reads back the ``(url, period)`` pairs for a restart."""
+    """Buffer snapshot rows and add them to the Delta ``page_snapshots`` table (delta-rs) in one commit
+    per :meth:`flush`; :meth:`seen` reads back the ``(url, period)`` pairs for a restart.
+
+    ``(url, period)`` is the table's key: a flush inserts only the pairs the table lacks (a merge), so
+    a replay never doubles a row. A world restarted with its clock rewound once made the revisitor
+    revisit past periods: 1,051 pairs were written twice, and the quality gate failed
+    ``outlinks_features`` on every run after. The first snapshot of a pair is the one kept."""
 
     def __init__(self, table_path: str, storage_options: dict[str, str] | None = None) -> None:
         self.table_path = table_path
@@ -527,11 +532,21 @@ class SnapshotWriter:
 
         if not self.rows:
             return 0
-        batch = pa.Table.from_pylist(self.rows, schema=SNAPSHOTS.arrow_schema())
-        # schema_mode="merge": a table written before the spec grew (the WARC columns) takes the new columns.
-        write_deltalake(self.table_path, batch, mode="append", partition_by=list(SNAPSHOTS.partition_by),
-                        storage_options=self.storage_options, description=SNAPSHOTS.comment, schema_mode="merge")
-        n, self.rows = len(self.rows), []
+        first = {}
+        for row in self.rows:  # one row per key within the batch as well: the first
+            first.setdefault((row["url"], row["period"]), row)
+        batch = pa.Table.from_pylist(list(first.values()), schema=SNAPSHOTS.arrow_schema())
+        self.rows = []
+        table = self._dataset()
+        if table is None:
+            write_deltalake(self.table_path, batch, mode="append", partition_by=list(SNAPSHOTS.partition_by),
+                            storage_options=self.storage_options, description=SNAPSHOTS.comment)
+            n = batch.num_rows
+        else:
+            # merge_schema: a table written before the spec grew (the WARC columns) takes the new columns.
+            metrics = table.merge(batch, predicate="t.url = s.url AND t.period = s.period", source_alias="s",
+                                  target_alias="t", merge_schema=True).when_not_matched_insert_all().execute()
+            n = int(metrics["num_target_rows_inserted"])
         self.written += n
         return n
 
