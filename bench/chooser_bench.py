@@ -27,7 +27,7 @@ cost without the wait); peak RSS is the process's.
 
     python bench/chooser_bench.py [--data erisk] [--warmup 20000] [--posts 20000] [--baseline-posts 1000]
 
-Writes ``bench/results/chooser.json`` (``--out``).
+Writes ``--out`` (default ``$FOCUSCRAWL_VAR/bench/chooser.json``).
 """
 
 from __future__ import annotations
@@ -47,10 +47,9 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
-from result_json import write_result
+from result_json import default_out, write_result
 
 ROOT = Path(__file__).resolve().parents[1]
-RESULTS = ROOT / "bench" / "results" / "chooser.json"
 THREAD_VARS = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
 _WRITING = re.compile(r"<WRITING>\s*<TITLE>(.*?)</TITLE>\s*<DATE>\s*([0-9: -]+?)\s*</DATE>.*?<TEXT>(.*?)</TEXT>", re.S)
 
@@ -147,7 +146,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--warmup", type=int, default=20_000, help="posts folded first, in listings of 100")
     ap.add_argument("--posts", type=int, default=20_000, help="posts timed one record at a time")
     ap.add_argument("--baseline-posts", type=int, default=1_000, help="of those, the re-vectorising chooser's")
-    ap.add_argument("--out", type=Path, default=RESULTS)
+    ap.add_argument("--out", type=Path, default=default_out("chooser"))
     args = ap.parse_args(argv)
     from focuscrawl.fue import Post, UserClassifier
 

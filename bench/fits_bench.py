@@ -1,7 +1,7 @@
 """Model fits side by side: ``outlinks_train``'s fitting loop on one core against ``--cores``, in one run.
 
     python bench/fits_bench.py [--pages 100000] [--periods 10] [--cores 2] [--repeats 1]
-                               [--out bench/results/fits.json]
+                               [--out $FOCUSCRAWL_VAR/bench/fits.json]
 
 On the training benchmark's synthetic feature rows (``train_bench.features``, ``--pages`` x ``--periods``),
 the held-out split and ``train_sample`` of the job (``training.held_out_split``, ``sample_rows``), the
@@ -23,7 +23,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from knn_bench import timed  # noqa: E402
 from knn_exact_bench import ROOT, THREAD_VARS  # noqa: E402
-from result_json import write_result  # noqa: E402
+from result_json import default_out, write_result  # noqa: E402
 from train_bench import features  # noqa: E402
 
 from focuscrawl.experiments.run_record import git_commit  # noqa: E402
@@ -41,7 +41,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--train-sample", type=int, default=OUTLINKS.train_sample)
     ap.add_argument("--n-estimators", type=int, default=None, help="trees per model (default: each model's own)")
     ap.add_argument("--repeats", type=int, default=1)
-    ap.add_argument("--out", type=Path, default=Path(__file__).resolve().parent / "results" / "fits.json")
+    ap.add_argument("--out", type=Path, default=default_out("fits"))
     args = ap.parse_args(argv)
     cores = args.cores or usable_cores()
     res: dict = {"pages": args.pages, "periods": args.periods, "models": list(OUTLINKS.models),

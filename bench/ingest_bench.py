@@ -24,7 +24,7 @@ All in one run on this machine (docs/benchmarks.md and docs/scale-out.md):
     python bench/ingest_bench.py [--seconds 60 | --long] [--rate 1000] [--backlog 10000]
 
 Uses the broker and world ports of the settings (starts the broker if it is not up, and stops
-what it started). Writes ``bench/results/ingest.json``.
+what it started). Writes ``--out`` (default ``$FOCUSCRAWL_VAR/bench/ingest.json``).
 """
 
 from __future__ import annotations
@@ -48,7 +48,7 @@ import requests
 from focuscrawl.config import settings
 from focuscrawl.world import build_world
 from focuscrawl.world.server import WorldServer
-from result_json import write_result
+from result_json import default_out, write_result
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -288,7 +288,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--paced-seconds", type=float, help="seconds of the paced measurement (default: --seconds)")
     ap.add_argument("--raw-records", type=int, default=20000)
     ap.add_argument("--backlog", type=int, default=10000, help="records drained by 1 and by 2 consumers")
-    ap.add_argument("--out", type=Path, default=ROOT / "bench" / "results" / "ingest.json")
+    ap.add_argument("--out", type=Path, default=default_out("ingest"))
     args = ap.parse_args(argv)
     seconds = 300.0 if args.long else args.seconds
 

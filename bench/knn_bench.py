@@ -1,7 +1,7 @@
 """Related-pages benchmark (docs/benchmarks.md; seed 002 Section 7: the KNN step took six hours there).
 
     python bench/knn_bench.py [--n 20000] [--data erisk|synthetic] [--spark-n 2000]
-                              [--job EXACT:20000,HNSW:20000] [--out bench/results/knn.json]
+                              [--job EXACT:20000,HNSW:20000] [--out $FOCUSCRAWL_VAR/bench/knn.json]
 
 Two parts, on unit-length vectors, k=30 related pages of every page, all in one run:
 
@@ -47,7 +47,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import handwritten_knn  # noqa: E402  (the baseline, beside this file)
-from result_json import write_result  # noqa: E402
+from result_json import default_out, write_result  # noqa: E402
 
 from focuscrawl.core.blas import openblas_kernels, pin_openblas_kernels  # noqa: E402
 from focuscrawl.outlinks.embedding import normalise_rows  # noqa: E402
@@ -413,7 +413,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--job-threads", type=int, default=os.cpu_count() or 1, help="threads of the job's driver")
     ap.add_argument("--job-master", default="local[2]")
     ap.add_argument("--recall-sample", type=int, default=2000, help="queries whose recall is checked in a job run")
-    ap.add_argument("--out", type=Path, default=Path(__file__).resolve().parent / "results" / "knn.json")
+    ap.add_argument("--out", type=Path, default=default_out("knn"))
     args = ap.parse_args(argv)
     res: dict = {"k": K, "openblas_coretype": pin_openblas_kernels(), "threads": {v: os.environ.get(v, "unset")
                                      for v in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")}}

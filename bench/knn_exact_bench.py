@@ -1,7 +1,7 @@
 """Exact related pages: the product's ``EXACT`` against FAISS flat and the tiled search, in one run.
 
     python bench/knn_exact_bench.py [--n 20000,100000] [--repeats 3] [--data erisk|synthetic]
-                                    [--out bench/results/knn_exact.json]
+                                    [--out $FOCUSCRAWL_VAR/bench/knn_exact.json]
 
 At each ``--n``, on the first n of focuscrawl's own LSA vectors (d=100) of real eRisk writings
 (``knn_bench.erisk_vectors``, fitted once at the largest n), k=30 related pages of every page:
@@ -31,7 +31,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import handwritten_knn  # noqa: E402
 import knn_bench  # noqa: E402
-from result_json import write_result  # noqa: E402
+from result_json import default_out, write_result  # noqa: E402
 
 from focuscrawl.core.blas import openblas_kernels, pin_openblas_kernels  # noqa: E402
 from focuscrawl.experiments.run_record import git_commit  # noqa: E402
@@ -123,7 +123,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--data", choices=("erisk", "synthetic"), default="erisk")
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--no-as-installed", action="store_true", help="skip FAISS flat without the pin")
-    ap.add_argument("--out", type=Path, default=Path(__file__).resolve().parent / "results" / "knn_exact.json")
+    ap.add_argument("--out", type=Path, default=default_out("knn_exact"))
     ap.add_argument("--plot", type=Path, default=None, help="PNG of seconds per method and size")
     args = ap.parse_args(argv)
     sizes = sorted(int(n) for n in args.n.split(","))

@@ -31,7 +31,7 @@ wait for a verdict forever), so every author stays a candidate and each new post
                                   [--method HCP --classifier-data sdcnl]
 
 Uses the broker and world ports of the settings (starts the broker if it is not up, and stops what
-it started). Writes ``bench/results/latency.json``.
+it started). Writes ``--out`` (default ``$FOCUSCRAWL_VAR/bench/latency.json``).
 """
 
 from __future__ import annotations
@@ -51,7 +51,7 @@ import numpy as np
 
 from focuscrawl.config import settings
 from ingest_bench import Procs
-from result_json import write_result
+from result_json import default_out, write_result
 
 ROOT = Path(__file__).resolve().parents[1]
 THREAD_VARS = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
@@ -190,7 +190,7 @@ def main(argv: list[str] | None = None) -> int:
                     help="what an HCP-like method's candidate classifier is fitted on")
     ap.add_argument("--speedup", type=float, default=60.0, help="the world's clock (the platform's default)")
     ap.add_argument("--events-per-minute", type=float, default=60.0, help="new posts + comments per simulated minute")
-    ap.add_argument("--out", type=Path, default=ROOT / "bench" / "results" / "latency.json")
+    ap.add_argument("--out", type=Path, default=default_out("latency"))
     args = ap.parse_args(argv)
 
     from focuscrawl.fue import RANKING_METHODS

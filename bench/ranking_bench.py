@@ -19,7 +19,7 @@ many candidates needs at least).
     python bench/ranking_bench.py                 # 1M candidates
     python bench/ranking_bench.py --sizes 1000000,10000000    # 10M too (minutes, ~4 GB for heapq)
 
-Writes ``bench/results/ranking.json`` and prints the ratios.
+Writes ``--out`` (default ``$FOCUSCRAWL_VAR/bench/ranking.json``) and prints the ratios.
 """
 
 from __future__ import annotations
@@ -37,9 +37,8 @@ import sys
 import time
 from pathlib import Path
 
-from result_json import write_result
+from result_json import default_out, write_result
 
-RESULTS = Path(__file__).resolve().parent / "results" / "ranking.json"
 PAGE = os.sysconf("SC_PAGE_SIZE")
 
 
@@ -149,7 +148,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--pops", type=int, default=100_000, help="pops to time")
     ap.add_argument("--kinds", default=",".join(KINDS), help=f"structures to run, of {', '.join(KINDS)}")
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--out", type=Path, default=RESULTS)
+    ap.add_argument("--out", type=Path, default=default_out("ranking"))
     ap.add_argument("--one", help=argparse.SUPPRESS)  # child mode: "kind:n"
     args = ap.parse_args(argv)
     if args.one:

@@ -10,6 +10,15 @@ import json
 from pathlib import Path
 
 
+def default_out(name: str) -> Path:
+    """Where a bench run on its own writes: ``$FOCUSCRAWL_VAR/bench/<name>.json``. Only ``python -m bench``
+    writes the published ``bench/results/<mode>/<name>.json`` (``--out``), from a clean tree, with its
+    commit and load: a result written there by hand would be a number without a run record."""
+    from focuscrawl.config import settings
+
+    return Path(settings().var_dir) / "bench" / f"{name}.json"
+
+
 def write_result(path: Path, result: dict, *, echo: bool = False) -> Path:
     """``result`` as JSON at ``path`` (folders made); then the whole result on stdout with ``echo``
     (the benches whose log shows it all), else where it went."""

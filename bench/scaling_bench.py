@@ -13,7 +13,7 @@
     python bench/scaling_bench.py [--backlog 10000] [--posts 20000] [--pages 20000]
 
 Uses the broker, world and Spark ports of the settings (starts what is not up and stops what it
-started). Writes ``bench/results/scaling.json`` and prints it.
+started). Writes ``--out`` (default ``$FOCUSCRAWL_VAR/bench/scaling.json``) and prints it.
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ from focuscrawl.config import Settings, settings
 from focuscrawl.outlinks.params import DEFAULT as OUTLINKS
 from focuscrawl.core.params import add_arguments
 from ingest_bench import Procs, sample_posts, scaling
-from result_json import write_result
+from result_json import default_out, write_result
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -165,7 +165,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--pages", type=int, default=5000, help="pages of the related-pages Spark job")
     ap.add_argument("--spark-timeout", type=float, default=1800.0, help="seconds one spark-submit may take")
     add_arguments(ap, OUTLINKS, ["dimensions", "k"])
-    ap.add_argument("--out", type=Path, default=ROOT / "bench" / "results" / "scaling.json")
+    ap.add_argument("--out", type=Path, default=default_out("scaling"))
     args = ap.parse_args(argv)
 
     from focuscrawl.services.kafka import KafkaBroker

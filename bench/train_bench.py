@@ -1,7 +1,7 @@
 """Training benchmark (docs/benchmarks.md; seed 002 Section 7: its training took 1.5 hours on 16 cores).
 
     python bench/train_bench.py [--pages 384000] [--periods 10] [--compare-pages 100000]
-                                [--embed-pages 384000] [--out bench/results/train.json]
+                                [--embed-pages 384000] [--out $FOCUSCRAWL_VAR/bench/train.json]
 
 Three parts, on synthetic pages (``focuscrawl.outlinks.synthetic``'s mechanism: topics, co-changing
 related pages, content change that drives link change, drifting rates), all in one run:
@@ -50,7 +50,7 @@ import pandas as pd
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from knn_bench import ROOT, scratch_settings, timed  # noqa: E402  (one scratch lake pattern for every job bench)
-from result_json import write_result  # noqa: E402
+from result_json import default_out, write_result  # noqa: E402
 
 from focuscrawl.outlinks.evaluation import evaluate  # noqa: E402
 from focuscrawl.outlinks.features import page_look_back  # noqa: E402
@@ -306,7 +306,7 @@ def main(argv: list[str] | None = None) -> int:
                     help="pages of the full-fit vs sample comparison (0: skip it)")
     ap.add_argument("--embed-pages", type=int, default=20_000, help="pages of the embedding job run (0: skip it)")
     ap.add_argument("--master", default="local[2]")
-    ap.add_argument("--out", type=Path, default=Path(__file__).resolve().parent / "results" / "train.json")
+    ap.add_argument("--out", type=Path, default=default_out("train"))
     args = ap.parse_args(argv)
     models = tuple(m.strip() for m in args.models.split(",") if m.strip())
     res: dict = {"threads": {v: os.environ.get(v, "unset") for v in THREAD_VARS}, "load_start": os.getloadavg()}

@@ -5,7 +5,7 @@ HTTP/1.1 keep-alive, same client), so the ratio isolates the world's own cost fr
 
     python bench/world_bench.py [--seconds 5] [--users 100000] [--data DIR|none]
 
-Writes ``bench/results/world.json``.
+Writes ``--out`` (default ``$FOCUSCRAWL_VAR/bench/world.json``).
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ import requests
 from focuscrawl.config import settings
 from focuscrawl.world import build_world
 from focuscrawl.world.server import WorldServer, _Handler
-from result_json import write_result
+from result_json import default_out, write_result
 
 STATIC = json.dumps({"kind": "Listing", "data": {"after": None, "children": []}}).encode()
 
@@ -56,7 +56,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seconds", type=float, default=5.0)
     ap.add_argument("--users", type=int, default=100_000)
     ap.add_argument("--data", default=str(cfg.data_dir) if cfg.data_dir else "none")
-    ap.add_argument("--out", type=Path, default=Path(__file__).resolve().parent / "results" / "world.json")
+    ap.add_argument("--out", type=Path, default=default_out("world"))
     args = ap.parse_args(argv)
     data = None if args.data == "none" else Path(args.data)
     t0 = time.perf_counter()
