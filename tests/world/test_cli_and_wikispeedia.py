@@ -30,6 +30,46 @@ def test_serve_command_starts_both_servers_and_stops_on_sigterm(tmp_path):
     assert proc.wait(timeout=20) == 0
 
 
+def serve(tmp_path, clock_file, *more) -> tuple[subprocess.Popen, dict]:
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "focuscrawl.world", "serve", "--port", "0", "--eval-port", "0", "--data", "none",
+         "--users", "500", "--seed", "4", "--speedup", "3600", "--clock-file", str(clock_file), *more],
+        stdout=subprocess.PIPE, text=True, env={**__import__("os").environ, "FOCUSCRAWL_VAR": str(tmp_path)})
+    return proc, json.loads(proc.stdout.readline())
+
+
+def test_a_restarted_world_resumes_its_clock_even_after_a_sigkill(tmp_path):
+    """A world restarted at its start epoch served the past again (the revisitor wrote past periods twice)."""
+    import signal
+
+    from focuscrawl.services.process import wait_until
+
+    clock_file = tmp_path / "world" / "clock.json"
+    proc, info = serve(tmp_path, clock_file)
+    try:
+        wait_until(lambda: requests.get(info["eval"] + "/time", timeout=10).json()["sim_now"] > 1_700_000_000 + 3 * 3600,
+                   60, "three simulated hours", interval=0.2)
+        wait_until(lambda: json.loads(clock_file.read_text())["sim_now"] > 1_700_000_000 + 3 * 3600, 10,
+                   "the clock file past three simulated hours", interval=0.2)
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=20)
+    kept = json.loads(clock_file.read_text())["sim_now"]
+    again, info = serve(tmp_path, clock_file, "--paused")
+    try:
+        now = requests.get(info["eval"] + "/time", timeout=10).json()
+        assert now["sim_now"] == kept and now["start_epoch"] == 1_700_000_000.0  # same world, later time
+    finally:
+        again.terminate()
+    assert again.wait(timeout=20) == 0
+    other, info = serve(tmp_path, clock_file, "--paused", "--seed", "5")  # another world starts at its epoch
+    try:
+        assert requests.get(info["eval"] + "/time", timeout=10).json()["sim_now"] == 1_700_000_000.0
+    finally:
+        other.terminate()
+    assert other.wait(timeout=20) == 0
+
+
 @pytest.mark.slow
 def test_wikispeedia_pages_have_real_titles_text_and_links(shared_data, cfg):
     web = build_web(0, START, shared_data, cfg.var_dir)

@@ -42,7 +42,8 @@ class WorldService:
         self.process = ManagedProcess(
             name=self.name, run_dir=Path(cfg.var_dir) / "run", log_dir=Path(cfg.var_dir) / "logs",
             command=[sys.executable, "-m", "focuscrawl.world", "serve", "--host", cfg.bind_host,
-                     "--port", str(cfg.world_port), "--eval-port", str(cfg.world_eval_port), *args],
+                     "--port", str(cfg.world_port), "--eval-port", str(cfg.world_eval_port),
+                     "--clock-file", str(Path(cfg.var_dir) / "world" / "clock.json"), *args],
             env=settings_env(cfg), cwd=Path(cfg.home),
         )
         self.processes = {self.name: self.process}

@@ -34,6 +34,9 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--speedup", type=float, default=60.0, help="simulated seconds per wall second")
     s.add_argument("--start-epoch", type=float, default=1_700_000_000.0)
     s.add_argument("--paused", action="store_true", help="start with the clock paused (advance it via POST /clock)")
+    s.add_argument("--clock-file", type=Path, help="keep the simulated time here and resume from it on a restart "
+                                                   "(`focuscrawl services up` uses $FOCUSCRAWL_VAR/world/clock.json; "
+                                                   "delete it to start the clock over)")
     s.add_argument("--data", type=Path, default=cfg.data_dir,
                    help="real data folder (erisk2017/, wikispeedia/); 'none' for a fully generated world")
     s.add_argument("--users", type=int, default=100_000)
@@ -118,6 +121,15 @@ def main(argv: list[str] | None = None) -> int:
         world.replay = Replay.load(args.replay)  # the recorded crawl answers instead of the generated site
     world.oauth = oauth
     world.validators = validators
+    clock_file = None
+    if args.clock_file:
+        from focuscrawl.world.clock import ClockFile
+
+        clock_file = ClockFile(args.clock_file, world.clock, args.seed)
+        resumed = clock_file.resume()
+        if resumed is not None:
+            print(f"focuscrawl world: clock resumed at {resumed:.0f} from {args.clock_file}", file=sys.stderr, flush=True)
+        clock_file.keep()
     server = WorldServer(world, args.host, args.port, args.eval_port).start()
     print(json.dumps({"world": server.url, "eval": server.eval_url, "seed": args.seed,
                       "corpus": type(world.population.corpus).__name__,
@@ -128,6 +140,8 @@ def main(argv: list[str] | None = None) -> int:
         signal.signal(sig, lambda *_: stop.set())
     stop.wait()
     server.stop()
+    if clock_file is not None:
+        clock_file.stop()
     return 0
 
 

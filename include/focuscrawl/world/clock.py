@@ -74,3 +74,55 @@ class SimClock:
         with self._lock:
             return {"sim_now": self._now_locked(), "speedup": self._speedup, "paused": self._paused,
                     "start_epoch": self.start_epoch}
+
+
+class ClockFile:
+    """Where a served world keeps its simulated time, so a restart resumes it instead of rewinding.
+
+    A world restarted at its start epoch served the past again: the revisitor revisited past periods
+    and wrote them a second time. :meth:`keep` writes ``{"sim_now", "start_epoch", "seed"}`` every
+    ``every`` wall seconds (atomically; a SIGKILL loses at most that much) and once more at :meth:`stop`;
+    :meth:`resume` moves a new world's clock forward to the time written, when it is the same world
+    (start epoch and seed) and the time is later. Delete the file to start the clock over.
+    """
+
+    def __init__(self, path, clock: SimClock, seed: int, every: float = 1.0) -> None:
+        from pathlib import Path
+
+        self.path, self.clock, self.seed, self.every = Path(path), clock, seed, every
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def resume(self) -> float | None:
+        """Set the clock to where the last run of this world stopped; the time resumed at, or None."""
+        from focuscrawl.core.status_file import read_status
+
+        saved = read_status(self.path)
+        if saved.get("seed") != self.seed or saved.get("start_epoch") != self.clock.start_epoch:
+            return None  # none yet, or another world's: start at the start epoch
+        at = float(saved.get("sim_now") or 0.0)
+        if at <= self.clock.now():
+            return None
+        self.clock.set(at)
+        return at
+
+    def write(self) -> None:
+        from focuscrawl.core.status_file import write_status
+
+        write_status(self.path, {"sim_now": self.clock.now(), "start_epoch": self.clock.start_epoch, "seed": self.seed})
+
+    def keep(self) -> "ClockFile":
+        def loop() -> None:
+            while not self._stop.wait(self.every):
+                self.write()
+
+        self.write()
+        self._thread = threading.Thread(target=loop, name="world-clock-file", daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(5)
+        self.write()
