@@ -80,7 +80,7 @@ NAME = "source-crawler"
 def crawl(args, cfg) -> int:
     from focuscrawl.topics.changelog import ChangelogProducer, changelog_topic
     from focuscrawl.crawl import dead_letters
-    from focuscrawl.ephemeral.crawler import CLICKS_PATH, ClickLog, SourceCrawler
+    from focuscrawl.ephemeral.crawler import CLICKS_PATH, ClickLog, SourceCrawler, remembered_sources
     from focuscrawl.ephemeral.schedule_topic import ScheduleFollower
     from focuscrawl.ephemeral.sources import ACCEPT, discover_sources
     from focuscrawl.fetch import FetchError
@@ -131,6 +131,8 @@ def crawl(args, cfg) -> int:
                     dead_letter(rejection)
             sources.extend(found)
             log.info("%s: %d content sources (%s)", site, len(found), ", ".join(sorted({s.kind for s in found})))
+        state = producer.restore()
+        sources = remembered_sources(sources, state)
         scope = proc.scope(report=dead_letter)
         soft404 = None
         if scope.rules.detect_soft404:  # [sites.scope] detect_soft404: the revisitor's probe, on new pages
@@ -153,7 +155,6 @@ def crawl(args, cfg) -> int:
             clicks_url = args.clicks_url or f"{site.scheme}://{site.netloc}{CLICKS_PATH}"
             clicks = ClickLog(lambda since: fetcher.get(f"{clicks_url}?since={since!r}", accept=["application/json"]),
                               f"{site.scheme}://{site.netloc}")
-        state = producer.restore()
         source_crawler.restore(state)
         if clicks is not None:
             clicks.restore(state)

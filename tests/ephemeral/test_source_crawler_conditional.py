@@ -171,3 +171,18 @@ def test_a_spelling_the_site_rewrites_is_not_fetched_again_once_its_rule_is_lear
     again = crawler()
     again.restore(crawl.changes())
     assert again.status()["rewrite_rules"]["rules"] == {"a.example": ["/$ -> $"]}
+
+
+def test_a_restart_watches_every_source_it_watched_before_even_when_discovery_misses_some():
+    """A fault campaign's restarts of the source crawler watched 20, then 40, then 17 sources: discovery
+    keeps a candidate only if its fetch works and it lists a dated link at that moment."""
+    from focuscrawl.ephemeral.crawler import remembered_sources
+
+    feed, front = "http://a.example/feed.rss", "http://a.example/"
+    before = SourceCrawler([ContentSource(feed, "rss"), ContentSource(front, "front")], lambda url: (b"", "text/html", url),
+                           lambda *a: None, lambda: 0.0, budget=1.0, default_interval_s=600.0, min_interval_s=60.0)
+    records = before.changes()  # every source, at first
+    now = remembered_sources([ContentSource(front, "front")], records)  # the feed's fetch failed this time
+    assert now == [ContentSource(front, "front"), ContentSource(feed, "rss")]
+    old = [(f"source:{feed}", SourceState(feed, None, 0.0).to_json())]  # written before kinds were kept
+    assert remembered_sources([], old) == []

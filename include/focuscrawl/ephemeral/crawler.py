@@ -105,6 +105,22 @@ class SourceState(JsonRecord):
     known: tuple[str, ...] = ()
     batches: tuple[tuple[float, float, tuple[tuple[str, float | None], ...]], ...] = field(default=())
     validators: Validators | None = None  # of the source's last full fetch (sent on its next recrawl)
+    kind: str = ""  # the source's kind (ContentSource.kind), so a restart can watch it without rediscovering it
+
+
+def remembered_sources(found: list[ContentSource], records: Iterable[tuple[str, bytes]]) -> list[ContentSource]:
+    """The sources discovered now, then those the changelog remembers and this discovery missed (a
+    candidate whose fetch failed, a listing without a dated link at that moment): a restart never
+    watches fewer sources than before it (a fault campaign's restarts watched 20, then 40, then 17).
+    Records written before a source's kind was kept cannot be rebuilt and are left to discovery."""
+    out, urls = list(found), {s.url for s in found}
+    for key, value in records:
+        if key.startswith("source:"):
+            st = SourceState.from_json(value)
+            if st.kind and st.url not in urls:
+                out.append(ContentSource(st.url, st.kind))
+                urls.add(st.url)
+    return out
 
 
 @dataclass(frozen=True)
@@ -407,7 +423,7 @@ class SourceCrawler:
                         for t, g, ids in self.policy.frontier.batches[i])
         validators = self.revalidator.known.get(url) if self.revalidator is not None else None
         return SourceState(url, self.last_read_[i], float(self.policy.last_recrawl_[i]), self.last_gap_.get(url),
-                           tuple(sorted(self.known_[i])), batches, validators)
+                           tuple(sorted(self.known_[i])), batches, validators, self.sources[i].kind)
 
     def changes(self) -> list[tuple[str, bytes]]:
         """Changelog records ``(key, value)`` of the sources and pages changed since the last call."""
