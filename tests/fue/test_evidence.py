@@ -7,6 +7,7 @@ from datetime import datetime, timezone
 import pytest
 
 from focuscrawl.fue import EvidenceAggregator, Post, UserEvidence, hour_distance
+from focuscrawl.fue.evidence import EvidenceState
 
 
 def at(hour: int, minute: int = 0) -> float:
@@ -47,6 +48,22 @@ def test_repeated_posts_count_once_and_forget_drops_the_user() -> None:
     assert agg.get("di").count == 1
     agg.forget("di")
     assert "di" not in agg and agg.get("di") == UserEvidence("di")
+
+
+def test_post_ids_are_bounded_per_user_and_go_with_the_user() -> None:
+    agg = EvidenceAggregator(max_post_ids=3)
+    for i in range(5):
+        agg.add(Post("fa", at(2), post_id=f"p{i}"))
+    assert agg.state("fa").post_ids == ["p2", "p3", "p4"]
+    assert agg.add(Post("fa", at(2), post_id="p4")) is None       # a recent repeat still counts once
+    assert agg.get("fa").count == 5
+    agg.add(Post("gu", at(2), post_id="q"))
+    agg.forget("fa")
+    agg.drop("gu")
+    assert agg._seen_posts == {}                                    # nothing of the gone users stays
+    restored = EvidenceAggregator(max_post_ids=3)
+    restored.restore("fa", EvidenceState(count=1, post_ids=["r1"]))
+    assert restored.add(Post("fa", at(2), post_id="r1")) is None    # a restored user's posts count as seen
 
 
 def test_text_is_bounded_keeping_the_newest() -> None:

@@ -139,14 +139,19 @@ class EvidenceAggregator:
     oldest dropped), so memory stays bounded for very active users; ``max_communities``
     likewise bounds the communities remembered per user. Posts already counted (same
     ``post_id``) are ignored, as the paper did with Aerospike, because listings overlap.
+    A post's id is remembered with its author only, the newest ``max_post_ids`` of them
+    (listings overlap on recent posts), so the ids go when the user goes (extracted,
+    or its partition moved) and memory is bounded by the users held, not the posts ever seen.
     """
 
-    def __init__(self, max_text_chars: int = 20_000, max_communities: int = 16, dedupe: bool = True) -> None:
+    def __init__(self, max_text_chars: int = 20_000, max_communities: int = 16, dedupe: bool = True,
+                 max_post_ids: int = 1_000) -> None:
         self.max_text_chars = max_text_chars
         self.max_communities = max_communities
+        self.max_post_ids = max_post_ids
         self.dedupe = dedupe
         self._users: dict[str, EvidenceState] = {}
-        self._seen_posts: set[str] = set()
+        self._seen_posts: dict[str, set[str]] = {}  # user -> the ids in its state's post_ids
         self._watchers: list = []
 
     def watch_texts(self, watcher, *, replay: bool = True) -> None:
@@ -177,15 +182,19 @@ class EvidenceAggregator:
 
     def add(self, post: Post) -> UserEvidence | None:
         """Fold one post into its author's evidence; the new snapshot, or None if already counted."""
-        if self.dedupe and post.post_id:
-            if post.post_id in self._seen_posts:
-                return None
-            self._seen_posts.add(post.post_id)
+        seen = self._seen_posts.get(post.author)
+        if self.dedupe and post.post_id and seen is not None and post.post_id in seen:
+            return None
         acc = self._users.get(post.author)
         if acc is None:
             acc = self._users[post.author] = EvidenceState()
         if self.dedupe and post.post_id:
+            if seen is None:
+                seen = self._seen_posts[post.author] = set()
+            seen.add(post.post_id)
             acc.post_ids.append(post.post_id)
+            if len(acc.post_ids) > self.max_post_ids:
+                seen.discard(acc.post_ids.pop(0))
         acc.count += 1
         acc.score_sum += post.score
         acc.comments_sum += post.num_comments
@@ -218,6 +227,7 @@ class EvidenceAggregator:
 
     def forget(self, user: str) -> None:
         """Drop a user's evidence (after extraction, seed section II: space complexity)."""
+        self._seen_posts.pop(user, None)
         if self._users.pop(user, None) is not None:
             for watcher in self._watchers:
                 watcher.dropped(user)
@@ -230,7 +240,7 @@ class EvidenceAggregator:
     def restore(self, user: str, state: EvidenceState) -> None:
         """Put back a user's running sums read from a changelog; its posts count as seen again."""
         self._users[user] = acc = state.copy()
-        self._seen_posts.update(state.post_ids)
+        self._seen_posts[user] = set(acc.post_ids)
         for watcher in self._watchers:
             watcher.dropped(user)
         for part in acc.texts:  # part by part to every watcher, in their order, as add() does
@@ -239,9 +249,9 @@ class EvidenceAggregator:
 
     def drop(self, user: str) -> None:
         """Forget a user and the ids of its posts (its partition moved to another chooser)."""
+        self._seen_posts.pop(user, None)
         acc = self._users.pop(user, None)
         if acc is not None:
-            self._seen_posts.difference_update(acc.post_ids)
             for watcher in self._watchers:
                 watcher.dropped(user)
 
