@@ -13,7 +13,7 @@ import pyarrow as pa
 import pytest
 
 from focuscrawl.ephemeral.tables import PAGE_CLICKS, ClickRecord, click_row
-from focuscrawl.lake.delta_sink import RecordRejected, StreamRecord
+from focuscrawl.lake.delta_sink import LINEAGE_COLUMNS, RecordRejected, StreamRecord
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -27,10 +27,13 @@ def record(value) -> StreamRecord:
 
 
 def test_the_record_is_the_tables_row():
-    """One format: the record's fields are the table's columns, required exactly where the column is not nullable."""
+    """One format: the record's fields are the table's columns, required exactly where the column is not nullable;
+    the Kafka lineage columns are the sink's to fill, from the record's topic, partition and offset."""
     hints = typing.get_type_hints(ClickRecord)
     fields = {f.name: type(None) not in typing.get_args(hints[f.name]) for f in dataclasses.fields(ClickRecord)}
-    assert fields == {c.name: not c.nullable for c in PAGE_CLICKS.columns}
+    lineage = {c.name for c in LINEAGE_COLUMNS}
+    assert fields == {c.name: not c.nullable for c in PAGE_CLICKS.columns if c.name not in lineage}
+    assert lineage <= set(PAGE_CLICKS.column_names)
 
 
 def test_the_documented_record_is_the_record():

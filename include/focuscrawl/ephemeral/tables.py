@@ -25,7 +25,7 @@ from focuscrawl.ephemeral.estimate import (ESTIMATE_COLUMNS, LinkRatePrior, Prof
 from focuscrawl.ephemeral.optimiser import allocate
 from focuscrawl.ephemeral.params import DEFAULT
 from focuscrawl.fetch.warc import WARC_COLUMNS
-from focuscrawl.lake.delta_sink import RecordRejected
+from focuscrawl.lake.delta_sink import OPTIONAL_LINEAGE_COLUMNS, RecordRejected
 from focuscrawl.lake.tables import UNIT_INTERVAL, Column, table
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -43,6 +43,7 @@ SOURCE_RECRAWLS = table(
         Column("elapsed_s", pa.float64(), "seconds since the previous recrawl (or since watching began)", nullable=False),
         Column("new_links", pa.int64(), "links not seen on the source before", nullable=False),
         *WARC_COLUMNS,
+        *OPTIONAL_LINEAGE_COLUMNS,
     ],
 )
 
@@ -64,6 +65,7 @@ SOURCE_PAGES = table(
                                           "languages; null: no page model yet)", bounds=UNIT_INTERVAL),
         Column("relevance_model", pa.string(), "the model and version that scored it, e.g. TFIDF-LR/v3"),
         *WARC_COLUMNS,
+        *OPTIONAL_LINEAGE_COLUMNS,
     ],
 )
 
@@ -78,6 +80,7 @@ PAGE_CLICKS = table(
         Column("clicks", pa.int64(), "clicks from counted_from to observed_at", nullable=False),
         Column("counted_from", pa.timestamp("us", tz="UTC"),
                "when counting began: the crawl (what a search engine sees after indexing); null: creation"),
+        *OPTIONAL_LINEAGE_COLUMNS,
     ],
 )
 

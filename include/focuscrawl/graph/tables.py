@@ -16,6 +16,7 @@ from focuscrawl.graph.access import ContentCopies
 from focuscrawl.graph.estimators import estimates_of
 from focuscrawl.graph.samplers import Sample
 from focuscrawl.fetch.warc import WARC_COLUMNS
+from focuscrawl.lake.delta_sink import OPTIONAL_LINEAGE_COLUMNS
 from focuscrawl.lake.tables import Column, table
 
 GRAPH_SAMPLE = table(
@@ -40,6 +41,7 @@ GRAPH_SAMPLE = table(
         Column("relevance_model", pa.string(), "page relevance model that scored it, MODEL/vN"),
         Column("relevant", pa.bool_(), "relevance at or above the focus's threshold when scored: the loop's harvest"),
         *WARC_COLUMNS,  # the vertex query's response, when the crawl was archived (focuscrawl.fetch.warc)
+        *OPTIONAL_LINEAGE_COLUMNS,  # the live sampler's rows come through Kafka; an offline crawl's do not
     ],
     partition_by=("crawl_id",),
 )
@@ -98,6 +100,7 @@ def sample_to_frame(sample: Sample, crawl_id: str, sampler: str) -> pd.DataFrame
             # null: the live sampler fills them (graph.live) from its page scores and its WARC records
             **dict.fromkeys(("sampled_at", "relevance", "relevance_model", "relevant")),
             **dict.fromkeys(c.name for c in WARC_COLUMNS),
+            **dict.fromkeys(c.name for c in OPTIONAL_LINEAGE_COLUMNS),
         }
     )[GRAPH_SAMPLE.column_names]
 

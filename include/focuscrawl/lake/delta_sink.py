@@ -53,6 +53,10 @@ LINEAGE_COLUMNS = (
     Column("kafka_partition", pa.int32(), "Kafka partition the row was consumed from", nullable=False),
     Column("kafka_offset", pa.int64(), "offset of the record in its partition", nullable=False),
 )
+# The same, null where a row did not come through Kafka (a parser's rejection, an offline graph crawl):
+# for tables that are also written directly. Rows with all three null are left out of the uniqueness check.
+OPTIONAL_LINEAGE_COLUMNS = tuple(Column(c.name, c.type, c.comment + " (null: not landed from Kafka)")
+                                 for c in LINEAGE_COLUMNS)
 
 # Both ways input is refused land here: a parser's rejection (``parse/rejection.py``: the crawler
 # produces it to the dead-letter topic, whose sink lands it) and a record a sink could not convert
@@ -74,7 +78,7 @@ DEAD_LETTER_TABLE = table(
         Column("payload", pa.binary(), "the raw payload as received (a record, or the whole body; null: a tombstone)"),
         Column("payload_sha256", pa.string(), "SHA-256 of payload, hex: the dedup key of a replay"),
         Column("payload_size", pa.int64(), "payload length in bytes"),
-        *(Column(c.name, c.type, c.comment) for c in LINEAGE_COLUMNS),
+        *OPTIONAL_LINEAGE_COLUMNS,
         Column("record_timestamp_ms", pa.int64(), "Kafka record timestamp, Unix epoch milliseconds"),
         Column("rejected_at_ms", pa.int64(), "when it was rejected, Unix epoch milliseconds", nullable=False),
     ],
