@@ -137,6 +137,28 @@ def test_a_new_page_that_is_its_directory_soft_404_lands_no_row_and_is_a_dead_le
     assert "http://a.example/wiki/Gone_2" not in crawler.crawled_
 
 
+def test_a_new_page_whose_body_is_no_page_lands_no_row_and_is_a_dead_letter():
+    """A new page served malformed (cut off, then a NUL) lands no ``source_pages`` row with no text: it goes to
+    the dead letters with its bytes and reason; the source's other page lands."""
+    feed = "http://a.example/feed"
+    real = b"<html><body><h1>Real</h1><p>A page about real things.</p></body></html>"
+    rows, dead = [], []
+
+    def fetch(url):
+        if url == feed:
+            return _rss([("http://a.example/wiki/Cut", 999.0), ("http://a.example/wiki/Real", 998.0)]), \
+                "application/rss+xml", url
+        return (real[:20] + b'<<{"\x00' if url.endswith("Cut") else real), "text/html", url
+
+    crawler = SourceCrawler([ContentSource(feed, "feed")], fetch, lambda t, k, r: rows.append((t, r)),
+                            lambda: 1000.0, budget=1.0, on_rejection=dead.append)
+    for _ in range(3):
+        crawler.step()
+    assert [r["page_url"] for t, r in rows if t == "source_pages"] == ["http://a.example/wiki/Real"]
+    assert [(d.parser, d.url) for d in dead] == [("html", "http://a.example/wiki/Cut")]
+    assert dead[0].reason.startswith("NUL byte") and crawler.counts["malformed"] == 1
+
+
 def test_a_spelling_the_site_rewrites_is_not_fetched_again_once_its_rule_is_learned():
     """Two listed pages redirect from ``/X/`` to ``/X``: the site's rule ``/$ -> $`` (DUST, support 2) is in
     force, so a later listing of ``/C/`` is taken as ``/C``, crawled already: no fetch. A restarted crawler

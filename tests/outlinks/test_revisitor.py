@@ -44,6 +44,31 @@ class FakeSite:
         return page("text of " + url, self.pages[url])
 
 
+def test_a_body_that_is_no_page_is_dead_lettered_and_the_page_revisited_next_period():
+    """A malformed body (cut off, then a NUL: the world's fault) lands no snapshot with no text and no links;
+    it goes to the dead letters with its bytes, and the page is revisited, and snapshotted, next period."""
+    a, b = SITE + "s.wiki.test/wiki/A", SITE + "s.wiki.test/wiki/B"
+    site = FakeSite({a: [b], b: []})
+    good = site.get
+    broken = {a}
+
+    def get(url: str) -> bytes:
+        body = good(url)
+        return body[: len(body) // 3] + b'<<{"\x00' if url in broken else body
+
+    site.get = get
+    now, rows, dead = [100.0], [], []
+    rev = PageRevisitor(site, rows.append, lambda: now[0], origin=100.0, on_rejection=dead.append)
+    rev.add([a, b])
+    drain(rev)
+    assert [r["url"] for r in rows] == [b] and rev.malformed == 1 and rev.status()["malformed"] == 1
+    assert [(d.parser, d.url) for d in dead] == [("html", a)] and dead[0].payload.endswith(b"\x00")
+    broken.clear()
+    now[0] += WEEK
+    drain(rev)
+    assert sorted((r["url"], r["period"]) for r in rows) == [(a, 1), (b, 0), (b, 1)]
+
+
 def drain(revisitor: PageRevisitor) -> None:
     """Revisit every page due in the clock's current period."""
     revisitor.revisit_next()

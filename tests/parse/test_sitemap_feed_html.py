@@ -5,7 +5,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from focuscrawl.parse.feed import parse_feed
-from focuscrawl.parse.html import parse_links, registered_domain
+from focuscrawl.parse.html import parse_links, registered_domain, unparsable
 from focuscrawl.parse.sitemap import MAX_URLS, parse_sitemap
 
 BASE = "http://www.example.com/"
@@ -179,6 +179,17 @@ def test_html_links_are_canonical_keys():
 
 def test_empty_html_is_rejected():
     assert parse_links(b"  \n", BASE).rejections[0].reason == "empty HTML body"
+
+
+def test_a_body_with_a_nul_byte_is_rejected_whole():
+    """The world's malformed page (a third of the page, then ``<<{"`` and a NUL) and a binary body are
+    no page: one rejection with the reason and the whole body, no links; a NUL-free broken page still parses."""
+    good = b'<html><body><p>Text</p><a href="/a">a</a><a href="/b">b</a></body></html>'
+    for body in (good[: len(good) // 3] + b'<<{"\x00', b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR"):
+        parsed = parse_links(body, BASE)
+        assert unparsable(body) == parsed.rejections[0].reason and parsed.links == []
+        assert parsed.rejections[0].reason.startswith("NUL byte in the HTML body") and parsed.rejections[0].payload == body
+    assert unparsable(good[: len(good) // 2]) is None and len(parse_links(good[: len(good) // 2], BASE).links) == 1
 
 
 fuzz = settings(max_examples=200, deadline=None)

@@ -205,7 +205,7 @@ class SourceCrawler:
         self.crawled_: dict[str, tuple[str, float | None]] = {}  # page url -> (source url, published)
         self.counts = {"recrawls": 0, "pages": 0, "idle": 0, "errors": 0, "schedule_rows": 0, "schedules_applied": 0,
                        "restored_sources": 0, "restored_pages": 0, "near_duplicates_skipped": 0, "unchanged_recrawls": 0,
-                       "relevant": 0, "soft404_refused": 0, "dust_skipped": 0}
+                       "relevant": 0, "soft404_refused": 0, "dust_skipped": 0, "malformed": 0}
         self._touched: dict[int, None] = dict.fromkeys(range(n))  # sources changed since changes(): all, at first
         self._fetched: dict[str, None] = {}   # pages crawled since changes()
 
@@ -327,7 +327,7 @@ class SourceCrawler:
         self.counts["pages"] += 1  # a fetch of the budget, skipped or not
         aliases = self._aliases(url, fetched)
         self.seen_pages_.update(aliases)  # listed later under those keys, the page is not fetched again
-        if self._soft404(url, fetched) or self._near_duplicate(url, fetched[0]):
+        if self._malformed(url, fetched) or self._soft404(url, fetched) or self._near_duplicate(url, fetched[0]):
             return
         self._teach(url, aliases)
         self.crawled_[url] = (self.sources[i].url, published)
@@ -349,6 +349,19 @@ class SourceCrawler:
                 "published_at": None if published is None else micros(published), "main_text": text.main_text,
                 "language": text.language, "language_score": text.language_score, "relevance": score,
                 "relevance_model": model, **(warc_columns(warc[0]) if warc and warc[0] else {})}
+
+    def _malformed(self, url: str, fetched: tuple) -> bool:
+        """A body that is not a page at all (``focuscrawl.parse.html.unparsable``) is dead-lettered with its
+        reason and bytes, not landed as a page with no text."""
+        from focuscrawl.parse.html import PARSER, unparsable
+
+        reason = unparsable(fetched[0])
+        if reason is None:
+            return False
+        self.counts["malformed"] += 1  # the Rejection logs it
+        if self.on_rejection is not None:
+            self.on_rejection(Rejection(reason, fetched[0], url, PARSER))
+        return True
 
     def _teach(self, url: str, aliases: tuple[str, ...]) -> None:
         """Every alias is a confirmed pair of one page (the rule that shortens is kept); no alias refutes."""

@@ -192,6 +192,7 @@ class PageRevisitor:
         self.done: set[str] = set()  # pages already snapshotted in the current period
         self.revisits = 0
         self.failures = 0
+        self.malformed = 0  # fetched bodies that were not a page (dead-lettered, revisited next period)
         self.priorities_applied = 0
         self.near_duplicates = near_duplicates
         self.on_near_duplicate = on_near_duplicate
@@ -376,6 +377,14 @@ class PageRevisitor:
             key, row = url, {**self.last[url], "url": url, "period": int(period), "status": 304,
                              "fetched_at": datetime.fromtimestamp(now, timezone.utc)}
         else:
+            from focuscrawl.parse.html import PARSER as HTML_PARSER, unparsable
+
+            reason = unparsable(body)
+            if reason is not None:  # no snapshot of a page with no text and no links: the period has no row for it
+                self.malformed += 1  # the Rejection logs it
+                if self.on_rejection is not None:
+                    self.on_rejection(Rejection(reason, body, url, HTML_PARSER))
+                return None
             text, links, declared = page_parts(body, result.url if result is not None else url)
             key = self._recorded_as(url, final, self.key(declared) if declared else None)
             row = _row(key, body, text, links, period, now, result.status if result is not None else 200,
@@ -495,6 +504,7 @@ class PageRevisitor:
                 "done_this_period": len(self.done),
                 "revisits": self.revisits,
                 "failures": self.failures,
+                "malformed": self.malformed,
                 "priorities_applied": self.priorities_applied,
                 "near_duplicates_skipped": len(self.skipped),
                 "aliases": len(self.aliases),

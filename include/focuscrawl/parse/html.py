@@ -42,7 +42,19 @@ class ParsedPage:
     rejections: list[Rejection] = field(default_factory=list)
 
 
-__all__ = ["Link", "ParsedPage", "parse_links", "registered_domain"]
+__all__ = ["Link", "ParsedPage", "parse_links", "registered_domain", "unparsable"]
+
+
+def unparsable(raw: bytes) -> str | None:
+    """Why a fetched body is not an HTML page at all (None: it is one, however broken its markup):
+    empty, or carrying a NUL byte, which the HTML standard's tokenizer treats as a parse error and
+    which a page's text never holds: a corrupted, cut-off or binary body. Such a body is dead-lettered
+    with this reason by the crawlers, not stored as a page with no text and no links."""
+    if not raw.strip():
+        return "empty HTML body"
+    if b"\x00" in raw:
+        return "NUL byte in the HTML body: a corrupted or binary body, not a page"
+    return None
 
 
 def _absolute(base: str, href: str) -> str | None:
@@ -65,8 +77,9 @@ def parse_links(body: bytes | str, url: str) -> ParsedPage:
         out.rejections.append(Rejection(reason, payload, url, PARSER))
 
     raw = body.encode("utf-8") if isinstance(body, str) else body
-    if not raw.strip():
-        reject("empty HTML body", raw)
+    reason = unparsable(raw)
+    if reason is not None:
+        reject(reason, raw)
         return out
     try:
         doc = html.document_fromstring(raw, parser=html.HTMLParser(recover=True, no_network=True, remove_comments=True))
