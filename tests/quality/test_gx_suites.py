@@ -95,6 +95,42 @@ def test_corrupted_table_fails_naming_each_expectation(tmp_path):
     assert "expect_compound_columns_to_be_unique" in msg
 
 
+def test_repeated_keys_name_the_repair_and_dedup_repairs_them(tmp_path, monkeypatch, capsys):
+    """A replayed period wrote (url, period) twice: the gate's message names `focuscrawl dedup` with the key,
+    which keeps the first row by fetched time in one commit (refused while a platform is up), and the
+    table then passes."""
+    from focuscrawl.cli.main import main as cli_main
+    from focuscrawl.config import settings
+
+    monkeypatch.setenv("FOCUSCRAWL_VAR", str(tmp_path / "var"))
+    cfg = settings()
+    spec = TableSpec("page_snapshots_t", "test table", (
+        Column("url", pa.string(), "page", nullable=False), Column("period", pa.int64(), "period", nullable=False),
+        Column("fetched_at", pa.int64(), "when", nullable=False), Column("text", pa.string(), "text")))
+    path = spec.path(cfg)
+    rows = {"url": ["a", "b", "a", "c", "b"], "period": [1, 1, 1, 1, 2], "fetched_at": [10, 11, 5, 12, 13],
+            "text": ["replay", "b1", "first", "c1", "b2"]}
+    write_deltalake(path, pa.table(rows, schema=spec.arrow_schema()))
+    with pytest.raises(DataQualityError) as err:
+        validate_table(path, spec, keys=("url", "period"))
+    assert "fix: stop the writers (`focuscrawl down`), then `focuscrawl dedup page_snapshots_t --key url,period`" \
+        in str(err.value)
+    monkeypatch.setattr("focuscrawl.platform.supervisor.supervisor_pid", lambda var_dir: 4242)
+    assert cli_main(["dedup", "page_snapshots_t", "--key", "url,period"]) == 2
+    assert "focuscrawl down" in capsys.readouterr().err and DeltaTable(path).version() == 0
+    monkeypatch.setattr("focuscrawl.platform.supervisor.supervisor_pid", lambda var_dir: None)
+    assert cli_main(["dedup", "page_snapshots_t", "--key", "url,period", "--first-by", "fetched_at"]) == 0
+    assert "1 of 5 rows removed" in capsys.readouterr().out
+    kept = sorted((r["url"], r["period"], r["text"]) for r in DeltaTable(path).to_pyarrow_table().to_pylist())
+    assert kept == [("a", 1, "first"), ("b", 1, "b1"), ("b", 2, "b2"), ("c", 1, "c1")]
+    assert validate_table(path, spec, keys=("url", "period")).success
+    version = DeltaTable(path).version()
+    assert cli_main(["dedup", "page_snapshots_t", "--key", "url,period"]) == 0  # nothing repeats: no commit
+    assert DeltaTable(path).version() == version
+    assert cli_main(["dedup", "page_snapshots_t", "--key", "url,nope"]) == 2
+    assert "no column(s) ['nope']" in capsys.readouterr().err
+
+
 def test_missing_table_fails_and_results_are_recorded(tmp_path):
     with pytest.raises(DataQualityError, match="no Delta table at"):
         validate_table(str(tmp_path / "absent"), SPEC)

@@ -1,4 +1,5 @@
-"""Delta table upkeep with delta-rs: OPTIMIZE (compact small files) then VACUUM (delete unreferenced files).
+"""Delta table upkeep with delta-rs: OPTIMIZE (compact small files) then VACUUM (delete unreferenced files),
+and the one repair a quality gate names: :func:`dedupe_table` (``focuscrawl dedup``).
 
 The consumers append one small file per Kafka batch, so every table gathers
 thousands of small files that slow every Spark scan; compaction rewrites them into ~256 MB files
@@ -17,6 +18,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import asdict, dataclass
+from typing import Sequence
 
 from focuscrawl.config import Settings
 
@@ -63,3 +65,33 @@ def maintain_table(name: str, location: str, retention_hours: int = MIN_RETENTIO
     log.info("%s: OPTIMIZE %d files -> %d, VACUUM (retention %d h) deleted %d files, now version %d",
              name, report.files_removed, report.files_added, retention_hours, report.files_vacuumed, report.version)
     return report
+
+
+def dedupe_table(location: str, key: Sequence[str], first_by: Sequence[str] = (),
+                 storage_options: dict[str, str] | None = None) -> tuple[int, int]:
+    """Keep one row per ``key`` (the one that sorts first by ``first_by``, e.g. ``fetched_at``; without it, the
+    first in the table's file order) in one overwrite commit, partitioning and schema kept; no commit when no
+    key repeats. Returns ``(rows before, rows removed)``. Not for a table being written: the overwrite
+    would race a concurrent append (``focuscrawl dedup`` refuses while the platform is up)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    from deltalake import DeltaTable, write_deltalake
+
+    dt = DeltaTable(location, storage_options=storage_options)
+    rows = dt.to_pyarrow_table()
+    missing = [c for c in (*key, *first_by) if c not in rows.column_names]
+    if not key or missing:
+        raise ValueError(f"{location}: no column(s) {missing or list(key)}; its columns: {', '.join(rows.column_names)}")
+    order = "__focuscrawl_order"
+    ranked = rows.append_column(order, pa.array(range(rows.num_rows), pa.int64()))
+    if first_by:
+        ranked = ranked.sort_by([(c, "ascending") for c in first_by] + [(order, "ascending")])
+        ranked = ranked.set_column(ranked.column_names.index(order), order, pa.array(range(rows.num_rows), pa.int64()))
+    kept = ranked.group_by(list(key), use_threads=False).aggregate([(order, "min")])[f"{order}_min"]
+    removed = rows.num_rows - len(kept)
+    if removed:
+        keep = ranked.filter(pc.is_in(ranked[order], value_set=kept)).drop_columns([order])
+        write_deltalake(location, keep, mode="overwrite",
+                        partition_by=dt.metadata().partition_columns or None, storage_options=storage_options)
+        log.info("%s: kept one row per %s, removed %d of %d rows", location, list(key), removed, rows.num_rows)
+    return rows.num_rows, removed

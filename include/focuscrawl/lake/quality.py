@@ -119,6 +119,16 @@ def _describe(r) -> str:
     return f"{cfg.type}({', '.join(f'{k}={v!r}' for k, v in args.items())}): {detail}"
 
 
+def _fix(spec: TableSpec, r) -> str:
+    """The repair of a failure, where one is safe: repeated keys are removed by ``focuscrawl dedup``."""
+    cfg = r.expectation_config
+    if cfg.type != "expect_compound_columns_to_be_unique":
+        return ""
+    key = ",".join(cfg.kwargs["column_list"])
+    return (f"; fix: stop the writers (`focuscrawl down`), then `focuscrawl dedup {spec.name} --key {key}` "
+            f"keeps one row per key")
+
+
 def validate_table(table_path: str, spec: TableSpec, keys: Sequence[str] = (),
                    storage_options: dict[str, str] | None = None) -> QualityResult:
     """Check the current version of the Delta table at ``table_path`` against ``spec``'s suite.
@@ -148,7 +158,7 @@ def validate_table(table_path: str, spec: TableSpec, keys: Sequence[str] = (),
              .add_batch_definition_whole_dataframe(spec.name).get_batch(batch_parameters={"dataframe": frame}))
     suite = gx.ExpectationSuite(name=spec.name, expectations=expectations_for(spec, keys))
     outcome = batch.validate(suite, result_format="SUMMARY")
-    failures = [_describe(r) for r in outcome.results if not r.success]
+    failures = [_describe(r) + _fix(spec, r) for r in outcome.results if not r.success]
     result = QualityResult(spec.name, table_path, dt.version(), not failures, len(frame),
                            len(outcome.results), failures)
     if failures:

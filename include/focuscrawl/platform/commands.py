@@ -1,4 +1,4 @@
-"""The platform's subcommands of ``focuscrawl``: up, down, status, logs, train (parsers and dispatch).
+"""The platform's subcommands of ``focuscrawl``: up, down, status, logs, train, dedup (parsers and dispatch).
 
 Kept here so ``focuscrawl/cli.py`` only adds them (``add_commands``) and hands them over (``run``);
 nothing heavier than argparse is imported until a command runs.
@@ -10,7 +10,7 @@ from pathlib import Path
 
 from focuscrawl.core.commandline import add_project_argument, subcommand
 
-COMMANDS = ("up", "down", "status", "logs", "train")
+COMMANDS = ("up", "down", "status", "logs", "train", "dedup")
 
 
 def add_commands(sub) -> None:
@@ -71,6 +71,18 @@ def add_commands(sub) -> None:
     add_project_argument(train)
     train.add_argument("--force", action="store_true", help="train even when the examples did not change")
 
+    dedup = subcommand(
+        sub, "dedup", "keep one row per key of a Delta table: the repair a quality gate names for repeated keys",
+        "focuscrawl dedup page_snapshots --key url,period --first-by fetched_at",
+        description="Rewrite the lake's table NAME with one row per --key (the first by --first-by), in one "
+                    "commit; a table whose keys are unique is left alone. A quality gate that finds a key "
+                    "repeated prints this command. Refused while the platform is up (its writers would race the "
+                    "rewrite): `focuscrawl down` first.")
+    dedup.add_argument("table", help="table name, e.g. page_snapshots")
+    dedup.add_argument("--key", required=True, help="comma-separated key columns, e.g. url,period")
+    dedup.add_argument("--first-by", default="", help="comma-separated columns: of repeated rows, keep the first "
+                                                      "by these (default: the first in file order)")
+
 
 def run(args) -> int:
     from focuscrawl.config import settings
@@ -95,6 +107,36 @@ def run(args) -> int:
         from focuscrawl.platform.status import main_logs
 
         return main_logs(args, cfg)
+    if args.command == "dedup":
+        return _dedup(args, cfg)
     from focuscrawl.platform.train import main_train
 
     return main_train(args, cfg)
+
+
+def _dedup(args, cfg) -> int:
+    import sys
+
+    from focuscrawl.lake.maintenance import dedupe_table, lake_table_locations
+    from focuscrawl.lake.storage import storage_options
+    from focuscrawl.platform.supervisor import supervisor_pid
+
+    pid = supervisor_pid(cfg.var_dir)
+    if pid is not None:
+        print(f"focuscrawl: the platform is up (supervisor pid {pid}) and its writers would race the rewrite; "
+              f"run `focuscrawl down` first", file=sys.stderr)
+        return 2
+    tables = lake_table_locations(cfg)
+    if args.table not in tables:
+        print(f"focuscrawl: no table {args.table!r} in the lake; tables: {', '.join(sorted(tables)) or '(none)'}",
+              file=sys.stderr)
+        return 2
+    split = lambda text: [c.strip() for c in text.split(",") if c.strip()]  # noqa: E731
+    try:
+        before, removed = dedupe_table(tables[args.table], split(args.key), split(args.first_by),
+                                       storage_options(cfg) or None)
+    except ValueError as e:
+        print(f"focuscrawl: {e}", file=sys.stderr)
+        return 2
+    print(f"{args.table}: {removed} of {before} rows removed, one row per ({', '.join(split(args.key))}) left")
+    return 0
