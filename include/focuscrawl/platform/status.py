@@ -55,9 +55,14 @@ def processes(cfg) -> dict:
 
 
 def services(cfg) -> dict:
+    """Each service up or down by its probe, with what the running platform's watch did about it (restarts,
+    the last failed restart's error) where one runs."""
+    from focuscrawl.platform.service_watch import watched
     from focuscrawl.services.manager import ServiceManager
 
-    return {s.name: {"up": s.up, "url": s.url} for s in ServiceManager(cfg).status() if s.name != "spark" or s.up}
+    watch = watched(cfg.var_dir)
+    return {s.name: {"up": s.up, "url": s.url, **({"watch": watch[s.name]} if s.name in watch else {})}
+            for s in ServiceManager(cfg).status() if s.name != "spark" or s.up}
 
 
 def _specs(cfg) -> list[dict]:
@@ -326,6 +331,18 @@ def _section(out: list[str], title: str, part: dict) -> dict:
     return {} if "error" in part else part
 
 
+def _watched(w: dict | None) -> str:
+    """What the platform's watch did about a service, in brackets (nothing when it never had to act)."""
+    if not w or not (w["restarts"] or w["state"] != "up"):
+        return ""
+    bits = [f"{w['restarts']} restart{'s' * (w['restarts'] != 1)}"] if w["restarts"] else []
+    if w["state"] == "restarting":
+        bits.append("restarting now")
+    elif w["state"] == "down" and w.get("last_error"):
+        bits.append(f"restart failed: {w['last_error']}; retried by the platform")
+    return f" ({', '.join(bits)})" if bits else ""
+
+
 def render(doc: dict, error_lines: int = 3) -> str:
     """The status document as text for a terminal."""
     out = []
@@ -341,8 +358,9 @@ def render(doc: dict, error_lines: int = 3) -> str:
     if "error" in svc:
         out.append(f"services: {svc['error']}")
     else:
-        down = [n for n, s in svc.items() if not s["up"]]
-        out.append("services: " + ", ".join(f"{n} {'up' if s['up'] else 'down'}" for n, s in svc.items())
+        down = [n for n, s in svc.items() if not s["up"] and "watch" not in s]
+        out.append("services: " + ", ".join(f"{n} {'up' if s['up'] else 'down'}{_watched(s.get('watch'))}"
+                                            for n, s in svc.items())
                    + (f" (start: `focuscrawl services up --only {','.join(down)}`)" if down else ""))
     out.append("")
     procs = doc.get("processes", [])

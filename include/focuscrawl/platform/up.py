@@ -13,7 +13,9 @@ cannot run starts nothing:
    schedules from it), starts the services (Kafka, Airflow, and the world when a site is the world),
    unpauses the project's DAGs so model refresh runs on its schedule (each once Airflow shows it parsed
    with that schedule: an Airflow already up still holds the last parse);
-5. starts and supervises every process (``focuscrawl.platform.supervisor``) until Ctrl-C/SIGTERM,
+5. supervises the services it started (``focuscrawl.platform.service_watch``: a killed Kafka, Airflow
+   component or world is started again) and starts and supervises every process
+   (``focuscrawl.platform.supervisor``) until Ctrl-C/SIGTERM,
    ``focuscrawl down`` from another terminal, or the ``--for`` limit, then stops them in order and
    the services after them.
 
@@ -85,6 +87,7 @@ class Platform:
         self.models: Models | None = None
         self.specs: list | None = None
         self._thread: threading.Thread | None = None
+        self.watch = None  # the services' supervision (focuscrawl.platform.service_watch), once they are up
 
     @staticmethod
     def default_services(project) -> list[str]:
@@ -134,8 +137,12 @@ class Platform:
         self.write_active_project()
         from focuscrawl.services.manager import ServiceManager
 
-        ServiceManager(self.cfg, dags_folder=self.dags_folder,
-                       world_args=self.project.world.serve_args()).up(self.services, log=self.log)
+        manager = ServiceManager(self.cfg, dags_folder=self.dags_folder, world_args=self.project.world.serve_args())
+        started = manager.up(self.services, log=self.log)
+        from focuscrawl.platform.service_watch import ServiceWatch
+
+        self.watch = ServiceWatch({name: manager.services[name] for name in started}, self.cfg.var_dir)
+        self.watch.start()
         self.train_page_focus()
         if "airflow" in self.services:
             self.unpause_dags()
@@ -276,6 +283,8 @@ class Platform:
 
     def stop(self) -> None:
         """Ordered stop of the processes, then the services (unless ``keep_services``)."""
+        if self.watch is not None:  # first: a service stopped below is not to be restarted
+            self.watch.stop()
         if self.supervisor is not None:
             self.supervisor.request_stop()
             if self._thread is not None:
@@ -303,6 +312,9 @@ def down(cfg, *, services: bool = True, timeout: float = 120.0, log=print) -> in
         if pid_alive(pid):
             log(f"down: the supervisor did not stop in {timeout:.0f}s; stopping its processes directly")
     stop_orphans(cfg.var_dir, log_line=log)
+    from focuscrawl.platform.service_watch import status_path
+
+    status_path(cfg.var_dir).unlink(missing_ok=True)  # what the watch of a killed `up` left
     if services:
         from focuscrawl.services.manager import ServiceManager
 

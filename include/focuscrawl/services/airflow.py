@@ -226,6 +226,21 @@ class AirflowService:
     def healthy(self) -> bool:
         return all(p.running() for p in self.processes.values()) and self._api_ready()
 
+    def alive(self) -> bool:
+        """Every component's process runs (a busy API server may answer its health check late)."""
+        return all(p.running() for p in self.processes.values())
+
+    def heal(self, timeout: float = 240.0) -> None:
+        """Start again only the components that died (``focuscrawl.platform.service_watch``); the DAGs are
+        parsed already, so no reserialize."""
+        env = self.env()
+        dead = [p for p in self.processes.values() if not p.running()]
+        for proc in dead:
+            proc.env = env
+            proc.start()
+        if any(p.name == "api-server" for p in dead):
+            wait_until(self._api_ready, timeout, f"Airflow API server on {self.url}", log=self.processes["api-server"])
+
     def client(self) -> "AirflowClient":
         return AirflowClient(self.url, self.cfg.airflow_user, self.password())
 

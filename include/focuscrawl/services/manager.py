@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from focuscrawl.config import Settings
-from focuscrawl.services.process import ManagedProcess, group_members, settings_env
+from focuscrawl.services.process import ManagedProcess, group_members, port_open, settings_env
 
 DEFAULT_SERVICES = ("kafka", "airflow", "world")
 
@@ -70,6 +70,9 @@ class WorldService:
 
     def healthy(self) -> bool:
         return self.process.running() and self._ready()
+
+    def alive(self) -> bool:
+        return self.process.running() and port_open(self.cfg.bind_host, self.cfg.world_port)
 
 
 @dataclass(frozen=True)

@@ -80,6 +80,7 @@ class ManagedProcess:
         existing = self.pid()
         if existing:
             return existing
+        self._stop_leftovers()
         self.run_dir.mkdir(parents=True, exist_ok=True)
         self.log_dir.mkdir(parents=True, exist_ok=True)
         env = dict(os.environ)
@@ -97,6 +98,22 @@ class ManagedProcess:
         self._popen = proc
         self.pid_file.write_text(str(proc.pid))
         return proc.pid
+
+    def _stop_leftovers(self) -> None:
+        """A killed process's children may outlive it in its group (Airflow's scheduler leaves its
+        LocalExecutor workers): stop them before a new one starts, so none is orphaned."""
+        try:
+            old = int(self.pid_file.read_text().strip())
+        except (OSError, ValueError):
+            return
+        # Started with its own session, its group id is its pid; a group whose members do not run out of
+        # our var folder is someone else's that reused the number.
+        if _group_alive(old) and any(_runs_out_of(pid, self.run_dir.parent) for pid in group_members(old)):
+            _signal_group(old, signal.SIGTERM)
+            deadline = time.monotonic() + 10
+            while time.monotonic() < deadline and _group_alive(old):
+                time.sleep(0.1)
+            _signal_group(old, signal.SIGKILL)
 
     def start_until(self, ready, timeout: float, what: str) -> None:
         """Start it and wait until ``ready()``; if it never gets there (or the wait is interrupted) it is
@@ -168,6 +185,15 @@ def group_members(pgid: int) -> list[int]:
         if len(fields) > 2 and fields[2] == str(pgid) and fields[0] != "Z":
             members.append(int(entry.name))
     return members
+
+
+def _runs_out_of(pid: int, folder: Path) -> bool:
+    """``folder`` is on the process's command line or in its environment (Airflow's workers: AIRFLOW_HOME)."""
+    marker = str(folder).encode()
+    try:
+        return marker in Path(f"/proc/{pid}/cmdline").read_bytes() or marker in Path(f"/proc/{pid}/environ").read_bytes()
+    except OSError:
+        return False
 
 
 def _group_alive(pgid: int) -> bool:
