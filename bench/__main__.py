@@ -231,20 +231,28 @@ def fmt(v, digits=2) -> str:
 
 
 def markdown(report: dict) -> str:
+    """The report as Markdown: one table per benchmark, headed by the run it comes from (its commit, start,
+    load), so no table mixes commits; a benchmark's baselines are rows of its own table, measured in its run."""
     m = report["machine"]
     lines = [f"# Benchmarks ({report['mode']})", "",
-             f"`python -m bench{' --full' if report['mode'] == 'full' else ''}` at {report['started']}, commit "
-             f"`{(report['commit']['commit'] or '?')[:10]}` ({report['commit']['dirty_files']} files modified), "
+             f"`python -m bench{' --full' if report['mode'] == 'full' else ''}`, last run at {report['started']}, "
+             f"commit `{(report['commit']['commit'] or '?')[:10]}` ({report['commit']['dirty_files']} files modified), "
              f"{m['cpus']} CPUs, threads {', '.join(f'{k}={v}' for k, v in report['threads'].items())}, "
              f"load average (1/5/15 min) {m['load_start']} at start, {m['load_end']} at end "
              "(the machine is shared: timings under load are longer than on an idle machine; CPU s is the "
              "benchmark process's own CPU time, all threads, where it measured it: the cost without the wait)."
-             + (f" This run measured {', '.join(report['ran'])} only; the rows of {', '.join(report['kept'])} are "
-                "kept from earlier runs, whose start and commit the lines below the table give."
-                if report.get("kept") else ""), "",
-             "| benchmark | what | n | seconds | CPU s | rate | unit | recall@30 | note |",
-             "| --- | --- | ---: | ---: | ---: | ---: | --- | ---: | --- |"]
+             + (f" This run measured {', '.join(report['ran'])} only; {', '.join(report['kept'])} are kept from "
+                "earlier runs." if report.get("kept") else "")
+             + " Each table below comes from one run of one benchmark at one commit, which its heading gives."]
     for name, b in report["benchmarks"].items():
+        own = b.get("commit") or report["commit"]
+        lines += ["", f"## {name}", "",
+                  f"`{b.get('script', '')} {' '.join(b.get('arguments', []))}` at commit "
+                  f"`{(own['commit'] or '?')[:10]}` ({own.get('dirty_files', 0)} files modified), started "
+                  f"{b.get('started', report['started'])}, {b.get('seconds', 0)} s, load {b.get('load_before')} -> "
+                  f"{b.get('load_after')}.", "",
+                  "| benchmark | what | n | seconds | CPU s | rate | unit | recall@30 | note |",
+                  "| --- | --- | ---: | ---: | ---: | ---: | --- | ---: | --- |"]
         if "rows" not in b:
             why = b.get("skipped") or f"failed (exit {b.get('returncode')}); see its log"
             lines.append(f"| {name} | {why} | | | | | | | |")
@@ -253,12 +261,6 @@ def markdown(report: dict) -> str:
             lines.append(f"| {name} | {r['what']} | {fmt(r['n'])} | {fmt(r['seconds'], 1)} | "
                          f"{fmt(r.get('cpu_seconds'), 2)} | {fmt(r['rate'], 1)} | "
                          f"{r['unit']} | {fmt(r['recall'], 3)} | {r['note']} |")
-    lines.append("")
-    for name, b in report["benchmarks"].items():
-        own = b.get("commit") or report["commit"]
-        when = f", run {b['started']} at commit `{(own['commit'] or '?')[:10]}`" if b.get("started") else ""
-        lines.append(f"- {name}: `{b.get('script', '')} {' '.join(b.get('arguments', []))}`, "
-                     f"{b.get('seconds', 0)} s, load {b.get('load_before')} -> {b.get('load_after')}{when}")
     return "\n".join(lines) + "\n"
 
 
