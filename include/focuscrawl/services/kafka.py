@@ -1,7 +1,11 @@
-"""A single-node Kafka broker in KRaft mode, run from Apache's own jars (fetched by ``make jars``).
+"""A Kafka broker in KRaft mode, run from Apache's own jars (fetched by ``make jars``).
 
-Combined broker+controller, listeners on the bind host only, replication factors 1, small heap,
-data under ``var/kafka``. The storage is formatted once with a random cluster id kept beside it.
+Combined broker+controller, listeners on the bind host only, small heap, data under ``var/kafka``.
+The storage is formatted once with a random cluster id kept beside it. Alone (the embedded default)
+it is its own quorum and its internal topics have one replica; as one node of ``cluster_size``
+(``node_id``, the quorum's ``voters``, the same ``cluster.id`` file in each node's folder) the
+internal topics get min(3, size) replicas and every topic ``min.insync.replicas`` 2, so a write
+acknowledged by ``acks=all`` survives the loss of one node (tests/reliability/test_three_brokers.py).
 """
 
 from __future__ import annotations
@@ -16,8 +20,10 @@ from focuscrawl.services.process import ManagedProcess, port_open
 class KafkaBroker:
     name = "kafka"
 
-    def __init__(self, cfg: Settings) -> None:
+    def __init__(self, cfg: Settings, node_id: int = 1, voters: str | None = None, cluster_size: int = 1) -> None:
         self.cfg = cfg
+        self.node_id, self.cluster_size = node_id, cluster_size
+        self.voters = voters or f"{node_id}@{cfg.bind_host}:{cfg.kafka_controller_port}"
         self.data_dir = Path(cfg.var_dir) / "kafka"
         self.properties = self.data_dir / "server.properties"
         self.process = ManagedProcess(
@@ -49,12 +55,13 @@ class KafkaBroker:
     def _write_config(self) -> None:
         c = self.cfg
         logs = self.data_dir / "data"
+        replicas, min_isr = min(3, self.cluster_size), min(2, self.cluster_size)
         self.data_dir.mkdir(parents=True, exist_ok=True)
         self.properties.write_text(
             "\n".join([
                 "process.roles=broker,controller",
-                "node.id=1",
-                f"controller.quorum.voters=1@{c.bind_host}:{c.kafka_controller_port}",
+                f"node.id={self.node_id}",
+                f"controller.quorum.voters={self.voters}",
                 f"listeners=PLAINTEXT://{c.bind_host}:{c.kafka_port},CONTROLLER://{c.bind_host}:{c.kafka_controller_port}",
                 f"advertised.listeners=PLAINTEXT://{c.bind_host}:{c.kafka_port}",
                 "controller.listener.names=CONTROLLER",
@@ -62,13 +69,14 @@ class KafkaBroker:
                 "listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT",
                 f"log.dirs={logs}",
                 f"num.partitions={c.kafka_partitions}",
-                "offsets.topic.replication.factor=1",
+                f"offsets.topic.replication.factor={replicas}",
                 "offsets.topic.num.partitions=8",
-                "transaction.state.log.replication.factor=1",
-                "transaction.state.log.min.isr=1",
-                "share.coordinator.state.topic.replication.factor=1",
-                "share.coordinator.state.topic.min.isr=1",
+                f"transaction.state.log.replication.factor={replicas}",
+                f"transaction.state.log.min.isr={min_isr}",
+                f"share.coordinator.state.topic.replication.factor={replicas}",
+                f"share.coordinator.state.topic.min.isr={min_isr}",
                 f"default.replication.factor={c.kafka_replication}",
+                f"min.insync.replicas={min_isr}",
                 "group.initial.rebalance.delay.ms=0",
                 "auto.create.topics.enable=true",
                 "log.retention.hours=168",
@@ -105,12 +113,17 @@ class KafkaBroker:
     def start(self, timeout: float = 180.0) -> None:
         if self.healthy():
             return
+        self.prepare()
+        self.process.start_until(self.ready, timeout, f"Kafka broker on {self.url}")
+
+    def prepare(self) -> None:
+        """Config written, storage formatted, command set: what precedes the JVM's start. The nodes of a
+        cluster are started together after it (none answers before a quorum of them runs)."""
         self._write_config()
         self._format_storage()
         self.process.command = self._java("kafka.Kafka", str(self.properties), heap=self.cfg.kafka_heap)
-        self.process.start_until(self._ready, timeout, f"Kafka broker on {self.url}")
 
-    def _ready(self) -> bool:
+    def ready(self) -> bool:
         if not port_open(self.cfg.bind_host, self.cfg.kafka_port):
             return False
         try:
