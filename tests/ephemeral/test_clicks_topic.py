@@ -151,6 +151,8 @@ def test_records_on_the_projects_click_topic_land_in_page_clicks_and_a_malformed
     # the landed rows read back as the records' epoch microseconds
     rows = pa.table({c: table[c].cast(pa.int64()) if pa.types.is_timestamp(table[c].type) else table[c]
                      for c in table.column_names}).to_pylist()
+    lineage = [(r.pop("kafka_topic"), r.pop("kafka_partition"), r.pop("kafka_offset")) for r in rows]
+    assert sorted(o for t, _, o in lineage if t == topic) == [0, 2, 3, 5, 6]  # the good records' offsets, once each
     assert sorted(rows, key=lambda r: r["page_url"]) == [{**row, "counted_from": row.get("counted_from")} for row in good]
     letters = DeltaTable(str(tmp_path / "lake" / DEAD_LETTER_TABLE.name)).to_pyarrow_table().to_pylist()
     letters = sorted((r for r in letters if r["kafka_topic"] == topic), key=lambda r: r["kafka_offset"])
