@@ -28,11 +28,13 @@ def listing(page: int) -> dict:
 
 class ListingSite(HttpSite):
     """``/r/all/new.json`` in two pages (``?after=`` the first page's last name); every other path 404.
-    ``throttle``: answer this many requests (any path) with 429 and ``Retry-After: 1`` first."""
+    ``throttle``: answer this many requests (any path) with 429 and ``Retry-After: 1`` first; ``robots``: the
+    robots.txt served (none, a 404, when empty)."""
 
     def __init__(self) -> None:
         super().__init__(default=self._answer)
         self.throttle = 0
+        self.robots = ""
 
     @property
     def requests(self) -> list[str]:
@@ -43,6 +45,8 @@ class ListingSite(HttpSite):
             self.throttle -= 1
             return 429, {"Retry-After": "1"}, b""
         url = urlparse(handler.path)
+        if url.path == "/robots.txt" and self.robots:
+            return 200, {"Content-Type": "text/plain"}, self.robots.encode()
         if url.path != "/r/all/new.json":
             return 404, {}, b"not found"
         after = parse_qs(url.query).get("after", [None])[0]

@@ -10,6 +10,7 @@ import pytest
 
 from focuscrawl.crawl.listing_crawler import ListingCrawler
 from focuscrawl.fetch import AddressGuard, Fetcher, HostPoliteness, HTTPStatusError, RetriesExhaustedError, RetryPolicy
+from focuscrawl.fetch.errors import RobotsDisallowedError
 
 
 @pytest.fixture
@@ -84,3 +85,16 @@ def test_a_missing_or_throttled_page_fails_with_the_fetch_layers_error_and_emits
     with pytest.raises(RetriesExhaustedError, match="answered HTTP 429 2 times"):
         crawler.crawl_page()
     assert (emitted, crawler.pages) == ([], 0)
+
+
+def test_a_page_refused_for_good_is_a_dead_letter_and_the_next_pass_starts_from_the_newest_posts(listing_site, fetcher):
+    listing_site.robots = "User-agent: *\nDisallow: /r/all/new.json?limit=3&after=\n"
+    rejections: list = []
+    crawler = ListingCrawler(fetcher, lambda k, v: None, listing_site.url, limit=3, on_rejection=rejections.append)
+    assert crawler.crawl_page() == 3
+    with pytest.raises(RobotsDisallowedError):
+        crawler.crawl_page()
+    assert [(r.url, r.parser) for r in rejections] == [(listing_site.url + "/r/all/new.json?limit=3&after=t3_2", "fetch")]
+    assert crawler.after is None
+    assert crawler.crawl_page() == 3  # the front page again, not the refused page forever
+    assert listing_requests(listing_site) == ["/r/all/new.json?limit=3"] * 2

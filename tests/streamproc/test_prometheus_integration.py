@@ -72,7 +72,7 @@ def test_prometheus_scrapes_the_named_metrics_of_a_live_run(kafka_broker, limite
     procs = {
         "crawler-listing": spawn(
             ["streaming/crawler.py", "--base-url", limited_world, "--topic", topic, "--dead-letter-topic", topic + "-dl",
-             "--priority-topic", topic + "-prio", "--interval", "0.5", "--politeness-delay", "0.1",
+             "--priority-topic", topic + "-prio", "--interval", "0.5", "--max-pages", "4", "--politeness-delay", "0.1",
              "--metrics-port", str(crawler_port), "--status-file", str(tmp_path / "crawler.json")],
             tmp_path / "crawler.log"),
         "consumer-reddit_posts": spawn(
@@ -91,8 +91,9 @@ def test_prometheus_scrapes_the_named_metrics_of_a_live_run(kafka_broker, limite
                                  f"--web.listen-address=127.0.0.1:{prom_port}"], stdout=out, stderr=subprocess.STDOUT,
                                 start_new_session=True)
     url = f"http://127.0.0.1:{prom_port}"
-    # What must arrive: one series per expression (a 429 with its Retry-After wait and retry on the first
-    # page, robots denials on every later one, the frontier, the consumer's rows and lag).
+    # What must arrive: one series per expression (the second page is denied by robots.txt, so each pass
+    # reads the front page again; four reads 0.5 s apart put two in one of the world's 2-second rate-limit
+    # slices, so one is a 429 with its Retry-After wait and retry; the frontier, the consumer's rows and lag).
     wanted = ['focuscrawl_fetches_total{process="crawler-listing",status="200"}',
               'focuscrawl_fetches_total{process="crawler-listing",status="429"}',
               "focuscrawl_http_429_total", "focuscrawl_retry_after_seconds_total", "focuscrawl_fetch_retries_total",
@@ -126,11 +127,16 @@ def test_prometheus_scrapes_the_named_metrics_of_a_live_run(kafka_broker, limite
             families = {f.name for f in text_string_to_metric_families(text)}
             assert set(NAMED) <= families, sorted(set(NAMED) - families)
 
-        # `focuscrawl status` reads the same numbers: the status file's snapshot against Prometheus's,
-        # on a count that stops moving (the one 429 came before the robots rule stopped the requests).
-        status = json.loads((tmp_path / "crawler.json").read_text())
-        stored = sum(float(r["value"][1]) for r in query(url, "focuscrawl_http_429_total"))
-        assert status["metrics"]["http_429_total"] == stored >= 1
+        # `focuscrawl status` reads the same numbers: the status file's snapshot against Prometheus's, on a
+        # count that stops moving once the crawler has read its four pages.
+        deadline = time.monotonic() + 30
+        while True:
+            status = json.loads((tmp_path / "crawler.json").read_text())
+            stored = sum(float(r["value"][1]) for r in query(url, "focuscrawl_http_429_total"))
+            if status.get("pages") == 4 and status["metrics"]["http_429_total"] == stored or time.monotonic() > deadline:
+                break
+            time.sleep(1)
+        assert status["metrics"]["http_429_total"] == stored >= 1, (status, stored)
     finally:
         for p in (*procs.values(), prom):
             if p.poll() is None:

@@ -20,6 +20,7 @@ from urllib.parse import urlencode, urljoin
 import pyarrow as pa
 
 from focuscrawl.lake.delta_sink import LINEAGE_COLUMNS
+from focuscrawl.fetch.errors import FetchError, refusal_of
 from focuscrawl.fetch.warc import WARC_COLUMNS, fetch_archived, warc_columns
 from focuscrawl.core.frontier import PriorityFrontier
 from focuscrawl.parse.listing import FRONT_PAGE, parse_listing
@@ -93,9 +94,21 @@ class ListingCrawler:
         return urljoin(self.base_url, self.listing_path) + "?" + urlencode(query)
 
     def crawl_page(self) -> int:
-        """Fetch and emit one page; returns the number of posts emitted. Raises the source's fetch error."""
+        """Fetch and emit one page; returns the number of posts emitted. Raises the source's fetch error.
+
+        A page refused for good (robots.txt, a 4xx: :func:`focuscrawl.fetch.errors.refusal_of`) goes to
+        ``on_rejection`` and ends the pass: the next fetch starts again from the newest posts rather than
+        asking for the same page forever."""
         url = self.page_url()
-        body, warc = fetch_archived(self.source, url)
+        try:
+            body, warc = fetch_archived(self.source, url)
+        except FetchError as exc:
+            refusal = refusal_of(url, exc)
+            if refusal is not None:
+                self.after = None
+                if self.on_rejection is not None:
+                    self.on_rejection(refusal)
+            raise
         fetched_at_ms = int(time.time() * 1000)
         parsed = parse_listing(body, url)  # rejections log and count themselves
         if self.on_rejection is not None:
