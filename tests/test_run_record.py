@@ -37,11 +37,14 @@ def test_a_run_from_a_dirty_tree_may_not_publish_under_bench_results_unless_a_dr
     assert record["draft"] is True and record["code"] == dirty
 
 
-def test_an_experiment_refuses_before_it_runs(tmp_path, monkeypatch):
-    from focuscrawl.experiments import graph_estimation
+@pytest.mark.parametrize("name", ["ephemeral", "ephemeral_focus", "fue", "graph_estimation", "outlinks",
+                                  "outlinks_relevant", "page_relevance"])
+def test_every_experiment_refuses_before_it_runs(name, tmp_path, monkeypatch):
+    import importlib
 
+    experiment = importlib.import_module(f"focuscrawl.experiments.{name}")
     monkeypatch.setattr(run_record, "git_commit", lambda cwd=None: {"commit": "d" * 40, "dirty": True})
-    out = tmp_path / "bench" / "results" / "g"
+    out = tmp_path / "bench" / "results" / "x"
     with pytest.raises(SystemExit, match="refusing to write"):
-        graph_estimation.main(["--graphs", "", "--label-correlations", "0", "--sweep-runs", "2", "--output", str(out)])
+        experiment.main(["--output", str(out)])
     assert not out.exists()

@@ -209,7 +209,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     from tqdm import tqdm
 
-    from focuscrawl.experiments.run_record import git_commit, refuse_unpublishable, write_run_json
+    from focuscrawl.experiments.run_record import start_run, write_run_json
 
     args = build_parser().parse_args(argv)
     names = SCHEDULERS.parse(args.schedulers)
@@ -219,9 +219,7 @@ def main(argv: list[str] | None = None) -> int:
         raise SystemExit(f"unknown world(s) {unknown}; known: {', '.join(WORLDS)}")
     seeds = [int(s) for s in args.seeds.split(",") if s.strip()]
     out = args.output or Path(settings().var_dir) / "experiments" / NAME
-    code = git_commit()
-    refuse_unpublishable(out, code, args.draft)
-    out.mkdir(parents=True, exist_ok=True)
+    code = start_run(out, args.draft)
     total_days = args.discovery_days + args.days
     rows, curves, specs = [], [], {}
     slots = int(args.days * DAY * args.budget) * len(names) * len(worlds) * len(seeds)

@@ -201,7 +201,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     from tqdm import tqdm
 
-    from focuscrawl.experiments.run_record import git_commit, refuse_unpublishable, write_run_json
+    from focuscrawl.experiments.run_record import start_run, write_run_json
 
     args = build_parser().parse_args(argv)
     known = [name for name, *_ in POLICIES]
@@ -217,9 +217,7 @@ def main(argv: list[str] | None = None) -> int:
         raise SystemExit(f"--budgets must be fetches per second > 0 (got {args.budgets!r})")
     args.window_hours = args.window_hours or args.freshness_half_life_s / 3600
     out = args.output or Path(settings().var_dir) / "experiments" / NAME
-    code = git_commit()
-    refuse_unpublishable(out, code, args.draft)
-    out.mkdir(parents=True, exist_ok=True)
+    code = start_run(out, args.draft)
     rows, specs = [], {}
     slots = int(args.days * DAY * sum(budgets)) * len(names) * len(worlds) * len(seeds)
     with tqdm(total=slots, desc="fetch slots", unit="slot") as bar:

@@ -549,10 +549,9 @@ def main(argv: list[str] | None = None) -> int:
     add_draft_argument(ap)
     args = ap.parse_args(argv)
     logging.basicConfig(level=logging.WARNING)
-    from focuscrawl.experiments.run_record import git_commit, refuse_unpublishable
+    from focuscrawl.experiments.run_record import start_run
 
-    code = git_commit()  # the code this run loaded
-    refuse_unpublishable(args.output, code, args.draft)
+    code = start_run(args.output, args.draft)  # the code this run loaded
 
     from focuscrawl.core.corpora import load_corpus
 

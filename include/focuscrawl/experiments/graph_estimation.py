@@ -385,15 +385,13 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     from tqdm import tqdm
 
-    from focuscrawl.experiments.run_record import git_commit, refuse_unpublishable, write_run_json
+    from focuscrawl.experiments.run_record import start_run, write_run_json
     from focuscrawl.graph.synthetic import label_exposure_correlation
 
     args = build_parser().parse_args(argv)
     cfg = settings()
     out = args.output or cfg.var_dir / "experiments" / NAME
-    code = git_commit()
-    refuse_unpublishable(out, code, args.draft)
-    out.mkdir(parents=True, exist_ok=True)
+    code = start_run(out, args.draft)
     samplers = SAMPLERS.parse(args.samplers)
     estimators = ESTIMATORS.parse(args.estimators)
     fractions = [float(f) for f in args.fractions.split(",") if f.strip()]

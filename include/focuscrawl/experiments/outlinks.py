@@ -219,14 +219,12 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from focuscrawl.experiments.run_record import git_commit, refuse_unpublishable, write_run_json
+    from focuscrawl.experiments.run_record import start_run, write_run_json
     from focuscrawl.outlinks.models import model_specs
 
     args = build_parser().parse_args(argv)
     out = args.output or settings().var_dir / "experiments" / NAME
-    code = git_commit()
-    refuse_unpublishable(out, code, args.draft)
-    out.mkdir(parents=True, exist_ok=True)
+    code = start_run(out, args.draft)
     models = list(model_specs()) if args.models is None else [m for m in args.models.split(",") if m]
     strengths = [float(c) for c in args.co_change.split(",") if c.strip()]
     seeds = [int(s) for s in args.seeds.split(",") if s.strip()]

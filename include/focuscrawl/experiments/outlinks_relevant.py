@@ -285,15 +285,14 @@ def build_parser():
 
 
 def main(argv: list[str] | None = None) -> int:
-    from focuscrawl.experiments.run_record import git_commit, refuse_unpublishable, write_run_json
+    from focuscrawl.experiments.run_record import start_run, write_run_json
     from focuscrawl.outlinks.models import model_specs
     from focuscrawl.outlinks.synthetic import LinkLabels
     from focuscrawl.relevance.models import PAGE_MODELS
 
     args = build_parser().parse_args(argv)
     out = args.output or settings().var_dir / "experiments" / NAME
-    code = git_commit()
-    refuse_unpublishable(out, code, args.draft)
+    code = start_run(out, args.draft)
     seeds = [int(s) for s in args.seeds.split(",") if s.strip()]
     models = [m for m in args.models.split(",") if m]
     unknown = set(models) - set(model_specs())
@@ -302,7 +301,6 @@ def main(argv: list[str] | None = None) -> int:
     judges = PAGE_MODELS.parse(args.judges)
     budgets = [float(b) for b in args.budgets.split(",") if b.strip()]
     labels = LinkLabels(args.share_mean, args.share_concentration, args.url_topic_word)
-    out.mkdir(parents=True, exist_ok=True)
     frames, judged = [], []
     for seed in seeds:
         print(f"seed {seed}", file=sys.stderr)

@@ -110,7 +110,7 @@ def run(project, cfg, models: list[str], seeds: list[int], n: int, log=print) ->
 def main(argv: list[str] | None = None) -> int:
     from focuscrawl.core.commandline import parser
     from focuscrawl.config import settings
-    from focuscrawl.experiments.run_record import git_commit, write_run_json
+    from focuscrawl.experiments.run_record import add_draft_argument, start_run, write_run_json
     from focuscrawl.project.loading import load_project
     from focuscrawl.relevance.models import PAGE_MODELS
 
@@ -121,17 +121,17 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--seeds", default="0,1,2,3,4", help="comma list: each draws a split and the judged pages")
     p.add_argument("--pages", type=int, default=600, help="world pages judged per seed (disjoint from the examples)")
     p.add_argument("--output", type=Path, help=f"folder (default: $FOCUSCRAWL_VAR/experiments/{NAME})")
+    add_draft_argument(p)
     args = p.parse_args(argv)
-    code = git_commit()  # the code as the run starts
     cfg = settings()
+    out = args.output or Path(cfg.var_dir) / "experiments" / NAME
+    code = start_run(out, args.draft)  # the code as the run starts
     seeds = [int(s) for s in args.seeds.split(",") if s.strip()]
     result = run(load_project(args.project), cfg, PAGE_MODELS.parse(args.models), seeds, args.pages,
                  log=lambda line: print(line, file=sys.stderr))
-    out = args.output or Path(cfg.var_dir) / "experiments" / NAME
-    out.mkdir(parents=True, exist_ok=True)
     (out / "results.json").write_text(json.dumps(result, indent=1))
     write_run_json(out, NAME, vars(args), seeds, data={"wikispeedia": Path(cfg.data_dir or ".") / "wikispeedia"},
-                   code=code, outputs=["results.json"])
+                   code=code, draft=args.draft, outputs=["results.json"])
     print(out / "results.json")
     return 0
 

@@ -60,6 +60,16 @@ def refuse_unpublishable(out_dir: Path, code: dict, draft: bool, out_flag: str =
                          f"(recorded in run.json), or write elsewhere with {out_flag}")
 
 
+def start_run(out_dir: Path, draft: bool, out_flag: str = "--output") -> dict:
+    """What every experiment does before it spends its time: take the code it loaded (:func:`git_commit`),
+    stop if it would publish from a dirty tree (:func:`refuse_unpublishable`) and make its folder.
+    Returns the code, for :func:`write_run_json`."""
+    code = git_commit()
+    refuse_unpublishable(out_dir, code, draft, out_flag)
+    Path(out_dir).mkdir(parents=True, exist_ok=True)
+    return code
+
+
 def add_draft_argument(parser) -> None:
     """``--draft``: allow writing under ``bench/results/`` from a dirty tree; the record says ``draft: true``."""
     parser.add_argument("--draft", action="store_true",
