@@ -49,7 +49,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--lead", type=int, default=8, help="chosen users in flight (about one per extractor)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--group", help="consumer group, and so the changelog (default fue-chooser-<method>)")
-    ap.add_argument("--instance", default="0", help="this instance's name within the group (transactional id)")
+    ap.add_argument("--instance", default="0", help="this instance's name within the group (transactional id, static group member id)")
     ap.add_argument("--posts-topic", default=POSTS_TOPIC)
     ap.add_argument("--stats-topic", default=STATS_TOPIC)
     ap.add_argument("--extract-topic", help=f"where chosen users go (default {extract_topic('<method>')})")

@@ -49,6 +49,14 @@ def posts(n: int, users: int, seed: int) -> list[Post]:
     return out
 
 
+def test_kafka_python_checks_the_crcs_of_what_it_reads_in_c():
+    # Every fetched batch's CRC-32C is checked; without the C crc32c (kafka-python[crc32c]) kafka-python
+    # checks it in pure Python, 70 % of a chooser's restore from a 50,000-user changelog (4 of 5.8 s idle).
+    from kafka.record import util
+
+    assert util.crc32c_c is not None, "the crc32c package is missing: install requirements.lock (make venv)"
+
+
 def test_evidence_restored_from_its_state_folds_on_like_the_live_aggregator():
     stream = posts(400, 30, seed=1)
     live, first = EvidenceAggregator(max_text_chars=200), EvidenceAggregator(max_text_chars=200)

@@ -10,6 +10,9 @@ from it in committed transactions.
 from __future__ import annotations
 
 import json
+import multiprocessing
+import os
+import signal
 import threading
 import time
 
@@ -77,8 +80,9 @@ def outputs(bootstrap: str, topic: str) -> list[tuple[str, int]]:
     return [(k.decode(), json.loads(v)) for _, k, v in read_to_end(bootstrap, topic, parts, timeout_s=60)]
 
 
-def run_stage(bootstrap, topic, group, handler) -> tuple[TransactionalStage, threading.Event, threading.Thread, list]:
-    stage = TransactionalStage(bootstrap, [topic], group, handler, session_timeout_ms=SESSION_MS)
+def run_stage(bootstrap, topic, group, handler, session_ms: int = SESSION_MS,
+              ) -> tuple[TransactionalStage, threading.Event, threading.Thread, list]:
+    stage = TransactionalStage(bootstrap, [topic], group, handler, session_timeout_ms=session_ms)
     stop, errors = threading.Event(), []
 
     def target():
@@ -118,3 +122,48 @@ def test_a_restore_three_sessions_long_keeps_the_member_and_its_state(kafka_brok
     latest = dict(outputs(bootstrap, out))
     assert latest == {f"u{i}": 12 for i in range(7)}  # counted on from the restored state, once each
     assert stage.transactions >= 1
+
+
+LONG_SESSION_MS = 45000
+
+
+def count_until_killed(bootstrap: str, topic: str, group: str, out: str) -> None:
+    """A stage in a process of its own, for the test to SIGKILL (module level: the spawned child imports it)."""
+    TransactionalStage(bootstrap, [topic], group, SlowCounter(out, slow=0.0),
+                       session_timeout_ms=LONG_SESSION_MS).run(threading.Event())
+
+
+def test_a_sigkilled_stage_restarted_takes_its_place_in_the_group_at_once(kafka_broker, topic):
+    # A dynamic member killed stays in its group until its session expires, and the group's next
+    # rebalance waits for it: the restarted chooser of the 50,000-user test joined 7 s after it asked.
+    # A static member (group.instance.id, the stage's transactional id) takes its dead self's place.
+    bootstrap, out, group = kafka_broker.url, f"{topic}-out", f"g-{topic}"
+    ensure_topics(bootstrap, [TopicSpec(topic, "key"), TopicSpec(out, "key")], 2)
+    keys = [f"u{i % 7}" for i in range(70)]
+    produce(bootstrap, topic, keys)
+    child = multiprocessing.get_context("spawn").Process(target=count_until_killed, args=(bootstrap, topic, group, out),
+                                                         daemon=True)
+    child.start()
+    try:
+        wait_until(lambda: len(outputs(bootstrap, out)) >= 70, 180, "the first run's 70 outputs", interval=1.0)
+    finally:
+        os.kill(child.pid, signal.SIGKILL)
+        child.join(30)
+
+    started = time.monotonic()
+    second = SlowCounter(out, slow=0.0)
+    stage, stop, thread, errors = run_stage(bootstrap, topic, group, second, session_ms=LONG_SESSION_MS)
+    try:
+        wait_until(lambda: errors or second.restores, 120, "the restarted stage's restore", interval=0.2)
+        restored_after = time.monotonic() - started
+        produce(bootstrap, topic, keys[:14])
+        wait_until(lambda: errors or len(outputs(bootstrap, out)) >= 84, 120, "the second run's 14 outputs",
+                   interval=1.0)
+    finally:
+        stop.set()
+        thread.join(30)
+    assert not errors, errors
+    assert restored_after < LONG_SESSION_MS / 1000 / 3, (
+        f"the restarted stage restored {restored_after:.0f} s after it started: it waited for its dead self's "
+        f"session ({LONG_SESSION_MS / 1000:.0f} s) to expire")
+    assert sum(second.restores) == 7 and dict(outputs(bootstrap, out)) == {f"u{i}": 12 for i in range(7)}
