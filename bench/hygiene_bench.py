@@ -1,6 +1,7 @@
 """Crawl hygiene on the messy world: wasted fetches, bytes per useful page and 304s, the crawler's hygiene off and on.
 
     python bench/hygiene_bench.py [--budget 1500] [--periods 2] [--data DIR|none] [--seed 0] [--draft]
+    python bench/hygiene_bench.py --live [--budget 2000] [--max-seconds 900] [--draft]
 
 What runs: the world in this process (``focuscrawl.world.build_world``, its web's mess as
 ``projects/world.toml``'s ``[world.mess]`` says: every behaviour on, and its ``[world.validators]``:
@@ -21,10 +22,12 @@ over ``--periods`` revisit periods (the world's clock moves a day between two, s
 
 Every request is classified once, on the evaluation side, by the world's truth (``Mess.truth``: which
 true page a URL serves), never on the crawl path. Wasted: the page fetched again under another URL in
-the same period, a trap page (the calendar), a redirect-loop hop, a soft-404 taken for content (a
-snapshot was emitted for it; one the crawler refused, and its probe of the directory, are not), and an
-unchanged page's revisit paid in full although its last answer offered a validator that the request did
-not send (a server that ignores a validator it was sent is counted apart, ``validator_ignored_by_server``).
+the same period (``same_page_same_url`` counts those whose URL had answered it already in the period: a
+redirect's end reached again from another link, or live, the other loop fetching it), a trap page (the
+calendar), a redirect-loop hop, a soft-404 taken for content (a snapshot was emitted for it; one the
+crawler refused, and its probe of the directory, are not), and an unchanged page's (or content source's)
+revisit paid in full although its last answer offered a validator that the request did not send (a server
+that ignores a validator it was sent is counted apart, ``validator_ignored_by_server``).
 Useful: a true page's first fetch in a period (a 304 included). Bytes are the bodies' wire bytes
 (``Content-Length``, gzipped where the world gzips), redirect and robots.txt answers included;
 ``revisit_bytes_saved_share`` is one minus what the revisits of unchanged pages cost over what their last
@@ -33,7 +36,22 @@ full answers cost. ``--draft`` allows writing ``bench/results/hygiene.json`` fro
 the runner refuses for it). Draws ``hygiene.png`` beside
 the result.
 
-Writes ``bench/results/hygiene.json``.
+``--live`` runs the platform instead, as ``focuscrawl up`` starts it (:class:`focuscrawl.platform.Platform`):
+Kafka, the world (the project's ``[world]`` knobs), the source crawler and the revisitor as supervised stream
+processes, their Delta landings. The project is ``--project`` with its web crawlers only (the reddit and
+graph loops off, no Airflow: neither spends a web fetch; no page relevance model: it only scores what is
+fetched), "after" as shipped, "before" with no ``[sites.scope]`` and ``conditional_fetches = false``;
+the rewrite rules have no switch and are on in both. Each run starts the ``FOCUSCRAWL_VAR``
+``<var>/bench-hygiene-live/`` afresh (the world's clock, Kafka and lake; the world's build cache is kept)
+and stops once the world has served
+``--budget`` requests to the project's User-Agent under ``/site/`` and ``/robots.txt``; the world's access
+log (its evaluation port) is the record, and its ``/truth/url`` the truth. A request's period is the
+revisit period its simulated arrival time falls in (the revisitor's: the project's ``revisit_period``
+from time 0, on the world's clock at 60x: 30 minutes are 30 wall seconds). A soft-404 is taken for content
+when the revisitor landed it in that period or the source crawler landed it at all; refusals are counted
+from the ``dead_letter`` table; the click log the sources loop reads is counted apart (``not_web``).
+
+Writes ``bench/results/hygiene.json`` (``--live``: ``bench/results/hygiene-live.json``).
 """
 
 from __future__ import annotations
@@ -53,6 +71,7 @@ from result_json import write_result
 
 ROOT = Path(__file__).resolve().parents[1]
 PUBLISHED = Path(__file__).resolve().parent / "results" / "hygiene.json"  # the committed run the docs quote
+PUBLISHED_LIVE = PUBLISHED.with_name("hygiene-live.json")  # and the committed run of --live
 WASTE = ("same_page_other_url", "trap_page", "redirect_loop", "soft404_as_content", "unchanged_body_with_validator")
 
 
@@ -81,11 +100,13 @@ def run(label: str, hygiene: bool, args, data, project) -> dict:
     site = project.site()
     rules = site.scope if hygiene else ScopeRules.off()
     requests_seen: list[dict] = []
+    period_now = [0.0]
 
     def on_response(response, *a, **kw):  # every HTTP answer the crawler gets: redirect hops and robots.txt too
         parts = urlsplit(response.url)
         sent = response.request.headers
         requests_seen.append({"path": parts.path, "query": parts.query, "status": response.status_code,
+                              "period": int(period_now[0]),
                               "bytes": int(response.headers.get("Content-Length") or 0),
                               "validator": bool(response.headers.get("ETag") or response.headers.get("Last-Modified")),
                               "conditional": bool(sent.get("If-None-Match") or sent.get("If-Modified-Since"))})
@@ -123,23 +144,20 @@ def run(label: str, hygiene: bool, args, data, project) -> dict:
                                   key_of=virtual_host_key("/site/", site.canonical), revalidator=revalidator,
                                   scope=scope, soft404=soft404, dust=DustRules(virtual_host_domain()) if hygiene else None,
                                   on_rejection=lambda r: after_fetch.update([r.parser]))
-        period_now = [0.0]
         revisitor.add([server.url + s for s in args.seed_path])
         started = time.perf_counter()
-        marks = []
         for period in range(args.periods):
             period_now[0] = float(period)
             if period:
                 world.clock.advance(86400)  # a day on the world's clock: some pages gained links
-            marks.append(len(requests_seen))
             limit = args.budget * (period + 1) // args.periods
             revisitor.revisit_next()
             while revisitor.due() and len(requests_seen) < limit:
                 revisitor.revisit_next()
         seconds = time.perf_counter() - started
         fetcher.close()
-    marks.append(len(requests_seen))
-    result = classify(requests_seen, marks, rows, mess, web)
+    landed = {(r["period"], urlsplit(r["url"]).path, urlsplit(r["url"]).query) for r in rows}
+    result = classify(requests_seen, landed, lambda path, query: mess.truth(web, path, query))
     result = {"label": label, "hygiene": hygiene, "scope": rules.model_dump(mode="json"),
               "seconds": round(seconds, 2),
               "requests_per_s": round(result["requests"] / seconds, 1) if seconds else None, **result,
@@ -155,32 +173,157 @@ def run(label: str, hygiene: bool, args, data, project) -> dict:
     return result
 
 
-def classify(requests_seen: list[dict], marks: list[int], rows: list[dict], mess, web) -> dict:
-    """Every request of a run classified by the world's truth (evaluation side): waste by kind, useful pages,
-    bytes, 304s, and the bytes unchanged pages cost on revisits against their full bodies."""
+def live_project(source: Path, hygiene: bool, label: str):
+    """The project of one live run: ``source`` (``projects/world.toml``) with its web crawlers only, and, for
+    "before", the site's hygiene off as far as a project file switches it."""
+    import tomllib
+
+    from focuscrawl.project.loading import parse_project
+
+    raw = tomllib.loads(source.read_text())
+    raw["name"] = f"hygiene-live-{label}"
+    # The budget is the web's: the reddit (FUE) and graph loops fetch none of it, and would only compete for
+    # the two cores. The page relevance model only scores what is fetched (no sources loop here follows it,
+    # feedback is the click log): without it nothing is fetched before the crawlers start.
+    for loop in ("fue", "graph"):
+        raw["loops"][loop]["enabled"] = False
+    raw["profile"].pop("pages", None)
+    if not hygiene:
+        site = raw["sites"][0]
+        # No [sites.scope]: the product's defaults (no trap rules, no soft-404 probe; a TOML file cannot say
+        # "no limit", so max_url_length 2048 and max_segment_repeats 3 stay: the result's "refused" shows
+        # what they refused), and unconditional revisits and recrawls. The rewrite rules (fetch/dust.py) have no switch: on in both.
+        site.pop("scope", None)
+        site["conditional_fetches"] = False
+    return parse_project(raw, source)
+
+
+def run_live(label: str, hygiene: bool, args) -> dict:
+    """One run of the live platform (``focuscrawl up`` of :func:`live_project`, Kafka and the world; no
+    Airflow: no DAG spends a fetch) from a fresh world clock, Kafka and lake,
+    until the world has served ``--budget`` web requests to the project's crawlers (its access log: the
+    evaluation side's record), classified like the in-process runs."""
+    import shutil
+
+    import requests
+
+    from focuscrawl.config import settings
+    from focuscrawl.core.status_file import read_status
+    from focuscrawl.lake import open_table
+    from focuscrawl.platform import Platform
+    from focuscrawl.services.manager import ServiceManager
+
+    var = args.live_var
+    # A run starts from nothing (the world's clock, Kafka's log, the lake) but the world's build cache under
+    # world/ (the corpus and pages it parses from the data folder, a function of seed and data alone): built
+    # afresh, it kept the world from answering within its start timeout on a loaded machine.
+    for part in var.glob("*"):
+        if part.name != "world":
+            shutil.rmtree(part) if part.is_dir() else part.unlink()
+    (var / "world" / "clock.json").unlink(missing_ok=True)
+    os.environ["FOCUSCRAWL_VAR"] = str(var)  # the platform's processes read their settings from the environment
+    cfg = settings()
+    project = live_project(args.project, hygiene, label)
+    site = project.site(project.loops.revisits.site)
+    period_s = project.loops.revisits.revisit_seconds
+    crawlers = f"|{site.user_agent}"  # the access log's client: address|User-Agent (the world's readiness probe has another)
+    entries, since, outside = [], 0, Counter()
+    platform = Platform(project, cfg, project_file=args.project, services=["kafka", "world"], keep_services=True)
+    try:
+        try:
+            platform.start()
+            started = time.monotonic()
+            while len(entries) < args.budget and time.monotonic() - started < args.max_seconds:
+                time.sleep(2.0)
+                page = requests.get(f"{cfg.world_eval_url}/access_log", params={"since": since}, timeout=30).json()
+                since = page["next"]
+                for e in page["entries"]:
+                    path = urlsplit(e["path"]).path
+                    if not e["client"].endswith(crawlers):
+                        outside["other_clients"] += 1
+                    elif path.startswith("/site/") or path == "/robots.txt":
+                        entries.append(e)
+                    else:  # the click log the sources loop reads (its feedback), not the web
+                        outside[path] += 1
+            seconds = time.monotonic() - started
+            status = {p.stem: read_status(p) for p in sorted((Path(cfg.var_dir) / "status").glob("*.json"))
+                      if p.stem in ("revisitor", "source-crawler")}
+        finally:
+            platform.stop()  # crawlers first, the landings last: what was fetched is in Delta
+        served = entries[:args.budget]
+        urls = sorted({urlsplit(e["path"])[2:4] for e in served})
+        truths = {u: requests.get(f"{cfg.world_eval_url}/truth/url", timeout=30,
+                                  params={"url": u[0] + ("?" + u[1] if u[1] else "")}).json() for u in urls}
+    finally:
+        ServiceManager(cfg).down(log=lambda *a: None)
+    requests_seen = [{"path": urlsplit(e["path"]).path, "query": urlsplit(e["path"]).query, "status": e["status"],
+                      "period": int(e["clock"] // period_s), "bytes": e["bytes"], "validator": e["validator"],
+                      "conditional": e["conditional"], "digest": e["digest"]} for e in served]
+    periods = sorted({r["period"] for r in requests_seen})
+    landed = set()
+    snapshots = open_table(cfg.table_path("page_snapshots"))
+    if snapshots is not None:
+        for url, period in zip(*snapshots.to_pyarrow_table(columns=["url", "period"]).to_pydict().values()):
+            landed.add((period, *urlsplit(url)[2:4]))
+    pages = open_table(cfg.table_path("source_pages"))
+    if pages is not None:  # the source crawler lands a new page once: taken for content in every period
+        for url in pages.to_pyarrow_table(columns=["page_url"]).column("page_url").to_pylist():
+            landed.update((p, *urlsplit(url)[2:4]) for p in periods)
+    refused = Counter()
+    dead = open_table(cfg.table_path("dead_letter"))
+    if dead is not None:
+        rows = dead.to_pyarrow_table(columns=["parser", "reason"]).to_pydict()
+        refused.update(f"{p}: {r.split(':')[0]}" for p, r in zip(rows["parser"], rows["reason"]))
+    result = classify(requests_seen, landed, lambda path, query: truths[(path, query)])
+    result = {"label": label, "hygiene": hygiene, "scope": site.scope.model_dump(mode="json"),
+              "conditional_fetches": site.conditional_fetches, "seconds": round(seconds, 1),
+              "requests_per_s": round(result["requests"] / seconds, 1) if seconds else None, **result,
+              "budget_reached": len(entries) >= args.budget, "served_after_budget": len(entries) - len(served),
+              "periods": {"first": periods[0], "last": periods[-1], "count": len(periods)} if periods else None,
+              "not_web": dict(sorted(outside.items())), "refused": dict(sorted(refused.items())),
+              "crawlers": {name: {k: v for k, v in st.items() if isinstance(v, (int, float, str, type(None)))}
+                           for name, st in status.items()}}
+    print(f"{label:6s} live {result['requests']} requests in {seconds:.0f}s: wasted {result['wasted']} "
+          f"({result['wasted_share']:.1%}) {result['waste']}; {result['useful_pages']} useful pages, "
+          f"{result['bytes_per_useful_page']} bytes each; 304s {result['http_304']}; unchanged pages' revisit bytes "
+          f"saved {result['revisit_bytes_saved_share']}; refused {dict(refused)}")
+    return result
+
+
+def classify(requests_seen: list[dict], landed: set, truth) -> dict:
+    """Every request of a run (in order, each with its revisit ``period``) classified by the world's truth
+    (evaluation side; ``truth(path, query)`` is :meth:`focuscrawl.world.mess.Mess.truth`): waste by kind,
+    useful pages, bytes, 304s, and the bytes unchanged pages cost on revisits against their full bodies.
+    ``landed``: ``(period, path, query)`` of every URL the crawl kept as content."""
     counts = Counter()
-    snapshots = {(r["period"], urlsplit(r["url"]).path, urlsplit(r["url"]).query) for r in rows}
     total_bytes = sum(r["bytes"] for r in requests_seen)
     last_full: dict[tuple[str, str], dict] = {}  # URL fetched -> its last full (200) answer
-    unchanged_spent = unchanged_full = ignored = 0
-    for period in range(len(marks) - 1):
-        seen_pages: set[str] = set()
-        for r in requests_seen[marks[period]:marks[period + 1]]:
-            counts["requests"] += 1
-            if r["status"] == 304:
-                counts["http_304"] += 1
-            url = (r["path"], r["query"])
-            before = last_full.get(url)
-            unchanged = before is not None and (r["status"] == 304 or r.get("digest") == before["digest"])
-            full_with_validator = unchanged and r["status"] == 200 and before["validator"]
-            if unchanged:  # a revisit of an unchanged page: what it cost against what its full body costs
-                unchanged_spent += r["bytes"]
-                unchanged_full += before["bytes"]
-            if r["status"] == 200 and "digest" in r:
-                last_full[url] = r
-            r["kind"] = _kind(r, period, full_with_validator, seen_pages, snapshots, mess, web)
-            counts[r["kind"]] += 1
-            ignored += r["kind"] == "useful" and full_with_validator  # asked conditionally; the server ignores validators
+    seen_pages: dict[int, set[str]] = {}      # period -> the true pages fetched in it
+    seen_urls: dict[int, set[tuple]] = {}     # period -> the URLs that answered a page in it
+    unchanged_spent = unchanged_full = ignored = same_url = 0
+    for r in requests_seen:
+        counts["requests"] += 1
+        if r["status"] == 304:
+            counts["http_304"] += 1
+        url = (r["path"], r["query"])
+        before = last_full.get(url)
+        unchanged = before is not None and (r["status"] == 304 or r.get("digest") == before["digest"])
+        full_with_validator = unchanged and r["status"] == 200 and before["validator"]
+        if unchanged:  # a revisit of an unchanged page: what it cost against what its full body costs
+            unchanged_spent += r["bytes"]
+            unchanged_full += before["bytes"]
+        if r["status"] == 200 and r.get("digest"):
+            last_full[url] = r
+        r["kind"] = _kind(r, full_with_validator, seen_pages.setdefault(r["period"], set()), landed, truth)
+        counts[r["kind"]] += 1
+        urls = seen_urls.setdefault(r["period"], set())
+        # the page again under a URL that answered it before in the period: a redirect's end reached from
+        # another URL, or (live) the other loop fetching it
+        same_url += r["kind"] == "same_page_other_url" and url in urls
+        if r["status"] in (200, 304):
+            urls.add(url)
+        # asked conditionally, answered in full: the server ignores validators
+        ignored += r["kind"] not in WASTE and full_with_validator and r["conditional"]
     wasted = sum(counts[k] for k in WASTE)
     fetches = counts["requests"]
     examples: dict[str, list[str]] = {}
@@ -192,20 +335,21 @@ def classify(requests_seen: list[dict], marks: list[int], rows: list[dict], mess
         "waste": {k: counts[k] for k in WASTE},
         "useful_pages": counts["useful"], "bytes": total_bytes,
         "bytes_per_useful_page": round(total_bytes / counts["useful"], 1) if counts["useful"] else None,
-        "http_304": counts["http_304"], "validator_ignored_by_server": ignored,
+        "same_page_same_url": same_url, "http_304": counts["http_304"], "validator_ignored_by_server": ignored,
         "revisit_unchanged_bytes": unchanged_spent, "revisit_unchanged_full_bytes": unchanged_full,
         "revisit_bytes_saved_share": round(1 - unchanged_spent / unchanged_full, 4) if unchanged_full else None,
         "counts": dict(sorted(counts.items())), "waste_examples": examples,
     }
 
 
-def _kind(r: dict, period: int, full_with_validator: bool, seen_pages: set[str], snapshots: set, mess, web) -> str:
+def _kind(r: dict, full_with_validator: bool, seen_pages: set[str], landed: set, truth) -> str:
     """The class of one request (exactly one): a waste kind of :data:`WASTE`, ``useful`` (a true page's first
-    fetch in the period), or what else it was (redirect hop, robots.txt, the soft-404 probe, a refused soft-404)."""
+    fetch in the period), or what else it was (redirect hop, robots.txt, the soft-404 probe, a refused soft-404,
+    a content source)."""
     if r["path"].endswith("/robots.txt"):
         return "robots_txt"
-    truth = mess.truth(web, r["path"], r["query"])
-    kind, page = truth["kind"], truth["page"]
+    found = truth(r["path"], r["query"])
+    kind, page = found["kind"], found["page"]
     if kind == "loop":
         return "redirect_loop"
     if kind == "redirect":
@@ -215,8 +359,10 @@ def _kind(r: dict, period: int, full_with_validator: bool, seen_pages: set[str],
     if "focuscrawl-no-such-page-" in r["path"]:
         return "soft404_probe"  # the crawler's own probe for its directory's "not found" answer
     if kind == "soft404":
-        return "soft404_as_content" if (period, r["path"], r["query"]) in snapshots else "soft404_refused"
+        return "soft404_as_content" if (r["period"], r["path"], r["query"]) in landed else "soft404_refused"
     if page is None or r["status"] not in (200, 304):
+        if full_with_validator and not r["conditional"]:
+            return "unchanged_body_with_validator"  # a content source's recrawl, paid in full
         return f"other_{kind}"
     if page in seen_pages:
         return "same_page_other_url"
@@ -243,11 +389,19 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed-path", action="append", default=None, help="seed page paths (default: the project's "
                     "revisit seeds, or each site's first page of a generated world)")
     ap.add_argument("--discover", default=r"/site/[^/]+/", help="regex: outlinks matching it become known pages")
-    ap.add_argument("--out", type=Path, default=PUBLISHED)
+    ap.add_argument("--live", action="store_true", help="run the live platform (Kafka, the world, the revisitor "
+                    "and the source crawler as `focuscrawl up` starts them) instead of the revisitor in process")
+    ap.add_argument("--max-seconds", type=float, default=900.0,
+                    help="--live: stop a run that has not spent its budget by then (the result says so)")
+    ap.add_argument("--out", type=Path, default=None, help=f"default {PUBLISHED.name}, with --live {PUBLISHED_LIVE.name}")
     add_draft_argument(ap)
     args = ap.parse_args(argv)
+    args.out = args.out or (PUBLISHED_LIVE if args.live else PUBLISHED)
+    if args.live and (args.seed != 0 or args.data != ap.get_default("data")):
+        ap.error("--live runs the world as `focuscrawl up` starts it: seed 0, the settings' data folder")
     code = git_commit(ROOT)
-    if args.out.resolve() == PUBLISHED.resolve():  # under python -m bench, the runner refuses (or not: --draft) itself
+    # under python -m bench (never --live), the runner refuses (or not: --draft) itself
+    if args.live or args.out.resolve() == PUBLISHED.resolve():
         refuse_unpublishable(args.out.parent, code, args.draft, out_flag="--out")
     logging.disable(logging.WARNING)  # each refused page logs a warning; the result counts them
     data = None if args.data == "none" else Path(args.data)
@@ -257,12 +411,22 @@ def main(argv: list[str] | None = None) -> int:
         seeds = [urlsplit(u).path for u in project.loops.revisits.seeds] if wiki else []
         args.seed_path = seeds or ["/site/topic0.wiki.test/wiki/Page_0", "/site/topic1.wiki.test/wiki/Page_1"]
     load_before = [round(v, 2) for v in os.getloadavg()]
-    runs = {"before": run("before", False, args, data, project), "after": run("after", True, args, data, project)}
-    result = {
-        "what": "wasted fetches, bytes per useful page and 304s on the messy world with validators, the crawler's "
+    if args.live:
+        args.live_var = Path(cfg.var_dir) / "bench-hygiene-live"
+        runs = {"before": run_live("before", False, args), "after": run_live("after", True, args)}
+        what = ("wasted fetches, bytes per useful page and 304s on the messy world with validators, the live "
+                "platform (focuscrawl up: Kafka, the world, the revisitor and the source crawler, their Delta "
+                "landings) with the site's hygiene off (before: no [sites.scope], conditional_fetches = false) and "
+                "as shipped (after); rewrite rules and canonical keys in both; same seed and budget of web requests "
+                "the world served to the crawlers")
+    else:
+        runs = {"before": run("before", False, args, data, project), "after": run("after", True, args, data, project)}
+        what = ("wasted fetches, bytes per useful page and 304s on the messy world with validators, the crawler's "
                 "switchable hygiene off (before: no scope or trap rules, no soft-404 probe, unconditional revisits) "
                 "and on (after: the project site's rules, soft-404 probe, conditional revisits), canonical keys in "
-                "both; same seed and budget; PageRevisitor + Fetcher against the world over HTTP",
+                "both; same seed and budget; PageRevisitor + Fetcher against the world over HTTP")
+    result = {
+        "what": what, "mode": "live" if args.live else "in-process",
         "commit": code["commit"], "dirty_files": code["dirty_files"], "draft": args.draft,
         "threads": {v: os.environ.get(v) for v in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")},
         "load_before": load_before, "load_after": [round(v, 2) for v in os.getloadavg()],
@@ -270,7 +434,11 @@ def main(argv: list[str] | None = None) -> int:
         "world": {"seed": args.seed, "web": "wikispeedia" if data is not None and (data / "wikispeedia").exists()
                   else "generated", "mess": project.world.mess.model_dump(mode="json"),
                   "validators": project.world.validators.model_dump(mode="json")},
-        "budget": args.budget, "periods": args.periods, "seeds": args.seed_path, "discover": args.discover,
+        "budget": args.budget, **({"periods": None, "revisit_period_s": project.loops.revisits.revisit_seconds,
+                                   "seeds": {"revisits": list(project.loops.revisits.seeds),
+                                             "sources": list(project.loops.sources.seeds)},
+                                   "discover": project.loops.revisits.discover} if args.live else
+                                  {"periods": args.periods, "seeds": args.seed_path, "discover": args.discover}),
         "runs": runs,
     }
     write_result(args.out, result)
@@ -306,8 +474,9 @@ def plot(res: dict, path: Path) -> Path:
     right.set(ylabel="revisit bytes saved on unchanged pages, %", ylim=(0, 100))
     for i, v in enumerate(saved):
         right.text(i, v + 2, f"{v:.0f}%", ha="center")
+    how = f"{res['periods']} periods" if res.get("mode") != "live" else "live platform: revisitor and source crawler"
     fig.suptitle(f"crawl hygiene on the messy world (seed {res['world']['seed']}, {res['budget']} requests, "
-                 f"{res['periods']} periods, commit {(res['commit'] or '?')[:10]})", fontsize=9)
+                 f"{how}, commit {(res['commit'] or '?')[:10]})", fontsize=9)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)

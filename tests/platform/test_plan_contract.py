@@ -25,7 +25,7 @@ def _every_loop(tmp_path, sources: dict | None = None):
     (tmp_path / "neg.csv").write_text("author,title\nc,game night\n")
     raw = {"name": "t", "target": "world", "profile": {"positives": "pos.jsonl", "negatives": "neg.csv"},
            "sites": [{"name": "w", "world": True, "user_agent": "t/1 (+mailto:ops@example.org)", "politeness_delay": 0.3}],
-           "loops": {"fue": {"method": "HCP", "users_per_hour": 90}, "sources": sources or {}, "revisits": {"fetches_per_second": 2.0},
+           "loops": {"fue": {"method": "HCP", "users_per_hour": 90}, "sources": sources or {}, "revisits": {"fetches_per_second": 2.0, "revisit_period": "30m"},
                      "graph": {"enabled": True, "fetches_per_second": 4.0}}}
     return parse_project(raw, base_dir=tmp_path)
 
@@ -74,7 +74,8 @@ def test_each_loop_value_reaches_its_process(planned):
     project, specs = planned
     by_name = {s.name: _parse(s) for s in specs}
     assert by_name["fue-extractor-hcp"].users_per_hour == 90
-    assert by_name["revisitor"].interval_days == project.loops.revisits.revisit_seconds / 86400 == 7
+    # to the second: world.toml's 30 minutes once reached the revisitor as 1799.997 s (:g's six digits)
+    assert by_name["revisitor"].interval_days * 86400 == project.loops.revisits.revisit_seconds == 1800
     assert by_name["source-crawler"].feedback == project.loops.sources.feedback == "clicks"
 
 

@@ -133,7 +133,9 @@ def _revisits(project, cfg, models=None) -> list[_Draft]:
     if not loop.seeds and not site.world:
         raise PlanError(f"loops.revisits.seeds: empty; list pages of {site.name} to revisit, "
                         "e.g. seeds = [\"https://example.org/some/page\"]")
-    args = ["--interval-days", f"{loop.revisit_seconds / 86400:g}", *_pages(loop, site, cfg, "--seed")]
+    # repr, not :g: six digits made world.toml's 30 minutes 1799.997 s, so the revisitor's periods drifted
+    # off the project's (period 944446 began 0.6 of a period before the 944446th half hour)
+    args = ["--interval-days", repr(loop.revisit_seconds / 86400), *_pages(loop, site, cfg, "--seed")]
     if loop.discover:
         args += ["--discover", loop.discover]
     if loop.max_pages:

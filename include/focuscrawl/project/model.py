@@ -244,6 +244,10 @@ class Site(StrictModel):
     oauth: OAuth | None = None
     strip_params: tuple[str, ...] = Field((), description="the site's own tracking/session parameters (shell "
                                           "patterns, e.g. \"ref_src\", \"sid_*\"), dropped from its canonical URLs")
+    conditional_fetches: bool = Field(True, description="revisits and recrawls send the page's last ETag/"
+                                      "Last-Modified (If-None-Match/If-Modified-Since) and take a 304 as unchanged; "
+                                      "false for a server whose 304s cannot be trusted (Heritrix's FetchHTTP "
+                                      "send-if-modified-since/send-if-none-match, wget --no-if-modified-since)")
     scope: ScopeRules = Field(ScopeRules(), description="which URLs the crawlers may enqueue: allow/deny patterns, "
                               "depth, per-host budget, URL limits and trap rules (focuscrawl.fetch.scope)")
 

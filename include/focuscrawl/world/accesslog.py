@@ -2,7 +2,10 @@
 
 The fault suite checks from the site's side what crawlers did to it: the gap
 between two requests of one client (politeness) and which things a client was served whole
-(every post the world delivered must end in Delta exactly once). A bounded ring in memory: the
+(every post the world delivered must end in Delta exactly once). ``bench/hygiene_bench.py --live``
+classifies every request the platform's crawlers made by what it was served: the simulated time it
+arrived at (its revisit period), the bytes on the wire, whether the answer offered a validator and the
+request sent one, and the digest of a full body (an unchanged page fetched in full). A bounded ring in memory: the
 world is a test and benchmark site, not a production server.
 """
 
@@ -24,6 +27,11 @@ class Access:
     status: int             # 0: the connection was dropped without an answer (dead host)
     fault: str | None       # the fault the request met: error, slow, truncate, malformed, redirect_loop, dead_host
     things: list[str] = field(default_factory=list)  # fullnames in a listing delivered whole
+    clock: float | None = None  # the world's simulated time when it arrived (its Date header)
+    bytes: int = 0              # body bytes on the wire (gzipped where the world gzips; a 304 has none)
+    validator: bool = False     # the answer carried ETag/Last-Modified
+    conditional: bool = False   # the request carried If-None-Match/If-Modified-Since
+    digest: str | None = None   # SHA-1 of a full 200 body as served, before gzip
 
 
 def listed_things(body: bytes) -> list[str]:
@@ -43,9 +51,10 @@ class AccessLog:
         self._lock = threading.Lock()
 
     def record(self, at: float, client: str, path: str, status: int, fault: str | None,
-               things: list[str] | None = None) -> None:
+               things: list[str] | None = None, **served) -> None:
+        """``served``: what :class:`Access` says of the answer (``clock``, ``bytes``, ``validator``, ...)."""
         with self._lock:
-            self._entries.append(Access(next(self._seq), at, client, path, status, fault, things or []))
+            self._entries.append(Access(next(self._seq), at, client, path, status, fault, things or [], **served))
 
     def since(self, seq: int, limit: int = 10_000) -> dict:
         """Entries with ``seq >= since`` (oldest first, at most ``limit``) and the ``next`` seq to ask for."""

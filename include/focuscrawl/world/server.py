@@ -13,6 +13,7 @@ absolute URLs that name the world's own address (a self post's ``url``).
 from __future__ import annotations
 
 import email.utils
+import hashlib
 import json
 import threading
 import time
@@ -76,9 +77,11 @@ class CrawlHandler(_Handler):
         path, q = self._query()
         client = self.headers.get("X-Client-Id") or f"{self.client_address[0]}|{self.headers.get('User-Agent', '')}"
 
-        def log(status: int, fault: str | None, body: bytes = b"") -> None:
+        clock = world.clock.now()
+
+        def log(status: int, fault: str | None, body: bytes = b"", **served) -> None:
             things = listed_things(body) if status == 200 and fault is None and path.startswith("/r/") else None
-            world.access_log.record(arrived, client, self.path, status, fault, things)
+            world.access_log.record(arrived, client, self.path, status, fault, things, clock=clock, **served)
 
         if world.oauth is not None and path not in PUBLIC_PATHS:  # reddit's bearer token (world/oauth.py)
             if world.oauth.check(self.headers.get("Authorization")) is None:
@@ -117,34 +120,39 @@ class CrawlHandler(_Handler):
             status, ctype, body, *extra = world.crawl(path, q, urlsplit(self.path).query, origin)
             if extra:  # a redirect's Location (world/mess.py)
                 rl_headers = {**rl_headers, **extra[0]}
-        not_modified = False
+        not_modified, validators = False, {}
         if status == 200 and not (dice["malformed"] or dice["truncate"]):  # validators of the whole body only
             not_modified, validators = world.conditional(path, self.headers, body)
             rl_headers = {**rl_headers, **validators}
-        if not_modified:
-            log(304, None)
-        elif dice["malformed"]:
+        if dice["malformed"]:
             body = body[: len(body) // 3] + b'<<{"\x00'
-            log(status, "malformed")
+        wire = b"" if not_modified else body
+        if not not_modified and world.web is not None and path.startswith("/site/"):  # on the way out, faults and all
+            wire, encoding = world.web.mess.compress(body, self.headers.get("Accept-Encoding"), ctype)
+            rl_headers = {**rl_headers, **encoding}
+        served = {"bytes": len(wire), "validator": bool(validators),
+                  "conditional": bool(self.headers.get("If-None-Match") or self.headers.get("If-Modified-Since")),
+                  "digest": hashlib.sha1(body).hexdigest() if status == 200 and not not_modified else None}
+        if not_modified:
+            log(304, None, **served)
+        elif dice["malformed"]:
+            log(status, "malformed", **served)
         elif dice["truncate"]:
-            log(status, "truncate")
+            log(status, "truncate", **served)
         else:
             # Logged before the bytes go out: a client killed mid-read was still served them, and
             # the suite expects it to fetch them again.
-            log(status, "slow" if dice["slow"] else None, body)
+            log(status, "slow" if dice["slow"] else None, body, **served)
             if status == 200:
                 world.click_log.crawled(client, path, float(int(world.clock.now())), world.web)
-        if not not_modified and world.web is not None and path.startswith("/site/"):  # on the way out, faults and all
-            body, encoding = world.web.mess.compress(body, self.headers.get("Accept-Encoding"), ctype)
-            rl_headers = {**rl_headers, **encoding}
         if dice["truncate"]:
-            return self._send(status, ctype, body[: len(body) // 2], rl_headers, declared_length=len(body))
+            return self._send(status, ctype, wire[: len(wire) // 2], rl_headers, declared_length=len(wire))
         if not_modified:  # RFC 9110 15.4.5: the validators again, no body
             self.send_response(304)
             for k, v in rl_headers.items():
                 self.send_header(k, v)
             return self.end_headers()
-        self._send(status, ctype, body, rl_headers)
+        self._send(status, ctype, wire, rl_headers)
 
     def do_POST(self) -> None:
         """reddit's token endpoint when the world requires OAuth (world/oauth.py); no other POST on this port."""
