@@ -112,10 +112,18 @@ def main(argv: list[str] | None = None) -> int:
         log.info("%s: %s, %d queries a round, every %.0f s, on %s; resuming at round %d",
                  name, rounds.sampler_name, rounds.budget, rounds.every, args.base_url, rounds.next_round)
 
+        # `focuscrawl pause/resume graph`, `budget graph fetches_per_second`: the sampler's own pace
+        pace = fetcher.politeness.min_delay
+        control = proc.control("graph", fetches_per_second=1.0 / pace if pace > 0 else None)
+
         class Access(HttpGraphAccess):
             def _charge(self) -> None:  # between queries: status kept fresh, a stop ends the round uncommitted
+                while proc.paused():  # a paused round waits, uncommitted
+                    pass
                 if not proc.running():
                     raise Stopped()
+                if control.budget("fetches_per_second"):
+                    fetcher.politeness.min_delay = 1.0 / control.budget("fetches_per_second")
                 super()._charge()
 
         def access(budget: int) -> HttpGraphAccess:

@@ -17,7 +17,8 @@ frontier to ``--metrics-port`` (``focuscrawl.stream.process``); ``--fetch-spec F
 the project's site at the loop's pace (``focuscrawl.stream.spec``). ``--skip-near-duplicates`` skips a
 newly found page whose text near-duplicates a page
 fetched before (``focuscrawl.core.dedup``; the index is rebuilt from the table's latest texts on start),
-counted in ``focuscrawl_near_duplicates_skipped_total{loop="revisits"}``. Every revisit is a conditional
+counted in ``focuscrawl_near_duplicates_skipped_total{loop="revisits"}``. Unless the site's
+``conditional_fetches`` is false, every revisit is a conditional
 GET with the page's last ``ETag``/``Last-Modified`` (kept in the snapshot rows, so a restart keeps them;
 ``focuscrawl.fetch.conditional``); 304s and the bytes they saved are counted in
 ``focuscrawl_not_modified_total``/``focuscrawl_bytes_saved_total``, full bodies identical to the last in
@@ -99,8 +100,9 @@ def main(argv: list[str] | None = None) -> int:
     with StreamProcess(NAME, args, cfg) as proc:
         scorer = scorer_from_args(args, proc.metrics.page_scored("revisits"))  # counts the loop's harvest
         fetcher = proc.fetcher()  # the --fetch-spec site's, at the spec's pace
-        revalidator = Revalidator(fetcher, on_outcome=proc.metrics.revisit_outcome("revisits"))
         site = args.project_site
+        revalidator = Revalidator(fetcher, on_outcome=proc.metrics.revisit_outcome("revisits")) \
+            if site is None or site.conditional_fetches else None
         key_of = site.canonical if site is not None else canonical_url
         scope = proc.scope(host_of=virtual_host_domain(args.virtual_hosts) if args.virtual_hosts else registered_domain)
         soft404 = None
@@ -126,17 +128,27 @@ def main(argv: list[str] | None = None) -> int:
         revisitor.restore(seen, seeds=args.seed, latest=latest)
         topic = args.priority_topic or PAGE_PRIORITIES_TOPIC
         proc.follow(topic, revisitor.apply_priority)
+        # `focuscrawl pause/resume revisits`, `budget revisits fetches_per_second`, `seeds add`: the pace per host
+        pace = fetcher.politeness.min_delay
+        control = proc.control("revisits", fetches_per_second=1.0 / pace if pace > 0 else None)
 
         def status() -> dict:
             proc.metrics.candidates.set(len(revisitor.ranking))
             proc.metrics.frontier.set(revisitor.due())
-            return {**revisitor.status(), **revalidator.status(), "written": writer.written}
+            return {**revisitor.status(), **(revalidator.status() if revalidator else {}), "written": writer.written}
 
         proc.status(status)
         log.info("revisiting %d known pages every %.1f days (%s clock) into %s; following %s",
                  len(revisitor.ranking), args.interval_days, args.clock, writer.table_path, topic)
 
         while proc.running():
+            if proc.paused():
+                continue
+            if control.budget("fetches_per_second"):
+                fetcher.politeness.min_delay = 1.0 / control.budget("fetches_per_second")
+            seeds = control.new_seeds()
+            if seeds:
+                log.info("%d seed page(s) added, %d of them new", len(seeds), revisitor.add(seeds))
             try:
                 revisitor.revisit_next()
             except Exception:  # noqa: BLE001 - the site did not answer (its clock probe neither): log, wait, go on

@@ -29,7 +29,7 @@ crawler reads back on start: after a SIGKILL each source's chain of recrawls con
 landed rows end (land with ``isolation_level="read_committed"``). ``--skip-near-duplicates`` skips a new
 page whose text near-duplicates a page crawled before (``focuscrawl.core.dedup``), counted in the status
 file's ``near_duplicates_skipped`` and its ``metrics`` (``focuscrawl_near_duplicates_skipped_total``).
-Each recrawl is a conditional GET with the source's last ``ETag``/``Last-Modified`` (kept in its
+Each recrawl (unless the site's ``conditional_fetches`` is false) is a conditional GET with the source's last ``ETag``/``Last-Modified`` (kept in its
 changelog record, so a restart keeps them; ``focuscrawl.fetch.conditional``): 304s and the bytes they saved
 go to ``focuscrawl_not_modified_total``/``focuscrawl_bytes_saved_total``, full bodies identical to the last
 to ``focuscrawl_unchanged_bodies_total`` (``{loop="sources"}``), and the status file. URLs are keyed by their
@@ -100,7 +100,8 @@ def crawl(args, cfg) -> int:
         proc.on_exit(producer.close)
         # The --fetch-spec site's (User-Agent, politeness, robots, OAuth), counted, --warc archived.
         fetcher = proc.fetcher()
-        revalidator = Revalidator(fetcher, on_outcome=proc.metrics.revisit_outcome("sources"))
+        revalidator = Revalidator(fetcher, on_outcome=proc.metrics.revisit_outcome("sources")) \
+            if args.project_site is None or args.project_site.conditional_fetches else None
         key_of = args.project_site.canonical if args.project_site is not None else canonical_url
 
         def fetch(url: str):
@@ -161,12 +162,13 @@ def crawl(args, cfg) -> int:
         log.info("restored %d sources and %d crawled pages from %s", source_crawler.counts["restored_sources"],
                  source_crawler.counts["restored_pages"], producer.changelog)
         proc.follow(args.schedule_topic, source_crawler.apply, follower_cls=ScheduleFollower)
+        control = proc.control("sources", fetches_per_second=args.budget)  # `focuscrawl pause/resume/budget sources`
 
         def status() -> dict:
             figures = source_crawler.status()
             proc.metrics.frontier.set(figures["frontier"])  # new pages waiting
             proc.metrics.candidates.set(figures["sources"])
-            return {**figures, **revalidator.status(), "transactions": producer.transactions}
+            return {**figures, **(revalidator.status() if revalidator else {}), "transactions": producer.transactions}
 
         proc.status(status)
         log.info("crawling %d sources with %.4g fetches/s; following %s; status in %s",
@@ -179,12 +181,14 @@ def crawl(args, cfg) -> int:
         next_slot = clock()
         next_feedback = time.monotonic()
         while proc.running():
+            if proc.paused():
+                continue
             now = clock()
             if now >= next_slot:
                 with producer.transaction(source_crawler.changes):
                     source_crawler.step()
                 # A slot missed while a fetch was slow is lost, not banked: the budget is a rate.
-                next_slot = max(next_slot + 1.0 / args.budget, now)
+                next_slot = max(next_slot + 1.0 / control.budget("fetches_per_second"), now)
             if clicks is not None and time.monotonic() >= next_feedback:
                 next_feedback = time.monotonic() + args.feedback_every
                 with producer.transaction(clicks.changes):

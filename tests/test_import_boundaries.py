@@ -27,7 +27,7 @@ LAYERS = [
     {"parse"},
     {"lake"},
     {"topics"},
-    {"fetch", "services"},
+    {"fetch", "services", "control"},  # control: steering commands the running loops follow
     {"crawl", "outlinks", "graph", "fue", "ephemeral", "relevance"},  # the loops and the page focus
     {"world", "project"},
     {"stream"},

@@ -59,7 +59,10 @@ def main(argv: list[str] | None = None) -> int:
         log.info("exploring %s with the %s community chooser into %s: the front page (%s) every %.2f s, a "
                  "community every %.2f s", args.base_url, args.community_chooser, args.topic, args.listing_path,
                  args.front_page_interval, args.interval)
+        proc.control("fue")  # `focuscrawl pause/resume fue`
         while proc.running():
+            if proc.paused():
+                continue
             try:
                 # Each listing's posts are published (and flushed) as soon as it is parsed: a post's evidence
                 # reaches the chooser without waiting for the other listings due.

@@ -12,6 +12,7 @@ offsets are committed after the history was flushed (``focuscrawl.stream.process
 from __future__ import annotations
 
 import dataclasses
+import logging
 import sys
 import time
 
@@ -22,6 +23,8 @@ from focuscrawl.fue.pipeline import (HISTORIES_TOPIC, SITE_CAP, ExtractRequest, 
                                      extract_topic)
 from focuscrawl.stream.process import StreamProcess, Stopped, parser
 from focuscrawl.topics.specs import TopicSpec
+
+log = logging.getLogger("focuscrawl.fue-extractor")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -37,23 +40,36 @@ def main(argv: list[str] | None = None) -> int:
         proc.ensure_topics([TopicSpec(HISTORIES_TOPIC, "user")])
         extractor = UserExtractor(RedditClient(proc.fetcher(), args.base_url), cap=args.cap)
         counts = {"extracted": 0}
-        proc.status(lambda: {"method": args.method, "users_per_hour": args.users_per_hour, **counts})
-        gap = 3600.0 / args.users_per_hour
+        # `focuscrawl pause/resume fue` pauses its partitions; `focuscrawl budget fue users_per_hour N` sets the pace
+        control = proc.control("fue", users_per_hour=args.users_per_hour)
+        proc.status(lambda: {"method": args.method, "users_per_hour": control.budget("users_per_hour"), **counts})
+        max_poll_s = max(300.0, 3 * 3600.0 / args.users_per_hour)
         next_slot = [time.monotonic()]
+        too_slow = set()
+
+        def gap() -> float:
+            # A wait longer than the group's poll interval would drop the member: a budget that slow is
+            # paced at the slowest the interval allows until the next start, which sizes it anew.
+            budget = control.budget("users_per_hour")
+            if 3600.0 / budget > max_poll_s / 3 and budget not in too_slow:
+                too_slow.add(budget)
+                log.warning("users_per_hour %g is slower than this run can pace (%.3g at least); run `focuscrawl up` "
+                            "again to size the consumer for it", budget, 3 * 3600 / max_poll_s)
+            return min(3600.0 / budget, max_poll_s / 3)
 
         def handle(record):
             user = ExtractRequest.from_json(record.value).user
             # The budget is a rate: one user per slot; a slot missed while a history was slow is not banked.
             if proc.wait(next_slot[0] - time.monotonic()):
                 raise Stopped()
-            next_slot[0] = max(next_slot[0] + gap, time.monotonic())
+            next_slot[0] = max(next_slot[0] + gap(), time.monotonic())
             history = extractor.extract(user)
             counts["extracted"] += 1
             yield HISTORIES_TOPIC, user, dataclasses.replace(history, method=args.method).to_json()
 
         # A paced wait sits inside the poll loop: the group must not think the member died meanwhile.
         proc.run_stage([extract_topic(args.method)], f"fue-extractor-{args.method}", handle, max_records=1,
-                       max_poll_interval_ms=int(max(300.0, 3 * gap) * 1000))
+                       max_poll_interval_ms=int(max_poll_s * 1000))
     return 0
 
 

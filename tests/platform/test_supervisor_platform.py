@@ -146,7 +146,7 @@ def test_plan_declares_every_loop_process_with_its_port_and_status_file(tmp_path
     from focuscrawl.stream.sinks import SINKS
 
     landed = {s.meta["sink"] for s in specs if s.kind == "consumer"}
-    assert landed == {n for sinks in LOOP_SINKS.values() for n in sinks if n in SINKS} | {"dead_letter"}
+    assert landed == {n for sinks in LOOP_SINKS.values() for n in sinks if n in SINKS} | {"dead_letter", "control_audit"}
     assert {"fue_posts", "fue_extractions", "source_recrawls", "page_clicks"} <= landed
     ports = [s.metrics_port for s in specs if s.metrics_port]
     assert ports == list(range(cfg.metrics_port, cfg.metrics_port + len(ports)))  # 18200 + offset upward
@@ -215,9 +215,11 @@ def test_the_chooser_gets_the_model_its_method_scores_with(tmp_path, var, method
 
 def test_plan_leaves_out_disabled_loops(tmp_path, var):
     project = _project(tmp_path, sources={"enabled": False}, revisits={"enabled": False}, graph={"enabled": False})
-    assert {s.loop for s in plan(project, settings(), models=MODELS, airflow=False)} == {"fue"}
+    specs = plan(project, settings(), models=MODELS, airflow=False)
+    # every plan lands the steering commands (the one process of no loop without Airflow)
+    assert {s.loop for s in specs} == {"fue", None} and [s.name for s in specs if s.loop is None] == ["consumer-control_audit"]
     project = _project(tmp_path, sources={"enabled": False}, revisits={"enabled": False}, graph={"enabled": True})
-    assert {s.loop for s in plan(project, settings(), models=MODELS, airflow=False)} == {"fue", "graph"}
+    assert {s.loop for s in plan(project, settings(), models=MODELS, airflow=False)} == {"fue", "graph", None}
 
 
 def test_plan_needs_trained_models_and_seeds_for_a_real_site(tmp_path, var):

@@ -16,7 +16,6 @@ period passes.
 
 from __future__ import annotations
 
-import json
 from datetime import timedelta
 from pathlib import Path
 
@@ -46,10 +45,9 @@ CRON_PRESETS = {"@hourly": "0 * * * *", "@daily": "0 0 * * *", "@weekly": "0 0 *
 
 def active_project(cfg: Settings) -> dict:
     """The project ``focuscrawl up`` last wrote (``Project.to_json()``), or ``{}`` when none is active."""
-    try:
-        return json.loads((Path(cfg.var_dir) / ACTIVE_PROJECT).read_text())
-    except FileNotFoundError:
-        return {}
+    from focuscrawl.core.status_file import read_status
+
+    return read_status(Path(cfg.var_dir) / ACTIVE_PROJECT)
 
 
 def dag_schedules(cfg: Settings) -> dict[str, str]:

@@ -1,4 +1,5 @@
-"""The platform's subcommands of ``focuscrawl``: up, down, status, logs, train, dedup (parsers and dispatch).
+"""The platform's subcommands of ``focuscrawl``: up, down, status, logs, train, dedup, and the steering commands
+pause, resume, budget, seeds (parsers and dispatch).
 
 Kept here so ``focuscrawl/cli.py`` only adds them (``add_commands``) and hands them over (``run``);
 nothing heavier than argparse is imported until a command runs.
@@ -8,9 +9,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from focuscrawl.control import LOOPS
 from focuscrawl.core.commandline import add_project_argument, subcommand
 
-COMMANDS = ("up", "down", "status", "logs", "train", "dedup")
+COMMANDS = ("up", "down", "status", "logs", "train", "dedup", "pause", "resume", "budget", "seeds")
+STEERING = ("pause", "resume", "budget", "seeds")
 
 
 def add_commands(sub) -> None:
@@ -83,6 +86,32 @@ def add_commands(sub) -> None:
     dedup.add_argument("--first-by", default="", help="comma-separated columns: of repeated rows, keep the first "
                                                       "by these (default: the first in file order)")
 
+    # Steering the running crawl (focuscrawl.control): one record on the compacted control topic each.
+    steer = ("A command goes to the control topic, which every process of the loop follows (within a second; a "
+             "process started later applies it too), and to the control_audit table. `focuscrawl status` shows "
+             "each loop's state.")
+    for name, what, example in (("pause", "pause a loop's fetching: its crawlers stop asking the sites",
+                                 "focuscrawl pause revisits"),
+                                ("resume", "resume a paused loop", "focuscrawl resume revisits")):
+        p = subcommand(sub, name, what, example, description=f"{what[0].upper()}{what[1:]}. {steer}")
+        p.add_argument("loop", choices=LOOPS, help="the loop")
+    budget = subcommand(
+        sub, "budget", "change a running loop's budget (fetches per second, FUE users per hour)",
+        "focuscrawl budget sources fetches_per_second 0.2", "focuscrawl budget fue users_per_hour 120",
+        description="Set a running loop's budget, in force until the next command (the project file's value "
+                    f"again at the next `focuscrawl up` only if you remove it). {steer}")
+    budget.add_argument("loop", choices=LOOPS, help="the loop")
+    budget.add_argument("knob", help="fetches_per_second (sources, revisits, graph) or users_per_hour (fue)")
+    budget.add_argument("value", type=float, help="the new budget, > 0")
+    seeds = subcommand(
+        sub, "seeds", "add seed pages to a running crawl",
+        "focuscrawl seeds add world http://127.0.0.1:18090/site/art.wiki.test/wiki/Baroque",
+        description="Add seed pages of a site to the running loops that crawl it and take seeds while they run "
+                    f"(the revisitor's known pages; a sources loop's sites are fixed when it starts). {steer}")
+    seeds.add_argument("action", choices=("add",), help="add")
+    seeds.add_argument("site", help="the project's [[sites]] name")
+    seeds.add_argument("urls", nargs="+", metavar="URL", help="pages on that site")
+
 
 def run(args) -> int:
     from focuscrawl.config import settings
@@ -109,6 +138,8 @@ def run(args) -> int:
         return main_logs(args, cfg)
     if args.command == "dedup":
         return _dedup(args, cfg)
+    if args.command in STEERING:
+        return _steer(args, cfg)
     from focuscrawl.platform.train import main_train
 
     return main_train(args, cfg)
@@ -139,4 +170,60 @@ def _dedup(args, cfg) -> int:
         print(f"focuscrawl: {e}", file=sys.stderr)
         return 2
     print(f"{args.table}: {removed} of {before} rows removed, one row per ({', '.join(split(args.key))}) left")
+    return 0
+
+
+def steering_commands(args, project) -> list:
+    """The :class:`~focuscrawl.control.Command` list ``args`` asks for, checked against the active ``project``
+    (a loaded :class:`~focuscrawl.project.model.Project`): the loop is on, a seed is on the site its loop crawls."""
+    from focuscrawl.config import settings
+    from focuscrawl.control import SEEDED, Command, ControlError
+
+    if args.command == "seeds":
+        site = next((s for s in project.sites if s.name == args.site), None)
+        if site is None:
+            raise ControlError(f"project {project.name} has no site {args.site!r}; its sites: "
+                               f"{', '.join(s.name for s in project.sites)}")
+        loops = [loop for loop in SEEDED
+                 if getattr(project.loops, loop).enabled and getattr(project.loops, loop).site == site.name]
+        if not loops:
+            raise ControlError(f"no running loop of project {project.name} takes seeds of site {site.name} (loops "
+                               f"that do: {', '.join(SEEDED)})")
+        root = site.url(settings()).rstrip("/") + "/"
+        off = [u for u in args.urls if not (u.rstrip("/") + "/").startswith(root)]
+        if off:
+            raise ControlError(f"not on site {site.name} ({root}): {', '.join(off)}")
+        return [Command("seed", loop, value=url) for loop in loops for url in args.urls]
+    if not getattr(project.loops, args.loop).enabled:
+        raise ControlError(f"loop {args.loop} is not enabled in project {project.name}; enable [loops.{args.loop}] "
+                           "and run `focuscrawl up` again")
+    if args.command == "budget":
+        return [Command("budget", args.loop, args.knob, args.value)]
+    return [Command(args.command, args.loop)]
+
+
+def _steer(args, cfg) -> int:
+    import sys
+
+    from focuscrawl.control import ControlError, send
+    from focuscrawl.orchestration.schedules import active_project
+    from focuscrawl.project.loading import load_project
+    from focuscrawl.project.values import ProjectError
+
+    active = active_project(cfg)
+    if not active.get("project_file"):
+        print("focuscrawl: no project is active here; `focuscrawl up PROJECT` first", file=sys.stderr)
+        return 2
+    try:
+        commands = steering_commands(args, load_project(Path(active["project_file"]), check_files=False, check_env=False))
+        send(cfg.kafka_bootstrap, commands)
+    except (ControlError, ProjectError) as e:
+        print(f"focuscrawl: {e}", file=sys.stderr)
+        return 2
+    except Exception as e:  # noqa: BLE001 - the broker is down or unreachable: say how to bring it up
+        print(f"focuscrawl: cannot reach Kafka at {cfg.kafka_bootstrap} ({type(e).__name__}: {e}); "
+              "`focuscrawl services up --only kafka` starts it", file=sys.stderr)
+        return 2
+    for c in commands:
+        print(f"{c.action} {c.loop}" + (f" {c.knob}" if c.knob else "") + (f" {c.value}" if c.value is not None else ""))
     return 0

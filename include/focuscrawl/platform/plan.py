@@ -12,7 +12,9 @@ scripts under ``streaming/``: thin wiring, each reading its own arguments):
   each: the FUE posts and verdicts, the source recrawls and clicks, the graph sample; the clicks from the
   project's ``[loops.sources] clicks_topic`` when it names one), and, when a
   crawling loop (:data:`CRAWLING_LOOPS`) runs, one landing of the dead-letter topic (parser
-  rejections, scope and trap refusals) into the ``dead_letter`` table;
+  rejections, scope and trap refusals) into the ``dead_letter`` table, and always one landing of the
+  steering commands (``focuscrawl pause``, ``budget``, ``seeds add``: :mod:`focuscrawl.control`) into
+  ``control_audit``;
 
 plus, whenever Airflow runs, the asset-event process that tells Airflow a lake table changed (at
 most as often as the project's ``[asset_events.min_interval]`` says per DAG).
@@ -205,6 +207,7 @@ def plan(project, cfg, *, models: Models | None = None, airflow: bool = True) ->
         drafts += _sinks(loop, _landings(project, loop))
     if any(loop in CRAWLING_LOOPS for loop, _, _ in project.enabled_loops()):
         drafts += _sinks(None, {"dead_letter": None})
+    drafts += _sinks(None, {"control_audit": None})  # the steering commands (focuscrawl.control), whatever runs
     if airflow:
         # each DAG the project paces ([asset_events.min_interval]); the others get the poster's default
         gaps = [a for dag_id, s in sorted(project.asset_events.seconds().items())

@@ -69,6 +69,20 @@ def _specs(cfg) -> list[dict]:
     return read_status(Path(cfg.var_dir) / "platform" / "specs.json").get("specs", [])
 
 
+def steering(cfg) -> dict[str, dict]:
+    """Per loop, the control state its running processes report (:mod:`focuscrawl.control`): paused or not,
+    the budgets in force (a command's or the project file's)."""
+    out: dict[str, dict] = {}
+    for spec in _specs(cfg):
+        control = (read_status(Path(spec["status_file"])) or {}).get("control") if spec.get("status_file") else None
+        if not control:
+            continue
+        loop = out.setdefault(control["loop"], {"paused": False, "budgets": {}})
+        loop["paused"] = loop["paused"] or bool(control.get("paused"))
+        loop["budgets"].update({k: v for k, v in (control.get("budgets") or {}).items() if v is not None})
+    return out
+
+
 def delta_positions(cfg, sink_name: str, group: str, topic: str, partitions) -> dict[int, int | None]:
     """Next offset per partition as the table's own commits record them (``DeltaSink.positions``)."""
     from focuscrawl.lake.delta_sink import DEAD_LETTER_TABLE, DeltaSink
@@ -290,19 +304,20 @@ def loops(cfg, project: dict | None) -> dict:
     out = {loop: _safe(f) for loop, f in figures.items() if enabled is None or loop in enabled}
     focus = ((project or {}).get("profile") or {}).get("pages") or {}
     over_time = _safe(lambda: harvest_over_time(cfg, float(focus.get("threshold", 0.5))), {})
+    steered = _safe(lambda: steering(cfg), {})
     for loop, figures_of_loop in out.items():
         if "error" not in figures_of_loop and loop in over_time:
             figures_of_loop["over_time"] = over_time[loop]
+        if "error" not in figures_of_loop and loop in steered:
+            figures_of_loop["control"] = steered[loop]
     return out
-
-
-def active_project(cfg) -> dict | None:
-    return read_status(Path(cfg.var_dir) / "run" / "project.json") or None
 
 
 def collect(cfg, *, kafka: bool = True, airflow: bool = True) -> dict:
     """Everything ``focuscrawl status`` shows, as one JSON-ready document."""
-    project = active_project(cfg)
+    from focuscrawl.orchestration.schedules import active_project
+
+    project = active_project(cfg) or None
     return {
         "project": project.get("name") if project else None,
         "at": time.time(),
@@ -391,8 +406,10 @@ def render(doc: dict, error_lines: int = 3) -> str:
         if "error" in f:
             out.append(f"loop {loop}: {f['error']}")
             continue
-        figures = {k: v for k, v in f.items() if k not in ("top", "latest", "over_time")}
-        out.append(f"loop {loop}: " + ", ".join(f"{k.replace('_', ' ')} {_fmt(v)}" for k, v in figures.items()))
+        figures = {k: v for k, v in f.items() if k not in ("top", "latest", "over_time", "control")}
+        control = f.get("control") or {}
+        out.append(f"loop {loop}: " + ("PAUSED (`focuscrawl resume " + loop + "`), " if control.get("paused") else "")
+                   + ", ".join(f"{k.replace('_', ' ')} {_fmt(v)}" for k, v in {**figures, **control.get("budgets", {})}.items()))
         if f.get("top"):
             out.append("    top: " + ", ".join(str(t[0] if isinstance(t, (list, tuple)) else t) for t in f["top"][:5]))
         if f.get("over_time"):

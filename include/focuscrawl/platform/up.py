@@ -121,7 +121,9 @@ class Platform:
         return self.specs
 
     def write_active_project(self) -> Path:
-        path = Path(self.cfg.var_dir) / "run" / "project.json"
+        from focuscrawl.orchestration.schedules import ACTIVE_PROJECT
+
+        path = Path(self.cfg.var_dir) / ACTIVE_PROJECT
         # the batch side reads what the project resolved (pseudo_methods), never the registries again
         doc = {**self.project.to_json(), "pseudo_methods": list(self.project.loops.fue.pseudo_methods),
                "project_file": str(self.project_file) if self.project_file else None,

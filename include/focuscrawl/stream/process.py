@@ -51,6 +51,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable
 
 from focuscrawl.config import Settings
+from focuscrawl.control import CONTROL_TOPIC
 from focuscrawl.stream.metrics import Metrics
 from focuscrawl.core.status_file import write_status
 from focuscrawl.topics.specs import TopicSpec, ensure_topics
@@ -99,6 +100,8 @@ def add_common_args(ap: argparse.ArgumentParser, name: str, cfg: Settings) -> ar
     g.add_argument("--status-every", type=float, default=1.0, help="seconds between status writes")
     g.add_argument("--metrics-port", type=int, default=0,
                    help="serve Prometheus metrics on FOCUSCRAWL_BIND_HOST (127.0.0.1):PORT/metrics (0: off)")
+    g.add_argument("--control-topic", default=CONTROL_TOPIC,
+                   help="compacted topic of steering commands (focuscrawl pause/resume/budget/seeds) the process follows")
     g.add_argument("--log-level", default="INFO", type=str.upper,
                    choices=("DEBUG", "INFO", "WARNING", "ERROR"))
     g.add_argument("--fetch-spec", type=Path, help="the resolved site and pace of this process "
@@ -147,6 +150,7 @@ class StreamProcess:
         self._http = None
         self._archive = None
         self._dead_letter_topic = False  # created on the first dead letter
+        self._control = None  # the loop's steering state, once :meth:`control` follows it
 
     # -- lifecycle -------------------------------------------------------------------------
 
@@ -325,6 +329,30 @@ class StreamProcess:
         self.on_exit(stop)
         return follower
 
+    def control(self, loop: str, **budgets: float | None):
+        """Follow the control topic for ``loop`` (:mod:`focuscrawl.control`: pause, budgets, new seeds) and
+        report it in the status file as ``control``. ``budgets``: the project file's values, in force until a
+        command changes them. Returns the :class:`~focuscrawl.control.ControlState` the process's loop reads."""
+        from focuscrawl.control import ControlFollower, ControlState
+
+        self._control = ControlState(loop, budgets)
+        topic = getattr(self.args, "control_topic", CONTROL_TOPIC)
+        follower = self.follow(topic, self._control.apply, follower_cls=ControlFollower)
+        # A (re)started process applies the state as it stands before its first fetch (a paused loop stays paused).
+        if not follower.caught_up.wait(timeout=60):
+            log.warning("%s: %s not read to its end within 60 s; going on, commands apply as they arrive", self.name, topic)
+        self.status(lambda: {"control": self._control.status()})
+        return self._control
+
+    def paused(self) -> bool:
+        """True while the process's loop is paused (``focuscrawl pause LOOP``), after waiting half a second so
+        the caller can go round its loop again; False once stopping, and for a process that follows no control.
+        A stage (:meth:`run_stage`) of a paused loop pauses its partitions instead."""
+        if self._control is None or not self._control.paused or self.stopping.is_set():
+            return False
+        self.wait(0.5)
+        return True
+
     def fetcher(self, **kwargs):
         """The process's fetcher, counted in its metrics and closed at exit. With ``--fetch-spec``, its site's
         (:func:`focuscrawl.fetch.site.fetcher_for_site`: User-Agent, politeness, robots, rate-limit headers,
@@ -426,6 +454,11 @@ class StreamProcess:
 
     def _stage_loop(self, consumer, handle, idle, poll_ms: int, max_records: int) -> None:
         while self.running():
+            if self._control is not None:  # a paused loop's stage stays in its group, reading nothing
+                if self._control.paused:
+                    consumer.pause(*consumer.assignment())
+                elif consumer.paused():
+                    consumer.resume(*consumer.paused())
             sent = 0
             for records in consumer.poll(timeout_ms=poll_ms, max_records=max_records).values():
                 for record in records:

@@ -101,6 +101,13 @@ def _graph_sample() -> SinkSpec:
     return SinkSpec(GRAPH_SAMPLE, GRAPH_SAMPLE_TOPIC, graph_sample_row)
 
 
+def _control_audit() -> SinkSpec:
+    """Every steering command (:mod:`focuscrawl.control`), as the command line sent it to the audit topic."""
+    from focuscrawl.control import AUDIT_TABLE, AUDIT_TOPIC
+
+    return SinkSpec(AUDIT_TABLE, AUDIT_TOPIC)
+
+
 # name -> how to build the sink (``consumer.py --sink NAME``); the name is the table's unless two
 # topics land in one table (``fue_posts``).
 SINKS: dict[str, Callable[[], SinkSpec]] = {
@@ -112,6 +119,7 @@ SINKS: dict[str, Callable[[], SinkSpec]] = {
     "page_clicks": _page_clicks,
     "source_pages": _source_history("source_pages"),
     "graph_sample": _graph_sample,
+    "control_audit": _control_audit,
 }
 
 
