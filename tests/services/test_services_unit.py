@@ -113,3 +113,30 @@ def test_a_failed_spark_job_names_its_error_not_the_jvm_chatter():
     stderr = "\n".join(["Traceback (most recent call last):", "HeldOutLeak: 150 of 150 page vectors ..."]
                        + [f"26/12/03 03:47:01 INFO Executor: Fetching jar {i}" for i in range(500)])
     assert _said(stderr).splitlines() == ["Traceback (most recent call last):", "HeldOutLeak: 150 of 150 page vectors ..."]
+
+
+def test_heal_restarts_only_dead_components_and_waits_for_a_restarted_api_server(tmp_cfg, monkeypatch):
+    """Issue 33: heal compared the process name (``airflow-api-server``) with ``"api-server"``, so a healed API
+    server was never waited for and `status` saw it down right after a heal."""
+
+    class Component:
+        def __init__(self, up: bool) -> None:
+            self.up, self.starts, self.env = up, 0, None
+
+        def running(self) -> bool:
+            return self.up
+
+        def start(self) -> None:
+            self.starts, self.up = self.starts + 1, True
+
+    svc = AirflowService(tmp_cfg)
+    svc.processes = {"scheduler": Component(True), "dag-processor": Component(False), "api-server": Component(False)}
+    probes = []
+    monkeypatch.setattr(svc, "_api_ready", lambda: probes.append(1) or True)
+    svc.heal(timeout=5)
+    assert [svc.processes[c].starts for c in ("scheduler", "dag-processor", "api-server")] == [0, 1, 1]
+    assert probes, "a restarted API server was not waited for"
+    probes.clear()
+    svc.processes["dag-processor"].up = False
+    svc.heal(timeout=5)
+    assert not probes  # the API server was up: nothing to wait for

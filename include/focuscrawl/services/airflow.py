@@ -234,11 +234,11 @@ class AirflowService:
         """Start again only the components that died (``focuscrawl.platform.service_watch``); the DAGs are
         parsed already, so no reserialize."""
         env = self.env()
-        dead = [p for p in self.processes.values() if not p.running()]
-        for proc in dead:
-            proc.env = env
-            proc.start()
-        if any(p.name == "api-server" for p in dead):
+        dead = [c for c, p in self.processes.items() if not p.running()]  # by component: "api-server"
+        for c in dead:
+            self.processes[c].env = env
+            self.processes[c].start()
+        if "api-server" in dead:
             wait_until(self._api_ready, timeout, f"Airflow API server on {self.url}", log=self.processes["api-server"])
 
     def client(self) -> "AirflowClient":
