@@ -112,9 +112,7 @@ def main(argv: list[str] | None = None) -> int:
         log.info("%s: %s, %d queries a round, every %.0f s, on %s; resuming at round %d",
                  name, rounds.sampler_name, rounds.budget, rounds.every, args.base_url, rounds.next_round)
 
-        # `focuscrawl pause/resume graph`, `budget graph fetches_per_second`: the sampler's own pace
-        pace = fetcher.politeness.min_delay
-        control = proc.control("graph", fetches_per_second=1.0 / pace if pace > 0 else None)
+        proc.control("graph", paced=fetcher)  # `focuscrawl pause/resume graph`, `budget graph fetches_per_second`
 
         class Access(HttpGraphAccess):
             def _charge(self) -> None:  # between queries: status kept fresh, a stop ends the round uncommitted
@@ -122,8 +120,6 @@ def main(argv: list[str] | None = None) -> int:
                     pass
                 if not proc.running():
                     raise Stopped()
-                if control.budget("fetches_per_second"):
-                    fetcher.politeness.min_delay = 1.0 / control.budget("fetches_per_second")
                 super()._charge()
 
         def access(budget: int) -> HttpGraphAccess:

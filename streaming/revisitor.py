@@ -77,7 +77,6 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
 
     from focuscrawl.fetch.clock import SiteClock, robots_url
-    from focuscrawl.fetch.conditional import Revalidator
     from focuscrawl.fetch.dust import DustRules
     from focuscrawl.parse.canon import canonical_url, virtual_host_key
     from focuscrawl.outlinks.revisit import PageRevisitor, SnapshotWriter
@@ -101,8 +100,7 @@ def main(argv: list[str] | None = None) -> int:
         scorer = scorer_from_args(args, proc.metrics.page_scored("revisits"))  # counts the loop's harvest
         fetcher = proc.fetcher()  # the --fetch-spec site's, at the spec's pace
         site = args.project_site
-        revalidator = Revalidator(fetcher, on_outcome=proc.metrics.revisit_outcome("revisits")) \
-            if site is None or site.conditional_fetches else None
+        revalidator = proc.revalidator(fetcher, "revisits")
         key_of = site.canonical if site is not None else canonical_url
         scope = proc.scope(host_of=virtual_host_domain(args.virtual_hosts) if args.virtual_hosts else registered_domain)
         soft404 = None
@@ -128,9 +126,8 @@ def main(argv: list[str] | None = None) -> int:
         revisitor.restore(seen, seeds=args.seed, latest=latest)
         topic = args.priority_topic or PAGE_PRIORITIES_TOPIC
         proc.follow(topic, revisitor.apply_priority)
-        # `focuscrawl pause/resume revisits`, `budget revisits fetches_per_second`, `seeds add`: the pace per host
-        pace = fetcher.politeness.min_delay
-        control = proc.control("revisits", fetches_per_second=1.0 / pace if pace > 0 else None)
+        # `focuscrawl pause/resume revisits`, `budget revisits fetches_per_second` (the pace per host), `seeds add`
+        control = proc.control("revisits", paced=fetcher)
 
         def status() -> dict:
             proc.metrics.candidates.set(len(revisitor.ranking))
@@ -144,8 +141,6 @@ def main(argv: list[str] | None = None) -> int:
         while proc.running():
             if proc.paused():
                 continue
-            if control.budget("fetches_per_second"):
-                fetcher.politeness.min_delay = 1.0 / control.budget("fetches_per_second")
             seeds = control.new_seeds()
             if seeds:
                 log.info("%d seed page(s) added, %d of them new", len(seeds), revisitor.add(seeds))

@@ -85,7 +85,6 @@ def crawl(args, cfg) -> int:
     from focuscrawl.ephemeral.sources import ACCEPT, discover_sources
     from focuscrawl.fetch import FetchError
     from focuscrawl.fetch.clock import SiteClock, robots_url
-    from focuscrawl.fetch.conditional import Revalidator
     from focuscrawl.parse.canon import canonical_url
     from focuscrawl.topics.specs import TopicSpec, host_key
 
@@ -100,8 +99,7 @@ def crawl(args, cfg) -> int:
         proc.on_exit(producer.close)
         # The --fetch-spec site's (User-Agent, politeness, robots, OAuth), counted, --warc archived.
         fetcher = proc.fetcher()
-        revalidator = Revalidator(fetcher, on_outcome=proc.metrics.revisit_outcome("sources")) \
-            if args.project_site is None or args.project_site.conditional_fetches else None
+        revalidator = proc.revalidator(fetcher, "sources")
         key_of = args.project_site.canonical if args.project_site is not None else canonical_url
 
         def fetch(url: str):

@@ -22,6 +22,7 @@ from typing import Any, Callable, Iterable
 
 import pyarrow as pa
 
+from focuscrawl.core.records import json_object
 from focuscrawl.lake.delta_sink import LINEAGE_COLUMNS
 from focuscrawl.lake.tables import Column, table
 from focuscrawl.topics.priority import PriorityFollower
@@ -202,26 +203,16 @@ class ControlState:
                     "seeds_added": len(self._seen_seeds), "commands_applied": self.applied}
 
 
-def decode(value: bytes | None) -> dict | None:
-    """A control record's value: a JSON object, or None for a deleted key."""
-    if value is None:
-        return None
-    row = json.loads(value)
-    if not isinstance(row, dict):
-        raise ValueError(f"control value is JSON {type(row).__name__}, not an object")
-    return row
-
-
 class ControlFollower(PriorityFollower):
     """A :class:`~focuscrawl.topics.priority.PriorityFollower` of the control topic: it hands over each record's
     JSON object (None: a deleted key) instead of a score."""
 
     def _apply(self, rec) -> None:
         try:
-            self.apply(rec.key.decode(), decode(rec.value))
+            self.apply(rec.key.decode(), None if rec.value is None else json_object(rec.value, "control"))
         except (AttributeError, ValueError, KeyError, TypeError) as exc:
             log.warning("ignoring malformed control record %s@%d key=%r: %s", self.topic, rec.offset, rec.key, exc)
 
 
 __all__ = ["ACTIONS", "AUDIT_TABLE", "AUDIT_TOPIC", "BUDGETS", "CONTROL_TOPIC", "Command", "ControlError",
-           "ControlFollower", "ControlState", "LOOPS", "SEEDED", "decode", "send"]
+           "ControlFollower", "ControlState", "LOOPS", "SEEDED", "send"]

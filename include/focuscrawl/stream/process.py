@@ -329,13 +329,25 @@ class StreamProcess:
         self.on_exit(stop)
         return follower
 
-    def control(self, loop: str, **budgets: float | None):
+    def control(self, loop: str, *, paced=None, **budgets: float | None):
         """Follow the control topic for ``loop`` (:mod:`focuscrawl.control`: pause, budgets, new seeds) and
         report it in the status file as ``control``. ``budgets``: the project file's values, in force until a
-        command changes them. Returns the :class:`~focuscrawl.control.ControlState` the process's loop reads."""
+        command changes them. ``paced``: a fetcher whose per-host pace is the loop's ``fetches_per_second``
+        (its delay now is the default; each budget command sets it anew). Returns the
+        :class:`~focuscrawl.control.ControlState` the process's loop reads."""
         from focuscrawl.control import ControlFollower, ControlState
 
+        if paced is not None:
+            delay = paced.politeness.min_delay
+            budgets.setdefault("fetches_per_second", 1.0 / delay if delay > 0 else None)
         self._control = ControlState(loop, budgets)
+        if paced is not None:
+            def repace() -> None:  # on the follower's thread; the fetcher reads the delay before each request
+                fps = self._control.budget("fetches_per_second")
+                if fps:
+                    paced.politeness.min_delay = 1.0 / fps
+
+            self._control.on_change = repace
         topic = getattr(self.args, "control_topic", CONTROL_TOPIC)
         follower = self.follow(topic, self._control.apply, follower_cls=ControlFollower)
         # A (re)started process applies the state as it stands before its first fetch (a paused loop stays paused).
@@ -352,6 +364,16 @@ class StreamProcess:
             return False
         self.wait(0.5)
         return True
+
+    def revalidator(self, fetcher, loop: str):
+        """``fetcher``'s conditional GETs (:class:`focuscrawl.fetch.conditional.Revalidator`), counted as ``loop``'s
+        in the metrics; None when the ``--fetch-spec`` site says ``conditional_fetches = false``."""
+        from focuscrawl.fetch.conditional import Revalidator
+
+        site = getattr(self.args, "project_site", None)
+        if site is not None and not site.conditional_fetches:
+            return None
+        return Revalidator(fetcher, on_outcome=self.metrics.revisit_outcome(loop))
 
     def fetcher(self, **kwargs):
         """The process's fetcher, counted in its metrics and closed at exit. With ``--fetch-spec``, its site's
