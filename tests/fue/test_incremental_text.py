@@ -195,3 +195,18 @@ def test_stop_words_in_the_vocabulary_are_dropped_as_the_analyser_does(sdcnl):
     users = list(agg.users())
     want = clf.predict_proba([agg.get(u).text for u in users])
     assert np.max(np.abs(scorer.predict_proba_evidence([agg.get(u) for u in users]) - want)) < TOL
+
+
+def test_every_user_holds_the_one_copy_of_a_token(sdcnl):
+    """Issue 33: each user's counts kept token strings of their own (a week's FUE fold grew to 5.3 GB); the
+    counts of every user now key on one interned copy of each token (SDCNL dealt to 1,000 users, three times
+    over: 35.9 MiB of counts before, 13.0 MiB after, by tracemalloc)."""
+    from sklearn.feature_extraction.text import TfidfVectorizer
+
+    terms = UserTerms(TfidfVectorizer())
+    terms.added("a", "the crawler fetched " + "pages " * 2)
+    terms.added("b", "".join(["pag", "es the"]))  # built at run time: a string of its own before interning
+    (a_pages,) = [t for t in terms.counts("a") if t == "pages"]
+    (b_pages,) = [t for t in terms.counts("b") if t == "pages"]
+    assert a_pages is b_pages
+    assert terms.counts("a")["pages"] == 2 and terms.counts("b") == {"pages": 1, "the": 1}

@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import math
 import re
+import sys
 from collections import Counter
 from typing import Callable, Sequence
 
@@ -113,7 +114,12 @@ class UserTerms:
         part = Counter(self.tokens(text))
         counts = held.counts
         for token, k in part.items():
-            counts[token] = counts.get(token, 0) + k
+            if token in counts:
+                counts[token] += k
+            else:
+                # Every user's counts hold the one interned copy of a token: each findall match is a string of
+                # its own, and held per user per chooser they made a week's FUE fold 5.3 GB (issue 33).
+                counts[sys.intern(token)] = k
         held.chars += len(text) + (1 if held.parts else 0)
         held.parts += 1
         self._last = (user, text, part)
