@@ -32,7 +32,9 @@ file's ``near_duplicates_skipped`` and its ``metrics`` (``focuscrawl_near_duplic
 Each recrawl (unless the site's ``conditional_fetches`` is false) is a conditional GET with the source's last ``ETag``/``Last-Modified`` (kept in its
 changelog record, so a restart keeps them; ``focuscrawl.fetch.conditional``): 304s and the bytes they saved
 go to ``focuscrawl_not_modified_total``/``focuscrawl_bytes_saved_total``, full bodies identical to the last
-to ``focuscrawl_unchanged_bodies_total`` (``{loop="sources"}``), and the status file. URLs are keyed by their
+to ``focuscrawl_unchanged_bodies_total`` (``{loop="sources"}``), and the status file. Discovery's fetch of a
+source is its first read (its listed links and validators, ``SourceCrawler.first_reads``), so no source is
+read twice in full at the start; a source the changelog restored keeps its restored state. URLs are keyed by their
 canonical form, with the ``--fetch-spec`` site's ``strip_params``. A new page
 joins the frontier only if the site's scope admits its canonical key (``[sites.scope]`` of ``--fetch-spec``,
 ``focuscrawl.fetch.scope``); each refusal is counted in ``focuscrawl_scope_refused_total{reason}`` and goes to
@@ -104,7 +106,7 @@ def crawl(args, cfg) -> int:
 
         def fetch(url: str):
             result = fetcher.fetch(url, accept=ACCEPT)
-            return result.body, result.content_type, result.url, result.warc
+            return result.body, result.content_type, result.url, result.warc, result.headers  # headers: validators
 
         def emit(table: str, key: str, row: dict) -> None:
             producer.send(HISTORY_TOPICS[table], key.encode(), json.dumps(row).encode())
@@ -155,6 +157,7 @@ def crawl(args, cfg) -> int:
             clicks = ClickLog(lambda since: fetcher.get(f"{clicks_url}?since={since!r}", accept=["application/json"]),
                               f"{site.scheme}://{site.netloc}")
         source_crawler.restore(state)
+        source_crawler.first_reads()  # discovery's fetches, for the sources the changelog did not restore
         if clicks is not None:
             clicks.restore(state)
         log.info("restored %d sources and %d crawled pages from %s", source_crawler.counts["restored_sources"],

@@ -1,16 +1,19 @@
 """The source crawler's conditional recrawls against the world over HTTP (validators on): a source with
-nothing new answers 304 and its recrawl reveals no link; the validators travel in the changelog records,
+nothing new answers 304 and its recrawl reveals no link; discovery's fetch of a source is its first read,
+so no source is fetched twice in full at the start; the validators travel in the changelog records,
 so a restarted crawler's first recrawl is conditional; a new page met again under another key is not
 fetched twice."""
 
 from __future__ import annotations
+
+from urllib.parse import urlsplit
 
 import pytest
 
 from focuscrawl.ephemeral.crawler import CrawledPage, SourceCrawler, SourceState
 from focuscrawl.ephemeral.sources import ACCEPT, ContentSource, discover_sources
 from focuscrawl.fetch import AddressGuard, Fetcher, HostPoliteness
-from focuscrawl.fetch.conditional import NEW, NOT_MODIFIED, Revalidator
+from focuscrawl.fetch.conditional import CHANGED, NEW, NOT_MODIFIED, SAME_BODY, Revalidator
 from focuscrawl.stream.metrics import Metrics
 from focuscrawl.world.server import WorldServer
 from focuscrawl.project.world import ValidatorKnobs
@@ -29,7 +32,7 @@ def world():
 def crawler_for(server, fetcher, metrics, rows):
     def fetch(url):
         r = fetcher.fetch(url, accept=ACCEPT)
-        return r.body, r.content_type, r.url, r.warc
+        return r.body, r.content_type, r.url, r.warc, r.headers  # as streaming/source_crawler.py wires it
 
     host = server.world.web.hosts[1]
     found, _ = discover_sources(fetch, f"{server.url}/site/{host}/")
@@ -72,6 +75,40 @@ def test_unchanged_sources_answer_304_and_a_restart_keeps_their_validators(world
         again.step()
     assert again.revalidator.counts[NEW] == 0 and again.revalidator.counts[NOT_MODIFIED] == n
     assert again_metrics.snapshot()["not_modified_total"] == n
+    fetcher.close()
+
+
+def test_discovery_is_each_sources_first_read_so_none_is_fetched_twice_in_full_at_the_start(world):
+    """Discovery reads every source to find it; the crawler takes that read (links and validators) as the
+    source's first, so its first recrawl is conditional: the world serves no source twice in full with the
+    same body. A restart restores from the changelog, not from discovery's read."""
+    user_agent = "focuscrawl-first-read/1.0 (+mailto:t@example.org)"  # this test's requests in the shared log
+    fetcher = Fetcher(user_agent=user_agent, politeness=HostPoliteness(min_delay=0),
+                      guard=AddressGuard([world.url.split("//", 1)[1]]))
+    metrics, rows = Metrics("source-crawler"), []
+    crawler = crawler_for(world, fetcher, metrics, rows)
+    n = len(crawler.sources)
+    assert crawler.first_reads() == n and all(s.read is None for s in crawler.sources)
+    assert set(crawler.revalidator.known) == {s.url for s in crawler.sources}
+    assert crawler.status()["frontier"] > 0  # the sources' archives wait as a first recrawl's would
+    world.world.clock.advance(601)
+    for _ in range(n):
+        assert crawler.step() == "recrawl"
+    counts = crawler.revalidator.counts
+    assert counts[NEW] == counts[SAME_BODY] == 0 and counts[NOT_MODIFIED] + counts[CHANGED] == n
+    assert len([r for t, r in rows if t == "source_recrawls"]) == n  # each recrawl's elapsed_s is since discovery
+    paths = {urlsplit(s.url).path for s in crawler.sources}
+    served = [e for e in world.world.access_log.since(0)["entries"]
+              if e["client"].endswith(user_agent) and e["path"] in paths]
+    assert [e["conditional"] for e in served] == [False] * n + [True] * n  # discovery's read, then the recrawls
+    full = [(e["path"], e["digest"]) for e in served if e["status"] == 200 and e["bytes"]]
+    assert len(set(full)) == len(full)  # no source served twice in full with the same body
+
+    # a restarted crawler restores each source from its changelog record; discovery's read is not taken again
+    records = crawler.changes()
+    again = crawler_for(world, fetcher, Metrics("source-crawler"), [])
+    again.restore(records)
+    assert again.first_reads() == 0 and again.last_read_ == crawler.last_read_
     fetcher.close()
 
 

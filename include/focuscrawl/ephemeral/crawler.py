@@ -33,7 +33,9 @@ recrawl, new links against the links known then) and the waiting pages are still
 Conditional recrawls: with a :class:`~focuscrawl.fetch.conditional.Revalidator` each recrawl of a
 source sends its last ``ETag``/``Last-Modified``; a ``304`` (or a body identical to the last) is a
 recrawl that revealed no new link, read without parsing, and the source's validators travel in its
-changelog record, so a restarted crawler asks conditionally at once. Pages are keyed by their
+changelog record, so a restarted crawler asks conditionally at once. Discovery's fetch of a source is its
+first read (:meth:`SourceCrawler.first_reads`: the links it listed and its validators), so no source is
+read twice in full at the start; a source the changelog restored keeps its restored state instead. Pages are keyed by their
 canonical URL (``key_of``, the one the sources' listings use): a new page whose fetch ends at another
 URL, or that declares another ``rel=canonical``, makes that key known too, so a source listing it
 later does not spend a fetch on it again. With ``dust`` (:class:`~focuscrawl.fetch.dust.DustRules`, after
@@ -67,7 +69,7 @@ from focuscrawl.ephemeral.estimate import ProfitPrior
 from focuscrawl.ephemeral.params import DEFAULT
 from focuscrawl.ephemeral.schedulers import PlannedPolicy
 from focuscrawl.ephemeral.tables import ClickRecord
-from focuscrawl.ephemeral.sources import ACCEPT, ContentSource, read_source
+from focuscrawl.ephemeral.sources import ACCEPT, ContentSource, SourceEntry, read_source
 from focuscrawl.fetch.conditional import Revalidator, Validators
 from focuscrawl.fetch.errors import refusal_of
 from focuscrawl.fetch.warc import warc_columns
@@ -82,7 +84,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 log = logging.getLogger(__name__)
 
-Fetch = Callable[[str], tuple]  # url -> (body, media type, final URL[, WARC record of the response])
+Fetch = Callable[[str], tuple]  # url -> (body, media type, final URL[, WARC record of the response[, headers]])
 Emit = Callable[[str, str, dict], None]
 
 
@@ -284,17 +286,45 @@ class SourceCrawler:
             unchanged = False
         if unchanged:  # nothing new since the last read: a 304 has no body to parse, a same body nothing new
             self.counts["unchanged_recrawls"] += 1
-            new = []
+            entries = []
         else:
             listing = read_source(body, final, media, self.key_of)
             for rejection in listing.rejections:
                 if self.on_rejection is not None:
                     self.on_rejection(rejection)
-            new = [e for e in listing.entries if e.url not in self.known_[i]]
+            entries = listing.entries
+        self.counts["recrawls"] += 1
+        self._read(i, entries, now, warc[0] if warc else None)
+
+    def first_reads(self) -> int:
+        """Take discovery's read of each source (:attr:`ContentSource.read`) as its first read, so the crawler
+        does not fetch it again in full: its listed links join the frontier as a first recrawl's would, its
+        validators make the next recrawl conditional, and that recrawl is due one interval later. A source
+        the changelog restored (read before) keeps its restored state. Call after :meth:`restore`; returns
+        how many reads were taken."""
+        now, taken = self.clock(), 0
+        for i, source in enumerate(self.sources):
+            if source.read is None:
+                continue
+            self.sources[i] = replace(source, read=None)  # the listing is not held twice
+            if self.last_read_[i] is not None:
+                continue
+            if self.revalidator is not None:
+                self.revalidator.restore(source.url, source.read.validators)
+            self.policy.last_recrawl_[i] = now
+            self._touched[i] = None
+            self._read(i, source.read.entries, now, None)
+            taken += 1
+        return taken
+
+    def _read(self, i: int, entries: Iterable[SourceEntry], now: float, warc) -> None:
+        """What a read of source ``i`` at ``now`` listed: its new links join the frontier; from the second
+        read on, a ``source_recrawls`` row (``warc``: the read's WARC record, or None)."""
+        source = self.sources[i]
+        new = [e for e in entries if e.url not in self.known_[i]]
         self.known_[i].update(e.url for e in new)
         previous = self.last_read_[i]
         self.last_read_[i] = now
-        self.counts["recrawls"] += 1
         fresh = []
         for entry in new:
             key = entry.url if self.dust is None else self.dust(entry.url)
@@ -319,7 +349,7 @@ class SourceCrawler:
         self.last_gap_[source.url] = now - previous
         self.emit("source_recrawls", source.host, {
             "source_url": source.url, "host": source.host, "recrawled_at": micros(now),
-            "elapsed_s": now - previous, "new_links": len(new), **(warc_columns(warc[0]) if warc and warc[0] else {})})
+            "elapsed_s": now - previous, "new_links": len(new), **(warc_columns(warc) if warc else {})})
 
     def _fetch_page(self, page: int, now: float) -> None:
         url, i, published = self.pages_[page]

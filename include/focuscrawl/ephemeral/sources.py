@@ -10,7 +10,9 @@ with lxml; none of them raises, what they refuse comes back as rejections (dead 
 :func:`discover_sources` starts from a site's front page and its robots.txt. Every URL a source lists
 (a sitemap's ``<loc>``, a feed's link, a hub's link, a feed a hub names) is its canonical key
 (:func:`focuscrawl.parse.canon.canonical_url`, or the crawler's ``key_of``), so one page listed under
-several spellings, or by two sources, is one page.
+several spellings, or by two sources, is one page. Discovery's fetch of each source it keeps is that
+source's first read (:class:`SourceRead`: the links it listed and the response's validators), handed to the
+crawler so its first recrawl is conditional, not a second full read (see docs/hygiene.md).
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from typing import Callable
 
 from lxml import etree, html
 
+from focuscrawl.fetch.conditional import Validators
 from focuscrawl.parse.canon import canonical_url
 from focuscrawl.parse.feed import parse_feed
 from focuscrawl.parse.html import parse_links
@@ -50,9 +53,20 @@ class SourceListing:
 
 
 @dataclass(frozen=True)
+class SourceRead:
+    """What discovery read of a source: the links it listed and the response's validators
+    (:class:`~focuscrawl.fetch.conditional.Validators`; a digest only when the fetch gave no headers)."""
+
+    entries: tuple[SourceEntry, ...]
+    validators: Validators
+
+
+@dataclass(frozen=True)
 class ContentSource:
     url: str
     kind: str
+    # Discovery's read of it, the crawler's first read (SourceCrawler.first_reads); not part of its identity.
+    read: SourceRead | None = field(default=None, compare=False, repr=False)
 
     @property
     def host(self) -> str:
@@ -185,7 +199,8 @@ def discover_sources(fetch: Callable[[str], tuple[bytes, str, str]], site_url: s
     under the same path, and the sitemaps its robots.txt names, each kept if it lists dated links;
     at most ``max_candidates`` URLs are examined.
 
-    ``fetch(url) -> (body, media_type, final_url[, warc_ref])`` raises on failure (the fetch layer does).
+    ``fetch(url) -> (body, media_type, final_url[, warc_ref[, headers]])`` raises on failure (the fetch layer
+    does). Each source found carries its :class:`SourceRead`, the validators taken from ``headers``.
     """
     site = key_of(site_url if site_url.endswith("/") else site_url + "/")
     rejections: list[Rejection] = []
@@ -205,13 +220,15 @@ def discover_sources(fetch: Callable[[str], tuple[bytes, str, str]], site_url: s
             continue
         seen.add(url)
         try:
-            body, media, final, *_ = fetch(url)
+            body, media, final, *rest = fetch(url)
         except Exception:  # noqa: BLE001 - a candidate that cannot be fetched is not a source
             continue
         listing = read_source(body, final, media, key_of)
         rejections.extend(listing.rejections)
         if any(e.published is not None for e in listing.entries):
-            found.append(ContentSource(url, listing.kind))
+            warc, headers = (rest[0] if rest else None), (rest[1] if len(rest) > 1 else {})
+            validators = Validators.of(headers, body, warc.record_id if warc is not None else None)
+            found.append(ContentSource(url, listing.kind, SourceRead(tuple(listing.entries), validators)))
         if url == site:  # only the front page's navigation is followed: sources one click from it
             # feeds and sitemaps first: the cheapest sources to read, and the ones a cap must not cut
             candidates.extend(sorted((u for u in listing.navigation if u.startswith(site)), key=lambda u: not _feedish(u)))
