@@ -136,6 +136,37 @@ def test_a_missing_page_is_a_soft_404(messy):
     assert truth(messy, messy.url + missing) == {"kind": "soft404", "page": None}
 
 
+def test_a_soft_404_taken_for_content_is_refused_at_its_next_revisit_and_not_revisited_after(messy):
+    """Met with no twin, a soft-404 passes for content at its first fetch (no suspicion, no probe), as the live
+    benchmark's ``Tsunami_(archived_76_0)`` did; at its next revisit it is its own twin: its directory is probed,
+    and the page is refused for good (dead-lettered with its reason) and not fetched again."""
+    from urllib.parse import urlsplit
+
+    from focuscrawl.fetch.conditional import Revalidator
+    from focuscrawl.fetch.soft404 import Soft404Probe
+
+    f = fetcher(messy)
+    probe = Soft404Probe(f.get, lambda body, url: page_content(body, url)[0])
+    real = messy.url + page_paths(messy, 3)[2]
+    missing = real + "_(archived_2_0)"
+    period, rows, refused = [0.0], [], []
+    rev = PageRevisitor(f, rows.append, lambda: period[0], interval=1.0, on_rejection=refused.append, soft404=probe,
+                        revalidator=Revalidator(f))
+    rev.add([missing, real])
+    drain = lambda: [rev.revisit_next() for _ in range(3)]  # noqa: E731
+    drain()
+    assert [r["url"] for r in rows] == [missing, real] and probe.probes == 0 and not refused  # taken for content
+    period[0] = 1.0
+    drain()
+    assert [(r.parser, r.url) for r in refused] == [("soft404", missing)] and refused[0].reason.startswith("soft-404: ")
+    assert probe.probes == 1 and rev.status()["refused"] == 1 and missing not in rev.ranking
+    period[0] = 2.0
+    drain()
+    assert [r["url"] for r in rows] == [missing, real, real, real]
+    asked = [e for e in messy.world.access_log.since(0)["entries"] if e["path"] == urlsplit(missing).path]
+    assert len(asked) == 2  # its first fetch and the revisit that refused it
+
+
 def test_the_calendar_steps_month_by_month_without_end(messy):
     host = messy.world.web.hosts[0]
     month = "2024-12"

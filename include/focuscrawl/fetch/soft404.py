@@ -9,7 +9,9 @@ Probes are spent on suspicion only: a soft-404 page is the same text under many 
 (``scheme://host/dir/``) is probed, once, when a page's text was already seen under another URL;
 every "not found" answer learned is then checked first, so a site's later soft-404s cost no probe.
 A probe answered with an error (a true 404) clears its directory. The price: the first soft-404 of a
-text is taken for content, before its twin shows it up.
+text is taken for content, before its twin shows it up. A crawler that fetches the page again (the
+revisitor) says so (``check(..., again=True)``): a page kept before is its own twin, so its directory is
+probed then, once, and the soft-404 taken for content is refused at its next revisit, not revisited for good.
 """
 
 from __future__ import annotations
@@ -72,13 +74,15 @@ class Soft404Probe:
     def _similarity(self, mine: frozenset[str], answer: frozenset[str]) -> float:
         return len(mine & answer) / len(mine | answer) if mine or answer else 1.0
 
-    def check(self, url: str, text: str) -> str | None:
+    def check(self, url: str, text: str, again: bool = False) -> str | None:
+        """``again``: ``url``'s page was fetched and kept before (a revisit); it passed then for want of a twin,
+        so its directory is probed now if it never was."""
         mine = _words(text)
         with self._lock:
             known = list(self._answers)
             first = self._first_url.setdefault(hash(mine), url)
         best = max((self._similarity(mine, a) for a in known), default=0.0)
-        if best < self.threshold and first != url:  # the same text under another URL: probe its directory
+        if best < self.threshold and (first != url or again):  # the same text under another URL, or a revisit
             answer = self._answer(url)
             best = self._similarity(mine, answer) if answer else 0.0
         if best < self.threshold:

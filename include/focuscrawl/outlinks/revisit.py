@@ -156,6 +156,11 @@ class PageRevisitor:
     rule, and a key is rewritten by the rules its site has learned before it is known, so the next page
     spelled the same way is not fetched under that spelling; ``revalidator``
     (over the same fetch layer as ``source``) makes revisits conditional (see the module docstring).
+
+    With ``soft404`` (a :class:`~focuscrawl.fetch.soft404.Soft404Probe`) a page that is its directory's "not
+    found" answer is refused for good: forgotten and sent to ``on_rejection``. Every revisit is checked, against
+    the answers learned since and, for a page kept before, its own directory's (probed then, once), so a soft-404
+    taken for content at its first fetch, before any twin showed it up, is refused at its next revisit.
     """
 
     def __init__(self, source: PageSource, emit: Callable[[dict], None], clock: Callable[[], float],
@@ -339,7 +344,7 @@ class PageRevisitor:
             self.dust.refute(url)  # its own page: no rule may rewrite it
         reason = None
         if self.soft404 is not None:  # a 304's text is its last snapshot's: checked against what is known now
-            reason = self.soft404.check(key, row["text"])
+            reason = self.soft404.check(key, row["text"], again=key in self.last)  # kept before: probe its directory
         if reason is not None:
             self._refuse(Rejection(reason, key, key, "soft404"))
             return None
