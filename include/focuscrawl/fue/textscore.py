@@ -118,7 +118,7 @@ class UserTerms:
                 counts[token] += k
             else:
                 # Every user's counts hold the one interned copy of a token: each findall match is a string of
-                # its own, and held per user per chooser they made a week's FUE fold 5.3 GB (issue 33).
+                # its own, and held per user per chooser they made a week's FUE fold 5.3 GB.
                 counts[sys.intern(token)] = k
         held.chars += len(text) + (1 if held.parts else 0)
         held.parts += 1
