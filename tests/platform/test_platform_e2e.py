@@ -36,6 +36,8 @@ from focuscrawl.cli.demo import succeeded_by_itself
 from focuscrawl.platform.supervisor import read_state
 from focuscrawl.services.process import wait_until
 from focuscrawl.core.status_file import read_status
+from landing_checks import landed_exactly_once, landing_snapshot
+from stream_positions import end_offsets
 
 # In `make test` (issue 16: CI <= 35 minutes with it). 2026-12-01 alone at load 12-17: 7 passed in
 # 1088 s, the loop DAGs' test 589 s of it, once outlinks_features ran its four Spark jobs in one driver
@@ -288,115 +290,6 @@ def test_the_sources_schedule_is_fitted_from_relevance_without_a_click_log(live_
 # -- supervisor: one process of each kind SIGKILLed (sup) ---------------------------------------
 
 
-def _topic_offsets(bootstrap: str, topic: str, below: dict[int, int]) -> dict[int, list]:
-    """Committed records of ``topic`` per partition below ``below[p]``: ``(offset, key, value, timestamp)``."""
-    from kafka import KafkaConsumer, TopicPartition
-
-    tps = [TopicPartition(topic, p) for p, end in below.items() if end]
-    out: dict[int, list] = {tp.partition: [] for tp in tps}
-    if not tps:
-        return out
-    consumer = KafkaConsumer(bootstrap_servers=bootstrap, group_id=None, enable_auto_commit=False,
-                             isolation_level="read_committed")
-    try:
-        consumer.assign(tps)
-        consumer.seek_to_beginning(*tps)
-        deadline = time.monotonic() + 300
-        todo = set(tps)
-        while todo and time.monotonic() < deadline:
-            for tp, records in consumer.poll(timeout_ms=500, max_records=5000).items():
-                out[tp.partition] += [(r.offset, r.key, r.value, r.timestamp) for r in records if r.offset < below[tp.partition]]
-            todo = {tp for tp in todo if consumer.position(tp) < below[tp.partition]}
-        assert not todo, f"{topic}: could not read up to the table's positions {below}"
-    finally:
-        consumer.close()
-    return out
-
-
-def _snapshot(cfg, meta: dict):
-    """``(positions, table)`` of one landing read from ONE Delta version: the next offset per partition
-    its commits hold, and the table as of that commit."""
-    from focuscrawl.lake.delta_sink import DEAD_LETTER_TABLE, DeltaSink
-    from focuscrawl.stream.sinks import sink
-
-    spec = sink(meta["sink"]).table
-    landing = DeltaSink(spec.path(cfg), spec, meta["group"], DEAD_LETTER_TABLE.path(cfg))
-    dt = landing.table.refresh()
-    partitions = range(table_partitions(cfg, meta["topic"]))
-    return {p: dt.transaction_version(landing.table.app_id(meta["topic"], p)) or 0 for p in partitions}, dt
-
-
-def _dead_lettered(cfg, topic: str) -> set[tuple[int, int]]:
-    from focuscrawl.lake.delta_sink import DEAD_LETTER_TABLE
-
-    uri = DEAD_LETTER_TABLE.path(cfg)
-    if not DeltaTable.is_deltatable(uri):
-        return set()
-    # A sink's dead letters name their target table; the parsers' rejections landed from the
-    # dead-letter topic (no target table) are that landing's rows, not its dead letters.
-    return {(r["kafka_partition"], r["kafka_offset"]) for r in DeltaTable(uri).to_pyarrow_table(
-        columns=["kafka_partition", "kafka_offset", "target_table"], filters=[("kafka_topic", "=", topic)]).to_pylist()
-        if r["target_table"] is not None}
-
-
-def _landed_exactly_once(cfg, meta: dict, before: tuple | None, below: dict[int, int] | None = None) -> int:
-    """Nothing lost, nothing twice. A table with lineage columns: every record below the table's own
-    positions (or ``below``, per partition) is in it once (or dead-lettered, or, for a unique-key sink,
-    its key is). Without them: the rows it gained since ``before`` are exactly the records between the
-    two positions. Returns the records checked."""
-    from focuscrawl.lake.delta_sink import StreamRecord
-    from focuscrawl.stream.sinks import sink
-
-    spec, topic = sink(meta["sink"]), meta["topic"]
-    positions, dt = _snapshot(cfg, meta)
-    positions = below if below is not None else positions
-    dead = _dead_lettered(cfg, topic)
-    if "kafka_offset" not in spec.table.column_names:
-        old_positions, old_dt = before
-        gained = dt.to_pyarrow_dataset().count_rows() - old_dt.to_pyarrow_dataset().count_rows()
-        records = [(p, r[0]) for p, rs in _topic_offsets(cfg.kafka_bootstrap, topic, positions).items()
-                   for r in rs if r[0] >= old_positions[p]]
-        assert gained == len([k for k in records if k not in dead]), (spec.table.name, gained, len(records))
-        return len(records)
-    rows = dt.to_pyarrow_table(filters=[("kafka_topic", "=", topic)]).to_pylist()
-    seen = [(r["kafka_partition"], r["kafka_offset"]) for r in rows]
-    assert len(seen) == len(set(seen)), f"{spec.table.name}: a record of {topic} landed twice"
-    landed = set(seen) | dead
-    keys = {r[spec.unique_key] for r in rows} if spec.unique_key else set()
-    checked = 0
-    for partition, records in _topic_offsets(cfg.kafka_bootstrap, topic, positions).items():
-        for offset, key, value, ts in records:
-            checked += 1
-            if (partition, offset) in landed:
-                continue
-            assert spec.unique_key, f"{spec.table.name}: {topic}[{partition}]@{offset} below the table's position is lost"
-            row = spec.convert(StreamRecord(topic, partition, offset, value, key, ts))
-            assert row[spec.unique_key] in keys, f"{spec.table.name}: {topic}[{partition}]@{offset} is lost"
-    return checked
-
-
-def _end_offsets(bootstrap: str, topic: str, partitions) -> dict[int, int]:
-    """The offset after the last committed record of each of ``topic``'s ``partitions``."""
-    from kafka import KafkaConsumer, TopicPartition
-
-    consumer = KafkaConsumer(bootstrap_servers=bootstrap, group_id=None, enable_auto_commit=False,
-                             isolation_level="read_committed")
-    try:
-        return {tp.partition: end for tp, end in consumer.end_offsets([TopicPartition(topic, p) for p in partitions]).items()}
-    finally:
-        consumer.close()
-
-
-def table_partitions(cfg, topic: str) -> int:
-    from kafka import KafkaConsumer
-
-    consumer = KafkaConsumer(bootstrap_servers=cfg.kafka_bootstrap)
-    try:
-        return len(consumer.partitions_for_topic(topic) or ())
-    finally:
-        consumer.close()
-
-
 def test_every_kind_of_process_comes_back_after_sigkill_and_the_lake_loses_nothing(live_platform):
     platform, cfg = live_platform.platform, live_platform.cfg
     sup = platform.supervisor
@@ -422,7 +315,7 @@ def test_every_kind_of_process_comes_back_after_sigkill_and_the_lake_loses_nothi
                                                                           for p in _writers(live_platform, s.meta["sink"])}))
     landed_before = {s.meta["sink"] for s in consumers if started(s)}
     old = {name: sup.wait_up(name, 240) for name in victims.values()}
-    before = {s.meta["sink"]: _snapshot(cfg, s.meta) for s in consumers}
+    before = {s.meta["sink"]: landing_snapshot(cfg, s.meta) for s in consumers}
     restarts = {name: sup.state_of(name).restarts for name in victims.values()}
     for name in victims.values():
         platform.kill(name)
@@ -437,7 +330,7 @@ def test_every_kind_of_process_comes_back_after_sigkill_and_the_lake_loses_nothi
     # The landings resume from their tables' offsets: nothing lost, nothing twice. Checked once every
     # landing has landed past its position before the kill wherever its topic holds a record beyond it
     # (more than the one commit marker a transactional producer writes after its last landed record).
-    ends = {s.meta["sink"]: _end_offsets(cfg.kafka_bootstrap, s.meta["topic"], before[s.meta["sink"]][0])
+    ends = {s.meta["sink"]: end_offsets(cfg.kafka_bootstrap, s.meta["topic"])
             for s in consumers}
 
     behind: dict[str, list[int]] = {}
@@ -446,7 +339,7 @@ def test_every_kind_of_process_comes_back_after_sigkill_and_the_lake_loses_nothi
         behind.clear()
         for s in consumers:
             sink, (old_positions, _) = s.meta["sink"], before[s.meta["sink"]]
-            now = _snapshot(cfg, s.meta)[0]
+            now = landing_snapshot(cfg, s.meta)[0]
             waiting = [p for p, end in ends[sink].items() if end > old_positions[p] + 1 and now[p] <= old_positions[p]]
             if waiting:
                 behind[sink] = waiting
@@ -456,7 +349,7 @@ def test_every_kind_of_process_comes_back_after_sigkill_and_the_lake_loses_nothi
         wait_until(resumed, 240, "every landing resumed after its SIGKILL", interval=3.0)
     except TimeoutError as exc:
         raise AssertionError(f"{exc}; partitions not landed past their position before the kill: {behind}") from None
-    checked = {s.meta["sink"]: _landed_exactly_once(cfg, s.meta, before[s.meta["sink"]]) for s in consumers}
+    checked = {s.meta["sink"]: landed_exactly_once(cfg, s.meta, before[s.meta["sink"]]) for s in consumers}
     assert all(name in checked for name in landed_before) and sum(checked.values()) > 0, checked
     print(f"\nsupervisor: {len(victims)} kinds SIGKILLed and back; records checked per landing: {checked}")
 
@@ -476,7 +369,7 @@ def test_down_lands_every_record_that_reached_kafka(live_platform):
     checked = {}
     for s in consumers:
         topic = s.meta["topic"]
-        ends = _end_offsets(cfg.kafka_bootstrap, topic, range(table_partitions(cfg, topic)))
-        checked[s.meta["sink"]] = _landed_exactly_once(cfg, s.meta, None, below=ends)
+        ends = end_offsets(cfg.kafka_bootstrap, topic)
+        checked[s.meta["sink"]] = landed_exactly_once(cfg, s.meta, None, below=ends)
     assert sum(checked.values()) > 0, checked
     print(f"\ndown: every committed record landed once; records checked per landing: {checked}")
