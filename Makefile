@@ -8,7 +8,7 @@ JARS := var/jars
 PYTEST_ARGS ?=
 
 .PHONY: setup venv jars sysdeps demo test test-unit services-up services-down services-status \
-        world bench soak fuzz lock clean fue-week test-platform check-claims docs
+        world bench soak chaos fuzz lock clean fue-week test-platform check-claims docs
 
 setup: venv jars
 
@@ -76,6 +76,11 @@ fuzz: setup
 
 soak: setup
 	FOCUSCRAWL_FAULT_SUITE=1 $(BIN)/python -m pytest tests/reliability -m "integration" --soak
+
+# An operator's worst afternoon (issue 33): `focuscrawl up projects/world.toml`, 30 minutes of SIGKILLs of every
+# process and service, then the settle and checks; the report goes to bench/results/chaos (tests/reliability/chaos.py).
+chaos: setup
+	$(BIN)/python tests/reliability/chaos.py
 
 # Every figure the docs quote, recomputed from the committed result files (docs/loops/claims.md);
 # make test runs it too (tests/test_docs.py), with mkdocs build --strict.
