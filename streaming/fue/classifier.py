@@ -9,7 +9,8 @@ the newest item's ``created_utc``); ``--run-start`` is the site time the run's c
 (default: the first history judged). Nothing here reads the world's evaluation interface.
 ``streaming/consumer.py --sink fue_extractions`` writes the events to Delta and counts them as they land
 (``focuscrawl_extracted_users_total``, ``focuscrawl_harvest_ratio`` by method); status and metrics
-as every stream process (``focuscrawl.stream.process``).
+as every stream process (``focuscrawl.stream.process``). Each verdict is published in one Kafka transaction
+with its history's offset (``StreamProcess.run_stage``), so a restart never judges a history twice.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--run-id", default="live")
     ap.add_argument("--run-start", type=float, default=None,
                     help="site time (Unix seconds) the run's sim_time counts from (default: the first history judged)")
+    ap.add_argument("--instance", default="0", help="this instance's name within the group (transactional id, static group member id)")
     args = ap.parse_args(argv)
 
     judge = ReferenceJudge(UserClassifier.load(args.reference))
@@ -50,7 +52,7 @@ def main(argv: list[str] | None = None) -> int:
             counts["judged"] += 1
             yield STATS_TOPIC, history.user, event.to_json()
 
-        proc.run_stage([HISTORIES_TOPIC], "fue-classifier", handle)
+        proc.run_stage([HISTORIES_TOPIC], "fue-classifier", handle, instance=args.instance)
     return 0
 
 

@@ -5,8 +5,10 @@
 A member of group ``fue-extractor-<method>`` on ``focuscrawl.fue.extract.<method>``: every
 chosen user reaches exactly one extractor. Histories are read up to the site's cap through the
 project's Fetcher (``--fetch-spec FILE``), which obeys robots.txt, per-host politeness and
-429 ``Retry-After``, at most ``--users-per-hour`` users an hour. The input
-offsets are committed after the history was flushed (``focuscrawl.stream.process.StreamProcess.run_stage``).
+429 ``Retry-After``, at most ``--users-per-hour`` users an hour. Each history is published in one
+Kafka transaction with its request's offset (``focuscrawl.stream.process.StreamProcess.run_stage``): a
+SIGKILL between the two leaves an aborted history, unseen by ``read_committed`` readers, and the
+restarted extractor extracts that user again, so each (method, user) is published once.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--method", required=True)
     ap.add_argument("--base-url", default=cfg.world_url)
     ap.add_argument("--cap", type=int, default=SITE_CAP)
+    ap.add_argument("--instance", default="0", help="this instance's name within the group (transactional id, static group member id)")
     add_arguments(ap, FUE, EXTRACT_KNOBS)  # the project's [loops.fue] users_per_hour, through the plan
     args = ap.parse_args(argv)
 
@@ -69,7 +72,7 @@ def main(argv: list[str] | None = None) -> int:
 
         # A paced wait sits inside the poll loop: the group must not think the member died meanwhile.
         proc.run_stage([extract_topic(args.method)], f"fue-extractor-{args.method}", handle, max_records=1,
-                       max_poll_interval_ms=int(max_poll_s * 1000))
+                       instance=args.instance, max_poll_interval_ms=int(max_poll_s * 1000))
     return 0
 
 

@@ -23,10 +23,10 @@ What it guarantees:
   stopped, the producer flushed and closed, fetchers closed, a last status written).
 - One idempotent producer per process (``acks=all``, ``enable_idempotence``): the broker drops the
   duplicates of its own retries.
-- :meth:`StreamProcess.run_stage`: a consumer-group member (auto-commit off) that commits its input
-  offsets only after the outputs it produced were flushed, so a crash replays at most the last batch
-  (at least once; the Delta sinks are exactly once by their own offsets, :mod:`focuscrawl.lake.delta_sink`).
-  A broker error closes the consumer and rejoins from the committed offsets instead of skipping.
+- :meth:`StreamProcess.run_stage`: a consumer-group member whose outputs and input offsets commit in one
+  Kafka transaction (:class:`focuscrawl.topics.changelog.TransactionalStage` without state), so a crash
+  anywhere leaves an aborted batch that ``read_committed`` readers never see, and the batch is handled
+  again: exactly once. A broker error rejoins from the committed offsets instead of skipping.
 - ``--status-file`` (JSON, :func:`focuscrawl.core.status_file.write_status`, atomic): the process's own figures,
   plus ``process``, ``pid``, ``started_at_ms``, ``updated_at_ms`` and ``metrics`` (the same numbers as
   the endpoint, :meth:`focuscrawl.stream.metrics.Metrics.snapshot`).
@@ -453,54 +453,72 @@ class StreamProcess:
 
     def run_stage(self, topics: list[str], group: str, handle: Callable[[Any], Iterable[Output]],
                   idle: Callable[[], Iterable[Output]] = lambda: (), poll_ms: int = 500,
-                  max_records: int = 100, **consumer_options) -> None:
-        """Consume ``topics`` as ``group``; publish what ``handle(record)`` and ``idle()`` return; commit the
-        inputs after the outputs were flushed. Returns when stopping. A record whose handling raises is
+                  max_records: int = 100, instance: str = "0", **consumer_options) -> None:
+        """Consume ``topics`` as ``group``; publish what ``handle(record)`` and ``idle()`` return in one Kafka
+        transaction with the inputs' offsets. Returns when stopping. A record whose handling raises is
         logged, counted (``focuscrawl_record_errors_total``) and skipped; a Kafka error rejoins the group;
-        ``handle`` may raise :class:`Stopped` to leave its record uncommitted. ``consumer_options`` go to
-        :meth:`consumer`."""
+        ``handle`` may raise :class:`Stopped` to leave its batch uncommitted. ``instance`` names this member
+        of the group (stable across restarts, so the restarted process fences its killed self and aborts its
+        open transaction at once). ``consumer_options`` go to the consumer."""
         from kafka.errors import KafkaError
 
+        from focuscrawl.topics.changelog import TransactionalStage
+
         self.ensure_topics([TopicSpec(t, "the producer's key") for t in topics])
+        stage = TransactionalStage(self.bootstrap, topics, group, _StatelessHandler(self, handle, idle),
+                                   transactional_id=f"{group}-{instance}", keeps_state=False, poll_ms=poll_ms,
+                                   max_records=max_records, paused=lambda: bool(self._control and self._control.paused),
+                                   client_id=f"focuscrawl-{self.name}", **consumer_options)
+        watched: list = []
+
+        def watch(consumer) -> None:
+            watched.append(consumer)
+            self.watch_lag(consumer, group)
+
         while not self.stopping.is_set():
-            consumer = self.consumer(topics, group, **consumer_options)
             try:
-                self._stage_loop(consumer, handle, idle, poll_ms, max_records)
+                stage.run(self.stopping, on_batch=self.tick, on_consumer=watch)
             except KafkaError as exc:
                 log.warning("%s: Kafka error (%s); rejoining %s from its committed offsets", self.name, exc, group)
                 self.wait(2.0)
             finally:
-                self.unwatch_lag(consumer)
-                with contextlib.suppress(Exception):
-                    consumer.close(autocommit=False)
+                while watched:
+                    self.unwatch_lag(watched.pop())
 
-    def _stage_loop(self, consumer, handle, idle, poll_ms: int, max_records: int) -> None:
-        while self.running():
-            if self._control is not None:  # a paused loop's stage stays in its group, reading nothing
-                if self._control.paused:
-                    consumer.pause(*consumer.assignment())
-                elif consumer.paused():
-                    consumer.resume(*consumer.paused())
-            sent = 0
-            for records in consumer.poll(timeout_ms=poll_ms, max_records=max_records).values():
-                for record in records:
-                    self.metrics.consumed.labels(record.topic).inc()
-                    try:
-                        outputs = list(handle(record))
-                    except Stopped:  # a stop while the record waited: left uncommitted, read again on restart
-                        raise
-                    except Exception:  # noqa: BLE001 - one bad record or fetch must not stop the stage
-                        self.metrics.record_errors.labels(record.topic).inc()
-                        log.exception("record %s@%d:%d failed; skipped", record.topic, record.partition, record.offset)
-                        continue
-                    for topic, key, value in outputs:
-                        self.send(topic, key, value)
-                        sent += 1
-            for topic, key, value in idle():
-                self.send(topic, key, value)
-                sent += 1
-            if self._producer is not None:
-                self._producer.flush(timeout=60)
-            consumer.commit()
-            if sent:
-                log.info("published %d records", sent)
+
+class _StatelessHandler:
+    """A :meth:`StreamProcess.run_stage` callback as a :class:`~focuscrawl.topics.changelog.TransactionalStage`
+    handler without state; counts what it consumes and publishes, skips a record whose handling fails."""
+
+    def __init__(self, proc: StreamProcess, handle: Callable[[Any], Iterable[Output]],
+                 idle: Callable[[], Iterable[Output]]) -> None:
+        self.proc, self._handle, self._idle = proc, handle, idle
+
+    def assigned(self, partitions: list[int], state: dict) -> None:
+        pass
+
+    def revoked(self, partitions: list[int]) -> None:
+        pass
+
+    def changes(self) -> Iterable:
+        return ()
+
+    def _published(self, outputs: Iterable[Output]) -> list[Output]:
+        outputs = list(outputs)
+        for topic, _key, _value in outputs:
+            self.proc.metrics.produced.labels(topic).inc()
+        return outputs
+
+    def handle(self, record) -> list[Output]:
+        self.proc.metrics.consumed.labels(record.topic).inc()
+        try:
+            return self._published(self._handle(record))
+        except Stopped:  # a stop while the record waited: its batch stays uncommitted, read again on restart
+            raise
+        except Exception:  # noqa: BLE001 - one bad record or fetch must not stop the stage
+            self.proc.metrics.record_errors.labels(record.topic).inc()
+            log.exception("record %s@%d:%d failed; skipped", record.topic, record.partition, record.offset)
+            return []
+
+    def idle(self, caught_up: bool) -> list[Output]:
+        return self._published(self._idle())

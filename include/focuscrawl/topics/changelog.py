@@ -22,6 +22,10 @@ partitions. Inside the callback no heartbeat goes out, so a restore longer than 
 commit failed, and every restart did the same again; outside it, kafka-python's heartbeat thread keeps
 the member in the group (up to ``max_poll_interval_ms``, 300 s, between two polls).
 Readers of the outputs use ``isolation_level="read_committed"`` so an aborted batch stays unseen.
+A stage without state (``keeps_state=False``: the FUE extractor and classifier, through
+:meth:`focuscrawl.stream.process.StreamProcess.run_stage`) runs the same loop without a changelog:
+its outputs and input offsets still commit together, so a SIGKILL between producing and committing
+leaves an aborted output and the record is handled again, once (a user is extracted once).
 
 Any failure of a transaction ends the loop with the error: the in-memory state may be ahead of
 the log then, and a restart (the supervisor's) rebuilds it from the log, which is the only truth.
@@ -108,14 +112,19 @@ class TransactionalStage:
     partitions go to the others only when its session (``session_timeout_ms``) expires.
     The changelog gets the partition count of ``topics[0]``; every input topic must be keyed like
     it and have that count (co-partitioned), so one instance owns a key in every topic.
+    ``keeps_state=False``: no changelog (``assigned`` gets an empty state). ``paused()``, when given, is
+    asked before each poll: while it is true the stage stays in its group reading nothing
+    (``focuscrawl pause LOOP``). ``consumer_options`` go to the ``KafkaConsumer``.
     """
 
     def __init__(self, bootstrap: str, topics: list[str], group: str, handler: StatefulHandler, *,
                  transactional_id: str | None = None, changelog: str | None = None, replication: int | None = None,
-                 poll_ms: int = 500, max_records: int = 500, session_timeout_ms: int = 10000) -> None:
+                 poll_ms: int = 500, max_records: int = 500, session_timeout_ms: int = 10000,
+                 keeps_state: bool = True, paused: Callable[[], bool] | None = None, **consumer_options) -> None:
         self.bootstrap, self.topics, self.group, self.handler = bootstrap, list(topics), group, handler
         self.transactional_id = transactional_id or f"{group}-0"
-        self.changelog = changelog or changelog_topic(group)
+        self.changelog = (changelog or changelog_topic(group)) if keeps_state else None
+        self.paused, self.consumer_options = paused, consumer_options
         self.replication = replication
         self.poll_ms, self.max_records, self.session_timeout_ms = poll_ms, max_records, session_timeout_ms
         self.transactions = 0
@@ -129,7 +138,9 @@ class TransactionalStage:
             raise RuntimeError(f"topic {topic} has no partitions; create it first (focuscrawl.topics.specs.ensure_topics)")
         return len(parts)
 
-    def run(self, stopping: threading.Event, on_batch: Callable[[], None] = lambda: None) -> None:
+    def run(self, stopping: threading.Event, on_batch: Callable[[], None] = lambda: None,
+            on_consumer: Callable[[object], None] = lambda consumer: None) -> None:
+        """Loop until ``stopping``; ``on_batch()`` after each poll, ``on_consumer(consumer)`` once it exists."""
         from kafka import ConsumerRebalanceListener, KafkaConsumer, KafkaProducer
         from kafka.structs import OffsetAndMetadata
 
@@ -137,15 +148,17 @@ class TransactionalStage:
         # once; a dynamic one waited for the dead member's session to expire (7 s of a 50,000-user chooser's 18).
         consumer = KafkaConsumer(bootstrap_servers=self.bootstrap, group_id=self.group, enable_auto_commit=False,
                                  auto_offset_reset="earliest", isolation_level="read_committed",
-                                 session_timeout_ms=self.session_timeout_ms, group_instance_id=self.transactional_id)
-        n = self._partition_count(consumer, self.topics[0])
-        ensure_topics(self.bootstrap, [TopicSpec(self.changelog, "the input's key", compacted=True)], n,
-                      self.replication)
-        have = self._partition_count(consumer, self.changelog)
-        if have != n:
-            raise RuntimeError(f"changelog {self.changelog} has {have} partitions, input {self.topics[0]} has {n}: "
-                               "they must match (co-partitioned); delete the changelog topic and let the stage "
-                               "rebuild it, or give the stage a new consumer group")
+                                 session_timeout_ms=self.session_timeout_ms, group_instance_id=self.transactional_id,
+                                 **self.consumer_options)
+        if self.changelog is not None:
+            n = self._partition_count(consumer, self.topics[0])
+            ensure_topics(self.bootstrap, [TopicSpec(self.changelog, "the input's key", compacted=True)], n,
+                          self.replication)
+            have = self._partition_count(consumer, self.changelog)
+            if have != n:
+                raise RuntimeError(f"changelog {self.changelog} has {have} partitions, input {self.topics[0]} has "
+                                   f"{n}: they must match (co-partitioned); delete the changelog topic and let the "
+                                   "stage rebuild it, or give the stage a new consumer group")
         producer = KafkaProducer(bootstrap_servers=self.bootstrap, transactional_id=self.transactional_id,
                                  enable_idempotence=True, acks="all", linger_ms=5)
         producer.init_transactions()  # aborts what a killed predecessor with this id left open
@@ -166,9 +179,15 @@ class TransactionalStage:
 
         consumer.subscribe(self.topics, listener=Listener())
         try:
+            on_consumer(consumer)
             while not stopping.is_set():
                 if pending:
                     self._restore(consumer, pending)
+                if self.paused is not None:  # pending is empty here: every paused partition is the control's
+                    if self.paused():
+                        consumer.pause(*consumer.assignment())
+                    elif consumer.paused():
+                        consumer.resume(*consumer.paused())
                 consumed = 0
                 outputs: list[Output] = []
                 for records in consumer.poll(timeout_ms=self.poll_ms, max_records=self.max_records).values():
@@ -208,14 +227,17 @@ class TransactionalStage:
         tps = sorted(pending, key=lambda tp: (tp.topic, tp.partition))
         parts = sorted({tp.partition for tp in tps})
         started = time.monotonic()
-        state = latest_per_key(read_to_end(self.bootstrap, self.changelog, parts))
+        state = latest_per_key(read_to_end(self.bootstrap, self.changelog, parts)) if self.changelog else {}
         self.handler.assigned(parts, state)
         pending.difference_update(tps)
         consumer.resume(*[tp for tp in tps if tp in consumer.assignment()])
         self.restored += len(state)
         self.restore_seconds = time.monotonic() - started
-        log.info("%s: partitions %s assigned; %d state records restored from %s in %.1f s", self.group, parts,
-                 len(state), self.changelog, self.restore_seconds)
+        if self.changelog is None:
+            log.info("%s: partitions %s assigned", self.group, parts)
+        else:
+            log.info("%s: partitions %s assigned; %d state records restored from %s in %.1f s", self.group, parts,
+                     len(state), self.changelog, self.restore_seconds)
 
     @staticmethod
     def _caught_up(consumer) -> bool:
