@@ -374,7 +374,7 @@ def _kind(r: dict, full_with_validator: bool, seen_pages: set[str], landed: set,
 
 def main(argv: list[str] | None = None) -> int:
     from focuscrawl.config import settings
-    from focuscrawl.experiments.run_record import add_draft_argument, git_commit, refuse_unpublishable
+    from focuscrawl.experiments.run_record import add_draft_argument, git_commit, start_run
     from focuscrawl.project.loading import load_project
 
     cfg = settings()
@@ -399,10 +399,11 @@ def main(argv: list[str] | None = None) -> int:
     args.out = args.out or (PUBLISHED_LIVE if args.live else PUBLISHED)
     if args.live and (args.seed != 0 or args.data != ap.get_default("data")):
         ap.error("--live runs the world as `focuscrawl up` starts it: seed 0, the settings' data folder")
-    code = git_commit(ROOT)
     # under python -m bench (never --live), the runner refuses (or not: --draft) itself
     if args.live or args.out.resolve() == PUBLISHED.resolve():
-        refuse_unpublishable(args.out.parent, code, args.draft, out_flag="--out")
+        code = start_run(args.out.parent, args.draft, out_flag="--out")
+    else:
+        code = git_commit(ROOT)
     logging.disable(logging.WARNING)  # each refused page logs a warning; the result counts them
     data = None if args.data == "none" else Path(args.data)
     project = load_project(args.project, check_files=False, check_env=False)

@@ -294,10 +294,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--draft", action="store_true", help="allow a tree with uncommitted changes (recorded)")
     args = ap.parse_args(argv)
 
-    from focuscrawl.experiments.run_record import git_commit, refuse_unpublishable
+    from focuscrawl.experiments.run_record import start_run
 
-    code = git_commit(ROOT)
-    refuse_unpublishable(args.out, code, args.draft, out_flag="--out")
+    code = start_run(args.out, args.draft, out_flag="--out")
     os.environ.setdefault("FOCUSCRAWL_VAR", str(ROOT / "var" / "chaos"))
     var = Path(os.environ["FOCUSCRAWL_VAR"])
     if var.exists():
