@@ -69,12 +69,21 @@ def _specs(cfg) -> list[dict]:
     return read_status(Path(cfg.var_dir) / "platform" / "specs.json").get("specs", [])
 
 
-def steering(cfg) -> dict[str, dict]:
+def status_documents(cfg) -> dict[Path, dict]:
+    """Every process's status file (``<var>/status/*.json``) by path, read once per status call."""
+    return {path: read_status(path) for path in sorted((Path(cfg.var_dir) / "status").glob("*.json"))}
+
+
+def steering(cfg, specs: list[dict] | None = None, docs: dict[Path, dict] | None = None) -> dict[str, dict]:
     """Per loop, the control state its running processes report (:mod:`focuscrawl.control`): paused or not,
-    the budgets in force (a command's or the project file's)."""
+    the budgets in force (a command's or the project file's). ``specs`` and ``docs`` (:func:`status_documents`):
+    what the caller already read, else read here."""
+    specs = _specs(cfg) if specs is None else specs
+    docs = status_documents(cfg) if docs is None else docs
     out: dict[str, dict] = {}
-    for spec in _specs(cfg):
-        control = (read_status(Path(spec["status_file"])) or {}).get("control") if spec.get("status_file") else None
+    for spec in specs:
+        path = Path(spec["status_file"]) if spec.get("status_file") else None
+        control = ((docs[path] if path in docs else read_status(path)) or {}).get("control") if path else None
         if not control:
             continue
         loop = out.setdefault(control["loop"], {"paused": False, "budgets": {}})
@@ -96,9 +105,9 @@ def delta_positions(cfg, sink_name: str, group: str, topic: str, partitions) -> 
     return DeltaSink(uri, spec, group, DEAD_LETTER_TABLE.path(cfg)).positions(topic, partitions)
 
 
-def consumer_lag(cfg, timeout_ms: int = 5000) -> dict:
+def consumer_lag(cfg, timeout_ms: int = 5000, specs: list[dict] | None = None) -> dict:
     """Per consumer group: per topic, end offsets minus committed offsets (Kafka), and minus the Delta
-    table's offsets for the landings the plan declared."""
+    table's offsets for the landings the plan declared (``specs``, else read here)."""
     from focuscrawl.services.process import port_open
 
     host, _, port = cfg.kafka_bootstrap.split(",")[0].rpartition(":")
@@ -112,7 +121,8 @@ def consumer_lag(cfg, timeout_ms: int = 5000) -> dict:
                           client_id="focuscrawl-status")
     try:
         groups = sorted(g["group_id"] for g in admin.list_groups())
-        sinks = {s["meta"]["group"]: s["meta"] for s in _specs(cfg) if s.get("meta", {}).get("group")}
+        specs = _specs(cfg) if specs is None else specs
+        sinks = {s["meta"]["group"]: s["meta"] for s in specs if s.get("meta", {}).get("group")}
         out = {}
         for group in sorted(set(groups) | set(sinks)):
             committed = admin.list_group_offsets(group).get(group, {}) if group in groups else {}
@@ -165,12 +175,13 @@ def dag_runs(cfg) -> dict:
 # -- live figures per loop --------------------------------------------------------------------
 
 
-def _status_of(cfg, name_prefix: str) -> dict:
-    """Status documents of the processes whose name starts with ``name_prefix`` (merged, numbers summed)."""
+def _status_of(docs: dict[Path, dict], name_prefix: str) -> dict:
+    """Status documents (:func:`status_documents`) of the processes whose name starts with ``name_prefix``
+    (merged, numbers summed)."""
     merged: dict = {}
-    folder = Path(cfg.var_dir) / "status"
-    for path in sorted(folder.glob(f"{name_prefix}*.json")):
-        doc = read_status(path)
+    for path, doc in sorted(docs.items()):
+        if not path.name.startswith(name_prefix):
+            continue
         for key, value in {**doc, **{f"m:{k}": v for k, v in (doc.get("metrics") or {}).items()}}.items():
             if isinstance(value, (int, float)) and not isinstance(value, bool) and key in merged:
                 merged[key] = merged[key] + value
@@ -192,8 +203,8 @@ def _table(cfg, name: str):
     return open_table(cfg.table_path(name))
 
 
-def fue_figures(cfg, project_name: str | None) -> dict:
-    chooser, verdicts = _status_of(cfg, "fue-chooser"), _status_of(cfg, "consumer-fue_extractions")
+def fue_figures(cfg, project_name: str | None, docs: dict[Path, dict]) -> dict:
+    chooser, verdicts = _status_of(docs, "fue-chooser"), _status_of(docs, "consumer-fue_extractions")
     out = {"candidates": _first(chooser, "candidates", "m:candidates"),
            "chosen": chooser.get("chosen"),
            "pushes_applied": _first(chooser, "scores_applied", "m:pushed_scores_applied_total"),
@@ -237,15 +248,15 @@ def harvest_over_time(cfg, threshold: float, bin: str = HARVEST_BIN, bins: int =
     return out
 
 
-def sources_figures(cfg) -> dict:
-    s = _status_of(cfg, "source-crawler")
+def sources_figures(cfg, docs: dict[Path, dict]) -> dict:
+    s = _status_of(docs, "source-crawler")
     return {"recrawls": s.get("recrawls"), "new_pages": s.get("pages"), "sources": s.get("sources"),
             "errors": s.get("errors"), "schedules_applied": s.get("schedules_applied"),
             **harvest_figures(s, s.get("pages"))}
 
 
-def revisits_figures(cfg) -> dict:
-    s = _status_of(cfg, "revisitor")
+def revisits_figures(cfg, docs: dict[Path, dict]) -> dict:
+    s = _status_of(docs, "revisitor")
     return {"revisits": s.get("revisits"), "known_pages": s.get("known"),
             "new_outlinks": _first(s, "new_outlinks", "m:new_outlinks_total"),
             "predicted_outlinks": _first(s, "predicted_outlinks", "predicted_new_outlinks"),
@@ -253,8 +264,8 @@ def revisits_figures(cfg) -> dict:
             **harvest_figures(s, s.get("revisits"))}
 
 
-def graph_figures(cfg) -> dict:
-    s = _status_of(cfg, "graph-sampler")
+def graph_figures(cfg, docs: dict[Path, dict]) -> dict:
+    s = _status_of(docs, "graph-sampler")
     out = {"sample_size": _first(s, "sample_size", "sampled", "queries"),
            **harvest_figures(s, s.get("m:pages_scored_total"))}
     dt = _table(cfg, "graph_sample")
@@ -294,17 +305,18 @@ def _latest_estimates(dt) -> list[dict]:
             for _, r in sorted(best.items())]
 
 
-def loops(cfg, project: dict | None) -> dict:
+def loops(cfg, project: dict | None, specs: list[dict], docs: dict[Path, dict]) -> dict:
+    """Live figures per enabled loop, from the status files (``docs``) and the lake."""
     enabled = None
     if project:
         enabled = [name for name, loop in (project.get("loops") or {}).items() if loop.get("enabled", True)]
     name = project.get("name") if project else None
-    figures = {"fue": lambda: fue_figures(cfg, name), "sources": lambda: sources_figures(cfg),
-               "revisits": lambda: revisits_figures(cfg), "graph": lambda: graph_figures(cfg)}
+    figures = {"fue": lambda: fue_figures(cfg, name, docs), "sources": lambda: sources_figures(cfg, docs),
+               "revisits": lambda: revisits_figures(cfg, docs), "graph": lambda: graph_figures(cfg, docs)}
     out = {loop: _safe(f) for loop, f in figures.items() if enabled is None or loop in enabled}
     focus = ((project or {}).get("profile") or {}).get("pages") or {}
     over_time = _safe(lambda: harvest_over_time(cfg, float(focus.get("threshold", 0.5))), {})
-    steered = _safe(lambda: steering(cfg), {})
+    steered = _safe(lambda: steering(cfg, specs, docs), {})
     for loop, figures_of_loop in out.items():
         if "error" not in figures_of_loop and loop in over_time:
             figures_of_loop["over_time"] = over_time[loop]
@@ -318,14 +330,16 @@ def collect(cfg, *, kafka: bool = True, airflow: bool = True) -> dict:
     from focuscrawl.orchestration.schedules import active_project
 
     project = active_project(cfg) or None
+    # The plan and every status file, read once for all the parts below.
+    specs, docs = _specs(cfg), status_documents(cfg)
     return {
         "project": project.get("name") if project else None,
         "at": time.time(),
         **processes(cfg),
         "services": _safe(lambda: services(cfg)),
-        "lag": _safe(lambda: consumer_lag(cfg)) if kafka else {"error": "not asked"},
+        "lag": _safe(lambda: consumer_lag(cfg, specs=specs)) if kafka else {"error": "not asked"},
         "dags": _safe(lambda: dag_runs(cfg)) if airflow else {"error": "not asked"},
-        "loops": loops(cfg, project),
+        "loops": loops(cfg, project, specs, docs),
     }
 
 
