@@ -60,7 +60,11 @@ def test_a_body_that_is_no_page_is_dead_lettered_and_the_page_revisited_next_per
     now, rows, dead = [100.0], [], []
     rev = PageRevisitor(site, rows.append, lambda: now[0], origin=100.0, on_rejection=dead.append)
     rev.add([a, b])
+    from focuscrawl.parse.rejection import rejection_counts
+
+    rejected = rejection_counts().get("html", 0)
     drain(rev)
+    assert rejection_counts().get("html", 0) == rejected + 1  # one parse of the page, one rejection logged
     assert [r["url"] for r in rows] == [b] and rev.malformed == 1 and rev.status()["malformed"] == 1
     assert [(d.parser, d.url) for d in dead] == [("html", a)] and dead[0].payload.endswith(b"\x00")
     broken.clear()

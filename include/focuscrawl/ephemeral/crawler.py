@@ -355,9 +355,12 @@ class SourceCrawler:
         url, i, published = self.pages_[page]
         fetched = self.fetch(url)
         self.counts["pages"] += 1  # a fetch of the budget, skipped or not
-        aliases = self._aliases(url, fetched)
+        from focuscrawl.parse.html import parse_links
+
+        parsed = parse_links(fetched[0], fetched[2])  # once: the not-a-page check and the canonical link
+        aliases = self._aliases(url, fetched, parsed)
         self.seen_pages_.update(aliases)  # listed later under those keys, the page is not fetched again
-        if self._malformed(url, fetched) or self._soft404(url, fetched) or self._near_duplicate(url, fetched[0]):
+        if self._malformed(parsed) or self._soft404(url, fetched) or self._near_duplicate(url, fetched[0]):
             return
         self._teach(url, aliases)
         self.crawled_[url] = (self.sources[i].url, published)
@@ -380,17 +383,14 @@ class SourceCrawler:
                 "language": text.language, "language_score": text.language_score, "relevance": score,
                 "relevance_model": model, **(warc_columns(warc[0]) if warc and warc[0] else {})}
 
-    def _malformed(self, url: str, fetched: tuple) -> bool:
-        """A body that is not a page at all (``focuscrawl.parse.html.unparsable``) is dead-lettered with its
-        reason and bytes, not landed as a page with no text."""
-        from focuscrawl.parse.html import PARSER, unparsable
-
-        reason = unparsable(fetched[0])
-        if reason is None:
+    def _malformed(self, parsed) -> bool:
+        """A body that is not a page at all (``focuscrawl.parse.html.unparsable``, found by the page's one
+        parse) is dead-lettered with its reason and bytes, not landed as a page with no text."""
+        if parsed.unparsable is None:
             return False
         self.counts["malformed"] += 1  # the Rejection logs it
         if self.on_rejection is not None:
-            self.on_rejection(Rejection(reason, fetched[0], url, PARSER))
+            self.on_rejection(parsed.unparsable)
         return True
 
     def _teach(self, url: str, aliases: tuple[str, ...]) -> None:
@@ -407,14 +407,13 @@ class SourceCrawler:
         self.aliases_[url] = aliases
         self.page_of_.update(dict.fromkeys(aliases, url))
 
-    def _aliases(self, url: str, fetched: tuple) -> tuple[str, ...]:
-        """The page's other keys: where the fetch of ``url`` ended, and an HTML page's ``rel=canonical``."""
-        from focuscrawl.parse.html import parse_links
-
-        body, media, final = fetched[:3]
+    def _aliases(self, url: str, fetched: tuple, parsed) -> tuple[str, ...]:
+        """The page's other keys: where the fetch of ``url`` ended, and an HTML page's ``rel=canonical``
+        (``parsed``: the body's ``parse_links``)."""
+        media, final = fetched[1:3]
         found = [final]
         if media in ("text/html", "application/xhtml+xml"):
-            found.append(parse_links(body, final).canonical)
+            found.append(parsed.canonical)
         keys = []
         for other in found:
             try:

@@ -59,15 +59,16 @@ class PageSource(Protocol):
     def get(self, url: str) -> bytes: ...
 
 
-def page_parts(body: bytes, url: str) -> tuple[str, list[str], str | None]:
+def page_parts(body: bytes, url: str, parsed=None) -> tuple[str, list[str], str | None]:
     """``(text, outlinks, canonical)`` of an HTML page: the visible text without anchors, scripts and
     styles, whitespace-normalised, the absolute http(s) outlinks in page order (canonical keys), and
-    the page's declared ``rel=canonical`` key (None without one)."""
+    the page's declared ``rel=canonical`` key (None without one). ``parsed``: the page's
+    :func:`~focuscrawl.parse.html.parse_links` when the caller has it already."""
     from lxml import etree, html
 
     from focuscrawl.parse.html import parse_links
 
-    parsed = parse_links(body, url)
+    parsed = parsed if parsed is not None else parse_links(body, url)
     links = [link.url for link in parsed.links]
     try:
         doc = html.document_fromstring(body, parser=html.HTMLParser(recover=True, no_network=True,
@@ -382,15 +383,16 @@ class PageRevisitor:
             key, row = url, {**self.last[url], "url": url, "period": int(period), "status": 304,
                              "fetched_at": datetime.fromtimestamp(now, timezone.utc)}
         else:
-            from focuscrawl.parse.html import PARSER as HTML_PARSER, unparsable
+            from focuscrawl.parse.html import parse_links
 
-            reason = unparsable(body)
-            if reason is not None:  # no snapshot of a page with no text and no links: the period has no row for it
+            base = result.url if result is not None else url
+            parsed = parse_links(body, base)  # one parse: the not-a-page check and the links
+            if parsed.unparsable is not None:  # no snapshot of a page with no text and no links: no row this period
                 self.malformed += 1  # the Rejection logs it
                 if self.on_rejection is not None:
-                    self.on_rejection(Rejection(reason, body, url, HTML_PARSER))
+                    self.on_rejection(parsed.unparsable)
                 return None
-            text, links, declared = page_parts(body, result.url if result is not None else url)
+            text, links, declared = page_parts(body, base, parsed)
             key = self._recorded_as(url, final, self.key(declared) if declared else None)
             row = _row(key, body, text, links, period, now, result.status if result is not None else 200,
                        self.domain_of)

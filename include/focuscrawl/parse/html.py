@@ -40,6 +40,7 @@ class ParsedPage:
     skipped: int = 0  # mailto:, javascript:, fragments of this page...
     canonical: str | None = None  # the page's declared rel=canonical URL (its canonical key), if valid
     rejections: list[Rejection] = field(default_factory=list)
+    unparsable: Rejection | None = None  # the body is no page at all (:func:`unparsable`); also in rejections
 
 
 __all__ = ["Link", "ParsedPage", "parse_links", "registered_domain", "unparsable"]
@@ -80,6 +81,7 @@ def parse_links(body: bytes | str, url: str) -> ParsedPage:
     reason = unparsable(raw)
     if reason is not None:
         reject(reason, raw)
+        out.unparsable = out.rejections[-1]
         return out
     try:
         doc = html.document_fromstring(raw, parser=html.HTMLParser(recover=True, no_network=True, remove_comments=True))
