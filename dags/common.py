@@ -2,10 +2,10 @@
 
 A DAG file states its tasks and its Assets; its schedule comes from the active project through
 :func:`schedule` (``focuscrawl.orchestration.schedules``: ``$FOCUSCRAWL_VAR/run/project.json`` written by
-``focuscrawl up``, defaults when absent), read here and nowhere else. The mechanics of spark-submit
-live here once (conn ``spark_default``, the session conf of ``focuscrawl.lake.spark``, the environment
-pip's pyspark needs), so a Spark task is one call: ``spark_job("x", "x.py", args, inlets, outlets)``, or
-``spark_chain`` for several jobs in one driver. A DAG's Params come from its area's parameter object
+``focuscrawl up``, defaults when absent), read here and nowhere else. A Spark task runs its job on the
+warm Spark (``focuscrawl.orchestration.spark_task``: a Spark Connect client of the server ``services up``
+starts, conn ``spark_connect_default``), so a Spark task is one call: ``spark_job("x", "x.py", args,
+inlets, outlets)``, or ``spark_chain`` for several jobs in one task. A DAG's Params come from its area's parameter object
 (``focuscrawl.core.params``) through :func:`dag_params`, so their defaults are the ones the jobs' flags have.
 """
 
@@ -14,14 +14,13 @@ from __future__ import annotations
 from datetime import timedelta
 
 from airflow.sdk import AssetOrTimeSchedule, CronTriggerTimetable, DeltaTriggerTimetable, Param
-from airflow.providers.apache.spark.operators.spark_submit import SparkSubmitOperator
 
 from focuscrawl.orchestration.airflow_priority import OLDEST_RUN_FIRST
 from focuscrawl.config import settings
 from focuscrawl.orchestration.schedules import dag_schedule
 from focuscrawl.core.params import param_schemas
 from focuscrawl.services.airflow import SPARK_POOL
-from focuscrawl.lake.spark import session_conf, submit_env
+from focuscrawl.orchestration.spark_task import SparkConnectJobOperator
 
 cfg = settings()
 
@@ -32,7 +31,7 @@ DEFAULT_ARGS = {
     "retry_exponential_backoff": True,
     "max_retry_delay": timedelta(minutes=10),
     "execution_timeout": timedelta(hours=2),
-    # First come, first served in the 1-slot spark pool, by DAG run: Airflow's own weight rules each
+    # First come, first served in the spark pool, by DAG run: Airflow's own weight rules each
     # starved one loop on two cores (focuscrawl.orchestration.airflow_priority says which and how long).
     "weight_rule": OLDEST_RUN_FIRST,
 }
@@ -61,27 +60,17 @@ def dag_params(params, names=None, bounds=None) -> dict[str, Param]:
     return {name: Param(default, **schema) for name, (default, schema) in param_schemas(params, names, bounds).items()}
 
 
-def spark_job(task_id: str, application: str, application_args: list[str] | None = None, **kwargs) -> SparkSubmitOperator:
-    """A task running ``spark_jobs/<application>`` with spark-submit on the configured master, in the
-    ``spark`` pool (``focuscrawl.services.airflow.SPARK_POOL``: one job at a time on the embedded default)."""
-    return SparkSubmitOperator(
-        task_id=task_id,
-        conn_id="spark_default",
-        application=str(cfg.home / "spark_jobs" / application),
-        application_args=application_args or [],
-        conf=session_conf(cfg),
-        env_vars=submit_env(),
-        name=f"focuscrawl-{task_id.replace('_', '-')}",
-        pool=SPARK_POOL,
-        **kwargs,
-    )
+def spark_job(task_id: str, application: str, application_args: list[str] | None = None,
+              **kwargs) -> SparkConnectJobOperator:
+    """A task running ``spark_jobs/<application>`` on the warm Spark, in the ``spark`` pool
+    (``focuscrawl.services.airflow.SPARK_POOL``: two jobs at a time on the embedded default)."""
+    return spark_chain(task_id, [(application, application_args or [])], **kwargs)
 
 
-def spark_chain(task_id: str, steps: list[tuple[str, list[str]]], **kwargs) -> SparkSubmitOperator:
-    """One task running several jobs in one driver (``spark_jobs/chain.py``): ``[("a.py", args), ...]`` in order.
-
-    For steps that are each a few seconds on a warm driver but 30-60 s as a spark-submit of their own."""
+def spark_chain(task_id: str, steps: list[tuple[str, list[str]]], **kwargs) -> SparkConnectJobOperator:
+    """One task running several jobs one after another (``spark_jobs/chain.py``): ``[("a.py", args), ...]`` in order."""
     args: list[str] = []
     for application, application_args in steps:
         args += [*(["--"] if args else []), application, *application_args]
-    return spark_job(task_id, "chain.py", args, **kwargs)
+    return SparkConnectJobOperator(task_id=task_id, jobs_dir=str(cfg.home / "spark_jobs"), steps=args,
+                                   pool=SPARK_POOL, **kwargs)

@@ -5,8 +5,7 @@ Seed 002 ("Look back, look around"); docs/loops/outlinks.md. Two data-aware DAGs
 **outlinks_features** runs when the revisitor's `page_snapshots` table changes:
 1. `quality_page_snapshots`: the table's Great Expectations suite, derived from its spec
    (`focuscrawl.lake.quality.gx_gate`, keyed on url and period; fails the run and says why);
-2. `features`: four Spark jobs in one driver (`spark_jobs/chain.py`; each job on its own cost a cold
-   driver start, 30-60 s, for seconds of work on a warm one), in order:
+2. `features`: four Spark jobs in one task on the warm Spark (`spark_jobs/chain.py`), in order:
    - `spark_jobs/outlinks_embed.py`: TF-IDF + LSA vector per page -> `page_embeddings`;
    - `spark_jobs/outlinks_related.py`: the k=30 most similar pages on FAISS (a registered method:
      exact `EXACT`, approximate `HNSW` or `IVF`) -> `related_pages`;

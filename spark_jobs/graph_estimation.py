@@ -62,6 +62,8 @@ def pending_crawls(spark, cfg: Settings) -> list[str]:
 
 def transform(samples, params: GraphEstimationParams):
     """``graph_sample`` rows -> ``graph_estimates`` rows (one per crawl, estimator, target, value)."""
+    from focuscrawl.lake.spark import parallelism
+
     spark = samples.sparkSession
     estimators, targets = ESTIMATORS.parse(",".join(params.estimators)), list(params.targets)
     crawl_ids = sorted(r.crawl_id for r in samples.select("crawl_id").distinct().collect())
@@ -76,7 +78,7 @@ def transform(samples, params: GraphEstimationParams):
                                           params.block_length, params.seed)[REPLICATE_COLUMNS]
 
         # Replicate -1 is the crawl itself (the point estimate).
-        ids = spark.range(-1, params.replicates, numPartitions=max(1, spark.sparkContext.defaultParallelism))
+        ids = spark.range(-1, params.replicates, numPartitions=max(1, parallelism(spark)))
         parts.append(ids.mapInPandas(run, REPLICATE_SCHEMA))
     if not parts:
         return spark.createDataFrame([], ESTIMATE_SCHEMA)

@@ -126,6 +126,17 @@ def world_service(cfg):
 
 
 @pytest.fixture(scope="session")
+def warm_spark(cfg):
+    """The warm Spark (a Spark Connect server) the DAGs' Spark tasks run on, for tests that run one."""
+    from focuscrawl.services.spark_connect import SparkConnect
+
+    service = SparkConnect(cfg)
+    service.start()
+    yield service
+    service.stop()
+
+
+@pytest.fixture(scope="session")
 def airflow(cfg):
     """One real Airflow (API server, scheduler, DAG processor, triggerer) over the repo's dags/, for
     every test that runs a DAG; yields a logged-in REST client."""

@@ -83,6 +83,7 @@ class Settings:
     catalog_db: str
     user_agent: str
     metrics_port: int = 18200
+    spark_connect_port: int = 15002
     allow_private_hosts: tuple[str, ...] = field(default_factory=tuple)
     data_dir: Path | None = None
     s3_endpoint: str | None = None
@@ -150,6 +151,7 @@ def settings() -> Settings:
         spark_driver_memory=_env("FOCUSCRAWL_SPARK_DRIVER_MEMORY", "2g"),
         catalog_db=_env("FOCUSCRAWL_CATALOG_DB", "focuscrawl"),
         metrics_port=int(_env("FOCUSCRAWL_METRICS_PORT", str(18200 + offset))),
+        spark_connect_port=int(_env("FOCUSCRAWL_SPARK_CONNECT_PORT", str(15002 + offset))),
         user_agent=_env("FOCUSCRAWL_USER_AGENT", "focuscrawl/0.1 (+https://focuscrawl.invalid/README)"),
         # The embedded default allow-lists only the world's own ports on loopback.
         allow_private_hosts=tuple(

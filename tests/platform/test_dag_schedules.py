@@ -102,11 +102,10 @@ def test_dag_files_take_their_schedule_from_the_project(tmp_path, monkeypatch):
 
 
 def test_every_spark_task_runs_in_the_spark_pool(dag_bag):
-    from airflow.providers.apache.spark.operators.spark_submit import SparkSubmitOperator
-
+    from focuscrawl.orchestration.spark_task import SparkConnectJobOperator
     from focuscrawl.services.airflow import SPARK_POOL
 
-    spark_tasks = [t for dag in dag_bag().values() for t in dag.tasks if isinstance(t, SparkSubmitOperator)]
+    spark_tasks = [t for dag in dag_bag().values() for t in dag.tasks if isinstance(t, SparkConnectJobOperator)]
     # source_schedule, graph_estimation, outlinks_features' one chain task (embed, related, features), train, score
     assert len(spark_tasks) >= 5
     assert {t.pool for t in spark_tasks} == {SPARK_POOL}

@@ -19,10 +19,10 @@ def test_services_up_arguments():
 @pytest.mark.parametrize(
     "only, cluster, order",
     [
-        (None, False, ["kafka", "airflow", "world"]),
+        (None, False, ["kafka", "spark-connect", "airflow", "world"]),
         ("airflow,kafka", False, ["kafka", "airflow"]),
         (" World ", False, ["world"]),
-        ("airflow", True, ["spark", "airflow"]),
+        ("airflow,spark-connect", True, ["spark", "spark-connect", "airflow"]),
     ],
 )
 def test_only_gives_start_order(only, cluster, order):
@@ -30,7 +30,7 @@ def test_only_gives_start_order(only, cluster, order):
 
 
 def test_unknown_service_is_named():
-    with pytest.raises(ValueError, match="unknown service.*kafak.*known: kafka, airflow, world, spark"):
+    with pytest.raises(ValueError, match="unknown service.*kafak.*known: kafka, spark-connect, airflow, world, spark"):
         ServiceManager.parse_only("kafak")
     assert cli.main(["services", "up", "--only", "nope"]) == 2
 

@@ -61,6 +61,7 @@ def test_status_reports_each_service_up(stack):
     assert lines["airflow"].split()[1:3] == ["up", cfg.airflow_url]
     assert f"login: {cfg.airflow_user}, password in {cfg.var_dir / 'airflow' / 'passwords.json'}" in lines["airflow"]
     assert lines["world"].split()[1] == ("up" if world_available() else "down")
+    assert lines["spark-connect"].split()[1:3] == ["up", f"sc://localhost:{cfg.spark_connect_port}"]
     assert lines["spark"].split()[1] == "down"
 
 
@@ -90,7 +91,7 @@ def test_dag_run_succeeds_and_task_sees_our_settings(stack):
     log = client.task_log("fc_smoke", run_id, "environment")
     assert f"FOCUSCRAWL_VAR={cfg.var_dir}" in log
     assert f"spark-submit={Path(sys.executable).parent / 'spark-submit'}" in log
-    assert "spark_default.host=local[*]" in log
+    assert f"spark_connect_default=localhost:{cfg.spark_connect_port}" in log
     assert "conf.marker=m-42" in log
 
 

@@ -70,16 +70,22 @@ def test_airflow_env_requires_login_and_points_at_our_ports(tmp_cfg, tmp_path):
     assert env["AIRFLOW__API_AUTH__JWT_SECRET"] == again["AIRFLOW__API_AUTH__JWT_SECRET"]
 
 
-@pytest.mark.parametrize("master", ["local[*]", "spark://127.0.0.1:17177", "spark://spark-master:7077"])
-def test_spark_submit_hook_reads_our_master(tmp_cfg, monkeypatch, master):
-    """AIRFLOW_CONN_SPARK_DEFAULT in the form apache-spark provider 6.3.4 turns back into --master."""
-    env = AirflowService(tmp_cfg, spark_master=master).env()
-    monkeypatch.setenv("AIRFLOW_CONN_SPARK_DEFAULT", env["AIRFLOW_CONN_SPARK_DEFAULT"])
-    from airflow.providers.apache.spark.hooks.spark_submit import SparkSubmitHook
+def test_spark_connect_hook_reaches_the_warm_spark_with_its_token(tmp_cfg, monkeypatch):
+    """AIRFLOW_CONN_SPARK_CONNECT_DEFAULT as the provider's SparkConnectHook turns it into pyspark's URL:
+    ``localhost`` (pyspark sends a token over a plain channel to no other host), our port, the server's token."""
+    from focuscrawl.services.spark_connect import SparkConnect, connect_token
 
-    hook = SparkSubmitHook(conn_id="spark_default")
-    assert hook._connection["master"] == master
-    assert hook._build_spark_submit_command("job.py")[:3] == ["spark-submit", "--master", master]
+    env = AirflowService(tmp_cfg).env()
+    monkeypatch.setenv("AIRFLOW_CONN_SPARK_CONNECT_DEFAULT", env["AIRFLOW_CONN_SPARK_CONNECT_DEFAULT"])
+    from airflow.providers.apache.spark.hooks.spark_connect import SparkConnectHook
+
+    token = connect_token(tmp_cfg)
+    assert SparkConnectHook().get_connection_url() == f"sc://localhost:{tmp_cfg.spark_connect_port}/;token={token}"
+    server = SparkConnect(tmp_cfg, master="spark://127.0.0.1:17177")
+    argv = " ".join(server.process.command)
+    assert token not in argv and "--master" not in argv and "spark.master=spark://127.0.0.1:17177" in argv
+    assert f"spark.connect.grpc.binding.address={tmp_cfg.bind_host}" in argv
+    assert connect_token(tmp_cfg) == token  # kept: a restarted server admits the clients Airflow already has
 
 
 def test_stray_group_running_out_of_var_is_found_and_killed(tmp_cfg):

@@ -1,6 +1,6 @@
 """The ``focuscrawl`` command.
 
-    focuscrawl services up [--only kafka,airflow,world] [--spark-cluster]
+    focuscrawl services up [--only kafka,spark-connect,airflow,world] [--spark-cluster]
     focuscrawl services down | status
     focuscrawl sql ["SELECT ..."]          one query, or an interactive prompt without one
     focuscrawl pyspark                     a pyspark shell with the Delta tables registered
@@ -49,11 +49,11 @@ def build_parser() -> argparse.ArgumentParser:
                                  "(API server, scheduler, DAG processor, triggerer), the world, and optionally a "
                                  "Spark standalone cluster. `focuscrawl up` starts them itself.")
     act = svc.add_subparsers(dest="action", required=True, metavar="ACTION")
-    up = subcommand(act, "up", "start the engines (kafka, airflow, world) and wait until ready",
-                    "focuscrawl services up", "focuscrawl services up --only airflow --spark-cluster")
-    up.add_argument("--only", help="comma-separated subset of kafka,airflow,world,spark")
+    up = subcommand(act, "up", "start the engines (kafka, spark-connect, airflow, world) and wait until ready",
+                    "focuscrawl services up", "focuscrawl services up --only spark-connect,airflow --spark-cluster")
+    up.add_argument("--only", help="comma-separated subset of kafka,spark-connect,airflow,world,spark")
     up.add_argument("--spark-cluster", action="store_true",
-                    help="also start a Spark standalone master + 2 workers; Airflow's spark_default uses it")
+                    help="also start a Spark standalone master + 2 workers; the warm Spark's executors run on it")
     up.add_argument("--airflow-dags", type=Path, help="DAG folder for Airflow (default: <repo>/dags)")
     subcommand(act, "down", "stop every engine of ours started out of $FOCUSCRAWL_VAR", "focuscrawl services down")
     subcommand(act, "status", "each engine up or down, with its URL", "focuscrawl services status")

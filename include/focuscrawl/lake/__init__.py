@@ -190,9 +190,18 @@ def _writer(df: "DataFrame", spec: TableSpec, mode: str):
 
 
 def _commented(df: "DataFrame", spec: TableSpec) -> "DataFrame":
-    """``df`` with each column ``spec`` declares carrying its comment (Delta keeps it as the column comment)."""
+    """``df`` with each column ``spec`` declares carrying its comment (Delta keeps it as the column comment).
+
+    Text columns are cast to plain ``string``: through Spark Connect, the output of a Python function
+    (``mapInPandas``, ``applyInPandas``) is typed ``string collate UTF8_BINARY``, which Delta writes into
+    the table's schema as such and delta-rs (the stream side's reader) refuses as an unknown type."""
     from pyspark.sql import functions as F
 
     comments = {c.name: c.comment for c in spec.columns}
-    return df.select([F.col(c).alias(c, metadata={"comment": comments[c]}) if c in comments else F.col(c)
-                      for c in df.columns])
+    types = {f.name: f.dataType.simpleString() for f in df.schema.fields}
+
+    def column(c: str):
+        col = F.col(c).cast(types[c]) if "string" in types[c] else F.col(c)
+        return col.alias(c, metadata={"comment": comments[c]}) if c in comments else col
+
+    return df.select([column(c) for c in df.columns])

@@ -1,8 +1,10 @@
 """The one place Spark sessions are made: Delta-enabled, jars from the local folder, master from settings.
 
 Spark jobs, the ``focuscrawl sql`` shell and the tests all call :func:`get_session`, so the same
-code runs under ``spark-submit``, Airflow and pytest, on ``local[*]`` or on any master URL.
-pyspark is imported lazily: the domain package stays importable without a JVM.
+code runs under ``spark-submit``, Airflow and pytest, on ``local[*]`` or on any master URL, and, with
+pyspark's own ``SPARK_REMOTE`` set (``sc://...``, as the DAGs' tasks do), as a client of the warm Spark
+(``focuscrawl.services.spark_connect``). pyspark is imported lazily: the domain package stays importable
+without a JVM.
 """
 
 from __future__ import annotations
@@ -80,6 +82,13 @@ def get_session(app_name: str = "focuscrawl", master: str | None = None, cfg: Se
     from pyspark.sql import SparkSession
 
     cfg = cfg or settings()
+    remote = os.environ.get("SPARK_REMOTE")
+    if remote and master is None:
+        # A client of a running server: its conf (Delta, jars, master) is the server's, set where it started.
+        spark = SparkSession.builder.remote(remote).getOrCreate()
+        if catalog:
+            register_tables(spark, cfg)
+        return spark
     # A driver started from Python (not spark-submit) takes its workers' interpreter from
     # PYSPARK_PYTHON, not from spark.pyspark.python: workers need the one that has focuscrawl.
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
@@ -91,6 +100,16 @@ def get_session(app_name: str = "focuscrawl", master: str | None = None, cfg: Se
     if catalog:
         register_tables(spark, cfg)
     return spark
+
+
+def parallelism(spark: "SparkSession") -> int:
+    """How many tasks to split a small computation into: the driver's default parallelism (a Spark
+    Connect client has no SparkContext: the server's ``spark.default.parallelism``, else this host's cores)."""
+    from pyspark.sql.connect.session import SparkSession as ConnectSession
+
+    if isinstance(spark, ConnectSession):
+        return int(spark.conf.get("spark.default.parallelism", None) or os.cpu_count() or 1)
+    return spark.sparkContext.defaultParallelism
 
 
 def register_tables(spark: "SparkSession", cfg: Settings, names: dict[str, str] | None = None) -> list[str]:

@@ -7,7 +7,6 @@ an index built once and broadcast. pyspark is imported inside the functions only
 
 from __future__ import annotations
 
-import uuid
 from functools import partial
 from typing import TYPE_CHECKING, Callable, Sequence
 
@@ -16,6 +15,7 @@ import pandas as pd
 
 from focuscrawl.core.dedup import DEFAULT as NEAR_DUPLICATE_DEFAULT
 from focuscrawl.core.dedup import NearDuplicateParams, spark_near_duplicates
+from focuscrawl.lake.spark import parallelism
 from focuscrawl.outlinks.embedding import LsaEmbedder
 from focuscrawl.outlinks.features import page_look_back, page_statics
 from focuscrawl.outlinks.related import RELATED, set_threads
@@ -96,25 +96,14 @@ def embed(snapshots: "DataFrame", dimensions: int = DEFAULT.dimensions, sample_s
     return latest.mapInPandas(transform, EMBEDDING_SCHEMA)
 
 
-# Fitted searchers by a key drawn per broadcast, per Python worker process: a reused worker
-# deserialises the index once for every task it runs, not once per task.
-_SEARCHERS: dict[str, object] = {}
-
-
-def _searcher(key: str, shared):
-    if key not in _SEARCHERS:
-        _SEARCHERS.clear()  # one job's index at a time
-        _SEARCHERS[key] = shared.value
-    return _SEARCHERS[key]
-
-
 def related(embeddings: "DataFrame", k: int = DEFAULT.k, method: str = DEFAULT.method, partitions: int | None = None,
             **options) -> "DataFrame":
     """url, neighbour, rank, similarity: the k related pages of every page (seed 002, Section 7).
 
     The index (a registered FAISS method, ``focuscrawl.outlinks.related``) is built once on the driver
-    and broadcast: each executor's Python worker deserialises it once (``_SEARCHERS``); query rows
-    are split over partitions, each task searching its block with one FAISS thread per task core.
+    and shipped with the search function (classic pyspark broadcasts a function over 1 MB, Spark Connect
+    sends it in the plan: a client has no SparkContext to broadcast with); query rows are split over
+    partitions, each task searching its block with one FAISS thread per task core.
     The unit-length matrix is m x d float32: 400 MB for 1M pages at d=100 (HNSW adds ~256 MB of links).
     """
     spark = embeddings.sparkSession
@@ -127,15 +116,13 @@ def related(embeddings: "DataFrame", k: int = DEFAULT.k, method: str = DEFAULT.m
     vectors = rows.column("vector").combine_chunks()
     matrix = vectors.flatten().to_numpy().astype(np.float32).reshape(len(urls), -1)
     del rows, vectors
-    shared = spark.sparkContext.broadcast(RELATED.create(method, k=k, **options).fit(matrix))
-    key = uuid.uuid4().hex
-    shared_urls = spark.sparkContext.broadcast(urls)
-    partitions = partitions or spark.sparkContext.defaultParallelism
+    searcher = RELATED.create(method, k=k, **options).fit(matrix)
+    partitions = partitions or parallelism(spark)
     task_cpus = int(spark.conf.get("spark.task.cpus", "1"))
 
     def search(batches):
         set_threads(task_cpus)
-        s, names = _searcher(key, shared), shared_urls.value
+        s, names = searcher, urls
         for batch in batches:
             ids = batch["qid"].to_numpy()
             idx, sims = s.search(s.vectors_[ids], query_ids=ids)
@@ -175,10 +162,10 @@ def relevant_links(snapshots: "DataFrame", score_texts: Callable[[list[str]], Se
 
 def only_relevant_links(snapshots: "DataFrame", relevant: set[str]) -> "DataFrame":
     """``snapshots`` with their outlinks cut to ``relevant`` (:func:`focuscrawl.outlinks.targets.keep_links`)."""
-    shared = snapshots.sparkSession.sparkContext.broadcast(frozenset(relevant))
+    keep = frozenset(relevant)
     schema = snapshots.select("url", "period", "content_digest", "internal_outlinks", "external_outlinks").schema
     return snapshots.select(*schema.fieldNames()).mapInPandas(
-        lambda batches: (keep_links(b, shared.value) for b in batches), schema)
+        lambda batches: (keep_links(b, keep) for b in batches), schema)
 
 
 def targets(snapshots: "DataFrame") -> "DataFrame":

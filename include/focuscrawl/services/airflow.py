@@ -21,7 +21,8 @@ from typing import Any, Callable
 
 from focuscrawl.config import Settings
 from focuscrawl.core.interpreter import path_with_venv, spark_home, venv_bin
-from focuscrawl.services.process import ManagedProcess, settings_env, wait_until
+from focuscrawl.services import spark_connect
+from focuscrawl.services.process import ManagedProcess, settings_env, wait_until, write_private
 
 COMPONENTS = ("api-server", "scheduler", "dag-processor", "triggerer")
 # The scheduler and triggerer would each start `airflow serve-logs`, which binds every interface
@@ -29,20 +30,12 @@ COMPONENTS = ("api-server", "scheduler", "dag-processor", "triggerer")
 # logs to one folder, which the API server reads directly: nothing needs the log servers.
 SERVE_LOGS_OFF = {"scheduler": ("--skip-serve-logs",), "triggerer": ("--skip-serve-logs",)}
 TERMINAL_STATES = {"success", "failed"}
-# The pool every Spark task runs in (dags/common.spark_job), with its slots when first created: one
-# job at a time on the embedded default's two cores (three concurrent spark-submits each took over
-# 30 minutes to start at load 60-90, the platform test's four Spark DAGs never finished). Raise it
-# in the UI (Admin -> Pools) on a cluster: an existing pool is left as it is.
-SPARK_POOL, SPARK_POOL_SLOTS = "spark", 1
-
-
-def _write_private(path: Path, text: str) -> None:
-    """Write a secret with mode 0600 from the start (never world-readable, even briefly)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w") as f:
-        f.write(text)
-    os.chmod(path, 0o600)
+# The pool every Spark task runs in (dags/common.spark_job), with its slots when first created: two
+# jobs at a time share the warm Spark under its fair scheduler, so a rerun of one loop does not starve
+# another (with a cold driver per task one slot was the most two cores could take: three concurrent
+# spark-submits each took over 30 minutes to start at load 60-90). Raise it in the UI (Admin -> Pools)
+# on a cluster: an existing pool is left as it is.
+SPARK_POOL, SPARK_POOL_SLOTS = "spark", 2
 
 
 class AirflowService:
@@ -52,14 +45,12 @@ class AirflowService:
         self,
         cfg: Settings,
         dags_folder: Path | None = None,
-        spark_master: str | None = None,
         components: tuple[str, ...] = COMPONENTS,
         parallelism: int = 4,
     ) -> None:
         self.cfg = cfg
         self.home = Path(cfg.var_dir) / "airflow"
         self.dags_folder = Path(dags_folder or Path(cfg.home) / "dags").resolve()
-        self.spark_master = spark_master or cfg.spark_master
         self.parallelism = parallelism
         self.password_file = self.home / "passwords.json"
         self.processes = {
@@ -85,7 +76,7 @@ class AirflowService:
         wanted = self.cfg.airflow_password or stored.get(user) or secrets.token_urlsafe(16)
         if stored != {user: wanted}:
             # The Simple auth manager reads this JSON file ({user: password}) on every login.
-            _write_private(self.password_file, json.dumps({user: wanted}) + "\n")
+            write_private(self.password_file, json.dumps({user: wanted}) + "\n")
         return wanted
 
     def _stored_passwords(self) -> dict[str, str]:
@@ -102,7 +93,7 @@ class AirflowService:
             return json.loads(path.read_text())
         except (OSError, ValueError):
             values = {"jwt_secret": secrets.token_urlsafe(32), "secret_key": secrets.token_urlsafe(32)}
-            _write_private(path, json.dumps(values))
+            write_private(path, json.dumps(values))
             return values
 
     def env(self) -> dict[str, str]:
@@ -143,8 +134,9 @@ class AirflowService:
             "AIRFLOW__DAG_PROCESSOR__REFRESH_INTERVAL": "30",
             "AIRFLOW__SCHEDULER__ENABLE_HEALTH_CHECK": "False",
             "AIRFLOW__LOGGING__BASE_LOG_FOLDER": str(self.home / "logs"),
-            # spark-submit from tasks (SparkSubmitOperator's default conn id): master = host verbatim.
-            "AIRFLOW_CONN_SPARK_DEFAULT": json.dumps({"conn_type": "spark", "host": self.spark_master}),
+            # Spark tasks run on the warm Spark (focuscrawl.services.spark_connect), through the provider's
+            # Spark Connect connection; the token reaches the tasks here, never a log or the metadata DB.
+            "AIRFLOW_CONN_SPARK_CONNECT_DEFAULT": json.dumps(spark_connect.connection(c)),
             "NO_COLOR": "1",
         })
         return env
@@ -176,11 +168,11 @@ class AirflowService:
 
     def start(self, timeout: float = 240.0) -> None:
         if self.healthy():
-            self.client().ensure_pool(SPARK_POOL, SPARK_POOL_SLOTS, "Spark jobs (spark-submit tasks)")
+            self.client().ensure_pool(SPARK_POOL, SPARK_POOL_SLOTS, "Spark jobs (tasks on the warm Spark)")
             return
         try:
             self._start(timeout)
-            self.client().ensure_pool(SPARK_POOL, SPARK_POOL_SLOTS, "Spark jobs (spark-submit tasks)")
+            self.client().ensure_pool(SPARK_POOL, SPARK_POOL_SLOTS, "Spark jobs (tasks on the warm Spark)")
         except BaseException:
             self.stop()  # a half-started Airflow must not hold its ports for the next try
             raise

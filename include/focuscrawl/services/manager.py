@@ -20,7 +20,8 @@ from pathlib import Path
 from focuscrawl.config import Settings
 from focuscrawl.services.process import ManagedProcess, group_members, port_open, settings_env
 
-DEFAULT_SERVICES = ("kafka", "airflow", "world")
+# The warm Spark before Airflow: its Spark tasks run on it.
+DEFAULT_SERVICES = ("kafka", "spark-connect", "airflow", "world")
 
 
 def world_available() -> bool:
@@ -89,14 +90,16 @@ class ServiceManager:
         from focuscrawl.services.airflow import AirflowService
         from focuscrawl.services.kafka import KafkaBroker
         from focuscrawl.services.spark_cluster import SparkCluster
+        from focuscrawl.services.spark_connect import SparkConnect
 
         self.cfg = cfg
         self.spark_cluster = SparkCluster(cfg)
-        # Tasks submit to the cluster when it is part of this start, else to the configured master.
+        # The warm Spark's executors run on the cluster when it is part of this start, else on the configured master.
         master = self.spark_cluster.url if spark_cluster else None
         self.services = {
             "kafka": KafkaBroker(cfg),
-            "airflow": AirflowService(cfg, dags_folder=dags_folder, spark_master=master),
+            "spark-connect": SparkConnect(cfg, master=master),
+            "airflow": AirflowService(cfg, dags_folder=dags_folder),
             "world": WorldService(cfg, world_args),  # a project's [world] knobs (Project.world.serve_args)
             "spark": self.spark_cluster,
         }
@@ -110,7 +113,7 @@ class ServiceManager:
             raise ValueError(f"unknown service(s) {', '.join(unknown)}; known: {', '.join((*DEFAULT_SERVICES, 'spark'))}")
         if spark_cluster and "spark" not in names:
             names.append("spark")
-        # Spark first: Airflow's spark_default connection points at it.
+        # The cluster first: the warm Spark's executors run on it.
         order = ["spark", *DEFAULT_SERVICES]
         return [n for n in order if n in names]
 
@@ -130,7 +133,7 @@ class ServiceManager:
     def down(self, log=print) -> list[str]:
         """Stop everything ours: services in reverse start order, then stray groups."""
         stopped = []
-        for name in ("world", "airflow", "kafka", "spark"):
+        for name in ("world", "airflow", "spark-connect", "kafka", "spark"):
             if self.services[name].stop():
                 stopped.append(name)
                 log(f"{name}: stopped")
@@ -142,7 +145,7 @@ class ServiceManager:
 
     def status(self) -> list[ServiceStatus]:
         out = []
-        for name in ("kafka", "airflow", "world", "spark"):
+        for name in ("kafka", "spark-connect", "airflow", "world", "spark"):
             svc = self.services[name]
             if name == "world" and not world_available():
                 out.append(ServiceStatus(name, False, svc.url, "not installed"))

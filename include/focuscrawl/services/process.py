@@ -15,6 +15,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 
+def write_private(path: Path, text: str) -> None:
+    """Write a secret with mode 0600 from the start (never world-readable, even briefly)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as f:
+        f.write(text)
+    os.chmod(path, 0o600)
+
+
 def port_open(host: str, port: int, timeout: float = 0.5) -> bool:
     try:
         with socket.create_connection((host, port), timeout=timeout):
@@ -241,6 +250,7 @@ def settings_env(cfg) -> dict[str, str]:
         "FOCUSCRAWL_SPARK_MASTER": cfg.spark_master,
         "FOCUSCRAWL_SPARK_MASTER_PORT": str(cfg.spark_master_port),
         "FOCUSCRAWL_SPARK_DRIVER_MEMORY": cfg.spark_driver_memory,
+        "FOCUSCRAWL_SPARK_CONNECT_PORT": str(cfg.spark_connect_port),
         "FOCUSCRAWL_CATALOG_DB": cfg.catalog_db,
         "FOCUSCRAWL_USER_AGENT": cfg.user_agent,
         "FOCUSCRAWL_METRICS_PORT": str(cfg.metrics_port),

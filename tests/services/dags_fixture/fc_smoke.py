@@ -22,12 +22,12 @@ def fc_smoke():
     def environment(**context) -> str:
         from airflow.sdk import BaseHook
 
-        spark = BaseHook.get_connection("spark_default")
+        spark = BaseHook.get_connection("spark_connect_default")
         # Printed lines are what the test reads back from the task log.
         print("FOCUSCRAWL_VAR=" + os.environ["FOCUSCRAWL_VAR"])
         print("spark-submit=" + str(shutil.which("spark-submit")))
         print("SPARK_HOME=" + os.environ["SPARK_HOME"])
-        print("spark_default.host=" + str(spark.host))
+        print(f"spark_connect_default={spark.host}:{spark.port}")
         print("conf.marker=" + str(context["dag_run"].conf.get("marker")))
         return os.environ["FOCUSCRAWL_VAR"]
 

@@ -1,0 +1,71 @@
+"""A Spark task as a client of the warm Spark: the job's own Python runs in the task, its plans on the server.
+
+:class:`SparkConnectJobOperator` runs ``spark_jobs/chain.py``'s steps in the Airflow task's process with
+pyspark's ``SPARK_REMOTE`` set to the provider's Spark Connect connection (``spark_connect_default``,
+``focuscrawl.services.spark_connect.connection``), so each job's ``get_session`` returns a client of the
+running server: no JVM starts in the task. What a job does on its driver (fitting ExtraTrees and NGBoost,
+building a FAISS index) runs here; its DataFrame work runs on the server. The same job files still run
+under ``spark-submit`` (``focuscrawl.services.spark_cluster.spark_submit``) for a cluster of their own.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+from pathlib import Path
+
+from airflow.sdk import BaseOperator
+
+CONN_ID = "spark_connect_default"
+
+
+class SparkJobFailed(RuntimeError):
+    pass
+
+
+def load_chain(jobs_dir: Path):
+    """``spark_jobs/chain.py`` as a module (the folder is no package: jobs are files spark-submit runs)."""
+    spec = importlib.util.spec_from_file_location("focuscrawl_spark_chain", jobs_dir / "chain.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+class SparkConnectJobOperator(BaseOperator):
+    """Runs ``steps`` (``[job.py, args..., "--", job.py, args...]``, chain.py's argument list) on the warm Spark."""
+
+    template_fields = ("steps",)
+    ui_color = "#f4a460"
+
+    def __init__(self, *, jobs_dir: str, steps: list[str], conn_id: str = CONN_ID, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.jobs_dir, self.steps, self.conn_id = jobs_dir, steps, conn_id
+        self._session = None
+
+    def execute(self, context) -> None:
+        from airflow.providers.apache.spark.hooks.spark_connect import SparkConnectHook
+        from pyspark.sql import SparkSession
+
+        from focuscrawl.core.blas import pin_openblas_kernels
+
+        pin_openblas_kernels()  # before any step imports FAISS (chain.py's own entry does the same)
+        # The URL carries the token: set for this task's process only, never logged.
+        os.environ["SPARK_REMOTE"] = SparkConnectHook(self.conn_id).get_connection_url()
+        try:
+            self._session = SparkSession.builder.remote(os.environ["SPARK_REMOTE"]).getOrCreate()
+            self.log.info("on the warm Spark %s", self._session.version)  # the first call that reaches the server
+        except Exception as exc:  # noqa: BLE001 - whatever the client raises, the fix is the same
+            raise SparkJobFailed(f"the warm Spark (connection {self.conn_id}) did not answer: {type(exc).__name__}; "
+                                 "`focuscrawl services status` shows it, `focuscrawl services up --only spark-connect` "
+                                 "starts it") from exc
+        status = load_chain(Path(self.jobs_dir)).main([str(s) for s in self.steps]) or 0
+        if status:
+            raise SparkJobFailed(f"{' '.join(map(str, self.steps))}: exited with status {status} (its log above says why)")
+
+    def on_kill(self) -> None:
+        # The server keeps running the killed task's queries unless told: stop this session's, not the others'.
+        if self._session is not None:
+            try:
+                self._session.interruptAll()
+            except Exception:  # noqa: BLE001 - a stopped session has nothing left to interrupt
+                pass

@@ -1,0 +1,108 @@
+"""The warm Spark: one long-lived Spark Connect server that every DAG task's job runs on.
+
+A Spark task used to be a ``spark-submit`` of its own: a cold driver JVM per task (6-10 s idle, 96-253 s
+each on the live platform under load), one at a time in a one-slot pool. Spark Connect (Spark 4's
+client-server protocol; its server class ships in pip's pyspark) keeps one driver running with the
+session conf of :func:`focuscrawl.lake.spark.session_conf` (Delta extension, jars, master), and a task
+is a thin gRPC client (:class:`focuscrawl.orchestration.spark_task.SparkConnectJobOperator`) whose
+DataFrame plans run on it. Concurrent tasks share it under Spark's fair scheduler.
+
+Security: the server listens on the bind host only and admits a client only with the bearer token kept
+in ``$FOCUSCRAWL_VAR/spark-connect/token`` (mode 0600), passed to the server in its environment, never on
+a command line (``ps`` shows those). pyspark sends a token over a plain channel only to ``localhost``
+(``ChannelBuilder.toChannel``), so the clients' URL names ``localhost``. With ``services up
+--spark-cluster`` the server's master is the standalone cluster: the driver stays here, the executors
+scale out.
+"""
+
+from __future__ import annotations
+
+import secrets
+from pathlib import Path
+
+from focuscrawl.config import Settings
+from focuscrawl.core.interpreter import spark_home
+from focuscrawl.services.process import ManagedProcess, port_open, settings_env, write_private
+
+SERVER_CLASS = "org.apache.spark.sql.connect.service.SparkConnectServer"
+# One plan carries a job's Python functions with what they close over (the related-pages index:
+# 40 MB at 100k pages, d = 100); the server's 128 MB default would refuse a larger site's.
+MAX_MESSAGE_BYTES = 1 << 30
+
+
+def token_file(cfg: Settings) -> Path:
+    return Path(cfg.var_dir) / "spark-connect" / "token"
+
+
+def connect_token(cfg: Settings) -> str:
+    """The server's bearer token, generated on first use and kept (mode 0600) for every later start."""
+    path = token_file(cfg)
+    try:
+        token = path.read_text().strip()
+    except OSError:
+        token = ""
+    if not token:
+        token = secrets.token_urlsafe(32)
+        write_private(path, token)
+    return token
+
+
+def connection(cfg: Settings) -> dict:
+    """Airflow's ``spark_connect`` connection to the server (the provider's SparkConnectHook builds the URL)."""
+    return {"conn_type": "spark_connect", "host": "localhost", "port": cfg.spark_connect_port,
+            "password": connect_token(cfg)}
+
+
+class SparkConnect:
+    name = "spark-connect"
+
+    def __init__(self, cfg: Settings, master: str | None = None) -> None:
+        """``master``: where the server's executors run (default ``cfg.spark_master``, ``local[*]``)."""
+        from focuscrawl.lake.spark import session_conf, submit_env
+
+        self.cfg = cfg
+        self.master = master or cfg.spark_master
+        conf = {
+            **session_conf(cfg, self.master),
+            "spark.connect.grpc.binding.address": cfg.bind_host,
+            "spark.connect.grpc.binding.port": str(cfg.spark_connect_port),
+            "spark.connect.grpc.maxInboundMessageSize": str(MAX_MESSAGE_BYTES),
+            # Two loops' tasks at once share the executors instead of queueing behind each other.
+            "spark.scheduler.mode": "FAIR",
+        }
+        work = Path(cfg.var_dir) / "spark-connect"
+        self.process = ManagedProcess(
+            name=self.name, run_dir=Path(cfg.var_dir) / "run", log_dir=Path(cfg.var_dir) / "logs",
+            command=[f"{spark_home()}/bin/spark-submit", "--class", SERVER_CLASS, "--name", "focuscrawl-warm-spark",
+                     *[item for key, value in conf.items() for item in ("--conf", f"{key}={value}")],
+                     "spark-internal"],
+            env={**settings_env(cfg), **submit_env()}, cwd=work,
+        )
+        self.processes = {self.name: self.process}
+
+    @property
+    def url(self) -> str:
+        """Where clients connect (the token is not part of it: :func:`connection` adds it)."""
+        return f"sc://localhost:{self.cfg.spark_connect_port}"
+
+    def _ready(self) -> bool:
+        return port_open(self.cfg.bind_host, self.cfg.spark_connect_port)
+
+    def start(self, timeout: float = 180.0) -> None:
+        if self.healthy():
+            return
+        if self._ready():  # a server that is not ours (another var folder): ours could not bind, clients would miss
+            raise RuntimeError(f"port {self.cfg.spark_connect_port} is taken by another process; stop it, or give "
+                               "this platform other ports (FOCUSCRAWL_PORT_OFFSET or FOCUSCRAWL_SPARK_CONNECT_PORT)")
+        (Path(self.cfg.var_dir) / "spark-connect").mkdir(parents=True, exist_ok=True)
+        self.process.env = {**self.process.env, "SPARK_CONNECT_AUTHENTICATE_TOKEN": connect_token(self.cfg)}
+        self.process.start_until(self._ready, timeout, f"Spark Connect server on {self.url}")
+
+    def stop(self) -> bool:
+        return self.process.stop()
+
+    def healthy(self) -> bool:
+        return self.process.running() and self._ready()
+
+    def alive(self) -> bool:
+        return self.healthy()

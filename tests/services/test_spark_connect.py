@@ -1,0 +1,121 @@
+"""The warm Spark (``focuscrawl.services.spark_connect``): one Spark Connect server that DAG tasks are clients of.
+
+Over the real server: a task's operator (:class:`SparkConnectJobOperator`, as the DAGs build it) runs the
+related-pages and training jobs on it with no JVM of its own, their Delta tables equal to numpy's exact
+neighbours; the server admits only its token, keeps the token off its command line, and a second
+job on the warm server costs a fraction of the first.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pytest
+
+from focuscrawl.outlinks.embedding import LsaEmbedder
+from focuscrawl.outlinks.features import build_features
+from focuscrawl.outlinks.related import related_pages
+from focuscrawl.outlinks.synthetic import generate_snapshots
+from focuscrawl.outlinks.tables import EMBEDDINGS, FEATURES, MODELS, RELATED_PAGES
+from focuscrawl.outlinks.targets import targets
+from focuscrawl.services.process import settings_env
+from focuscrawl.services.spark_connect import SparkConnect, connection, token_file
+
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(900)]
+
+K, HISTORY, MODEL = 5, 2, "NNL-ET_LBLA"
+
+
+@pytest.fixture(scope="module")
+def server(cfg):
+    svc = SparkConnect(cfg)
+    svc.start()
+    yield svc
+    svc.stop()
+
+
+def in_a_process_of_its_own(code: str, env: dict | None = None) -> str:
+    """Run ``code`` as a task's process would (the suite's own process holds a classic session, and pyspark
+    admits no remote session beside one); returns its stdout, failing with its stderr."""
+    done = subprocess.run([sys.executable, "-c", code], env={**os.environ, **(env or {})}, capture_output=True,
+                          text=True, timeout=600)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    return done.stdout
+
+
+def count_on(url: str) -> str:
+    code = ("from pyspark.sql import SparkSession\n"
+            "try:\n"
+            f"    print(SparkSession.builder.remote({url!r}).getOrCreate().range(3).count())\n"
+            "except Exception as exc:\n"
+            "    print('refused', str(exc).replace(chr(10), ' ')[:300])\n")
+    return in_a_process_of_its_own(code).strip()
+
+
+def test_only_the_token_is_admitted_and_it_is_on_no_command_line(server, cfg):
+    token = connection(cfg)["password"]
+    assert oct(token_file(cfg).stat().st_mode & 0o777) == "0o600"
+    argv = (open(f"/proc/{server.process.pid()}/cmdline").read()).replace("\0", " ")
+    assert token not in argv and "spark.connect.grpc.binding.address=" + cfg.bind_host in argv
+    port = cfg.spark_connect_port
+    assert count_on(f"sc://localhost:{port}/;token=not-{token}").startswith("refused")
+    assert "UNAUTHENTICATED" in count_on(f"sc://localhost:{port}/;token=not-{token}")
+    assert count_on(f"sc://localhost:{port}").startswith("refused")
+    assert count_on(f"sc://localhost:{port}/;token={token}") == "3"
+
+
+def test_dag_tasks_run_their_jobs_on_the_warm_spark(server, cfg, tmp_path):
+    from deltalake import DeltaTable, write_deltalake
+
+    snapshots = generate_snapshots(n_pages=120, n_periods=5, n_topics=5, n_sites=5, words_per_page=40, seed=3)
+    seen = snapshots[snapshots["period"] < snapshots["period"].max()]
+    latest = seen.sort_values("period").groupby("url").tail(1).sort_values("url", ignore_index=True)
+    vectors = LsaEmbedder(dimensions=16, seed=0).fit(latest["text"].tolist()).transform(latest["text"].tolist())
+    embeddings = pd.DataFrame({"url": latest["url"], "as_of_period": latest["period"].astype("int32"),
+                               "vector": list(vectors.astype(np.float32))})
+    idx, sims = related_pages(vectors.astype(np.float32), "EXACT", k=K)
+    urls = latest["url"].to_numpy(dtype=object)
+    reference = pd.DataFrame({"url": np.repeat(urls, K), "neighbour": urls[idx.ravel()],
+                              "rank": np.tile(np.arange(1, K + 1), len(urls)), "similarity": sims.ravel()})
+    features = build_features(snapshots, targets(snapshots), reference, history_size=HISTORY)
+    features["period"] = features["period"].astype("int32")
+
+    # The task's process sees the settings a worker of `services up`'s Airflow sees, on a lake of its own.
+    run_cfg = dataclasses.replace(cfg, var_dir=tmp_path, lake=str(tmp_path / "lake"))
+    env = {**settings_env(run_cfg), "AIRFLOW_CONN_SPARK_CONNECT_DEFAULT": json.dumps(connection(cfg))}
+    write_deltalake(EMBEDDINGS.path(run_cfg), pa.Table.from_pandas(embeddings, schema=EMBEDDINGS.arrow_schema(),
+                                                                   preserve_index=False))
+    write_deltalake(FEATURES.path(run_cfg), pa.Table.from_pandas(features, preserve_index=False),
+                    partition_by=["period"])
+    steps = [["outlinks_related.py", "--k", str(K)], ["outlinks_related.py", "--k", str(K)],
+             ["outlinks_train.py", "--models", MODEL, "--history-size", str(HISTORY)]]
+    code = f"""
+import time, psutil
+from focuscrawl.orchestration.spark_task import SparkConnectJobOperator
+for steps in {steps!r}:
+    began = time.monotonic()
+    SparkConnectJobOperator(task_id="t", jobs_dir={str(cfg.home / "spark_jobs")!r}, steps=steps).execute({{}})
+    print("took", time.monotonic() - began)
+# No JVM in the task: the client only (a classic session would have started one as this process's child).
+print("java children", [p.pid for p in psutil.Process().children(recursive=True) if "java" in p.name()])
+"""
+    out = in_a_process_of_its_own(code, env)
+    assert "java children []" in out
+    took = [float(line.split()[1]) for line in out.splitlines() if line.startswith("took ")]
+    print(f"outlinks_related on the warm Spark: first {took[0]:.1f} s, again {took[1]:.1f} s; train {took[2]:.1f} s")
+
+    keys = ["url", "rank"]
+    got = DeltaTable(RELATED_PAGES.path(run_cfg)).to_pandas().sort_values(keys, ignore_index=True)
+    want = reference.sort_values(keys, ignore_index=True)
+    assert len(got) == 120 * K
+    assert got["neighbour"].tolist() == want["neighbour"].tolist()
+    np.testing.assert_allclose(got["similarity"], want["similarity"], rtol=0, atol=1e-5)
+    models = DeltaTable(MODELS.path(run_cfg)).to_pandas()
+    assert len(models) and all(n.startswith(MODEL) for n in models["name"]) and models["spearman"].notna().all()
