@@ -2,7 +2,8 @@
 
     spark-submit spark_jobs/outlinks_related.py [--k N] [--method EXACT|HNSW|IVF] [--n-probe 16] [--ef-search 96]
 
-The index is built once on the driver and broadcast; the queries are partitioned over the executors.
+The index is built once on the driver and shipped with the search function; the queries are partitioned
+over the executors.
 FAISS's OpenBLAS kernels are pinned first thing (``focuscrawl.core.blas``), before the session starts, so
 the driver and the Python workers it starts load FAISS on this CPU's kernels.
 """
