@@ -18,9 +18,10 @@ def test_dag_is_tagged_with_its_seed_and_takes_its_params(dag):
 
 def test_spark_task_runs_the_job_then_publishes(dag, cfg):
     job = dag.get_task("source_schedule")
-    assert job.application == str(cfg.home / "spark_jobs" / "source_schedule.py")
-    assert job.conf["spark.sql.extensions"] == "io.delta.sql.DeltaSparkSessionExtension"
-    assert job.application_args[:2] == ["--budget", "{{ params.budget }}"]
+    from focuscrawl.orchestration.spark_task import SparkConnectJobOperator
+
+    assert isinstance(job, SparkConnectJobOperator) and job.jobs_dir == str(cfg.home / "spark_jobs")
+    assert job.steps[:3] == ["source_schedule.py", "--budget", "{{ params.budget }}"]
     assert [a.name for a in job.inlets] == ["delta.source_recrawls", "delta.page_clicks"]
     assert [a.name for a in job.outlets] == ["delta.source_estimates", "delta.source_schedule"]
     assert [t.task_id for t in job.downstream_list] == ["publish_schedule"]

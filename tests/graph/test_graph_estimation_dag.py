@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import sys
-
 import pytest
 
 from focuscrawl.graph.params import DEFAULT
@@ -22,9 +20,10 @@ def test_dag_is_tagged_and_takes_its_params(dag):
 
 def test_spark_task_runs_the_job_on_the_sample_asset(dag, cfg):
     task = dag.get_task("graph_estimation")
-    assert task.application == str(cfg.home / "spark_jobs" / "graph_estimation.py")
-    assert task.conf["spark.sql.extensions"] == "io.delta.sql.DeltaSparkSessionExtension"
-    assert task.conf["spark.pyspark.python"] == sys.executable
-    assert task.application_args[task.application_args.index("--replicates") + 1] == "{{ params.replicates }}"
+    from focuscrawl.orchestration.spark_task import SparkConnectJobOperator
+
+    assert isinstance(task, SparkConnectJobOperator) and task.jobs_dir == str(cfg.home / "spark_jobs")
+    assert task.steps[0] == "graph_estimation.py"
+    assert task.steps[task.steps.index("--replicates") + 1] == "{{ params.replicates }}"
     assert [a.name for a in task.inlets] == ["delta.graph_sample"]
     assert [a.name for a in task.outlets] == ["delta.graph_estimates"]

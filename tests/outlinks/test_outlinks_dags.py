@@ -3,8 +3,6 @@ fails the task on a corrupted snapshot table."""
 
 from __future__ import annotations
 
-import sys
-
 import pyarrow as pa
 import pytest
 
@@ -37,11 +35,11 @@ def test_the_related_method_param_offers_every_registered_method(dags):
 def test_data_aware_chain(dags, cfg):
     feats, train = dags["outlinks_features"], dags["outlinks_train"]
     assert [t.task_id for t in feats.topological_sort()] == ["quality_page_snapshots", "features"]
-    chain = feats.get_task("features")  # four jobs in one driver, in this order
-    assert chain.application == str(cfg.home / "spark_jobs" / "chain.py") and chain.pool == "spark"
-    assert [a for a in chain.application_args if a.endswith(".py")] == [
+    chain = feats.get_task("features")  # four jobs in one task, in this order
+    assert chain.jobs_dir == str(cfg.home / "spark_jobs") and chain.pool == "spark"
+    assert [a for a in chain.steps if a.endswith(".py")] == [
         "outlinks_embed.py", "outlinks_related.py", "outlinks_features.py", "near_duplicates.py"]
-    assert chain.application_args.count("--") == 3
+    assert chain.steps.count("--") == 3
     assert [t.task_id for t in train.topological_sort()] == ["quality_outlink_features", "train", "promote",
                                                                  "score"]
     assert {t.task_id for t in train.tasks if t.pool == "spark"} == {"train", "promote", "score"}  # slot kept to score
@@ -50,8 +48,7 @@ def test_data_aware_chain(dags, cfg):
     assert [a.name for a in feats.timetable.asset_condition.objects] == ["delta.page_snapshots"]
     assert [a.name for a in train.timetable.asset_condition.objects] == ["delta.outlink_features"]
     job = train.get_task("train")
-    assert job.application == str(cfg.home / "spark_jobs" / "outlinks_train.py")
-    assert "--no-promote" in job.application_args and job.conf["spark.pyspark.python"] == sys.executable
+    assert job.steps[0] == "outlinks_train.py" and "--no-promote" in job.steps
     assert [a.name for a in train.get_task("score").outlets] == ["delta.page_priorities",
                                                                   "kafka.focuscrawl.page_priorities"]
 
