@@ -103,6 +103,3 @@ class SparkConnect:
 
     def healthy(self) -> bool:
         return self.process.running() and self._ready()
-
-    def alive(self) -> bool:
-        return self.healthy()
