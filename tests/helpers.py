@@ -6,6 +6,8 @@
   ``dag_bag`` fixture of ``tests/conftest.py`` caches it per file for a run.
 - :func:`load_module` and :func:`main_parser`: a product file as a module, and the argument parser
   its ``main`` builds, read without running the program.
+- :func:`outlinks_job_inputs` and :func:`write_outlinks_job_inputs`: the related-pages and training jobs'
+  input tables for a small synthetic site, with numpy's exact neighbours to check the jobs against.
 - :func:`fetch_spec`: a stream process's ``--fetch-spec`` file for a site at a URL (what the platform's
   plan writes for a project's site), for the tests that start one process by hand.
 """
@@ -177,3 +179,44 @@ def fetch_spec(folder: Path, base_url: str, politeness_delay: float, pace: float
     fields = {"name": "test", "user_agent": "focuscrawl-test/1 (+mailto:ops@example.org)", **site}
     spec = FetchSpec(site=Site(base_url=base_url, politeness_delay=politeness_delay, **fields), pace=pace)
     return str(spec.write(Path(folder) / f"{fields['name']}.fetch.json"))
+
+
+def outlinks_job_inputs(k: int, history_size: int):
+    """Embeddings and features of a small synthetic site, plus its k related pages computed in numpy:
+    ``(embeddings, features, reference)``, for the tests that run the related-pages and training jobs."""
+    import numpy as np
+    import pandas as pd
+
+    from focuscrawl.outlinks.embedding import LsaEmbedder
+    from focuscrawl.outlinks.features import build_features
+    from focuscrawl.outlinks.related import related_pages
+    from focuscrawl.outlinks.synthetic import generate_snapshots
+    from focuscrawl.outlinks.targets import targets
+
+    snapshots = generate_snapshots(n_pages=150, n_periods=6, n_topics=6, n_sites=6, words_per_page=40, seed=11)
+    # Vectors of the texts strictly before the held-out (last) period, as spark_jobs/outlinks_embed.py
+    # builds them: outlinks_train refuses later ones (outlinks.leakage).
+    seen = snapshots[snapshots["period"] < snapshots["period"].max()]
+    latest = seen.sort_values("period").groupby("url").tail(1).sort_values("url", ignore_index=True)
+    vectors = LsaEmbedder(dimensions=16, seed=0).fit(latest["text"].tolist()).transform(latest["text"].tolist())
+    embeddings = pd.DataFrame({"url": latest["url"], "as_of_period": latest["period"].astype("int32"),
+                               "vector": list(vectors.astype(np.float32))})
+    idx, sims = related_pages(vectors.astype(np.float32), "EXACT", k=k)
+    urls = latest["url"].to_numpy(dtype=object)
+    reference = pd.DataFrame({"url": np.repeat(urls, k), "neighbour": urls[idx.ravel()],
+                              "rank": np.tile(np.arange(1, k + 1), len(urls)), "similarity": sims.ravel()})
+    features = build_features(snapshots, targets(snapshots), reference, history_size=history_size)
+    features["period"] = features["period"].astype("int32")
+    return embeddings, features, reference
+
+
+def write_outlinks_job_inputs(cfg, embeddings, features) -> None:
+    """The jobs' input tables (``page_embeddings``, ``outlink_features``) on ``cfg``'s lake."""
+    import pyarrow as pa
+    from deltalake import write_deltalake
+
+    from focuscrawl.outlinks.tables import EMBEDDINGS, FEATURES
+
+    write_deltalake(EMBEDDINGS.path(cfg), pa.Table.from_pandas(embeddings, schema=EMBEDDINGS.arrow_schema(),
+                                                               preserve_index=False))
+    write_deltalake(FEATURES.path(cfg), pa.Table.from_pandas(features, preserve_index=False), partition_by=["period"])

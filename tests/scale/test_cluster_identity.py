@@ -11,17 +11,12 @@ import dataclasses
 
 import numpy as np
 import pandas as pd
-import pyarrow as pa
 import pytest
 
-from focuscrawl.outlinks.embedding import LsaEmbedder
-from focuscrawl.outlinks.features import build_features
-from focuscrawl.outlinks.related import related_pages
-from focuscrawl.outlinks.synthetic import generate_snapshots
-from focuscrawl.outlinks.tables import EMBEDDINGS, FEATURES, MODELS, RELATED_PAGES
-from focuscrawl.outlinks.targets import targets
+from focuscrawl.outlinks.tables import MODELS, RELATED_PAGES
 from focuscrawl.outlinks.training import model_key, model_store
 from focuscrawl.services.spark_cluster import SparkCluster, spark_submit
+from helpers import outlinks_job_inputs, write_outlinks_job_inputs
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(1200)]  # ~2-3 min unloaded
 
@@ -38,34 +33,14 @@ def cluster(cfg):
 
 @pytest.fixture(scope="module")
 def inputs():
-    """Embeddings and features of a small synthetic site, plus the related pages computed in numpy."""
-    snapshots = generate_snapshots(n_pages=150, n_periods=6, n_topics=6, n_sites=6, words_per_page=40, seed=11)
-    # Vectors of the texts strictly before the held-out (last) period, as spark_jobs/outlinks_embed.py
-    # builds them: outlinks_train refuses later ones (outlinks.leakage).
-    seen = snapshots[snapshots["period"] < snapshots["period"].max()]
-    latest = seen.sort_values("period").groupby("url").tail(1).sort_values("url", ignore_index=True)
-    vectors = LsaEmbedder(dimensions=16, seed=0).fit(latest["text"].tolist()).transform(latest["text"].tolist())
-    embeddings = pd.DataFrame({"url": latest["url"], "as_of_period": latest["period"].astype("int32"),
-                               "vector": list(vectors.astype(np.float32))})
-    idx, sims = related_pages(vectors.astype(np.float32), "EXACT", k=K)
-    urls = latest["url"].to_numpy(dtype=object)
-    reference = pd.DataFrame({"url": np.repeat(urls, K), "neighbour": urls[idx.ravel()],
-                              "rank": np.tile(np.arange(1, K + 1), len(urls)), "similarity": sims.ravel()})
-    features = build_features(snapshots, targets(snapshots), reference, history_size=HISTORY)
-    features["period"] = features["period"].astype("int32")
-    return embeddings, features, reference
+    return outlinks_job_inputs(K, HISTORY)
 
 
 def run_jobs(cfg, root, master: str, inputs) -> object:
     """The two jobs on their own lake and model store, with the master URL as the one changed setting."""
-    from deltalake import write_deltalake
-
     embeddings, features, _ = inputs
     run_cfg = dataclasses.replace(cfg, var_dir=root, lake=str(root / "lake"), spark_master=master)
-    write_deltalake(EMBEDDINGS.path(run_cfg), pa.Table.from_pandas(embeddings, schema=EMBEDDINGS.arrow_schema(),
-                                                                   preserve_index=False))
-    write_deltalake(FEATURES.path(run_cfg), pa.Table.from_pandas(features, preserve_index=False),
-                    partition_by=["period"])
+    write_outlinks_job_inputs(run_cfg, embeddings, features)
     jobs = cfg.home / "spark_jobs"
     assert f"{len(embeddings) * K} pairs" in spark_submit(run_cfg, jobs / "outlinks_related.py", "--k", str(K))
     spark_submit(run_cfg, jobs / "outlinks_train.py", "--models", MODEL, "--history-size", str(HISTORY))

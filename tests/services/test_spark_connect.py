@@ -15,30 +15,16 @@ import subprocess
 import sys
 
 import numpy as np
-import pandas as pd
-import pyarrow as pa
 import pytest
 
-from focuscrawl.outlinks.embedding import LsaEmbedder
-from focuscrawl.outlinks.features import build_features
-from focuscrawl.outlinks.related import related_pages
-from focuscrawl.outlinks.synthetic import generate_snapshots
-from focuscrawl.outlinks.tables import EMBEDDINGS, FEATURES, MODELS, RELATED_PAGES
-from focuscrawl.outlinks.targets import targets
+from focuscrawl.outlinks.tables import MODELS, RELATED_PAGES
 from focuscrawl.services.process import settings_env
-from focuscrawl.services.spark_connect import SparkConnect, connection, token_file
+from focuscrawl.services.spark_connect import connection, token_file
+from helpers import outlinks_job_inputs, write_outlinks_job_inputs
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(900)]
 
 K, HISTORY, MODEL = 5, 2, "NNL-ET_LBLA"
-
-
-@pytest.fixture(scope="module")
-def server(cfg):
-    svc = SparkConnect(cfg)
-    svc.start()
-    yield svc
-    svc.stop()
 
 
 def in_a_process_of_its_own(code: str, env: dict | None = None) -> str:
@@ -59,10 +45,10 @@ def count_on(url: str) -> str:
     return in_a_process_of_its_own(code).strip()
 
 
-def test_only_the_token_is_admitted_and_it_is_on_no_command_line(server, cfg):
+def test_only_the_token_is_admitted_and_it_is_on_no_command_line(warm_spark, cfg):
     token = connection(cfg)["password"]
     assert oct(token_file(cfg).stat().st_mode & 0o777) == "0o600"
-    argv = (open(f"/proc/{server.process.pid()}/cmdline").read()).replace("\0", " ")
+    argv = (open(f"/proc/{warm_spark.process.pid()}/cmdline").read()).replace("\0", " ")
     assert token not in argv and "spark.connect.grpc.binding.address=" + cfg.bind_host in argv
     port = cfg.spark_connect_port
     assert count_on(f"sc://localhost:{port}/;token=not-{token}").startswith("refused")
@@ -71,29 +57,15 @@ def test_only_the_token_is_admitted_and_it_is_on_no_command_line(server, cfg):
     assert count_on(f"sc://localhost:{port}/;token={token}") == "3"
 
 
-def test_dag_tasks_run_their_jobs_on_the_warm_spark(server, cfg, tmp_path):
-    from deltalake import DeltaTable, write_deltalake
+def test_dag_tasks_run_their_jobs_on_the_warm_spark(warm_spark, cfg, tmp_path):
+    from deltalake import DeltaTable
 
-    snapshots = generate_snapshots(n_pages=120, n_periods=5, n_topics=5, n_sites=5, words_per_page=40, seed=3)
-    seen = snapshots[snapshots["period"] < snapshots["period"].max()]
-    latest = seen.sort_values("period").groupby("url").tail(1).sort_values("url", ignore_index=True)
-    vectors = LsaEmbedder(dimensions=16, seed=0).fit(latest["text"].tolist()).transform(latest["text"].tolist())
-    embeddings = pd.DataFrame({"url": latest["url"], "as_of_period": latest["period"].astype("int32"),
-                               "vector": list(vectors.astype(np.float32))})
-    idx, sims = related_pages(vectors.astype(np.float32), "EXACT", k=K)
-    urls = latest["url"].to_numpy(dtype=object)
-    reference = pd.DataFrame({"url": np.repeat(urls, K), "neighbour": urls[idx.ravel()],
-                              "rank": np.tile(np.arange(1, K + 1), len(urls)), "similarity": sims.ravel()})
-    features = build_features(snapshots, targets(snapshots), reference, history_size=HISTORY)
-    features["period"] = features["period"].astype("int32")
+    embeddings, features, reference = outlinks_job_inputs(K, HISTORY)
 
     # The task's process sees the settings a worker of `services up`'s Airflow sees, on a lake of its own.
     run_cfg = dataclasses.replace(cfg, var_dir=tmp_path, lake=str(tmp_path / "lake"))
     env = {**settings_env(run_cfg), "AIRFLOW_CONN_SPARK_CONNECT_DEFAULT": json.dumps(connection(cfg))}
-    write_deltalake(EMBEDDINGS.path(run_cfg), pa.Table.from_pandas(embeddings, schema=EMBEDDINGS.arrow_schema(),
-                                                                   preserve_index=False))
-    write_deltalake(FEATURES.path(run_cfg), pa.Table.from_pandas(features, preserve_index=False),
-                    partition_by=["period"])
+    write_outlinks_job_inputs(run_cfg, embeddings, features)
     steps = [["outlinks_related.py", "--k", str(K)], ["outlinks_related.py", "--k", str(K)],
              ["outlinks_train.py", "--models", MODEL, "--history-size", str(HISTORY)]]
     code = f"""
@@ -114,7 +86,7 @@ print("java children", [p.pid for p in psutil.Process().children(recursive=True)
     keys = ["url", "rank"]
     got = DeltaTable(RELATED_PAGES.path(run_cfg)).to_pandas().sort_values(keys, ignore_index=True)
     want = reference.sort_values(keys, ignore_index=True)
-    assert len(got) == 120 * K
+    assert len(got) == 150 * K
     assert got["neighbour"].tolist() == want["neighbour"].tolist()
     np.testing.assert_allclose(got["similarity"], want["similarity"], rtol=0, atol=1e-5)
     models = DeltaTable(MODELS.path(run_cfg)).to_pandas()
