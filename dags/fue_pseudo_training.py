@@ -84,13 +84,12 @@ def fue_pseudo_training():
 
     @task(outlets=SCORES_PUSHED)
     def publish(summary: dict) -> int:
-        from focuscrawl.fue.batch import read_scores
+        from focuscrawl.fue.batch import scores_push
         from focuscrawl.topics.priority import publish as publish_scores
 
-        method = summary["method"]
+        method = summary["method"]  # each score goes with the model and version that made it, and its rank
         return publish_scores(cfg.kafka_bootstrap, scores_topic(method),
-                              ((user, score, {"method": method}) for user, score in
-                               read_scores(CANDIDATE_SCORES_TABLE.path(cfg), method)))
+                              scores_push(CANDIDATE_SCORES_TABLE.path(cfg), method))
 
     publish.expand(summary=retrain.expand(method=methods()))
 

@@ -166,6 +166,11 @@ def test_schedule_is_published_and_followed_by_the_crawler(spark, cfg, lake, kaf
         assert received[source]["score"] == pytest.approx(row.recrawl_rate)
         assert (received[source]["skip_below"], received[source]["P"], received[source]["mu"]) == pytest.approx(
             (row.skip_below, row.P, row.mu))
+        # and the fit that made it: the schedule's Delta version pushed, the source's rank by rate in the push
+        assert (received[source]["model"], received[source]["model_version"]) == (
+            "source_schedule", DeltaTable(SOURCE_SCHEDULE.path(lake)).version())
+    by_rate = sorted(TRUTH, key=lambda s: -expected.loc[s, "recrawl_rate"])
+    assert [received[s]["rank"] for s in by_rate] == [1, 2, 3]
     assert crawler.step() == "recrawl"  # the next slot takes the pushed plan up
     for source in TRUTH:
         interval = expected.loc[source, "recrawl_interval_s"]

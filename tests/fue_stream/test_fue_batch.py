@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import pyarrow as pa
-from deltalake import write_deltalake
+from deltalake import DeltaTable, write_deltalake
 
 from conftest import OTHER, TARGET
 from focuscrawl.lake.delta_sink import DeltaSink, StreamRecord
-from focuscrawl.fue.batch import candidate_evidence, extracted_users, pseudo_training_run, read_scores, write_scores
+from focuscrawl.fue.batch import candidate_evidence, extracted_users, pseudo_training_run, read_scores, scores_push, write_scores
 from focuscrawl.fue.pipeline import STATS_TABLE, StatsEvent
 from focuscrawl.crawl.listing_crawler import POSTS_TABLE
 
@@ -58,3 +58,6 @@ def test_pseudo_training_run_rescores_and_the_scores_round_trip(tmp_path, toy_cl
     write_scores(uri, "HCP-0.5-0.5", [("x", 0.5)], 1)
     write_scores(uri, "HCP-POS", scores[:1], 11)  # replaces only its own partition
     assert read_scores(uri, "HCP-POS") == scores[:1] and read_scores(uri, "HCP-0.5-0.5") == [("x", 0.5)]
+    # the push names the refreshed classifier and the table version its scores are read at
+    assert scores_push(uri, "HCP-0.5-0.5") == [("x", 0.5, {"method": "HCP-0.5-0.5", "model_version": DeltaTable(
+        uri).version(), "model": "candidate-classifier/HCP-0.5-0.5"})]

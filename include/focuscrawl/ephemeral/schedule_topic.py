@@ -13,11 +13,14 @@ import logging
 
 from focuscrawl.config import Settings
 from focuscrawl.ephemeral.tables import SOURCE_SCHEDULE
-from focuscrawl.topics.priority import Priority, PriorityFollower
+from focuscrawl.topics.priority import RowFollower
 
 log = logging.getLogger(__name__)
 
 SOURCE_SCHEDULE_TOPIC = "focuscrawl.source_schedule"
+# The name a schedule push gives its model; its version is the Delta version of the source_schedule table pushed
+# (each fit of the estimates and the Lagrangian plan overwrites it: one version per fit).
+SCHEDULE_MODEL = "source_schedule"
 
 
 def publish_schedule(cfg: Settings, topic: str = SOURCE_SCHEDULE_TOPIC) -> int:
@@ -25,17 +28,11 @@ def publish_schedule(cfg: Settings, topic: str = SOURCE_SCHEDULE_TOPIC) -> int:
     from focuscrawl.topics.priority import publish_table
 
     return publish_table(SOURCE_SCHEDULE.path(cfg), cfg.kafka_bootstrap, topic,
-                         key_column="source_url", score_column="recrawl_rate")
+                         key_column="source_url", score_column="recrawl_rate", model=SCHEDULE_MODEL)
 
 
-class ScheduleFollower(PriorityFollower):
-    """A :class:`~focuscrawl.topics.priority.PriorityFollower` that hands over the whole pushed row
-    (``score`` = recrawl rate, with ``skip_below``, ``P``, ``mu``, ...), not only the score: the
+class ScheduleFollower(RowFollower):
+    """A :class:`~focuscrawl.topics.priority.RowFollower`: the whole pushed row (``score`` = recrawl rate, with
+    ``skip_below``, ``P``, ``mu``, and the ``model``/``model_version`` of the fit), not only the score: the
     crawler orders discovered pages with the P and μ the schedule was computed from.
     ``apply(source_url, row)`` (None: the source was deleted from the topic)."""
-
-    def _apply(self, rec) -> None:
-        try:
-            self.apply(rec.key.decode(), None if rec.value is None else Priority.from_json(rec.value).row())
-        except (AttributeError, ValueError, KeyError, TypeError) as exc:
-            log.warning("ignoring malformed schedule row %s@%d key=%r: %s", self.topic, rec.offset, rec.key, exc)

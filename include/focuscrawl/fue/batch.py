@@ -122,5 +122,18 @@ def read_scores(uri: str, method: str) -> list[tuple[str, float]]:
     return [(r["user"], float(r["score"])) for r in _read(uri, ["user", "score"], [("method", "=", method)])]
 
 
+def scores_push(uri: str, method: str) -> list[tuple[str, float, dict]]:
+    """``method``'s latest scores as a push (:func:`focuscrawl.topics.priority.publish`): each names the model
+    that made it, ``candidate-classifier/<method>`` (its pseudo-trained refresh), and as its version the Delta
+    version of the candidate-scores table the scores are read at, so a landed extraction's
+    ``chosen_by_model_version`` finds them again (``VERSION AS OF``)."""
+    from deltalake import DeltaTable
+
+    table = DeltaTable(uri)  # the scores and the version from one snapshot of the table
+    named = {"method": method, "model": f"candidate-classifier/{method}", "model_version": int(table.version())}
+    rows = table.to_pyarrow_table(columns=["user", "score"], filters=[("method", "=", method)]).to_pylist()
+    return [(r["user"], float(r["score"]), named) for r in rows]
+
+
 __all__ = ["CANDIDATE_SCORES_TABLE", "STATS_TABLE", "candidate_evidence", "extracted_users", "original_training_set",
-           "pseudo_training_run", "read_scores", "write_scores"]
+           "pseudo_training_run", "read_scores", "scores_push", "write_scores"]

@@ -53,15 +53,27 @@ def ensure_compacted_topic(bootstrap: str, topic: str, partitions: int | None = 
     ensure_topics(bootstrap, [TopicSpec(topic, "the pushed item", compacted=True)], partitions, replication)
 
 
+def ranked(priorities: Iterable[tuple[str, float | None, dict]]) -> list[tuple[str, float | None, dict]]:
+    """The push with each scored item's ``rank`` in it (1 = the highest score; ties in the order given), kept
+    where the row has its own: the rank a crawler lands as ``chosen_rank`` (:mod:`focuscrawl.lake.decision`)."""
+    items = list(priorities)
+    order = sorted((i for i, (_, score, _) in enumerate(items) if score is not None), key=lambda i: -items[i][1])
+    rank = {i: r for r, i in enumerate(order, 1)}
+    return [(key, score, extra if score is None or "rank" in extra else {**extra, "rank": rank[i]})
+            for i, (key, score, extra) in enumerate(items)]
+
+
 def publish(bootstrap: str, topic: str, priorities: Iterable[tuple[str, float | None, dict]]) -> int:
-    """Send ``(key, score, extra)`` triples (score None: delete the key); returns how many were sent."""
+    """Send ``(key, score, extra)`` triples (score None: delete the key), each scored one with its ``rank``
+    (:func:`ranked`); ``extra`` names the model that made the push (``model``, ``model_version``).
+    Returns how many were sent."""
     from kafka import KafkaProducer
 
     ensure_compacted_topic(bootstrap, topic)
     producer = KafkaProducer(bootstrap_servers=bootstrap, acks="all", enable_idempotence=True, linger_ms=20)
     sent = 0
     try:
-        for key, score, extra in priorities:
+        for key, score, extra in ranked(priorities):
             value = None if score is None else Priority(score, extra).to_json()
             producer.send(topic, key=key.encode(), value=value)
             sent += 1
@@ -74,14 +86,20 @@ def publish(bootstrap: str, topic: str, priorities: Iterable[tuple[str, float | 
 
 def publish_table(table_uri: str, bootstrap: str, topic: str = USER_PRIORITIES_TOPIC,
                   key_column: str = "author", score_column: str = "priority",
-                  storage_options: dict[str, str] | None = None) -> int:
-    """Publish every row of a priority Delta table (read with delta-rs: no JVM in the Airflow task)."""
+                  storage_options: dict[str, str] | None = None, model: str | None = None) -> int:
+    """Publish every row of a priority Delta table (read with delta-rs: no JVM in the Airflow task).
+
+    ``model``: the name of what computed the table when its rows do not name it (a ``model`` column); each
+    row is then pushed with that ``model`` and, as its ``model_version``, the table's Delta version read."""
     from deltalake import DeltaTable
 
-    rows = DeltaTable(table_uri, storage_options=storage_options).to_pyarrow_table().to_pylist()
+    table = DeltaTable(table_uri, storage_options=storage_options)
+    named = {} if model is None else {"model": model, "model_version": int(table.version())}
+    rows = table.to_pyarrow_table().to_pylist()
     return publish(bootstrap, topic, (
         (str(r[key_column]), r[score_column],
-         {k: v for k, v in r.items() if k not in (key_column, score_column) and isinstance(v, (int, float, str))})
+         {**named, **{k: v for k, v in r.items()
+                      if k not in (key_column, score_column) and isinstance(v, (int, float, str))}})
         for r in rows
     ))
 
@@ -142,3 +160,15 @@ class PriorityFollower(threading.Thread):
             self.apply(rec.key.decode(), decode(rec.value))
         except (AttributeError, ValueError, KeyError, TypeError) as exc:
             log.warning("ignoring malformed priority %s@%d key=%r: %s", self.topic, rec.offset, rec.key, exc)
+
+
+class RowFollower(PriorityFollower):
+    """A :class:`PriorityFollower` that hands over the whole pushed row (:meth:`Priority.row`: ``score`` with the
+    push's ``model``, ``model_version``, ``rank`` and other columns), not only the score: what a crawler keeps to
+    land with each fetch what chose it (:mod:`focuscrawl.lake.decision`). ``apply(key, row)`` (None: deleted)."""
+
+    def _apply(self, rec) -> None:
+        try:
+            self.apply(rec.key.decode(), None if rec.value is None else Priority.from_json(rec.value).row())
+        except (AttributeError, ValueError, KeyError, TypeError) as exc:
+            log.warning("ignoring malformed pushed row %s@%d key=%r: %s", self.topic, rec.offset, rec.key, exc)
