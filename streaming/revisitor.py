@@ -83,6 +83,7 @@ def main(argv: list[str] | None = None) -> int:
     from focuscrawl.outlinks.tables import PAGE_PRIORITIES_TOPIC, SNAPSHOTS
     from focuscrawl.outlinks.urls import registered_domain, virtual_host_domain
     from focuscrawl.lake.storage import storage_options
+    from focuscrawl.topics.priority import RowFollower
 
     writer = SnapshotWriter(args.table or SNAPSHOTS.path(cfg), storage_options(cfg) or None)
     seen = writer.history()  # the frontier is rebuilt from the table it lands (restart-safe)
@@ -125,7 +126,7 @@ def main(argv: list[str] | None = None) -> int:
             clock.probe = lambda: fetcher.fetch(probe)
         revisitor.restore(seen, seeds=args.seed, latest=latest)
         topic = args.priority_topic or PAGE_PRIORITIES_TOPIC
-        proc.follow(topic, revisitor.apply_priority)
+        proc.follow(topic, revisitor.apply_pushed, RowFollower)  # whole rows: each snapshot lands what chose it
         # `focuscrawl pause/resume revisits`, `budget revisits fetches_per_second` (the pace per host), `seeds add`
         control = proc.control("revisits", paced=fetcher)
 

@@ -8,6 +8,7 @@ import dataclasses
 
 import pytest
 
+from focuscrawl.lake.decision import DECISION_COLUMN_NAMES
 from focuscrawl.outlinks.revisit import WEEK, PageRevisitor, SnapshotWriter, snapshot
 from focuscrawl.outlinks.urls import virtual_host_domain
 
@@ -104,6 +105,51 @@ def test_each_page_once_per_period_in_pushed_priority_order_with_discovery():
     assert rev.order(3) == [(a, 1.0), (b, 0.2), (c, -1.0)]
     status = rev.status()
     assert (status["period"], status["known"], status["revisits"], status["priorities_applied"]) == (1, 3, 6, 4)
+
+
+def test_each_snapshot_lands_the_push_that_chose_it_and_a_seed_says_no_push_did():
+    a, b, c = (SITE + f"s.wiki.test/wiki/{x}" for x in "ABC")
+    rows = []
+    now = [0.0]
+    rev = PageRevisitor(FakeSite({a: [b, c], b: [], c: []}), rows.append, lambda: now[0], discover=r"/wiki/")
+    rev.add([a])
+    rev.revisit_next()  # the seed, before any push
+    pushed = {"model": "NNL-ET_LBLA/int", "model_version": 7, "predicted": 3.5, "period": 1}
+    rev.apply_pushed(c, {"score": 0.9, "rank": 1, **pushed})
+    rev.apply_pushed(b, {"score": 0.4, "rank": 2, **pushed})
+    drain(rev)
+    chosen = lambda row: tuple(row[k] for k in DECISION_COLUMN_NAMES)  # noqa: E731
+    assert [(r["url"], chosen(r)) for r in rows] == [
+        (a, ("revisits", "discovery_order", None, None, None, None)),
+        (c, ("revisits", "NNL-ET_LBLA", "NNL-ET_LBLA/int", 7, 0.9, 1)),
+        (b, ("revisits", "NNL-ET_LBLA", "NNL-ET_LBLA/int", 7, 0.4, 2))]
+    rev.apply_pushed(c, None)  # deleted from the topic: no push chooses it any more
+    now[0] += WEEK
+    drain(rev)
+    assert {r["url"]: r["chosen_by_method"] for r in rows[3:]} == {a: "discovery_order", b: "NNL-ET_LBLA",
+                                                                   c: "discovery_order"}
+    assert rev.status()["priorities_applied"] == 3
+
+
+def test_a_snapshot_table_made_before_the_decision_columns_takes_them_on(tmp_path):
+    """An existing lake: the table grows the chosen_* columns on the next flush, null in the rows before."""
+    import pyarrow as pa
+    from deltalake import DeltaTable, write_deltalake
+
+    from focuscrawl.outlinks.tables import SNAPSHOTS
+
+    a, b = SITE + "s.wiki.test/wiki/A", SITE + "s.wiki.test/wiki/B"
+    old = pa.schema([f for f in SNAPSHOTS.arrow_schema() if f.name not in DECISION_COLUMN_NAMES])
+    write_deltalake(str(tmp_path / "snapshots"), pa.Table.from_pylist([{"url": a, "period": 0}], schema=old),
+                    partition_by=["period"])
+    writer = SnapshotWriter(str(tmp_path / "snapshots"))
+    rev = PageRevisitor(FakeSite({b: []}), writer, lambda: 0.0)
+    rev.add([b])
+    rev.apply_pushed(b, {"score": 0.5, "rank": 1, "model": "NNL-ET_LBLA/int", "model_version": 2})
+    rev.revisit_next()
+    assert writer.flush() == 1
+    rows = {r["url"]: r for r in DeltaTable(str(tmp_path / "snapshots")).to_pyarrow_table().to_pylist()}
+    assert (rows[a]["chosen_by_model"], rows[b]["chosen_by_model_version"], rows[b]["chosen_score"]) == (None, 2, 0.5)
 
 
 def test_a_failed_fetch_is_counted_and_the_page_waits_for_the_next_period():

@@ -43,6 +43,7 @@ from focuscrawl.fetch.conditional import NOT_MODIFIED, REDIRECTED, UNCHANGED, Re
 from focuscrawl.fetch.errors import RedirectLoopError, refusal_of
 from focuscrawl.fetch.warc import warc_columns
 from focuscrawl.core.frontier import PriorityFrontier
+from focuscrawl.lake.decision import Decision
 from focuscrawl.outlinks.params import WEEK
 from focuscrawl.outlinks.urls import registered_domain, split_outlinks
 from focuscrawl.parse.canon import canonical_url
@@ -94,6 +95,8 @@ def content_digest(text: str) -> str:
 CONTENT_COLUMNS = ("content_digest", "text", "main_text", "language", "language_score", "relevance", "relevance_model",
                    "internal_outlinks", "external_outlinks")
 VALIDATOR_COLUMNS = ("etag", "last_modified", "body_digest", "body_length")
+# What chose a page no push has scored yet: the baseline order, pages as they became known (seeds first).
+DISCOVERY_ORDER = Decision("revisits", "discovery_order")
 
 
 def snapshot(url: str, body: bytes, period: int, fetched_at: float, status: int = 200,
@@ -200,6 +203,7 @@ class PageRevisitor:
         self.failures = 0
         self.malformed = 0  # fetched bodies that were not a page (dead-lettered, revisited next period)
         self.priorities_applied = 0
+        self.pushed: dict[str, Decision] = {}  # key -> what its latest pushed priority said (model, version, score, rank)
         self.near_duplicates = near_duplicates
         self.on_near_duplicate = on_near_duplicate
         self.skipped: set[str] = set()  # pages skipped as near-duplicates: never known again (this process)
@@ -296,6 +300,17 @@ class PageRevisitor:
                 self.queue.update(url, value)
             self.priorities_applied += 1
 
+    def apply_pushed(self, url: str, row: dict | None) -> None:
+        """A pushed row (``score`` with the ``model``, ``model_version`` and ``rank`` of its push; None: deleted):
+        :meth:`apply_priority`, and what chose the page kept for its next snapshot (``chosen_*`` columns)."""
+        self.apply_priority(url, None if row is None else row["score"])
+        key = self.key(url)
+        with self._lock:
+            if row is None:
+                self.pushed.pop(key, None)
+            else:  # the model's registered name: the spec before its scope (NNL-ET_LBLA/int)
+                self.pushed[key] = Decision.of_push("revisits", str(row.get("model") or "pushed").split("/")[0], row)
+
     def _start_period(self, period: int) -> None:
         if period != self.current_period:
             self.current_period = period
@@ -314,6 +329,7 @@ class PageRevisitor:
             url, _ = self.queue.pop()
             self.done.add(url)
             period = self.current_period
+            chosen = self.pushed.get(url, DISCOVERY_ORDER)
         if self.scope is not None and self.scope.recheck(url) is not None:  # a trap learned since (reported)
             with self._lock:
                 self.refused.add(url)
@@ -338,6 +354,7 @@ class PageRevisitor:
             return None
         if row is None:
             return None
+        row.update(chosen.columns())  # what chose this revisit, as it stood when the page was popped
         key = row["url"]  # the key the page is recorded under (``url`` or what it turned out to be an alias of)
         if self.scope is not None:
             self.scope.fetched(key, looped=False)

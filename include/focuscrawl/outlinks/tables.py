@@ -11,6 +11,7 @@ import pyarrow as pa
 from focuscrawl.fetch.warc import WARC_COLUMNS
 from focuscrawl.outlinks.params import DEFAULT
 from focuscrawl.outlinks.schema import SCOPES, feature_groups
+from focuscrawl.lake.decision import DECISION_COLUMNS
 from focuscrawl.lake.tables import UNIT_INTERVAL, Column, table
 
 # Compacted topic the revisitor follows: key = page URL, value = {"score": 0-1, ...}.
@@ -50,6 +51,7 @@ SNAPSHOTS = table(
         Column("last_modified", pa.string(), "the Last-Modified the server gave (sent back as If-Modified-Since)"),
         Column("body_digest", pa.string(), "sha1 of the last full body (catches servers that ignore validators)"),
         Column("body_length", pa.int64(), "bytes of the last full body (what a 304 saved)"),
+        *DECISION_COLUMNS,
     ],
     partition_by=("period",),
 )
