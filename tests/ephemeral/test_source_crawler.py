@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from focuscrawl.ephemeral.crawler import ClickLog, SourceCrawler
+from focuscrawl.lake.decision import DECISION_COLUMN_NAMES
 from focuscrawl.ephemeral.sources import ContentSource, discover_sources
 from tests.ephemeral.world_pages import BASE, world_fetch
 
@@ -47,9 +48,15 @@ def test_crawler_recrawls_on_the_default_interval_then_follows_the_pushed_schedu
     gaps = np.array([r["elapsed_s"] for r in recrawls])
     assert gaps.max() <= 1800 + 20 * len(sources) and gaps.min() >= 60 and (gaps < 1800).any()
     assert sum(r["new_links"] for r in recrawls) > 0 and crawler.counts["pages"] > 0
+    # before any push, no model chose a fetch: recrawls on the default interval, pages by the prior's profit
+    assert {(r["chosen_by_loop"], r["chosen_by_method"], r["chosen_by_model"], r["chosen_score"]) for r in recrawls} \
+        == {("sources", "default_interval", None, None)}
+    assert {(r["chosen_by_method"], r["chosen_by_model"]) for r in pages} == {("expected_profit", None)}
+    assert all(r["chosen_score"] >= 0 for r in pages)
 
     fast, dropped = sources[0].url, sources[1].url
-    crawler.apply(fast, {"score": 1 / 300, "skip_below": 0.0, "P": 30.0, "mu": 1e-4})
+    crawler.apply(fast, {"score": 1 / 300, "skip_below": 0.0, "P": 30.0, "mu": 1e-4, "model": "source_schedule",
+                         "model_version": 4, "rank": 1})
     crawler.apply(dropped, None)
     rows.clear()
     run(crawler, world, int(3600 * budget), budget)
@@ -58,6 +65,11 @@ def test_crawler_recrawls_on_the_default_interval_then_follows_the_pushed_schedu
     fast_gaps = [r["elapsed_s"] for t, _, r in rows if t == "source_recrawls" and r["source_url"] == fast]
     assert len(fast_gaps) >= 10 and max(fast_gaps[1:]) <= 300 + 20 * 3
     assert not [r for t, _, r in rows if t == "source_recrawls" and r["source_url"] == dropped]
+    chosen = {tuple(r[c] for c in DECISION_COLUMN_NAMES) for t, _, r in rows
+              if t == "source_recrawls" and r["source_url"] == fast}
+    assert chosen == {("sources", "LAGRANGE", "source_schedule", 4, 1 / 300, 1)}
+    assert {(r["chosen_by_model"], r["chosen_by_model_version"]) for t, _, r in rows
+            if t == "source_recrawls" and r["source_url"] == sources[2].url} == {(None, None)}  # not in the push
     status = crawler.status()
     assert status["schedules_applied"] == 1 and status["intervals"][fast] == pytest.approx(300)
     assert 60 <= status["last_gaps"][fast] <= 360

@@ -73,6 +73,7 @@ from focuscrawl.ephemeral.sources import ACCEPT, ContentSource, SourceEntry, rea
 from focuscrawl.fetch.conditional import Revalidator, Validators
 from focuscrawl.fetch.errors import refusal_of
 from focuscrawl.fetch.warc import warc_columns
+from focuscrawl.lake.decision import Decision
 from focuscrawl.parse.canon import canonical_url
 from focuscrawl.parse.rejection import Rejection
 from focuscrawl.core.records import JsonRecord
@@ -156,6 +157,12 @@ class ClickTotal(JsonRecord):
     total: float
 
 
+# What chose a fetch (lake.decision): a recrawl on its source's pushed schedule (the Lagrangian plan), else on the
+# default interval before any push; a new page by its expected remaining profit under the source's P and μ.
+SCHEDULED, DEFAULT_INTERVAL = "LAGRANGE", Decision("sources", "default_interval")
+BY_PROFIT = "expected_profit"
+
+
 class PushedPlan(PlannedPolicy):
     """The crawler's policy: recrawl rates and ν as pushed (``recrawl_rate``, ``skip_below`` columns)."""
 
@@ -198,6 +205,7 @@ class SourceCrawler:
                                    "P": prior.P_mean, "mu": prior.mu_median})
         self.policy.fit(self.plan_)
         self._pending: dict[str, dict | None] = {}
+        self.pushed_: dict[str, Decision] = {}  # source url -> the schedule push it follows (model, version, rate, rank)
         self._lock = threading.Lock()
         self.known_: list[set[str]] = [set() for _ in range(n)]  # links each source listed so far
         self.last_read_: list[float | None] = [None] * n
@@ -228,7 +236,9 @@ class SourceCrawler:
         for url, row in rows.items():
             if row is None:
                 plan.loc[url, "recrawl_rate"] = 0.0
+                self.pushed_.pop(url, None)
                 continue
+            self.pushed_[url] = Decision.of_push("sources", SCHEDULED, row)
             plan.loc[url, "recrawl_rate"] = float(row["score"])
             for column in ("P", "mu"):
                 if row.get(column) is not None:
@@ -349,10 +359,15 @@ class SourceCrawler:
         self.last_gap_[source.url] = now - previous
         self.emit("source_recrawls", source.host, {
             "source_url": source.url, "host": source.host, "recrawled_at": micros(now),
-            "elapsed_s": now - previous, "new_links": len(new), **(warc_columns(warc) if warc else {})})
+            "elapsed_s": now - previous, "new_links": len(new), **(warc_columns(warc) if warc else {}),
+            **self.pushed_.get(source.url, DEFAULT_INTERVAL).columns()})
 
     def _fetch_page(self, page: int, now: float) -> None:
         url, i, published = self.pages_[page]
+        # chosen by its expected remaining profit, from the P and μ of the source's schedule push (the prior's before)
+        pushed = self.pushed_.get(self.sources[i].url)
+        chosen = Decision("sources", BY_PROFIT, pushed and pushed.model, pushed and pushed.model_version,
+                          self.policy.frontier.popped_score_)
         fetched = self.fetch(url)
         self.counts["pages"] += 1  # a fetch of the budget, skipped or not
         from focuscrawl.parse.html import parse_links
@@ -366,7 +381,8 @@ class SourceCrawler:
         self.crawled_[url] = (self.sources[i].url, published)
         self._remember_aliases(url, aliases)
         self._fetched[url] = None
-        self.emit("source_pages", self.sources[i].host, self._page_row(url, i, published, now, fetched))
+        self.emit("source_pages", self.sources[i].host, {**self._page_row(url, i, published, now, fetched),
+                                                         **chosen.columns()})
 
     def _page_row(self, url: str, i: int, published: float | None, now: float, fetched: tuple) -> dict:
         """The ``source_pages`` row of a fetched new page: main text, language, relevance (when a scorer is set)."""

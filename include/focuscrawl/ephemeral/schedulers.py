@@ -108,6 +108,7 @@ class ProfitFrontier:
 
     def __init__(self, n_sources: int) -> None:
         self.batches: list[list[tuple[float, float, list[int]]]] = [[] for _ in range(n_sources)]
+        self.popped_score_: float | None = None
         self.P = np.zeros(n_sources)
         self.mu = np.ones(n_sources)
 
@@ -130,6 +131,7 @@ class ProfitFrontier:
                     best, best_score = source, s
         if best < 0:
             return None
+        self.popped_score_ = best_score  # the popped page's expected remaining profit: what put it first
         queue = self.batches[best]
         page = queue[-1][2].pop()
         if not queue[-1][2]:

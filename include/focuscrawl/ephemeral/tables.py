@@ -25,6 +25,7 @@ from focuscrawl.ephemeral.estimate import (ESTIMATE_COLUMNS, LinkRatePrior, Prof
 from focuscrawl.ephemeral.optimiser import allocate
 from focuscrawl.ephemeral.params import DEFAULT
 from focuscrawl.fetch.warc import WARC_COLUMNS
+from focuscrawl.lake.decision import DECISION_COLUMNS
 from focuscrawl.lake.delta_sink import OPTIONAL_LINEAGE_COLUMNS, RecordRejected
 from focuscrawl.lake.tables import UNIT_INTERVAL, Column, table
 
@@ -44,6 +45,7 @@ SOURCE_RECRAWLS = table(
         Column("new_links", pa.int64(), "links not seen on the source before", nullable=False),
         *WARC_COLUMNS,
         *OPTIONAL_LINEAGE_COLUMNS,
+        *DECISION_COLUMNS,
     ],
 )
 
@@ -66,6 +68,7 @@ SOURCE_PAGES = table(
         Column("relevance_model", pa.string(), "the model and version that scored it, e.g. TFIDF-LR/v3"),
         *WARC_COLUMNS,
         *OPTIONAL_LINEAGE_COLUMNS,
+        *DECISION_COLUMNS,
     ],
 )
 
