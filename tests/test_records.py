@@ -13,6 +13,7 @@ import pytest
 from focuscrawl.ephemeral.crawler import ClickAnswer, ClickPosition, ClickTotal, CrawledPage, PageClicks, SourceState
 from focuscrawl.ephemeral.tables import ClickRecord
 from focuscrawl.fetch.conditional import Validators
+from focuscrawl.lake.decision import Decision
 from focuscrawl.fue.chooser import UserState
 from focuscrawl.fue.evidence import EvidenceState, Post, UserEvidence
 from focuscrawl.fue.pipeline import ExtractRequest, History, StatsEvent, post_from_json, post_to_json
@@ -38,12 +39,13 @@ class PostCodec:
 
 # One instance of every record, each field set away from its default, and the JSON keys it goes out with.
 SAMPLES = {
-    "ExtractRequest": (ExtractRequest, ExtractRequest("alice", "HCP"), ["user", "method"]),
+    "ExtractRequest": (ExtractRequest, ExtractRequest("alice", "HCP", Decision("fue", "HCP", "candidate-classifier/HCP",
+                                                                              3, 0.9, 1)), ["user", "method", "chosen"]),
     "History": (History, History("alice", ("a post", "a comment"), 3, 1.5, "HCP", ("depression",), 1.7e9),
-                ["user", "texts", "pages", "seconds", "method", "communities", "fetched_at"]),
+                ["user", "texts", "pages", "seconds", "method", "communities", "fetched_at", "chosen"]),
     "StatsEvent": (StatsEvent, StatsEvent("run", "HCP", "alice", 60.0, 1.7e9, 1.5, 12, 3, 0.95, True, "text"),
                    ["run_id", "method", "user", "sim_time", "sim_epoch", "extraction_seconds", "items", "pages",
-                    "probability", "relevant", "history_text"]),
+                    "probability", "relevant", "history_text", "chosen"]),
     "Post": (PostCodec, Post("alice", 1.7e9, 5.0, 2.0, "title", "body", "depression", "t3_x", ("f.warc.gz", 10, "id")),
              ["author", "created_utc", "score", "num_comments", "title", "text", "community", "post_id", "warc"]),
     "RoundRecord": (RoundRecord, RoundRecord(3, "g-r00003", "RW", 120, 40, 41, 1.7e9, 38, 7),
@@ -164,7 +166,8 @@ def test_every_record_of_the_package_has_a_sample_and_a_malformed_case():
 
 def test_wire_format_is_what_the_bare_dicts_were():
     """Running platforms hold these on their topics: the keys and values as before the records."""
-    assert json.loads(ExtractRequest("alice", "HCP").to_json()) == {"user": "alice", "method": "HCP"}
+    # (plus what chose the user, null when nothing named it: an older reader ignores the key)
+    assert json.loads(ExtractRequest("alice", "HCP").to_json()) == {"user": "alice", "method": "HCP", "chosen": None}
     assert ExtractRequest.from_json(b'{"user": "alice"}') == ExtractRequest("alice")  # what tests/producers send
     assert json.loads(CrawledPage("u", "s", None).to_json()) == {"url": "u", "source_url": "s", "published": None}
     assert json.loads(ClickPosition(3.0).to_json()) == {"since": 3.0}

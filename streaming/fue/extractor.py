@@ -61,14 +61,15 @@ def main(argv: list[str] | None = None) -> int:
             return min(3600.0 / budget, max_poll_s / 3)
 
         def handle(record):
-            user = ExtractRequest.from_json(record.value).user
+            request = ExtractRequest.from_json(record.value)
+            user = request.user
             # The budget is a rate: one user per slot; a slot missed while a history was slow is not banked.
             if proc.wait(next_slot[0] - time.monotonic()):
                 raise Stopped()
             next_slot[0] = max(next_slot[0] + gap(), time.monotonic())
             history = extractor.extract(user)
             counts["extracted"] += 1
-            yield HISTORIES_TOPIC, user, dataclasses.replace(history, method=args.method).to_json()
+            yield HISTORIES_TOPIC, user, dataclasses.replace(history, method=args.method, chosen=request.chosen).to_json()
 
         # A paced wait sits inside the poll loop: the group must not think the member died meanwhile.
         proc.run_stage([extract_topic(args.method)], f"fue-extractor-{args.method}", handle, max_records=1,

@@ -25,7 +25,9 @@ def test_whole_verdicts_land_and_malformed_ones_are_dead_lettered(tmp_path):
 
     rows = DeltaTable(str(tmp_path / "fue_extractions")).to_pandas()
     assert rows.user.tolist() == ["ann"]
-    assert rows.iloc[0][list(json.loads(whole.to_json()))].to_dict() == json.loads(whole.to_json())
+    sent = {k: v for k, v in json.loads(whole.to_json()).items() if k != "chosen"}  # what chose it: chosen_* columns
+    assert rows.iloc[0][list(sent)].to_dict() == sent
+    assert rows.iloc[0][["chosen_by_model", "chosen_by_method"]].isna().all()  # nothing named what chose it
     dead = DeltaTable(str(tmp_path / "dead_letter")).to_pandas().sort_values("key")
     assert dead.key.tolist() == [b"bob", b"cid"]
     assert dead.reason.str.startswith("not a FUE verdict: StatsEvent.").all(), dead.reason.tolist()

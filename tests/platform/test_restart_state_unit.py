@@ -220,6 +220,39 @@ def test_stage_chooses_only_when_caught_up_or_after_the_wait_and_drops_revoked_p
     assert stage.counts["scores_applied"] == 0
 
 
+def test_an_extract_request_names_the_push_that_chose_the_user_and_the_verdict_row_lands_it():
+    from focuscrawl.fue.pipeline import ExtractRequest, History, ReferenceJudge, stats_row
+    from focuscrawl.lake.decision import DECISION_COLUMN_NAMES
+
+    stage = ChooserStage(_chooser("HAS"), method="HAS", posts_topic="p", stats_topic="s", scores_topic="sc",
+                         extract_topic="x", lead=3)
+    for i, (user, score) in enumerate([("a", 1), ("b", 5), ("c", 3)]):
+        stage.handle(_rec("p", 0, user, post_to_json(Post(author=user, created_utc=0, score=score, post_id=str(i)))))
+    pushed = {"method": "HAS", "model": "candidate-classifier/HAS", "model_version": 12}
+    stage.handle(_rec("sc", 0, "a", Priority(99.0, {**pushed, "rank": 1}).to_json()))
+    stage.handle(_rec("sc", 0, "c", Priority(0.5, {**pushed, "rank": 2}).to_json()))
+    stage.handle(_rec("p", 0, "c", post_to_json(Post(author="c", created_utc=0, score=4, post_id="9"))))  # rescored
+    requests = {key: ExtractRequest.from_json(value) for _, key, value in stage.idle(True)}
+    assert requests["a"].chosen.columns() == dict(zip(DECISION_COLUMN_NAMES, (
+        "fue", "HAS", "candidate-classifier/HAS", 12, 99.0, 1)))
+    # c's pushed score was replaced by its own when a new post came: the method chose it, no model
+    assert (requests["c"].chosen.model, requests["c"].chosen.method, requests["b"].chosen.model) == (None, "HAS", None)
+    history = History("a", ("text",), 1, 0.1, method="HAS", chosen=requests["a"].chosen)
+    verdict = ReferenceJudge(_FixedProba(0.95)).judge(History.from_json(history.to_json()), run_id="r", method="HAS",
+                                                      sim_time=1.0, sim_epoch=2.0)
+    row = stats_row(SimpleNamespace(value=verdict.to_json()))
+    assert (row["chosen_by_model"], row["chosen_by_model_version"], row["chosen_score"], row["chosen_rank"]) == (
+        "candidate-classifier/HAS", 12, 99.0, 1) and "chosen" not in row
+
+
+class _FixedProba:
+    def __init__(self, p: float) -> None:
+        self.p = p
+
+    def proba(self, text: str) -> float:
+        return self.p
+
+
 def test_stage_refuses_a_verdict_that_is_not_a_whole_stats_event():
     stage = ChooserStage(_chooser("HAS"), method="HAS", posts_topic="p", stats_topic="s", scores_topic="sc",
                          extract_topic="x")

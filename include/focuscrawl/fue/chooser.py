@@ -38,6 +38,7 @@ from focuscrawl.fue.methods import RankingMethod
 from focuscrawl.fue.pipeline import ExtractRequest, StatsEvent
 from focuscrawl.fue.textscore import IncrementalTextScorer, UserTerms, tokeniser_key
 from focuscrawl.core.records import JsonRecord
+from focuscrawl.lake.decision import Decision
 
 STATUSES = ("candidate", "chosen", "judged")
 
@@ -80,6 +81,7 @@ class UserChooser:
         self._terms: dict[tuple, UserTerms] = {}  # tokeniser -> the token counts its models' scorers share
         self._follow_texts()
         self.processed: set[str] = set()
+        self.chosen_score_: float | None = None  # the last chosen user's first component score when chosen
         self._awaiting_feedback: dict[str, UserEvidence] = {}  # chosen, no verdict yet (choice order)
         self._seq: dict[str, int] = {}  # candidate -> arrival, chosen -> choice order
         self._tick = 0
@@ -148,6 +150,7 @@ class UserChooser:
         user = self.method.pick(tops, self.evidence.get)
         if user is None:
             return None
+        self.chosen_score_ = self._frontiers[0].score_of(user) if user in self._frontiers[0] else None
         for frontier in self._frontiers:
             frontier.discard(user)
         self.processed.add(user)
@@ -344,6 +347,7 @@ class ChooserStage:
         self._last_caught_up = self.clock()
         self.users_of: dict[int, set[str]] = {}
         self.counts = {"chosen": 0, "scores_applied": 0, "posts": 0, "verdicts": 0, "restored": 0}
+        self.pushed: dict[str, Decision] = {}  # waiting user -> the latest push that scored it (model, version, rank)
 
     # -- StatefulHandler -------------------------------------------------------------------------
 
@@ -361,7 +365,7 @@ class ChooserStage:
 
     def handle(self, record) -> tuple:
         from focuscrawl.fue.pipeline import post_from_json
-        from focuscrawl.topics.priority import decode
+        from focuscrawl.topics.priority import Priority
 
         if record.topic == self.posts_topic:
             post = post_from_json(record.value)
@@ -374,10 +378,11 @@ class ChooserStage:
             if verdict.method == self.method and self.chooser.waits_for(verdict.user):
                 self.chooser.feedback(verdict.user, verdict.relevant)
                 self.counts["verdicts"] += 1
-        elif record.topic == self.scores_topic and record.key is not None:
-            score = decode(record.value)
-            if score is not None:
-                self.counts["scores_applied"] += self.chooser.set_scores([(record.key.decode(), score)])
+        elif record.topic == self.scores_topic and record.key is not None and record.value is not None:
+            user, row = record.key.decode(), Priority.from_json(record.value).row()
+            if self.chooser.set_scores([(user, row["score"])]):
+                self.counts["scores_applied"] += 1
+                self.pushed[user] = Decision.of_push("fue", self.method, row)
         return ()
 
     def idle(self, caught_up: bool) -> list[tuple[str, str, bytes]]:
@@ -392,8 +397,18 @@ class ChooserStage:
             if user is None:
                 break
             self.counts["chosen"] += 1
-            out.append((self.extract_topic, user, ExtractRequest(user=user, method=self.method).to_json()))
+            out.append((self.extract_topic, user,
+                        ExtractRequest(user=user, method=self.method, chosen=self._decision(user)).to_json()))
         return out
+
+    def _decision(self, user: str) -> Decision:
+        """What chose ``user``: its latest push while the score it was chosen at is still that push's (the
+        chooser rescores a user as new posts arrive); else the method's own score, no model pushed. A push
+        applied before a restart is not known again (the scores topic is read on from the group's offsets)."""
+        pushed, score = self.pushed.pop(user, None), self.chooser.chosen_score_
+        if pushed is not None and pushed.score == score:
+            return pushed
+        return Decision("fue", self.method, score=score)
 
     def changes(self) -> list[tuple[str, bytes]]:
         return [(st.user, st.to_json()) for st in self.chooser.changes()]

@@ -25,6 +25,7 @@ from urllib.parse import quote, urlencode
 
 import pyarrow as pa
 
+from focuscrawl.lake.decision import DECISION_COLUMNS, Decision
 from focuscrawl.lake.delta_sink import LINEAGE_COLUMNS, RecordRejected
 from focuscrawl.fetch.clock import parse_http_date
 from focuscrawl.fetch.warc import warc_columns
@@ -76,6 +77,7 @@ STATS_TABLE = table(
         Column("relevant", pa.bool_(), "probability above the reference threshold (0.9)", nullable=False),
         Column("history_text", pa.string(), "the history as judged (pseudo-training reads it back)"),
         *LINEAGE_COLUMNS,
+        *DECISION_COLUMNS,
     ],
     partition_by=("method",),
 )
@@ -376,6 +378,7 @@ class ExtractRequest(JsonRecord):
 
     user: str
     method: str = ""
+    chosen: Decision | None = None  # what chose the user: the pushed model, version, score and rank, if one did
 
 
 @dataclass(frozen=True, slots=True)
@@ -389,6 +392,7 @@ class History(JsonRecord):
     method: str = ""  # the method that chose the user (set by a stream extractor)
     communities: tuple[str, ...] = ()  # communities the history's items were posted in (for the explorer)
     fetched_at: float | None = None  # site time the history was read at: the last response's Date, else its newest item
+    chosen: Decision | None = None  # what chose the user (the extract request's), landed with the verdict
 
     @property
     def text(self) -> str:
@@ -455,6 +459,7 @@ class StatsEvent(JsonRecord):
     probability: float
     relevant: bool
     history_text: str = ""
+    chosen: Decision | None = None  # what chose the user, landed as the table's chosen_* columns
 
 
 class ReferenceJudge:
@@ -471,16 +476,19 @@ class ReferenceJudge:
         return StatsEvent(run_id=run_id, method=method, user=history.user, sim_time=sim_time, sim_epoch=sim_epoch,
                           extraction_seconds=history.seconds, items=len(history.texts), pages=history.pages,
                           probability=p, relevant=p > self.threshold,
-                          history_text=history.text[-self.keep_text_chars:])
+                          history_text=history.text[-self.keep_text_chars:], chosen=history.chosen)
 
 
 def stats_row(record) -> dict:
     """A :data:`STATS_TOPIC` record as a :data:`STATS_TABLE` row, read as the :class:`StatsEvent` it must be:
     a malformed verdict is dead-lettered naming its field (the chooser refuses the same record)."""
     try:
-        return asdict(StatsEvent.from_json(record.value))
+        event = StatsEvent.from_json(record.value)
     except ValueError as exc:
         raise RecordRejected(f"not a FUE verdict: {exc}") from None
+    row = asdict(event)
+    del row["chosen"]
+    return {**row, **(event.chosen.columns() if event.chosen is not None else {})}
 
 
 class VerdictTimes:
