@@ -19,6 +19,7 @@ import pytest
 
 from focuscrawl.core.status_file import read_status
 from focuscrawl.ephemeral.tables import SOURCE_PAGES, SOURCE_RECRAWLS
+from focuscrawl.fue.pipeline import STATS_TABLE
 from focuscrawl.lake import ensure_table
 from focuscrawl.outlinks.tables import PAGE_PRIORITIES
 from focuscrawl.project.loading import parse_project
@@ -109,11 +110,12 @@ def test_the_documented_query_gives_the_model_version_score_and_rank_each_push_c
             assert (r["chosen_score"], r["chosen_rank"]) == pushes[r["chosen_by_model_version"]][r["url"]], r
 
     # the documented query over the lake (the other loops' tables exist, empty here), as a person runs it
-    for spec in (SOURCE_RECRAWLS, SOURCE_PAGES):
+    others = (SOURCE_RECRAWLS, SOURCE_PAGES, STATS_TABLE)
+    for spec in others:
         ensure_table(str(lake / spec.name), spec)
     database = f"lineage_{uuid.uuid4().hex[:8]}"
     register_tables(spark, dataclasses.replace(cfg, catalog_db=database),
-                    {name: str(lake / name) for name in ("page_snapshots", SOURCE_RECRAWLS.name, SOURCE_PAGES.name)})
+                    {name: str(lake / name) for name in ("page_snapshots", *(spec.name for spec in others))})
     sample = [r.asDict() for r in spark.sql(documented_query(database)).collect()]
     assert len(sample) == 10 and all(r["loop"] == "revisits" for r in sample)
     by_model = [r for r in sample if r["chosen_by_model_version"] is not None]
