@@ -1,12 +1,14 @@
 """`focuscrawl services up` then `down`, for real: Kafka, Airflow (+ the world once it exists).
 
 One start for the whole module (Airflow takes a minute or more here): login is required, a
-test-only DAG runs to success and its task saw our settings, and `down` leaves no process of
+test-only DAG runs to success and its task saw our settings, `status` probes each service for real
+(up while it serves, down after a SIGKILL, with the fix), and `down` leaves no process of
 ours. The tests run in file order; the last one stops everything.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -18,6 +20,7 @@ import requests
 
 from focuscrawl.config import settings
 from focuscrawl.services.airflow import AirflowClient, AirflowError, AirflowService
+from focuscrawl.services.kafka import KafkaBroker
 from focuscrawl.services.manager import world_available
 from focuscrawl.services.process import group_members
 
@@ -115,6 +118,61 @@ def test_nothing_listens_beyond_localhost(stack):
 
 def test_world_answers(stack):
     assert requests.get(f"{stack['cfg'].world_url}/robots.txt", timeout=10).status_code == 200
+
+
+def platform_status(stack) -> tuple[dict, str, float]:
+    """``focuscrawl status --json`` and ``focuscrawl status``, as a user runs them; with the slower one's seconds."""
+    took, outs = [], []
+    for flags in (["--json"], []):
+        started = time.monotonic()
+        done = subprocess.run([*FOCUSCRAWL, "status", *flags], env=stack["env"], capture_output=True, text=True,
+                              timeout=120)
+        took.append(time.monotonic() - started)
+        assert done.returncode == 0, done.stderr
+        outs.append(done.stdout)
+    return json.loads(outs[0]), outs[1], max(took)
+
+
+def test_status_probes_each_service_for_real(stack):
+    """`focuscrawl status` shows what each service's own protocol answered: the broker's metadata, Airflow's health
+    endpoint with every component's heartbeat, a Spark Connect RPC (its version), the world's HTTP."""
+    doc, text, took = platform_status(stack)
+    svc = doc["services"]
+    print(f"\nstatus took {took:.1f}s:\n{text}")
+    assert svc["kafka"]["up"] and svc["kafka"]["detail"] == "1 broker, controller 1"
+    assert svc["spark-connect"]["up"] and svc["spark-connect"]["detail"].startswith("Spark 4.")
+    airflow = svc["airflow"]
+    assert airflow["up"], airflow
+    assert set(airflow["parts"]) == {"api-server", "metadatabase", "scheduler", "dag-processor", "triggerer"}
+    assert all(airflow["parts"][c]["detail"].startswith("heartbeat ") for c in ("scheduler", "dag-processor", "triggerer"))
+    assert svc["world"]["up"] == world_available()
+    assert all(s["ours"] for s in svc.values() if s["up"])
+    assert "kafka          1 broker, controller 1" in text
+
+
+def test_status_says_down_after_a_sigkill_and_names_the_fix(stack):
+    """SIGKILL the broker and Airflow's API server: status says each is down at once (a probe, not a pid file
+    read), stays fast, and names the fix; following it brings Kafka back, and status says so."""
+    cfg = stack["cfg"]
+    KafkaBroker(cfg).kill()
+    AirflowService(cfg).processes["api-server"].kill()
+    doc, text, took = platform_status(stack)
+    print(f"\nstatus took {took:.1f}s:\n{text}")
+    svc = doc["services"]
+    assert took < 30  # every probe within its 2 s timeout, in parallel (the CLI's start is most of it)
+    assert not svc["kafka"]["up"] and svc["kafka"]["detail"] == f"nothing listens on {cfg.kafka_bootstrap}"
+    assert svc["kafka"]["fix"] == "`focuscrawl services up --only kafka`"
+    assert not svc["airflow"]["up"] and not svc["airflow"]["parts"]["api-server"]["up"]
+    assert svc["airflow"]["ours"]  # its scheduler and the others still run: a pid says nothing about serving
+    assert svc["airflow"]["fix"] == "`focuscrawl services up --only airflow`; its log: `focuscrawl logs airflow-api-server`"
+    assert svc["spark-connect"]["up"]
+    assert "(start: `focuscrawl services up --only kafka,airflow`)" in text
+    assert "fix: `focuscrawl services up --only airflow`; its log: `focuscrawl logs airflow-api-server`" in text
+    fixed = subprocess.run([*FOCUSCRAWL, "services", "up", "--only", "kafka"], env=stack["env"], capture_output=True,
+                           text=True, timeout=300)
+    assert fixed.returncode == 0, fixed.stdout + fixed.stderr
+    doc, _, _ = platform_status(stack)
+    assert doc["services"]["kafka"]["up"] and not doc["services"]["airflow"]["up"]
 
 
 def test_down_leaves_no_process_of_ours(stack):

@@ -56,7 +56,8 @@ def build_parser() -> argparse.ArgumentParser:
                     help="also start a Spark standalone master + 2 workers; the warm Spark's executors run on it")
     up.add_argument("--airflow-dags", type=Path, help="DAG folder for Airflow (default: <repo>/dags)")
     subcommand(act, "down", "stop every engine of ours started out of $FOCUSCRAWL_VAR", "focuscrawl services down")
-    subcommand(act, "status", "each engine up or down, with its URL", "focuscrawl services status")
+    subcommand(act, "status", "each engine up or down by its real health probe, with its URL and the fix",
+               "focuscrawl services status")
 
     sql = subcommand(sub, "sql", "Spark SQL over the Delta tables (interactive without a query)",
                      "focuscrawl sql \"SELECT url, fetched_at FROM focuscrawl.page_snapshots LIMIT 5\"",
@@ -200,7 +201,9 @@ def _services(args) -> int:
         manager.down()
         return 0
     for s in manager.status():
-        print(f"{s.name:8} {'up' if s.up else 'down':5} {s.url}" + (f"  ({s.detail})" if s.detail else ""))
+        found = s.probe.detail if s.probe and s.probe.detail else ""
+        print(f"{s.name:13} {'up' if s.up else 'down':5} {s.url}" + (f"  {found}" if found else "")
+              + (f"  ({s.detail})" if s.detail else "") + (f"  fix: {s.fix}" if s.fix and s.name != "spark" else ""))
     return 0
 
 

@@ -4,7 +4,8 @@ Gathers what every part exposes, each on its own, so a part that is down is show
 "not running" instead of failing the whole view:
 
 - the supervisor's ``state.json``: each process's state, restarts, health and last error lines;
-- the services (Kafka, Airflow, world): up or down;
+- the services (Kafka, the warm Spark, Airflow and its components, the world): up or down by each one's real
+  health probe (``focuscrawl.services.probe``), with the fix where one is down;
 - consumer lag per group: Kafka's committed offsets against the end offsets (admin API) and, for
   the landings into Delta, the offsets the table's own commits hold (``focuscrawl.lake.delta_sink``:
   the truth a restarted consumer resumes from);
@@ -55,14 +56,28 @@ def processes(cfg) -> dict:
 
 
 def services(cfg) -> dict:
-    """Each service up or down by its probe, with what the running platform's watch did about it (restarts,
-    the last failed restart's error) where one runs."""
+    """Each service up or down by its real health probe (``focuscrawl.services.probe``: Kafka's metadata,
+    Airflow's health endpoint with its components' heartbeats, a Spark Connect RPC, the world's HTTP), what
+    it answered or why not, the fix where it is down, and what the running platform's watch did about it
+    (restarts, the last failed restart's error) where one runs."""
     from focuscrawl.platform.service_watch import watched
     from focuscrawl.services.manager import ServiceManager
 
     watch = watched(cfg.var_dir)
-    return {s.name: {"up": s.up, "url": s.url, **({"watch": watch[s.name]} if s.name in watch else {})}
-            for s in ServiceManager(cfg).status() if s.name != "spark" or s.up}
+    out = {}
+    for s in ServiceManager(cfg).status():
+        if s.name == "spark" and not s.up and not s.ours:
+            continue  # the standalone cluster is optional (`services up --spark-cluster`)
+        doc = {"up": s.up, "url": s.url, "ours": s.ours,
+               **{k: v for k, v in (s.probe.to_dict() if s.probe else {}).items() if k != "up"}}
+        if s.name in watch:
+            doc["watch"] = watch[s.name]
+            if not s.up:
+                doc["fix"] = "none needed: the running platform's watch restarts it"
+        elif s.fix:
+            doc["fix"] = s.fix
+        out[s.name] = doc
+    return out
 
 
 def _specs(cfg) -> list[dict]:
@@ -391,6 +406,10 @@ def render(doc: dict, error_lines: int = 3) -> str:
         out.append("services: " + ", ".join(f"{n} {'up' if s['up'] else 'down'}{_watched(s.get('watch'))}"
                                             for n, s in svc.items())
                    + (f" (start: `focuscrawl services up --only {','.join(down)}`)" if down else ""))
+        for n, s in svc.items():  # what each probe found; the fix where the line above does not name it
+            fix = s.get("fix") if s.get("fix") and ("watch" in s or s.get("ours")) else ""
+            if s.get("detail") or fix:
+                out.append(f"  {n:14} {s.get('detail', '')}" + (f"  fix: {fix}" if fix else ""))
     out.append("")
     procs = doc.get("processes", [])
     if not procs:

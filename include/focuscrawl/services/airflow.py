@@ -22,6 +22,7 @@ from typing import Any, Callable
 from focuscrawl.config import Settings
 from focuscrawl.core.interpreter import path_with_venv, spark_home, venv_bin
 from focuscrawl.services import spark_connect
+from focuscrawl.services.probe import PROBE_TIMEOUT, Probe
 from focuscrawl.services.process import ManagedProcess, settings_env, wait_until, write_private
 
 COMPONENTS = ("api-server", "scheduler", "dag-processor", "triggerer")
@@ -30,6 +31,8 @@ COMPONENTS = ("api-server", "scheduler", "dag-processor", "triggerer")
 # logs to one folder, which the API server reads directly: nothing needs the log servers.
 SERVE_LOGS_OFF = {"scheduler": ("--skip-serve-logs",), "triggerer": ("--skip-serve-logs",)}
 TERMINAL_STATES = {"success", "failed"}
+# The components whose heartbeat the API server's health endpoint reports, by their key in it.
+HEALTH_KEYS = {"scheduler": "scheduler", "dag-processor": "dag_processor", "triggerer": "triggerer"}
 # The pool every Spark task runs in (dags/common.spark_job), with its slots when first created: two
 # jobs at a time share the warm Spark under its fair scheduler, so a rerun of one loop does not starve
 # another (with a cold driver per task one slot was the most two cores could take: three concurrent
@@ -199,14 +202,44 @@ class AirflowService:
             if not proc.running():
                 raise RuntimeError(f"{proc.name} exited. Last log lines ({proc.log_file}):\n{proc.log_tail()}")
 
-    def _api_ready(self) -> bool:
+    def health(self, timeout: float = 2.0) -> dict | None:
+        """The API server's ``/api/v2/monitor/health`` document (no login needed), None when it does not answer."""
         import requests
 
         try:
-            r = requests.get(f"{self.url}/api/v2/monitor/health", timeout=2)
-            return r.status_code == 200 and r.json().get("metadatabase", {}).get("status") == "healthy"
+            r = requests.get(f"{self.url}/api/v2/monitor/health", timeout=timeout)
+            return r.json() if r.status_code == 200 else None
         except (requests.RequestException, ValueError):
-            return False
+            return None
+
+    def _api_ready(self) -> bool:
+        return ((self.health() or {}).get("metadatabase") or {}).get("status") == "healthy"
+
+    def probe(self, timeout: float = PROBE_TIMEOUT) -> Probe:
+        """Airflow as its API server's health endpoint reports it: the API server answering, its metadata
+        database, and each component's heartbeat (``HEALTH_KEYS``); up when every component this service runs
+        is healthy."""
+        doc = self.health(timeout)
+        if doc is None:
+            return Probe(False, f"API server does not answer {self.url}/api/v2/monitor/health",
+                         {"api-server": Probe(False, "no answer")})
+        now = time.time()
+        parts = {"api-server": Probe(True), "metadatabase": Probe((doc.get("metadatabase") or {}).get("status") == "healthy")}
+        for component, key in HEALTH_KEYS.items():
+            if component not in self.processes:
+                continue
+            part = doc.get(key) or {}
+            beat = part.get(f"latest_{key}_heartbeat")
+            ago = ""
+            if beat:
+                from datetime import datetime
+
+                ago = f"heartbeat {max(0.0, now - datetime.fromisoformat(beat).timestamp()):.0f} s ago"
+            parts[component] = Probe(part.get("status") == "healthy", ago or "no heartbeat yet")
+        down = [name for name, p in parts.items() if not p.up]
+        detail = (", ".join(f"{name} down" + (f" ({parts[name].detail})" if parts[name].detail else "") for name in down)
+                  if down else f"{', '.join(parts)} healthy")
+        return Probe(not down, detail, parts)
 
     def stop(self) -> bool:
         from concurrent.futures import ThreadPoolExecutor

@@ -14,6 +14,7 @@ import subprocess
 from pathlib import Path
 
 from focuscrawl.config import Settings
+from focuscrawl.services.probe import PROBE_TIMEOUT, Probe, failed
 from focuscrawl.services.process import ManagedProcess, port_open
 
 
@@ -33,6 +34,7 @@ class KafkaBroker:
             command=[],  # built in start(): status/down must work before `make jars`
             env={"KAFKA_HEAP_OPTS": f"-Xmx{cfg.kafka_heap}"},
         )
+        self.processes = {self.name: self.process}
 
     @property
     def url(self) -> str:
@@ -124,19 +126,28 @@ class KafkaBroker:
         self.process.command = self._java("kafka.Kafka", str(self.properties), heap=self.cfg.kafka_heap)
 
     def ready(self) -> bool:
-        if not port_open(self.cfg.bind_host, self.cfg.kafka_port):
-            return False
+        return self.probe(timeout=3.0).up
+
+    def probe(self, timeout: float = PROBE_TIMEOUT) -> Probe:
+        """A real metadata exchange with the broker (bootstrap, then the cluster's description), bounded by
+        ``timeout``: a port that accepts but a broker that does not answer is down."""
+        if not port_open(self.cfg.bind_host, self.cfg.kafka_port, timeout=min(timeout, 0.5)):
+            return Probe(False, f"nothing listens on {self.url}")
         try:
             from kafka import KafkaAdminClient
 
-            admin = KafkaAdminClient(bootstrap_servers=self.url, request_timeout_ms=3000)
+            ms = int(timeout * 1000)
+            admin = KafkaAdminClient(bootstrap_servers=self.url, request_timeout_ms=ms, bootstrap_timeout_ms=ms,
+                                     client_id="focuscrawl-probe")
             try:
-                admin.list_topics()
+                cluster = admin.describe_cluster()
             finally:
                 admin.close()
-            return True
-        except Exception:  # noqa: BLE001 - any client error means "not yet"
-            return False
+        except Exception as exc:  # noqa: BLE001 - any client error is the broker not answering
+            return failed(exc)
+        brokers = cluster.get("brokers") or []
+        return Probe(bool(brokers), f"{len(brokers)} broker{'s' * (len(brokers) != 1)}, controller "
+                                    f"{cluster.get('controller_id')}")
 
     def stop(self) -> bool:
         return self.process.stop()
@@ -145,4 +156,10 @@ class KafkaBroker:
         self.process.kill()
 
     def healthy(self) -> bool:
+        """Ours runs and the broker answers its metadata request."""
+        return self.process.running() and self.probe().up
+
+    def alive(self) -> bool:
+        """Ours runs and its port accepts: what the platform's watch restarts on (a broker slow to answer
+        under load is not dead)."""
         return self.process.running() and port_open(self.cfg.bind_host, self.cfg.kafka_port)

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from focuscrawl.config import Settings
+from focuscrawl.services.probe import PROBE_TIMEOUT, Probe, failed
 from focuscrawl.services.process import ManagedProcess, group_members, port_open, settings_env
 
 # The warm Spark before Airflow: its Spark tasks run on it.
@@ -54,12 +55,19 @@ class WorldService:
         return self.cfg.world_url
 
     def _ready(self) -> bool:
+        return self.probe().up
+
+    def probe(self, timeout: float = PROBE_TIMEOUT) -> Probe:
+        """An HTTP request for its ``robots.txt``."""
         import requests
 
+        if not port_open(self.cfg.bind_host, self.cfg.world_port, timeout=min(timeout, 0.5)):
+            return Probe(False, f"nothing listens on {self.url}")
         try:
-            return requests.get(f"{self.url}/robots.txt", timeout=2).status_code == 200
-        except requests.RequestException:
-            return False
+            code = requests.get(f"{self.url}/robots.txt", timeout=timeout).status_code
+        except requests.RequestException as exc:
+            return failed(exc)
+        return Probe(code == 200, f"HTTP {code} for /robots.txt")
 
     def start(self, timeout: float = 120.0) -> None:
         if self.healthy():
@@ -78,10 +86,25 @@ class WorldService:
 
 @dataclass(frozen=True)
 class ServiceStatus:
+    """A service as its probe found it (:mod:`focuscrawl.services.probe`). ``ours``: a process this var folder
+    started runs (its pid file), which a probe alone cannot tell: an answering service that is not ours is
+    another platform's on the same ports."""
+
     name: str
     up: bool
     url: str
     detail: str = ""
+    probe: Probe | None = None
+    ours: bool = False
+
+    @property
+    def fix(self) -> str:
+        """What to do about it: nothing when up; else the command that starts it (what of it is missing: Airflow
+        starts only its components that are not running), and its log when a process of ours runs."""
+        if self.up:
+            return ""
+        log = {"airflow": "airflow-api-server", "spark": "spark-master"}.get(self.name, self.name)
+        return f"`focuscrawl services up --only {self.name}`" + (f"; its log: `focuscrawl logs {log}`" if self.ours else "")
 
 
 class ServiceManager:
@@ -143,9 +166,15 @@ class ServiceManager:
             _kill_group(pgid)
         return stopped
 
-    def status(self) -> list[ServiceStatus]:
+    def status(self, timeout: float = PROBE_TIMEOUT) -> list[ServiceStatus]:
+        """Every service by its probe (all at once, each within ``timeout``), with whether a process of ours runs."""
+        from concurrent.futures import ThreadPoolExecutor
+
+        names = ("kafka", "spark-connect", "airflow", "world", "spark")
+        with ThreadPoolExecutor(len(names)) as pool:
+            probes = dict(zip(names, pool.map(lambda n: self._probe(n, timeout), names)))
         out = []
-        for name in ("kafka", "spark-connect", "airflow", "world", "spark"):
+        for name in names:
             svc = self.services[name]
             if name == "world" and not world_available():
                 out.append(ServiceStatus(name, False, svc.url, "not installed"))
@@ -155,8 +184,18 @@ class ServiceManager:
                 detail = f"login: {self.cfg.airflow_user}, password in {svc.password_file}"
                 if self.cfg.airflow_password:
                     detail = f"login: {self.cfg.airflow_user}, password from FOCUSCRAWL_AIRFLOW_PASSWORD"
-            out.append(ServiceStatus(name, svc.healthy(), svc.url, detail))
+            procs = svc.processes.values() if isinstance(svc.processes, dict) else svc.processes
+            ours = any(p.running() for p in procs)
+            out.append(ServiceStatus(name, probes[name].up, svc.url, detail, probes[name], ours))
         return out
+
+    def _probe(self, name: str, timeout: float) -> Probe:
+        if name == "world" and not world_available():
+            return Probe(False, "not installed")
+        try:
+            return self.services[name].probe(timeout)
+        except Exception as exc:  # noqa: BLE001 - a probe that fails says why, it never fails status
+            return failed(exc)
 
 
 def _ancestors() -> set[int]:

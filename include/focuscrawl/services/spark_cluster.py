@@ -16,6 +16,7 @@ from pathlib import Path
 
 from focuscrawl.config import Settings
 from focuscrawl.core.interpreter import spark_home
+from focuscrawl.services.probe import PROBE_TIMEOUT, Probe, failed
 from focuscrawl.services.process import ManagedProcess, port_open, settings_env, wait_until
 
 
@@ -134,6 +135,19 @@ class SparkCluster:
         # Workers first, so the master does not log them as lost.
         stopped = [w.stop() for w in self.workers]
         return self.master.stop() or any(stopped)
+
+    def probe(self, timeout: float = PROBE_TIMEOUT) -> Probe:
+        """The master's own view over HTTP: up when every worker of ours is registered with it as alive."""
+        import requests
+
+        if not port_open(self.cfg.bind_host, self.webui_port, timeout=min(timeout, 0.5)):
+            return Probe(False, f"nothing listens on {self.webui_url}")
+        try:
+            state = requests.get(f"{self.webui_url}/json/", timeout=timeout).json()
+        except (requests.RequestException, ValueError) as exc:
+            return failed(exc)
+        alive = sum(1 for w in state.get("workers", []) if w.get("state") == "ALIVE")
+        return Probe(alive >= len(self.workers), f"{alive} of {len(self.workers)} workers alive")
 
     def healthy(self) -> bool:
         return all(p.running() for p in self.processes) and self.alive_workers() >= len(self.workers)

@@ -22,6 +22,7 @@ from pathlib import Path
 
 from focuscrawl.config import Settings
 from focuscrawl.core.interpreter import spark_home
+from focuscrawl.services.probe import PROBE_TIMEOUT, Probe
 from focuscrawl.services.process import ManagedProcess, port_open, settings_env, write_private
 
 SERVER_CLASS = "org.apache.spark.sql.connect.service.SparkConnectServer"
@@ -96,10 +97,42 @@ class SparkConnect:
                                "this platform other ports (FOCUSCRAWL_PORT_OFFSET or FOCUSCRAWL_SPARK_CONNECT_PORT)")
         (Path(self.cfg.var_dir) / "spark-connect").mkdir(parents=True, exist_ok=True)
         self.process.env = {**self.process.env, "SPARK_CONNECT_AUTHENTICATE_TOKEN": connect_token(self.cfg)}
-        self.process.start_until(self._ready, timeout, f"Spark Connect server on {self.url}")
+        # Up once the protocol answers (its first session built), not when the port opens: a status or a task
+        # right after the start finds it serving.
+        self.process.start_until(lambda: self.probe(timeout=10.0).up, timeout, f"Spark Connect server on {self.url}")
 
     def stop(self) -> bool:
         return self.process.stop()
 
     def healthy(self) -> bool:
+        """Ours runs and its port accepts: what ``start`` and the platform's watch go by (a session probe every
+        few seconds on a loaded machine would restart a busy server)."""
         return self.process.running() and self._ready()
+
+    def probe(self, timeout: float = PROBE_TIMEOUT) -> Probe:
+        """One RPC of the Spark Connect protocol with the server's token (``AnalyzePlan`` for the Spark version):
+        the server admits us and its driver answers."""
+        if not self._ready():
+            return Probe(False, f"nothing listens on port {self.cfg.spark_connect_port}")
+        import uuid
+        import warnings
+
+        import grpc
+
+        with warnings.catch_warnings():  # pyspark's connect package warns about pandas versions on import
+            warnings.simplefilter("ignore")
+            from pyspark.sql.connect.proto import base_pb2, base_pb2_grpc
+
+        # One session for every probe of this platform: the first request of a new session builds it on the
+        # server (seconds on a loaded machine), later ones find it (milliseconds); the server expires it idle.
+        session = str(uuid.uuid5(uuid.NAMESPACE_URL, f"focuscrawl-probe:{self.cfg.var_dir}"))
+        user = base_pb2.UserContext(user_id="focuscrawl-probe")
+        auth = [("authorization", f"Bearer {connect_token(self.cfg)}")]
+        try:
+            with grpc.insecure_channel(f"localhost:{self.cfg.spark_connect_port}") as channel:
+                answer = base_pb2_grpc.SparkConnectServiceStub(channel).AnalyzePlan(base_pb2.AnalyzePlanRequest(
+                    session_id=session, user_context=user, client_type="focuscrawl-probe",
+                    spark_version=base_pb2.AnalyzePlanRequest.SparkVersion()), timeout=timeout, metadata=auth)
+        except grpc.RpcError as exc:
+            return Probe(False, f"{exc.code().name}: {exc.details()}"[:200])
+        return Probe(True, f"Spark {answer.spark_version.version}")
