@@ -10,7 +10,8 @@
    (scheduled or asset-triggered: the demo triggers nothing), and each loop's pushes taken up by
    its running process, whose order before and after the first push is kept
    (:data:`FOLLOWERS`: the FUE chooser's best candidates, the source crawler's recrawl intervals,
-   the revisitor's next pages).
+   the revisitor's next pages); every poll is also kept as a timeline (pushes applied so far, order
+   changed or not), which the report draws beside the DAG runs' start and end times.
 3. It then reads what the live run wrote to Delta (:func:`live_summary`), stops the processes
    (and the services, unless ``--keep-services``), writes ``$FOCUSCRAWL_VAR/demo/live.json`` and the
    HTML report (:mod:`focuscrawl.reports.demo`), and prints how to keep the platform running and
@@ -30,6 +31,7 @@ from pathlib import Path
 from focuscrawl.core.commandline import parser
 from focuscrawl.config import Settings, settings
 from focuscrawl.core.status_file import read_status
+from focuscrawl.reports.demo import succeeded_by_itself  # noqa: F401 - the demo's progress and its report count alike
 
 DEFAULT_PROJECT = "projects/world.toml"
 
@@ -64,11 +66,16 @@ class PushWatch:
     (``after``): the push *visibly* changed the order when the two differ.
     """
 
-    def __init__(self, status_dir: Path, loops: list[str]) -> None:
+    def __init__(self, status_dir: Path, loops: list[str], clock=time.time) -> None:
         self.status_dir = Path(status_dir)
         self.loops = [loop for loop in loops if loop in FOLLOWERS]
         self.seen: dict[str, dict] = {loop: {"process": None, "pushes": 0, "before": None, "after": None}
                                       for loop in self.loops}
+        # Every poll's sample per loop, for the report's timeline: when (Unix seconds), pushes applied so far,
+        # and whether the order differs from the previous sample's.
+        self.timeline: list[dict] = []
+        self.clock = clock
+        self._order: dict[str, object] = {}
 
     def _status(self, prefix: str) -> tuple[str | None, dict]:
         for path in sorted(self.status_dir.glob(f"{prefix}*.json")):
@@ -84,6 +91,9 @@ class PushWatch:
             seen = self.seen[loop]
             seen["process"] = name
             applied, order = int(status.get(applied_key) or 0), status.get(order_key)
+            self.timeline.append({"at": round(self.clock(), 1), "loop": loop, "pushes": applied,
+                                  "order_changed": loop in self._order and order != self._order[loop]})
+            self._order[loop] = order
             if applied == 0:
                 seen["before"] = order
             elif applied > seen["pushes"]:
@@ -108,9 +118,11 @@ def dag_runs(client, dags) -> dict[str, dict[str, int]]:
     return counts
 
 
-def succeeded_by_itself(tally: dict[str, int]) -> int:
-    """Successful runs a schedule or an Asset started (a manual trigger does not count)."""
-    return sum(n for key, n in tally.items() if key in ("scheduled:success", "asset_triggered:success"))
+def run_times(client, dags) -> list[dict]:
+    """Every run of ``dags`` with its type, state, start and end (ISO times, None while unset): the report's
+    timeline."""
+    return [{"dag": dag_id, **{k: run.get(k) for k in ("run_type", "state", "start_date", "end_date")}}
+            for dag_id in dags for run in client.dag_runs(dag_id)]
 
 
 def _frame(uri: str, columns: list[str] | None = None):
@@ -124,7 +136,7 @@ def live_summary(cfg: Settings, top: int = 10, threshold: float = 0.5) -> dict:
     """What the live run left in Delta, per loop: row counts, the tables' heads and the harvest over time
     (``threshold``: the page focus's) the report shows."""
     from focuscrawl.relevance.harvest import harvest_series, read_items
-    from focuscrawl.reports.demo import HARVEST_KEY
+    from focuscrawl.reports.demo import ESTIMATES_KEY, HARVEST_KEY
     from focuscrawl.crawl.listing_crawler import POSTS_TABLE
     from focuscrawl.ephemeral.tables import PAGE_CLICKS, SOURCE_RECRAWLS, SOURCE_SCHEDULE
     from focuscrawl.fue.batch import CANDIDATE_SCORES_TABLE
@@ -161,7 +173,7 @@ def live_summary(cfg: Settings, top: int = 10, threshold: float = 0.5) -> dict:
     if est is not None and len(est):
         cols = [c for c in ("crawl_id", "estimator", "target", "value", "estimate", "ci_low", "ci_high") if c in est]
         latest = est[est["crawl_id"] == est["crawl_id"].max()] if "crawl_id" in est else est
-        out["graph: latest crawl's estimates with their intervals (graph_estimates)"] = (
+        out[ESTIMATES_KEY] = (
             latest.sort_values(cols[1:4]).head(3 * top)[cols].round(4).to_dict("records"))
     return out
 
@@ -172,6 +184,7 @@ def run_live(cfg: Settings, project_path: Path, seconds: float, keep_services: b
 
     from focuscrawl.platform import Platform
     from focuscrawl.project.loading import load_project
+    from focuscrawl.reports.demo import PUSHES_KEY, RUNS_KEY
     from focuscrawl.services.airflow import AirflowService
 
     project = load_project(project_path)
@@ -207,6 +220,7 @@ def run_live(cfg: Settings, project_path: Path, seconds: float, keep_services: b
         watch.poll()
         runs = dag_runs(client, dags)
         live = {"project": str(project_path), "minutes": round(seconds / 60, 1), "dag_runs": runs,
+                RUNS_KEY: run_times(client, dags), PUSHES_KEY: watch.timeline,
                 "followers": watch.seen, "order_changed": {loop: watch.changed(loop) for loop in watch.loops},
                 **live_summary(cfg, threshold=project.profile.pages.threshold if project.profile.pages else 0.5)}
     finally:
