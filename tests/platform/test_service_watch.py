@@ -54,6 +54,30 @@ def test_two_missed_probes_restart_a_service_and_status_says_so(tmp_path):
     assert "kafka up (1 restart)" in render(doc)
 
 
+def test_status_names_each_down_service_s_fix_the_watch_where_it_watches(tmp_path, monkeypatch):
+    """Nothing listens on these ports: each service is down by its probe; the one the platform's watch restarts
+    is left to it, the others get the command that starts them."""
+    from focuscrawl.config import settings
+    from focuscrawl.platform.status import services
+
+    monkeypatch.setenv("FOCUSCRAWL_VAR", str(tmp_path))
+    monkeypatch.setenv("FOCUSCRAWL_PORT_OFFSET", "7770")  # ports no test run uses
+    svc = FakeService()
+    watch = ServiceWatch({"kafka": svc}, tmp_path, misses=5)
+    svc.up = False
+    watch.step()
+    started = time.monotonic()
+    doc = {"services": services(settings())}
+    assert time.monotonic() - started < 10  # probes refused at once: nothing waits out a timeout
+    kafka, airflow = doc["services"]["kafka"], doc["services"]["airflow"]
+    assert not kafka["up"] and kafka["fix"] == "none needed: the running platform's watch restarts it"
+    assert not airflow["up"] and airflow["fix"] == "`focuscrawl services up --only airflow`" and not airflow["ours"]
+    text = render(doc)
+    assert "kafka down" in text and "fix: none needed: the running platform's watch restarts it" in text
+    assert "(start: `focuscrawl services up --only spark-connect,airflow,world`)" in text
+    assert "nothing listens on" in text
+
+
 def test_a_failing_restart_backs_off_doubling_and_names_its_error(tmp_path):
     svc, now = FakeService(fail=2), [0.0]
     watch = ServiceWatch({"world": svc}, tmp_path, misses=1, clock=lambda: now[0])
