@@ -71,7 +71,7 @@ def live_run(tmp_path) -> dict:
         write_status(status / "fue-chooser-hcp.json", {"scores_applied": fue_pushes, "top": [
             [u, 1 - i / 10] for i, u in enumerate(users[fue_pushes:] + users[:fue_pushes])]})
         write_status(status / "source-crawler.json", {"schedules_applied": k // 18, "intervals": {
-            f"http://w/s{i}": 600 if k < 18 else 100 * (5 - i) for i in range(5)}})
+            f"http://w/s{i}": 600 if k < 18 else 100 * (5 - i) for i in range(5)} | {"http://w/new": None}})
         write_status(status / "revisitor.json", {"priorities_applied": revisit_pushes, "order": [
             [f"http://w/p{(i + revisit_pushes) % 9}", 0.5] for i in range(6)]})
         watch.poll()

@@ -244,9 +244,9 @@ def plot_timeline(runs: list[dict], pushes: list[dict], path: Path) -> None:
 
 def _ranking(order) -> list[str]:
     """A follower's order as item names, best first: a list of ``[item, score]`` as given; a mapping of
-    recrawl intervals shortest first (the source recrawled most often)."""
+    recrawl intervals shortest first (the source recrawled most often; one without an interval yet last)."""
     if isinstance(order, dict):
-        return [str(k) for k, _ in sorted(order.items(), key=lambda kv: (kv[1] is None, kv[1]))]
+        return [str(k) for k, _ in sorted(order.items(), key=lambda kv: (kv[1] is None, kv[1] or 0))]
     return [str(item[0] if isinstance(item, (list, tuple)) else item) for item in order or []]
 
 
