@@ -320,6 +320,12 @@ def _latest_estimates(dt) -> list[dict]:
             for _, r in sorted(best.items())]
 
 
+def page_threshold(project: dict | None) -> float:
+    """The relevance at or above which a page is relevant: the project's ``[profile.pages] threshold`` (0.5 without)."""
+    focus = ((project or {}).get("profile") or {}).get("pages") or {}
+    return float(focus.get("threshold", 0.5))
+
+
 def loops(cfg, project: dict | None, specs: list[dict], docs: dict[Path, dict]) -> dict:
     """Live figures per enabled loop, from the status files (``docs``) and the lake."""
     enabled = None
@@ -329,8 +335,7 @@ def loops(cfg, project: dict | None, specs: list[dict], docs: dict[Path, dict]) 
     figures = {"fue": lambda: fue_figures(cfg, name, docs), "sources": lambda: sources_figures(cfg, docs),
                "revisits": lambda: revisits_figures(cfg, docs), "graph": lambda: graph_figures(cfg, docs)}
     out = {loop: _safe(f) for loop, f in figures.items() if enabled is None or loop in enabled}
-    focus = ((project or {}).get("profile") or {}).get("pages") or {}
-    over_time = _safe(lambda: harvest_over_time(cfg, float(focus.get("threshold", 0.5))), {})
+    over_time = _safe(lambda: harvest_over_time(cfg, page_threshold(project)), {})
     steered = _safe(lambda: steering(cfg, specs, docs), {})
     for loop, figures_of_loop in out.items():
         if "error" not in figures_of_loop and loop in over_time:
