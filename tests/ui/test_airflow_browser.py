@@ -72,6 +72,25 @@ def click_button(driver, label: str) -> None:
     button.click()
 
 
+def log_in(driver, cfg, shots: bool = False) -> None:
+    """Through the Simple auth manager's login form, where an unauthenticated visit is sent."""
+    from focuscrawl.services.airflow import AirflowService
+
+    driver.get(f"{cfg.airflow_url}/")
+    driver.delete_all_cookies()  # a session of an earlier test logged out
+    driver.get(f"{cfg.airflow_url}/")
+    wait_for(driver, lambda d: "/auth/login" in d.current_url, "redirect to /auth/login")
+    user = wait_for(driver, lambda d: d.find_element("name", "username"), "username field")
+    if shots:
+        shot(driver, "01-login")
+    user.send_keys(cfg.airflow_user)
+    driver.find_element("name", "password").send_keys(AirflowService(cfg).password())
+    click_button(driver, "Sign in")
+    wait_for(driver, lambda d: "/auth/login" not in d.current_url, "leaving the login page")
+    if shots:
+        shot(driver, "02-home")
+
+
 @pytest.fixture(scope="module")
 def lake_table(cfg):
     """A small Delta table written in three appends, so OPTIMIZE has files to compact."""
@@ -84,21 +103,11 @@ def lake_table(cfg):
 
 
 def test_log_in_list_trigger_watch_and_read_the_log(browser, airflow, cfg, lake_table):
-    from focuscrawl.services.airflow import AirflowService
-
     url = cfg.airflow_url
     started = time.monotonic()
 
     # 1. Unauthenticated, the UI sends us to the Simple auth manager's login form.
-    browser.get(f"{url}/")
-    wait_for(browser, lambda d: "/auth/login" in d.current_url, "redirect to /auth/login")
-    user = wait_for(browser, lambda d: d.find_element("name", "username"), "username field")
-    shot(browser, "01-login")
-    user.send_keys(cfg.airflow_user)
-    browser.find_element("name", "password").send_keys(AirflowService(cfg).password())
-    click_button(browser, "Sign in")
-    wait_for(browser, lambda d: "/auth/login" not in d.current_url, "leaving the login page")
-    shot(browser, "02-home")
+    log_in(browser, cfg, shots=True)
 
     # 2. Every focuscrawl DAG is listed with its schedule.
     ours = {d["dag_id"]: d for d in airflow.dags() if "focuscrawl" in {t["name"] for t in d["tags"]}}
@@ -166,3 +175,75 @@ def manual_runs(airflow) -> set[str]:
             if time.monotonic() > deadline:
                 raise
             time.sleep(2)
+
+
+@pytest.fixture
+def view_data(cfg, tmp_path):
+    """The platform state the focuscrawl view reads (``tests/live_view_data.py``), in the session's var; what it
+    replaces is put back after."""
+    import live_view_data
+
+    aside = live_view_data.Aside(cfg, tmp_path)
+    try:
+        live_view_data.write(cfg)
+        yield live_view_data
+    finally:
+        aside.restore()
+
+
+def test_the_focuscrawl_view_in_the_navigation(browser, airflow, cfg, view_data):
+    """Log in, open the focuscrawl view from Airflow's navigation, see each loop's section, the sources loop's
+    harvest plot (the image loaded) and its pushes with the model versions that chose its fetches.
+
+    The data is a fixture, not a live platform: the supervisor's state, two processes' status files and two
+    Delta tables written from their table specs (``tests/live_view_data.py``); the view reads them as
+    ``focuscrawl status`` does."""
+    started = time.monotonic()
+    log_in(browser, cfg)
+    link = wait_for(browser, lambda d: next((a for a in d.find_elements("css selector", "a, button")
+                                             if a.is_displayed() and "focuscrawl" in (a.text + " " + (a.get_attribute("aria-label") or "") + " " + (a.get_attribute("title") or "")).lower()),
+                                            None), "focuscrawl in the navigation")
+    link.click()
+    wait_for(browser, lambda d: d.current_url.rstrip("/").endswith("/plugin/focuscrawl"), "the view's route")
+    frame = wait_for(browser, lambda d: d.find_element("css selector", "iframe"), "the view's frame")
+    browser.switch_to.frame(frame)
+    try:
+        for loop in ("fue", "sources", "revisits", "graph"):
+            wait_for(browser, lambda d, loop=loop: d.find_element("id", f"loop-{loop}"), f"section of loop {loop}")
+        plot = browser.find_element("css selector", "#loop-sources img.harvest")
+        wait_for(browser, lambda d: d.execute_script("return arguments[0].complete && arguments[0].naturalWidth", plot),
+                 "the sources harvest plot loaded")
+        assert browser.execute_script("return arguments[0].naturalWidth", plot) > 0
+        section = browser.find_element("id", "loop-sources").text
+        assert f"pushes applied by the running process: {view_data.PUSHES_APPLIED}" in section
+        assert "source_schedule" in section and "source-crawler" in section
+        assert "no scored page landed yet" in browser.find_element("id", "loop-fue").text
+        browser.execute_script("document.getElementById('loop-sources').scrollIntoView()")
+    finally:
+        browser.switch_to.default_content()
+    shot(browser, "08-focuscrawl-view")
+    print(f"focuscrawl view walk-through took {time.monotonic() - started:.1f}s")
+
+
+def test_the_view_refuses_an_unauthenticated_request_and_shows_no_secret(airflow, cfg, view_data):
+    import requests
+
+    from focuscrawl.services.airflow import AirflowService
+
+    url = f"{cfg.airflow_url}/focuscrawl"
+    routes = ("/", "/status.json", "/harvest/sources.png")
+    for route in routes:
+        assert requests.get(url + route, timeout=30).status_code == 401, route
+        forged = requests.get(url + route, headers={"Authorization": "Bearer not-a-token"}, timeout=30)
+        assert forged.status_code in (401, 403), route
+        assert requests.get(url + route, cookies={"_token": "not-a-token"}, timeout=30).status_code in (401, 403)
+    headers = {"Authorization": f"Bearer {airflow.token()}"}
+    page = requests.get(url + "/", headers=headers, timeout=60)
+    assert page.status_code == 200 and "id='loop-sources'" in page.text
+    assert requests.get(url + "/harvest/sources.png", headers=headers, timeout=60).content.startswith(b"\x89PNG")
+    served = page.text + requests.get(url + "/status.json", headers=headers, timeout=60).text
+    service = AirflowService(cfg)
+    spark_token = Path(cfg.var_dir) / "spark-connect" / "token"
+    for secret in (service.password(), *service._secrets().values(),
+                   *([spark_token.read_text().strip()] if spark_token.exists() else [])):
+        assert secret not in served
