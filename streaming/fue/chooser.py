@@ -71,6 +71,7 @@ def main(argv: list[str] | None = None) -> int:
                          extract_topic=args.extract_topic or extract_topic(args.method),
                          lead=args.lead, catch_up_wait=args.catch_up_wait)
     with StreamProcess(f"fue-chooser-{args.method}", args, cfg) as proc:
+        stage.on_score_applied = lambda record: proc.push_applied(record.topic, getattr(record, "timestamp", None))
         proc.ensure_topics([TopicSpec(args.posts_topic, "author"), TopicSpec(args.stats_topic, "user"),
                             TopicSpec(stage.extract_topic, "user"),
                             TopicSpec(stage.scores_topic, "user", compacted=True)])

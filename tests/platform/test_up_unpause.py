@@ -100,3 +100,12 @@ def test_on_a_running_airflow_a_dag_is_unpaused_only_with_the_projects_schedule(
     finally:
         airflow.pause("delta_maintenance")
         active.unlink()
+
+
+def test_the_progress_line_reads_the_loops_figures_from_the_status_files(platform, tmp_path):
+    # `up` printed this line every minute and died on it when the figures' signature changed
+    (tmp_path / "status").mkdir()
+    (tmp_path / "status" / "fue-chooser-x.json").write_text(json.dumps({"process": "fue-chooser-x", "pid": 1}))
+    platform.project.to_json = lambda: {"name": "t", "loops": {"fue": {"enabled": True}}}
+    line = platform.progress_line(61.0, 539.0)
+    assert line.startswith("[61s, 539s left] 0/0 up, 0 restarts"), line

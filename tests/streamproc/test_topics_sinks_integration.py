@@ -95,7 +95,8 @@ def test_followers_read_every_partition_of_a_feedback_topic(kafka_broker, cfg):
             with lock:
                 got[key] = value
 
-        follower = cls(kafka_broker.url, topic, apply)
+        stamps: list[int] = []
+        follower = cls(kafka_broker.url, topic, apply, on_applied=lambda rec: stamps.append(rec.timestamp))
         follower.start()
         try:
             assert follower.caught_up.wait(60), cls.__name__
@@ -103,6 +104,8 @@ def test_followers_read_every_partition_of_a_feedback_topic(kafka_broker, cfg):
             follower.stop()
             follower.join(10)
         assert sorted(got) == sorted(keys), cls.__name__
+        # each record applied is handed over with its Kafka timestamp (when it was pushed: bench/freshness)
+        assert len(stamps) == len(keys) and abs(min(stamps) / 1000 - time.time()) < 120, cls.__name__
         score = got["user7"] if cls is PriorityFollower else got["user7"]["score"]
         assert score == 0.07
 

@@ -337,10 +337,11 @@ class ChooserStage:
 
     def __init__(self, chooser: UserChooser, *, method: str, posts_topic: str, stats_topic: str,
                  scores_topic: str, extract_topic: str, lead: int = 8, catch_up_wait: float = 5.0,
-                 clock=None) -> None:
+                 clock=None, on_score_applied=None) -> None:
         import time
 
         self.chooser, self.method, self.lead = chooser, method, lead
+        self.on_score_applied = on_score_applied  # (record) after a pushed score is applied: its timing
         self.posts_topic, self.stats_topic, self.scores_topic = posts_topic, stats_topic, scores_topic
         self.extract_topic, self.catch_up_wait = extract_topic, catch_up_wait
         self.clock = clock or time.monotonic
@@ -383,6 +384,8 @@ class ChooserStage:
             if self.chooser.set_scores([(user, row["score"])]):
                 self.counts["scores_applied"] += 1
                 self.pushed[user] = Decision.of_push("fue", self.method, row)
+            if self.on_score_applied is not None:
+                self.on_score_applied(record)
         return ()
 
     def idle(self, caught_up: bool) -> list[tuple[str, str, bytes]]:

@@ -259,13 +259,14 @@ class Platform:
         return 0
 
     def progress_line(self, elapsed: float, left: float | None) -> str:
-        from focuscrawl.platform.status import loops
+        from focuscrawl.platform.status import loops, status_documents
 
         procs = read_state(self.cfg.var_dir).get("processes", [])
         up = sum(p["state"] == "up" for p in procs)
         restarts = sum(p.get("restarts", 0) for p in procs)
         bad = [p["name"] for p in procs if p["state"] in ("crashloop", "backoff")]
-        figures = loops(self.cfg, self.project.to_json())
+        # the line shows no steering, so no plan specs; the status files are read once for all the loops
+        figures = loops(self.cfg, self.project.to_json(), [], status_documents(self.cfg))
         bits = []
         fue, src, rev, graph = (figures.get(k, {}) for k in ("fue", "sources", "revisits", "graph"))
         if fue.get("extracted") is not None:

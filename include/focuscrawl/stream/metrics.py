@@ -31,6 +31,7 @@ metric                                                      what
 ``focuscrawl_frontier_size``                                items waiting to be fetched (pages, sources)
 ``focuscrawl_candidates``                                   candidates known to a chooser / crawler
 ``focuscrawl_pushed_scores_applied_total{topic}``           scores from a compacted feedback topic applied
+``focuscrawl_push_apply_lag_seconds{topic}``               a pushed record's Kafka timestamp to its application (histogram)
 ``focuscrawl_extracted_users_total{method}``                users judged after extraction (seed 000)
 ``focuscrawl_relevant_users_total{method}``                 of those, judged relevant
 ``focuscrawl_harvest_ratio{method}``                        relevant / extracted (seed 000, section V)
@@ -101,6 +102,9 @@ class Metrics:
         self.candidates = Gauge("focuscrawl_candidates", "candidates known to the process", registry=r)
         self.pushes = Counter("focuscrawl_pushed_scores_applied", "scores from a feedback topic applied",
                               ["topic"], registry=r)
+        self.push_apply_lag = Histogram("focuscrawl_push_apply_lag_seconds", "seconds from a pushed record's Kafka "
+                                        "timestamp to the process applying it", ["topic"], registry=r,
+                                        buckets=(0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 300, 3600))
         self.extracted = Counter("focuscrawl_extracted_users", "users judged after extraction", ["method"], registry=r)
         self.relevant = Counter("focuscrawl_relevant_users", "extracted users judged relevant", ["method"], registry=r)
         self.harvest = Gauge("focuscrawl_harvest_ratio", "relevant / extracted users (seed 000, section V)",

@@ -151,6 +151,7 @@ class StreamProcess:
         self._archive = None
         self._dead_letter_topic = False  # created on the first dead letter
         self._control = None  # the loop's steering state, once :meth:`control` follows it
+        self._pushes = None  # the last pushes applied (focuscrawl.stream.pushes), once a feedback topic is followed
 
     # -- lifecycle -------------------------------------------------------------------------
 
@@ -310,7 +311,8 @@ class StreamProcess:
 
     def follow(self, topic: str, apply: Callable[[str, Any], None], follower_cls=None):
         """Start a follower of a compacted feedback topic (default :class:`~focuscrawl.topics.priority.PriorityFollower`);
-        every record applied is counted in ``focuscrawl_pushed_scores_applied_total``; stopped at exit."""
+        every record applied is counted in ``focuscrawl_pushed_scores_applied_total`` and timed
+        (:meth:`push_applied`); stopped at exit."""
         from focuscrawl.topics.priority import PriorityFollower
 
         counter = self.metrics.pushes.labels(topic)
@@ -319,7 +321,8 @@ class StreamProcess:
             apply(key, value)
             counter.inc()
 
-        follower = (follower_cls or PriorityFollower)(self.bootstrap, topic, counted)
+        follower = (follower_cls or PriorityFollower)(
+            self.bootstrap, topic, counted, on_applied=lambda rec: self.push_applied(rec.topic, rec.timestamp))
         follower.start()
 
         def stop() -> None:
@@ -328,6 +331,20 @@ class StreamProcess:
 
         self.on_exit(stop)
         return follower
+
+    def push_applied(self, topic: str, record_ms: int | None) -> None:
+        """One pushed record of ``topic`` (its Kafka timestamp, epoch ms) applied now: observed in
+        ``focuscrawl_push_apply_lag_seconds`` and folded into the last pushes applied, which the status document
+        holds as ``applied_pushes`` (:class:`focuscrawl.stream.pushes.AppliedPushes`). A stage that reads a
+        feedback topic itself (the FUE chooser) calls it for each score it applies."""
+        if self._pushes is None:
+            from focuscrawl.stream.pushes import AppliedPushes
+
+            self._pushes = AppliedPushes()
+            self.status(self._pushes.status)
+        lag = self._pushes.applied(topic, record_ms)
+        if lag is not None:
+            self.metrics.push_apply_lag.labels(topic).observe(lag)
 
     def control(self, loop: str, *, paced=None, **budgets: float | None):
         """Follow the control topic for ``loop`` (:mod:`focuscrawl.control`: pause, budgets, new seeds) and

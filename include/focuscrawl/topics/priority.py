@@ -115,15 +115,17 @@ def decode(value: bytes | None) -> float | None:
 class PriorityFollower(threading.Thread):
     """Background thread: read the compacted topic from the beginning, then follow it forever.
 
-    Every record calls ``apply(key, score)``. No consumer group: each crawler needs every key,
+    Every record calls ``apply(key, score)``, then ``on_applied(record)`` when given (the Kafka record: its
+    timestamp says when it was pushed). No consumer group: each crawler needs every key,
     and reading from the beginning on start rebuilds the current ranking. Client errors (broker
     restart) are logged and the loop goes on; kafka-python reconnects by itself.
     """
 
     def __init__(self, bootstrap: str, topic: str, apply: Callable[[str, float | None], None],
-                 poll_ms: int = 500) -> None:
+                 poll_ms: int = 500, on_applied: Callable[[Any], None] | None = None) -> None:
         super().__init__(name=f"priority-follower-{topic}", daemon=True)
         self.bootstrap, self.topic, self.apply, self.poll_ms = bootstrap, topic, apply, poll_ms
+        self.on_applied = on_applied
         self.stopping = threading.Event()
         self.caught_up = threading.Event()  # set once the backlog present at start was applied
 
@@ -147,6 +149,8 @@ class PriorityFollower(threading.Thread):
                     for records in batches.values():
                         for rec in records:
                             self._apply(rec)
+                            if self.on_applied is not None:
+                                self.on_applied(rec)
                     if not self.caught_up.is_set() and all(consumer.position(tp) >= end[tp] for tp in partitions):
                         self.caught_up.set()
                 except Exception:  # noqa: BLE001 - a broker outage must not end the crawler's feedback
