@@ -96,3 +96,55 @@ class Aside:
                 path.unlink()
         for path, aside in self.moved.items():
             shutil.move(str(aside), path)
+
+
+# -- steering from the view (tests/ui/test_live_view.py, tests/ui/test_live_view_kafka.py) ------
+
+PROJECT = """name = "t"
+target = "sites"
+[profile]
+positives = "pos.jsonl"
+negatives = "neg.csv"
+[[sites]]
+name = "w"
+base_url = "https://w.example"
+user_agent = "t/1 (+mailto:ops@example.org)"
+[loops.fue]
+enabled = false
+[loops.sources]
+enabled = false
+[loops.revisits]
+site = "w"
+seeds = ["https://w.example/a"]
+"""
+
+
+def steering_client(cfg, tmp_path, admin_name: str = "ada"):
+    """The focuscrawl view's app over an active project written in ``cfg``'s var (revisits on site w), with users
+    by bearer token: ``admin_name`` an admin, ``vic`` not."""
+    import json
+
+    from fastapi import Header, HTTPException
+    from fastapi.testclient import TestClient
+
+    from focuscrawl.reports import live_view
+
+    project = tmp_path / "t.toml"
+    project.write_text(PROJECT)
+    (tmp_path / "pos.jsonl").write_text('{"user": "a", "text": "so tired"}\n')
+    (tmp_path / "neg.csv").write_text("author,title\nc,game night\n")
+    (cfg.var_dir / "run").mkdir(parents=True, exist_ok=True)
+    (cfg.var_dir / "run" / "project.json").write_text(json.dumps({"name": "t", "project_file": str(project)}))
+
+    def auth(authorization: str | None = Header(None)):
+        if authorization not in (f"Bearer {admin_name}", "Bearer vic"):
+            raise HTTPException(401, "Not authenticated")
+
+    def admin(authorization: str | None = Header(None)):
+        return admin_name if authorization == f"Bearer {admin_name}" else None
+
+    return TestClient(live_view.app(auth, admin), base_url="http://airflow.test")
+
+
+def as_user(name: str) -> dict:
+    return {"Authorization": f"Bearer {name}"}

@@ -48,7 +48,8 @@ AUDIT_TABLE = table(
     "command as sent to the control topic; the topic itself holds only the current state.",
     [
         Column("at_ms", pa.int64(), "when the command was given, Unix epoch milliseconds", nullable=False),
-        Column("by", pa.string(), "who gave it: the operating-system user of the command line", nullable=False),
+        Column("by", pa.string(), "who gave it: the operating-system user of the command line, or the Airflow user "
+                                  "of the focuscrawl view", nullable=False),
         Column("action", pa.string(), "pause, resume, budget or seed", nullable=False),
         Column("loop", pa.string(), "the loop it steers: fue, sources, revisits or graph", nullable=False),
         Column("knob", pa.string(), "the budget changed (budget only), e.g. fetches_per_second"),
@@ -214,5 +215,32 @@ class ControlFollower(PriorityFollower):
             log.warning("ignoring malformed control record %s@%d key=%r: %s", self.topic, rec.offset, rec.key, exc)
 
 
+def commanded(bootstrap: str, timeout_s: float = 10.0, topic: str = CONTROL_TOPIC) -> dict[str, dict[str, Any]]:
+    """The control state the topic holds now, per loop (:meth:`ControlState.status` without project-file
+    defaults: what the commands set), read from its beginning to its end as a starting process reads it.
+    Raises ``TimeoutError`` when the topic's end is not reached within ``timeout_s`` (Kafka down)."""
+    states = {loop: ControlState(loop) for loop in LOOPS}
+
+    def apply(key: str, value: dict | None) -> None:
+        loop = key.partition("/")[2].partition("/")[0]
+        if loop in states:
+            states[loop].apply(key, value)
+
+    follower = ControlFollower(bootstrap, topic, apply, poll_ms=200)
+    follower.start()
+    try:
+        if not follower.caught_up.wait(timeout_s):
+            raise TimeoutError(f"control topic {topic} at {bootstrap} not read within {timeout_s:.0f}s")
+    finally:
+        follower.stop()
+        follower.join(5)
+    out = {}
+    for loop, state in states.items():
+        with state._lock:
+            out[loop] = {"paused": state._paused, "budgets": dict(state._budgets),
+                         "seeds_added": len(state._seen_seeds)}
+    return out
+
+
 __all__ = ["ACTIONS", "AUDIT_TABLE", "AUDIT_TOPIC", "BUDGETS", "CONTROL_TOPIC", "Command", "ControlError",
-           "ControlFollower", "ControlState", "LOOPS", "SEEDED", "send"]
+           "ControlFollower", "ControlState", "LOOPS", "SEEDED", "commanded", "send"]

@@ -189,11 +189,12 @@ def steering_commands(args, project) -> list:
         if not loops:
             raise ControlError(f"no running loop of project {project.name} takes seeds of site {site.name} (loops "
                                f"that do: {', '.join(SEEDED)})")
+        commands = [Command("seed", loop, value=url) for loop in loops for url in args.urls]  # each an http(s) URL
         root = site.url(settings()).rstrip("/") + "/"
         off = [u for u in args.urls if not (u.rstrip("/") + "/").startswith(root)]
         if off:
             raise ControlError(f"not on site {site.name} ({root}): {', '.join(off)}")
-        return [Command("seed", loop, value=url) for loop in loops for url in args.urls]
+        return commands
     if not getattr(project.loops, args.loop).enabled:
         raise ControlError(f"loop {args.loop} is not enabled in project {project.name}; enable [loops.{args.loop}] "
                            "and run `focuscrawl up` again")
@@ -202,27 +203,43 @@ def steering_commands(args, project) -> list:
     return [Command(args.command, args.loop)]
 
 
-def _steer(args, cfg) -> int:
-    import sys
+class SteerUnavailable(RuntimeError):
+    """The control topic is out of reach (Kafka down); the message names the fix."""
 
-    from focuscrawl.control import ControlError, send
+
+def steer(cfg, args, by: str | None = None) -> list:
+    """Send the steering commands ``args`` asks for (:func:`steering_commands` against the active project) with
+    :func:`focuscrawl.control.send`, recorded as given ``by`` (None: the operating-system user). The one way a
+    command reaches the running crawl: the command line and the focuscrawl view in the Airflow UI both call it.
+    Raises ``ControlError``/``ProjectError`` for a command the project cannot take, :class:`SteerUnavailable`
+    when Kafka cannot be reached."""
+    from focuscrawl import control
+    from focuscrawl.control import ControlError
     from focuscrawl.orchestration.schedules import active_project
     from focuscrawl.project.loading import load_project
-    from focuscrawl.project.values import ProjectError
 
     active = active_project(cfg)
     if not active.get("project_file"):
-        print("focuscrawl: no project is active here; `focuscrawl up PROJECT` first", file=sys.stderr)
-        return 2
+        raise ControlError("no project is active here; `focuscrawl up PROJECT` first")
+    commands = steering_commands(args, load_project(Path(active["project_file"]), check_files=False, check_env=False))
     try:
-        commands = steering_commands(args, load_project(Path(active["project_file"]), check_files=False, check_env=False))
-        send(cfg.kafka_bootstrap, commands)
-    except (ControlError, ProjectError) as e:
-        print(f"focuscrawl: {e}", file=sys.stderr)
-        return 2
+        control.send(cfg.kafka_bootstrap, commands, by=by)
     except Exception as e:  # noqa: BLE001 - the broker is down or unreachable: say how to bring it up
-        print(f"focuscrawl: cannot reach Kafka at {cfg.kafka_bootstrap} ({type(e).__name__}: {e}); "
-              "`focuscrawl services up --only kafka` starts it", file=sys.stderr)
+        raise SteerUnavailable(f"cannot reach Kafka at {cfg.kafka_bootstrap} ({type(e).__name__}: {e}); "
+                               "`focuscrawl services up --only kafka` starts it") from e
+    return commands
+
+
+def _steer(args, cfg) -> int:
+    import sys
+
+    from focuscrawl.control import ControlError
+    from focuscrawl.project.values import ProjectError
+
+    try:
+        commands = steer(cfg, args)
+    except (ControlError, ProjectError, SteerUnavailable) as e:
+        print(f"focuscrawl: {e}", file=sys.stderr)
         return 2
     for c in commands:
         print(f"{c.action} {c.loop}" + (f" {c.knob}" if c.knob else "") + (f" {c.value}" if c.value is not None else ""))

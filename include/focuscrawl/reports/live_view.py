@@ -9,14 +9,19 @@ loop the page shows its processes, its figures (frontier, candidates), the pushe
 versions that chose its fetches (the ``chosen_by_*`` columns its table lands, :mod:`focuscrawl.lake.decision`),
 its consumers' lag, its harvest over time and its processes' recent errors with what to do.
 A part that is down is named on the page with its fix, never left out.
+
+For a user the plugin's ``admin`` dependency lets through (the Airflow Admin role), each loop's section also
+offers the steering commands of the command line (pause, resume, budget, seeds add) as forms; a form posts to
+``control/<action>`` and goes through :func:`focuscrawl.platform.commands.steer`, the command line's own path,
+recorded in ``control_audit`` under the Airflow user's name. Beside them, the state the control topic holds
+(what the commands set) and the state the loop's running processes report applying.
 """
 
-from __future__ import annotations
-
-import html
+import html  # no `from __future__ import annotations`: FastAPI reads the routes' annotations (Request) at runtime
 import io
 import time
 from pathlib import Path
+from urllib.parse import quote
 
 from focuscrawl.core.status_file import read_status
 from focuscrawl.platform import status
@@ -62,7 +67,22 @@ def document(cfg, *, kafka: bool = True) -> dict:
                           "groups": sorted(groups.get(loop, [])),
                           "chosen_by": status._safe(lambda loop=loop: chosen_by(cfg, loop), [])}
                    for loop in shown}
+    doc["commanded"] = _commanded(cfg) if kafka else {"error": "not read"}
     return doc
+
+
+def _commanded(cfg) -> dict:
+    """The control topic's state per loop (:func:`focuscrawl.control.commanded`), or ``{"error": ...}``."""
+    from focuscrawl.control import commanded
+    from focuscrawl.services.process import port_open
+
+    host, _, port = cfg.kafka_bootstrap.split(",")[0].rpartition(":")
+    if not port_open(host, int(port)):
+        return {"error": f"Kafka not running at {cfg.kafka_bootstrap}"}
+    try:
+        return commanded(cfg.kafka_bootstrap, timeout_s=10)
+    except Exception as e:  # noqa: BLE001 - the page shows what failed instead of failing
+        return {"error": f"{type(e).__name__}: {e}"}
 
 
 def harvest_png(cfg, loop: str) -> bytes | None:
@@ -88,7 +108,8 @@ h1{font-size:1.4rem}h2{font-size:1.15rem;margin:0 0 .5rem}h3{font-size:.95rem;ma
 table{border-collapse:collapse;font-size:.85rem}td,th{border:1px solid #cbd5e0;padding:.2rem .5rem;text-align:left}
 th{background:#edf2f7}.loop{border:1px solid #a0aec0;border-radius:6px;padding:.8rem 1rem;margin:1rem 0}
 .missing{color:#9b2c2c}.up{color:#276749}.down{color:#9b2c2c;font-weight:600}code{background:#edf2f7;padding:0 .2rem}
-img{max-width:100%;border:1px solid #e2e8f0}.cols{display:flex;gap:2rem;flex-wrap:wrap}"""
+img{max-width:100%;border:1px solid #e2e8f0}.steer form{display:inline-block;margin:0 1rem .4rem 0}
+.sent{color:#276749}.cols{display:flex;gap:2rem;flex-wrap:wrap}"""
 
 
 def _e(value) -> str:
@@ -115,12 +136,50 @@ def _services(doc: dict) -> str:
         for name, s in svc.items()], "services")
 
 
-def _loop(doc: dict, loop: str) -> str:
+def _control(doc: dict, loop: str, steer: bool) -> str:
+    """The loop's control state (as the control topic holds it, and as its processes report applying it) and,
+    when ``steer``, the forms that send the command line's steering commands."""
+    from focuscrawl.control import BUDGETS, SEEDED
+
+    out = ["<h3>Control</h3>"]
+    commanded = doc.get("commanded") or {}
+    if "error" in commanded:
+        out.append(_missing("control topic not read", f"{html.escape(commanded['error'])}: "
+                            "<code>focuscrawl services up --only kafka</code>"))
+    else:
+        state = commanded.get(loop) or {}
+        budgets = ", ".join(f"{html.escape(k)} {_e(v)}" for k, v in (state.get("budgets") or {}).items())
+        out.append(f"<p class='control-state'>commanded: <b>{'paused' if state.get('paused') else 'running'}</b>"
+                   f"{'; budgets ' + budgets if budgets else ''}; seeds added: {_e(state.get('seeds_added', 0))}</p>")
+    applied = (doc["loops"].get(loop) or {}).get("control")
+    out.append(f"<p>applied by the running processes: {'paused' if applied.get('paused') else 'running'}</p>"
+               if applied else "<p>applied by the running processes: none reports a control state</p>")
+    if not steer:
+        return "".join(out)
+    hidden = f"<input type='hidden' name='loop' value='{html.escape(loop)}'>"
+    out.append("<div class='steer'>")
+    for action in ("pause", "resume"):
+        out.append(f"<form method='post' action='control/{action}' class='{action}'>{hidden}"
+                   f"<button type='submit'>{action} {html.escape(loop)}</button></form>")
+    knobs = "".join(f"<option>{html.escape(k)}</option>" for k in BUDGETS[loop])
+    out.append(f"<form method='post' action='control/budget' class='budget'>{hidden}<select name='knob'>{knobs}"
+               "</select> <input name='value' type='number' step='any' min='0' required placeholder='new budget'> "
+               "<button type='submit'>set budget</button></form>")
+    if loop in SEEDED:
+        out.append(f"<form method='post' action='control/seeds' class='seeds'>{hidden}"
+                   "<input name='site' required placeholder='site'> <textarea name='urls' rows='1' cols='50' required "
+                   "placeholder='seed URLs, one a line'></textarea> <button type='submit'>add seeds</button></form>")
+    out.append("</div>")
+    return "".join(out)
+
+
+def _loop(doc: dict, loop: str, steer: bool = False) -> str:
     figures, part = doc["loops"].get(loop, {}), doc["view"][loop]
     out = [f"<section class='loop' id='loop-{loop}'><h2>{html.escape(loop)}</h2>"]
     control = figures.get("control") or {}
     if control.get("paused"):
         out.append(f"<p class='missing'>paused: <code>focuscrawl resume {html.escape(loop)}</code> resumes it</p>")
+    out.append(_control(doc, loop, steer))
     # processes and health
     out.append("<h3>Processes</h3>")
     if part["processes"]:
@@ -192,8 +251,9 @@ def _loop(doc: dict, loop: str) -> str:
     return "".join(out)
 
 
-def page(doc: dict) -> str:
-    """The view as one HTML page (no script; plots as images beside it: ``harvest/<loop>.png``)."""
+def page(doc: dict, steer: bool = False, sent: str | None = None) -> str:
+    """The view as one HTML page (no script; plots as images beside it: ``harvest/<loop>.png``); ``steer``: with
+    the steering forms, ``sent``: the command just sent, said at the top."""
     sup = doc.get("supervisor") or {}
     head = (f"supervisor pid {sup['pid']}" if sup.get("running") else
             "supervisor not running: <code>focuscrawl up PROJECT.toml</code> starts the platform")
@@ -202,23 +262,43 @@ def page(doc: dict) -> str:
             f"<style>{STYLE}</style></head><body>"
             f"<h1>focuscrawl: project {_e(doc.get('project') or '(none active)')}</h1>"
             f"<p>{head}. As <code>focuscrawl status</code> saw it at {at}; reload for now.</p>"
-            f"<h3>Services</h3>{_services(doc)}"
-            + "".join(_loop(doc, loop) for loop in doc["view"]) + "</body></html>")
+            + (f"<p class='sent'>sent: {html.escape(sent)}</p>" if sent else "")
+            + f"<h3>Services</h3>{_services(doc)}"
+            + "".join(_loop(doc, loop, steer) for loop in doc["view"]) + "</body></html>")
 
 
-def app(auth):
-    """The view as a FastAPI app; ``auth`` is a FastAPI dependency every route runs first (the plugin passes
-    Airflow's: an unauthenticated request is refused before any figure is read)."""
-    from fastapi import Depends, FastAPI, HTTPException
-    from fastapi.responses import HTMLResponse, JSONResponse, Response
+def same_origin(request) -> bool:
+    """Whether a browser's POST comes from the page it was served (its ``Origin``, else its ``Referer``, names the
+    host it was sent to), the check against a cross-site form: a request naming neither is not a browser's form
+    (a bearer token's client, which no other site can make a browser send)."""
+    from urllib.parse import urlsplit
+
+    origin = request.headers.get("origin") or request.headers.get("referer")
+    if origin is None:
+        return True
+    return urlsplit(origin).netloc.lower() == (request.headers.get("host") or "").lower()
+
+
+def app(auth, admin):
+    """The view as a FastAPI app. ``auth`` is a FastAPI dependency every route runs first (the plugin passes
+    Airflow's: an unauthenticated request is refused before any figure is read). ``admin`` is a dependency that
+    gives the name of a user allowed to steer the crawl, or None: the steering forms are shown to such a user
+    only, and each ``control/<action>`` POST of anyone else is refused (403) before anything is sent."""
+    from argparse import Namespace
+
+    from fastapi import Depends, FastAPI, HTTPException, Request
+    from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 
     from focuscrawl.config import settings
+    from focuscrawl.control import ControlError
+    from focuscrawl.platform.commands import SteerUnavailable, steer
+    from focuscrawl.project.values import ProjectError
 
     api = FastAPI(title="focuscrawl", dependencies=[Depends(auth)], docs_url=None, redoc_url=None, openapi_url=None)
 
     @api.get("/", response_class=HTMLResponse)
-    def view() -> str:
-        return page(document(settings()))
+    def view(sent: str | None = None, user: str | None = Depends(admin)) -> str:
+        return page(document(settings()), steer=user is not None, sent=sent)
 
     @api.get("/status.json")
     def as_json() -> JSONResponse:
@@ -234,5 +314,45 @@ def app(auth):
         if png is None:
             raise HTTPException(404, f"{loop} landed no scored item yet")
         return Response(png, media_type="image/png", headers={"Cache-Control": "no-store"})
+
+    def refused(status_code: int, message: str) -> HTMLResponse:
+        return HTMLResponse(f"<!doctype html><html><head><meta charset='utf-8'><title>focuscrawl</title></head><body>"
+                            f"<p class='refused'>refused: {html.escape(message)}</p><p><a href='../'>back to the view"
+                            "</a></p></body></html>", status_code=status_code)
+
+    @api.post("/control/{action}", response_class=HTMLResponse)
+    async def control(action: str, request: Request, user: str | None = Depends(admin)) -> Response:
+        if user is None:
+            raise HTTPException(403, "steering the crawl needs the Airflow Admin role")
+        if not same_origin(request):
+            raise HTTPException(403, "a form of another site: post from the focuscrawl view")
+        if action not in ("pause", "resume", "budget", "seeds"):
+            return refused(404, f"no action {action!r}; actions: pause, resume, budget, seeds")
+        form = await request.form()
+        loop = str(form.get("loop") or "")
+        try:
+            if action == "seeds":
+                urls = str(form.get("urls") or "").split()
+                if not urls:
+                    raise ControlError("no seed URL given")
+                args = Namespace(command="seeds", site=str(form.get("site") or "").strip(), urls=urls)
+            else:
+                if loop not in LOOPS:
+                    raise ControlError(f"unknown loop {loop!r}; one of {', '.join(LOOPS)}")
+                args = Namespace(command=action, loop=loop)
+                if action == "budget":
+                    try:
+                        value = float(str(form.get("value") or ""))
+                    except ValueError:
+                        raise ControlError(f"{loop} budget must be a number > 0, got {form.get('value')!r}") from None
+                    args.knob, args.value = str(form.get("knob") or ""), value
+            commands = steer(settings(), args, by=user)
+        except (ControlError, ProjectError) as e:
+            return refused(400, str(e))
+        except SteerUnavailable as e:
+            return refused(503, str(e))
+        sent = "; ".join(" ".join([c.action, c.loop, *([c.knob] if c.knob else []),
+                                   *([str(c.value)] if c.value is not None else [])]) for c in commands)
+        return RedirectResponse(f"../?sent={quote(sent)}", status_code=303)
 
     return api
