@@ -119,22 +119,30 @@ seeds = ["https://w.example/a"]
 """
 
 
+def activate_project(cfg, folder: Path) -> Path:
+    """:data:`PROJECT` written in ``folder`` and made ``cfg``'s active project (what `focuscrawl up` leaves in
+    ``<var>/run/project.json``, where the steering commands look); returns the file the active project is."""
+    import json
+
+    project = folder / "t.toml"
+    project.write_text(PROJECT)
+    (folder / "pos.jsonl").write_text('{"user": "a", "text": "so tired"}\n')
+    (folder / "neg.csv").write_text("author,title\nc,game night\n")
+    active = Path(cfg.var_dir) / "run" / "project.json"
+    active.parent.mkdir(parents=True, exist_ok=True)
+    active.write_text(json.dumps({"name": "t", "project_file": str(project)}))
+    return active
+
+
 def steering_client(cfg, tmp_path, admin_name: str = "ada"):
     """The focuscrawl view's app over an active project written in ``cfg``'s var (revisits on site w), with users
     by bearer token: ``admin_name`` an admin, ``vic`` not."""
-    import json
-
     from fastapi import Header, HTTPException
     from fastapi.testclient import TestClient
 
     from focuscrawl.reports import live_view
 
-    project = tmp_path / "t.toml"
-    project.write_text(PROJECT)
-    (tmp_path / "pos.jsonl").write_text('{"user": "a", "text": "so tired"}\n')
-    (tmp_path / "neg.csv").write_text("author,title\nc,game night\n")
-    (cfg.var_dir / "run").mkdir(parents=True, exist_ok=True)
-    (cfg.var_dir / "run" / "project.json").write_text(json.dumps({"name": "t", "project_file": str(project)}))
+    activate_project(cfg, tmp_path)
 
     def auth(authorization: str | None = Header(None)):
         if authorization not in (f"Bearer {admin_name}", "Bearer vic"):

@@ -191,9 +191,29 @@ def view_data(cfg, tmp_path):
         aside.restore()
 
 
-def test_the_focuscrawl_view_in_the_navigation(browser, airflow, cfg, view_data):
+@pytest.fixture
+def steerable(cfg, kafka_broker, tmp_path):
+    """Call it to make a project whose revisits loop takes steering commands the active one
+    (``live_view_data.activate_project``: its run/project.json names no loop figures, so the view shows none
+    after), on the session's broker; the session's active project is put back after."""
+    import live_view_data
+
+    active = Path(cfg.var_dir) / "run" / "project.json"
+    before = active.read_bytes() if active.exists() else None
+    try:
+        yield lambda: live_view_data.activate_project(cfg, tmp_path)
+    finally:
+        if before is None:
+            active.unlink(missing_ok=True)
+        else:
+            active.write_bytes(before)
+
+
+def test_the_focuscrawl_view_in_the_navigation(browser, airflow, cfg, view_data, steerable):
     """Log in, open the focuscrawl view from Airflow's navigation, see each loop's section, the sources loop's
-    harvest plot (the image loaded) and its pushes with the model versions that chose its fetches.
+    harvest plot (the image loaded) and its pushes with the model versions that chose its fetches; as the Admin
+    the Airflow of ``focuscrawl services up`` has, pause the revisits loop from its form and see it paused in the
+    control state the view reads back from the control topic, then resume it.
 
     The data is a fixture, not a live platform: the supervisor's state, two processes' status files and two
     Delta tables written from their table specs (``tests/live_view_data.py``); the view reads them as
@@ -222,6 +242,25 @@ def test_the_focuscrawl_view_in_the_navigation(browser, airflow, cfg, view_data)
     finally:
         browser.switch_to.default_content()
     shot(browser, "08-focuscrawl-view")
+
+    # steering, as the Admin: pause revisits from its form, read back from the control state the view shows
+    steerable()
+    browser.switch_to.frame(browser.find_element("css selector", "iframe"))
+    try:
+        revisits = lambda d: d.find_element("id", "loop-revisits")  # noqa: E731 - the section after each reload
+        assert "commanded: running" in wait_for(browser, revisits, "section of loop revisits").text
+        browser.find_element("css selector", "#loop-revisits form.pause button").click()
+        wait_for(browser, text_shown("sent: pause revisits"), "the pause sent")
+        assert "commanded: paused" in revisits(browser).text
+        browser.execute_script("document.getElementById('loop-revisits').scrollIntoView()")
+        browser.switch_to.default_content()
+        shot(browser, "09-focuscrawl-view-paused")
+        browser.switch_to.frame(browser.find_element("css selector", "iframe"))
+        revisits(browser).find_element("css selector", "form.resume button").click()
+        wait_for(browser, text_shown("sent: resume revisits"), "the resume sent")
+        assert "commanded: running" in revisits(browser).text
+    finally:
+        browser.switch_to.default_content()
     print(f"focuscrawl view walk-through took {time.monotonic() - started:.1f}s")
 
 
