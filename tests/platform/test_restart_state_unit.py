@@ -3,6 +3,7 @@ records gives the same state as the live fold, for the evidence, the chooser and
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import random
 from types import SimpleNamespace
@@ -243,6 +244,63 @@ def test_an_extract_request_names_the_push_that_chose_the_user_and_the_verdict_r
     row = stats_row(SimpleNamespace(value=verdict.to_json()))
     assert (row["chosen_by_model"], row["chosen_by_model_version"], row["chosen_score"], row["chosen_rank"]) == (
         "candidate-classifier/HAS", 12, 99.0, 1) and "chosen" not in row
+
+
+def test_a_candidates_push_round_trips_in_its_state_and_an_older_record_restores_without_one():
+    from focuscrawl.lake.decision import Decision
+
+    ev = EvidenceAggregator()
+    ev.add(Post(author="ann", created_utc=1.7e9, score=2, title="hi", community="c", post_id="a"))
+    pushed = Decision("fue", "HAS", "candidate-classifier/HAS", 12, 0.75, 3)
+    st = UserState("ann", "candidate", 3, (0.75,), evidence=ev.state("ann"), pushed=pushed)
+    assert UserState.from_json(st.to_json()) == st
+    older = {k: v for k, v in json.loads(st.to_json()).items() if k != "pushed"}  # written before the field
+    assert UserState.from_json(json.dumps(older)) == dataclasses.replace(st, pushed=None)
+
+
+def _stage(lead: int = 3) -> ChooserStage:
+    return ChooserStage(_chooser("HAS"), method="HAS", posts_topic="p", stats_topic="s", scores_topic="sc",
+                        extract_topic="x", lead=lead)
+
+
+@pytest.mark.parametrize("older", [False, True])
+def test_a_stage_restored_from_its_changelog_names_the_push_its_uninterrupted_twin_names(older):
+    from focuscrawl.fue.pipeline import ExtractRequest
+
+    pushed = {"method": "HAS", "model": "candidate-classifier/HAS", "model_version": 12}
+    before = [_rec("p", i % 2, user, post_to_json(Post(author=user, created_utc=0, score=score, post_id=str(i))))
+              for i, (user, score) in enumerate([("a", 1), ("b", 5), ("c", 3), ("d", 2)])]
+    before += [_rec("sc", 0, "a", Priority(99.0, {**pushed, "rank": 1}).to_json()),
+               _rec("sc", 0, "c", Priority(0.5, {**pushed, "rank": 2}).to_json())]
+    # after the restart: c's push is replaced by its own score (a new post); d gets a push only now
+    after = [_rec("p", 0, "c", post_to_json(Post(author="c", created_utc=0, score=4, post_id="9"))),
+             _rec("sc", 1, "d", Priority(7.0, {**pushed, "model_version": 13, "rank": 1}).to_json())]
+
+    def chosen(stage: ChooserStage) -> dict:
+        return {key: ExtractRequest.from_json(value).chosen for _, key, value in stage.idle(True)}
+
+    twin, first = _stage(), _stage()
+    for rec in before:
+        twin.handle(rec)
+        first.handle(rec)
+    changelog = [(p, k.encode(), v) for (k, v) in first.changes() for p in (int(k in ("b", "d")),)]
+    if older:  # records an older chooser wrote: no push in them
+        changelog = [(p, k, json.dumps({f: x for f, x in json.loads(v).items() if f != "pushed"}).encode())
+                     for p, k, v in changelog]
+    restored = _stage()  # the first stage dies; its successor reads on from the committed offsets
+    restored.assigned([0, 1], latest_per_key(changelog))
+    assert restored.changes() == []
+    for rec in after:
+        twin.handle(rec)
+        restored.handle(rec)
+    expected, got = chosen(twin), chosen(restored)
+    assert list(got) == list(expected) == ["a", "d", "b"]
+    assert expected["a"].columns()["chosen_by_model_version"] == 12 and expected["d"].model_version == 13
+    if older:  # the push of a is lost with the older records: its score is still the push's, but no model is named
+        assert got["a"] == dataclasses.replace(expected["a"], model=None, model_version=None, rank=None)
+        assert {k: got[k] for k in "db"} == {k: expected[k] for k in "db"}
+    else:
+        assert got == expected
 
 
 class _FixedProba:

@@ -29,7 +29,7 @@ re-vectorises the whole text per post, as before: the baseline of ``bench/choose
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Iterable
 
 from focuscrawl.core.frontier import BlockFrontier
@@ -51,7 +51,10 @@ class UserState(JsonRecord):
     tie-break), choice order of chosen users, verdict order of judged ones. ``scores`` and
     ``evidence`` belong to candidates; ``snapshot`` is the evidence at the time of choice (what
     ``feedback`` gives an adaptive method), kept for chosen users and, when the method is
-    adaptive, for judged ones with their verdict ``relevant``.
+    adaptive, for judged ones with their verdict ``relevant``. ``pushed`` is what the latest push that scored
+    a candidate said (model, version, score, rank: :class:`~focuscrawl.lake.decision.Decision`), kept by the
+    stream stage so that a restored chooser names the same push when it chooses the user; records written
+    before it existed restore with none.
     """
 
     user: str
@@ -61,6 +64,7 @@ class UserState(JsonRecord):
     evidence: EvidenceState | None = None
     snapshot: UserEvidence | None = None
     relevant: bool | None = None
+    pushed: Decision | None = None
 
     def __post_init__(self) -> None:
         if self.status not in STATUSES:
@@ -332,7 +336,9 @@ class ChooserStage:
     When idle it keeps ``lead`` chosen users in flight, one extract request each.
     It chooses only once its input is read to the end (or ``catch_up_wait`` seconds passed since it
     last was), so a chooser behind its input (a restart, a burst) picks from all the evidence there
-    is, as an uninterrupted one would. State goes out as :class:`UserState` changelog records.
+    is, as an uninterrupted one would. State goes out as :class:`UserState` changelog records, a
+    candidate's with the latest push that scored it (``pushed``), so a stage restored from them names
+    in its extract requests the push an uninterrupted one would.
     """
 
     def __init__(self, chooser: UserChooser, *, method: str, posts_topic: str, stats_topic: str,
@@ -358,11 +364,16 @@ class ChooserStage:
             st = UserState.from_json(value)
             self.users_of.setdefault(partition, set()).add(st.user)
             states.append(st)
+            if st.status == "candidate" and st.pushed is not None:
+                self.pushed[st.user] = st.pushed
         self.counts["restored"] += self.chooser.restore(states)
 
     def revoked(self, partitions: list[int]) -> None:
         for p in partitions:
-            self.chooser.drop(self.users_of.pop(p, set()))
+            users = self.users_of.pop(p, set())
+            self.chooser.drop(users)
+            for user in users:
+                self.pushed.pop(user, None)
 
     def handle(self, record) -> tuple:
         from focuscrawl.fue.pipeline import post_from_json
@@ -407,14 +418,21 @@ class ChooserStage:
     def _decision(self, user: str) -> Decision:
         """What chose ``user``: its latest push while the score it was chosen at is still that push's (the
         chooser rescores a user as new posts arrive); else the method's own score, no model pushed. A push
-        applied before a restart is not known again (the scores topic is read on from the group's offsets)."""
+        applied before a restart is known again from the user's changelog state (:meth:`changes`), as the scores
+        topic is read on from the group's offsets."""
         pushed, score = self.pushed.pop(user, None), self.chooser.chosen_score_
         if pushed is not None and pushed.score == score:
             return pushed
         return Decision("fue", self.method, score=score)
 
     def changes(self) -> list[tuple[str, bytes]]:
-        return [(st.user, st.to_json()) for st in self.chooser.changes()]
+        """The chooser's changed states, a candidate's with the push that last scored it (``pushed``)."""
+        out = []
+        for st in self.chooser.changes():
+            if st.status == "candidate" and st.user in self.pushed:
+                st = replace(st, pushed=self.pushed[st.user])
+            out.append((st.user, st.to_json()))
+        return out
 
     def status(self, top: int = 5) -> dict:
         return {"method": self.method, "candidates": len(self.chooser), "processed": len(self.chooser.processed),
