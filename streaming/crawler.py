@@ -7,7 +7,9 @@ each post keyed by author, and keeps the authors in a priority frontier. Every l
 through the fetch layer (``focuscrawl.fetch``: robots.txt, per-host politeness of
 ``--politeness-delay`` seconds, Retry-After and back-off, SSRF guard). Parser rejections go to the
 dead-letter topic. A background thread follows the compacted priority topic from its beginning and
-reorders the frontier while the crawl goes on. The frontier head and counters go to
+reorders the frontier while the crawl goes on (whole pushed rows: the status names the model, version
+and rank of the push behind the next pick). Each post lands what chose its listing fetch (the
+listing order, no model: ``chosen_*``). The frontier head and counters go to
 ``--status-file``; fetch counts, 429s, retries and robots denials to ``--metrics-port``
 (``focuscrawl.stream.process``). With ``--fetch-spec FILE`` the site's User-Agent, politeness
 (held besides ``--politeness-delay``), robots, rate-limit headers and OAuth apply, and ``--base-url``
@@ -25,7 +27,7 @@ from focuscrawl.crawl import dead_letters
 from focuscrawl.crawl.listing_crawler import POSTS_TOPIC, ListingCrawler
 from focuscrawl.fetch import FetchError, HostPoliteness
 from focuscrawl.parse.listing import FRONT_PAGE
-from focuscrawl.topics.priority import USER_PRIORITIES_TOPIC
+from focuscrawl.topics.priority import USER_PRIORITIES_TOPIC, RowFollower
 from focuscrawl.stream.process import StreamProcess, parser
 from focuscrawl.topics.specs import TopicSpec, host_key
 
@@ -64,7 +66,7 @@ def main(argv: list[str] | None = None) -> int:
                               robots_unreachable_ttl=args.robots_unreachable_ttl)
         crawler = ListingCrawler(source, lambda key, value: proc.send(args.topic, key, value), args.base_url,
                                  args.listing_path, on_rejection=dead_letter)
-        proc.follow(args.priority_topic, crawler.apply_priority)
+        proc.follow(args.priority_topic, crawler.apply_pushed, RowFollower)  # whole rows: the push's model, rank
 
         def status() -> dict:
             current = crawler.status()

@@ -63,6 +63,30 @@ def test_authors_become_candidates_and_pushed_priorities_reorder_them(listing_si
             status["priorities_applied"]) == ("bob", 3, 2, 5, 3)
 
 
+def test_posts_land_the_listing_order_that_chose_their_fetch_and_the_status_names_the_push_behind_the_next_pick(
+        listing_site, fetcher):
+    from focuscrawl.crawl.listing_crawler import POSTS_TABLE
+    from focuscrawl.lake.decision import DECISION_COLUMN_NAMES
+    from focuscrawl.topics.priority import Priority
+
+    crawler, emitted = make_crawler(listing_site, fetcher)
+    crawler.crawl_page()
+    assert set(DECISION_COLUMN_NAMES) <= set(POSTS_TABLE.arrow_schema().names)
+    assert {tuple(row[c] for c in DECISION_COLUMN_NAMES) for _, row in emitted} == {
+        ("fue", "listing_order", None, None, None, None)}  # no push chooses a listing fetch
+    assert crawler.status()["next_pick_model"] is None  # alice: no push has ranked her
+    push = {"method": "HAS", "model": "user_priorities", "model_version": 4, "posts": 2}
+    crawler.apply_pushed("carol", Priority.from_json(Priority(0.9, {**push, "rank": 1}).to_json()).row())
+    crawler.apply_pushed("bob", Priority(0.4, {**push, "rank": 2}).row())
+    status = crawler.status()
+    assert (status["next_pick"], status["next_pick_score"], status["next_pick_model"],
+            status["next_pick_model_version"], status["next_pick_rank"]) == ("carol", 0.9, "user_priorities", 4, 1)
+    assert crawler.pushed["carol"].method == "HAS"
+    crawler.apply_pushed("carol", None)  # deleted from the compacted topic: the push goes with it
+    status = crawler.status()
+    assert (status["next_pick"], status["next_pick_rank"], "carol" in crawler.pushed) == ("bob", 2, False)
+
+
 def test_a_throttled_page_is_fetched_after_its_retry_after(listing_site, fetcher):
     crawler, emitted = make_crawler(listing_site, fetcher)
     assert crawler.crawl_page() == 3  # robots.txt is cached now

@@ -18,6 +18,7 @@ import pyarrow as pa
 import pytest
 
 from focuscrawl.core.status_file import read_status
+from focuscrawl.crawl.listing_crawler import POSTS_TABLE
 from focuscrawl.ephemeral.tables import SOURCE_PAGES, SOURCE_RECRAWLS
 from focuscrawl.fue.pipeline import STATS_TABLE
 from focuscrawl.lake import ensure_table
@@ -110,7 +111,7 @@ def test_the_documented_query_gives_the_model_version_score_and_rank_each_push_c
             assert (r["chosen_score"], r["chosen_rank"]) == pushes[r["chosen_by_model_version"]][r["url"]], r
 
     # the documented query over the lake (the other loops' tables exist, empty here), as a person runs it
-    others = (SOURCE_RECRAWLS, SOURCE_PAGES, STATS_TABLE)
+    others = (SOURCE_RECRAWLS, SOURCE_PAGES, STATS_TABLE, POSTS_TABLE)
     for spec in others:
         ensure_table(str(lake / spec.name), spec)
     database = f"lineage_{uuid.uuid4().hex[:8]}"

@@ -7,6 +7,12 @@ priorities (section III, the ranking is refreshed without stopping the crawl).
 
 The crawler does no Kafka and no threading of its own: it gets a ``source`` (HTTP GET -> body)
 and an ``emit(key, value)`` callable; ``streaming/crawler.py`` wires Kafka in.
+
+Decision lineage (:mod:`focuscrawl.lake.decision`): no pushed priority chooses what this crawler fetches,
+the listing's own order does (the newest posts, paged back), so every post it lands says so
+(:data:`LISTING_ORDER`: ``chosen_by_method`` ``listing_order``, no model). The pushed priorities order the
+candidate authors: the crawler keeps each author's latest pushed row (:meth:`ListingCrawler.apply_pushed`)
+and its status names the push (model, version, score, rank) behind the author it would pick next.
 """
 
 from __future__ import annotations
@@ -19,6 +25,7 @@ from urllib.parse import urlencode, urljoin
 
 import pyarrow as pa
 
+from focuscrawl.lake.decision import DECISION_COLUMNS, Decision
 from focuscrawl.lake.delta_sink import LINEAGE_COLUMNS
 from focuscrawl.fetch.errors import FetchError, refusal_of
 from focuscrawl.fetch.warc import WARC_COLUMNS, fetch_archived, warc_columns
@@ -31,11 +38,14 @@ POSTS_TOPIC = "focuscrawl.posts"
 # A post's identity: the sink stores each name once, however often the crawler re-reads it (a
 # restart, or a new pass from the newest posts); the topic's key (author) is a function of it.
 POSTS_UNIQUE_KEY = "name"
+# What chose every listing fetch: the listing's order (newest posts first, paged back), not a push.
+LISTING_ORDER = Decision("fue", "listing_order")
 
 POSTS_TABLE = table(
     "reddit_posts",
     "Posts (t3 things) as seen in Reddit-format /new listings by the listing crawler, one row per Kafka "
-    "record, appended exactly once by the stream consumer (seed 000, section II-B).",
+    "record, appended exactly once by the stream consumer (seed 000, section II-B). The listing crawler's rows "
+    "say what chose the listing fetch (chosen_*: listing_order, no model); the FUE explorer's leave them null.",
     [
         Column("name", pa.string(), "Reddit fullname, e.g. t3_abc123", nullable=False),
         Column("id", pa.string(), "post id without the kind prefix", nullable=False),
@@ -51,6 +61,7 @@ POSTS_TABLE = table(
         Column("listing_url", pa.string(), "listing page the post was read from"),
         Column("fetched_at_ms", pa.int64(), "when the crawler fetched the listing, Unix epoch milliseconds"),
         *WARC_COLUMNS,
+        *DECISION_COLUMNS,
         *LINEAGE_COLUMNS,
     ],
 )
@@ -66,7 +77,8 @@ class ListingCrawler:
     """Page through a listing, emit each post keyed by author, keep authors in a priority frontier.
 
     Authors enter the frontier with ``new_candidate_score`` (below any pushed priority, which is
-    normalised to 0-1) and keep a pushed score once they have one. Thread-safe between the crawl
+    normalised to 0-1) and keep a pushed score once they have one (:meth:`apply_pushed` keeps the push's
+    model, version and rank beside it, for :meth:`status`). Thread-safe between the crawl
     loop and the thread applying pushed priorities. ``on_rejection`` receives what the listing
     parser refused (a malformed body, a bad child) so it can go to the dead letters.
     """
@@ -87,6 +99,7 @@ class ListingCrawler:
         self.pages = 0
         self.posts = 0
         self.priorities_applied = 0
+        self.pushed: dict[str, Decision] = {}  # author -> what its latest pushed row said (model, version, rank)
         self._lock = threading.Lock()
 
     def page_url(self) -> str:
@@ -115,7 +128,8 @@ class ListingCrawler:
             for rejection in parsed.rejections:
                 self.on_rejection(rejection)
         for record in parsed.records:
-            row = {**record, "listing_url": url, "fetched_at_ms": fetched_at_ms, **(warc_columns(warc) if warc else {})}
+            row = {**record, "listing_url": url, "fetched_at_ms": fetched_at_ms, **(warc_columns(warc) if warc else {}),
+                   **LISTING_ORDER.columns()}
             self.emit(record["author"], json.dumps(row, ensure_ascii=False).encode())
             with self._lock:
                 if record["author"] not in self.frontier:
@@ -135,6 +149,16 @@ class ListingCrawler:
                 self.frontier.update(user, score)
             self.priorities_applied += 1
 
+    def apply_pushed(self, user: str, row: dict | None) -> None:
+        """A pushed row (``score`` with its push's ``model``, ``model_version``, ``rank`` and the ``method`` that
+        ranked the users; None: deleted): :meth:`apply_priority`, and the push kept beside the author."""
+        self.apply_priority(user, None if row is None else row["score"])
+        with self._lock:
+            if row is None:
+                self.pushed.pop(user, None)
+            else:
+                self.pushed[user] = Decision.of_push("fue", str(row.get("method") or "pushed"), row)
+
     def next_pick(self) -> tuple[str, float] | None:
         """The candidate user the crawler would extract next, with its score (None when empty)."""
         with self._lock:
@@ -143,9 +167,14 @@ class ListingCrawler:
     def status(self) -> dict:
         head = self.next_pick()
         with self._lock:
+            push = self.pushed.get(head[0]) if head else None
             return {
                 "next_pick": head[0] if head else None,
                 "next_pick_score": head[1] if head else None,
+                # the push behind that score (none: a new candidate no push has ranked yet)
+                "next_pick_model": push.model if push else None,
+                "next_pick_model_version": push.model_version if push else None,
+                "next_pick_rank": push.rank if push else None,
                 "candidates": len(self.frontier),
                 "pages": self.pages,
                 "posts": self.posts,
