@@ -73,7 +73,7 @@ SAMPLES = {
     "UserState": (UserState, UserState("alice", "judged", 4, (0.5, 0.25),
                                        EvidenceState(2, 5.0, 1.0, 30.0, 0.5, -0.5, ["a", "b"], 3, ["c"], ["t3_x", "t3_y"]),
                                        UserEvidence("alice", 2, 2.5, 0.5, 15.0, 14.5, "a b", ("c",)), True),
-                  ["user", "status", "seq", "scores", "evidence", "snapshot", "relevant"]),
+                  ["user", "status", "seq", "scores", "evidence", "snapshot", "relevant", "pushed"]),
 }
 
 
@@ -175,7 +175,7 @@ def test_wire_format_is_what_the_bare_dicts_were():
     evidence = EvidenceState(1, 2.0, texts=["x"], post_ids=["t3_x"])
     assert json.loads(UserState("a", "candidate", 3, (0.5,), evidence).to_json()) == {
         "user": "a", "status": "candidate", "seq": 3, "scores": [0.5], "evidence": evidence.to_dict(), "snapshot": None,
-        "relevant": None}
+        "relevant": None, "pushed": None}
     # Written before the records: History without method/communities/fetched_at, SourceState without last_gap.
     assert History.from_json(b'{"user": "a", "texts": ["x"], "pages": 1, "seconds": 2}') == History("a", ("x",), 1, 2.0)
     assert SourceState.from_json(b'{"url": "u", "last_read": null, "last_recrawl": 1, "known": [], "batches": []}') \
