@@ -1,4 +1,4 @@
-"""The loop-freshness benchmark's analysis (bench/freshness_bench.py): stages, percentiles, pushes, on made-up
+"""The loop-freshness benchmark's analysis (bench/freshness.py): stages, percentiles, pushes, on made-up
 closings whose every figure is written out here."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ BENCH = Path(__file__).resolve().parents[2] / "bench"
 @pytest.fixture
 def fb(monkeypatch):
     monkeypatch.syspath_prepend(str(BENCH))  # the benchmarks import each other as scripts do
-    return importlib.import_module("freshness_bench")
+    return importlib.import_module("freshness")
 
 
 def run(dag, queued, start, end):

@@ -1,6 +1,6 @@
 """Loop freshness on the live platform: a Delta commit to the running process applying the refreshed scores.
 
-    python bench/freshness_bench.py [--minutes 25] [--closings 10] [--competing-load 2]
+    python bench/freshness.py [--minutes 25] [--closings 10] [--competing-load 2]
                                     [--out bench/results/freshness] [--draft]
 
 ``focuscrawl up projects/world.toml`` runs as an operator starts it (``$FOCUSCRAWL_VAR``, emptied first but for
@@ -78,7 +78,7 @@ def epoch(stamp: str | None) -> float | None:
     return datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp() if stamp else None
 
 
-# -- the analysis (pure: tests/bench/test_freshness_bench.py) ---------------------------------------------------
+# -- the analysis (pure: tests/bench/test_freshness.py) ---------------------------------------------------
 
 def percentile(values: list[float], q: float) -> float | None:
     """The ``q``-th percentile (0-100) by linear interpolation between the closest ranks (numpy's default)."""
@@ -429,7 +429,7 @@ def plot(report: dict, path: Path) -> None:
 def markdown(r: dict) -> str:
     lo = r["load"]
     lines = [f"# Loop freshness: competing load {r['competing_load']}", "",
-             f"`python bench/freshness_bench.py --competing-load {r['competing_load']}` at commit "
+             f"`python bench/freshness.py --competing-load {r['competing_load']}` at commit "
              f"`{(r['commit'] or '?')[:10]}` ({r['dirty_files']} files modified{', draft' if r['draft'] else ''}), "
              f"{r['started']}, {r['minutes_run']} min of `focuscrawl up {r['project']}` on {r['cpus']} cores; "
              f"load average (1/5/15 min) {lo['before']} before, {lo['after']} after; the 1-min load sampled every 5 s: "
@@ -569,7 +569,7 @@ def main(argv: list[str] | None = None) -> int:
                 bench.up_proc.kill()
     from focuscrawl.services.manager import our_processes
 
-    meta = {"what": "loop freshness on the live platform (bench/freshness_bench.py)", **code, "draft": args.draft,
+    meta = {"what": "loop freshness on the live platform (bench/freshness.py)", **code, "draft": args.draft,
             "started": datetime.fromtimestamp(up_at).astimezone().isoformat(timespec="seconds"), "up_at": up_at,
             "project": str(args.project.relative_to(ROOT)) if args.project.is_relative_to(ROOT) else str(args.project),
             "cpus": os.cpu_count(), "competing_load": args.competing_load, "minutes_run": minutes_run,
