@@ -32,11 +32,16 @@ def _append(cfg, spec, rows: list[dict]) -> None:
 
 
 def paths(cfg) -> list[Path]:
-    """What :func:`write` writes (``cleanup`` takes each aside first and puts it back after)."""
+    """What :func:`write` writes and every other table the view reads (harvest, what chose a fetch), so that a
+    session's var shows the view this state alone (:class:`Aside` takes each aside first and puts it back after)."""
+    from focuscrawl.relevance.harvest import LOOPS
+    from focuscrawl.reports.live_view import CHOSEN_IN
+
     var = Path(cfg.var_dir)
+    tables = dict.fromkeys(["source_pages", "source_recrawls", *(p.table for p in LOOPS.values()),
+                            *CHOSEN_IN.values()])
     return [var / "platform" / "state.json", var / "platform" / "specs.json", var / "status" / "source-crawler.json",
-            var / "status" / "revisitor.json", Path(cfg.table_path("source_pages")),
-            Path(cfg.table_path("source_recrawls"))]
+            var / "status" / "revisitor.json", *(Path(cfg.table_path(t)) for t in tables)]
 
 
 def write(cfg) -> None:

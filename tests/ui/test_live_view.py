@@ -43,7 +43,10 @@ def test_each_loop_with_its_processes_pushes_model_versions_harvest_and_errors(c
     assert live_view.harvest_png(cfg, "fue") is None
 
 
-def test_nothing_running_names_what_is_missing(cfg):
+def test_nothing_running_names_what_is_missing(cfg, monkeypatch):
+    # ports of their own: a session's broker or Airflow (the suite's fixtures) must not be the "nothing" probed
+    monkeypatch.setenv("FOCUSCRAWL_PORT_OFFSET", "40000")
+    cfg = settings()
     doc = live_view.document(cfg)  # no supervisor, no status file, no table; Kafka and the rest probed
     page = live_view.page(doc)
     assert "supervisor not running" in page
