@@ -43,6 +43,19 @@ def test_each_loop_with_its_processes_pushes_model_versions_harvest_and_errors(c
     assert live_view.harvest_png(cfg, "fue") is None
 
 
+def test_an_unreadable_lineage_table_is_named_and_the_rest_shown(cfg, monkeypatch):
+    live_view_data.write(cfg)
+
+    def broken(cfg, loop):
+        raise OSError(f"{loop}: _delta_log/00000000000000000003.json: No such file")
+
+    monkeypatch.setattr(live_view, "chosen_by", broken)
+    page = live_view.page(live_view.document(cfg, kafka=False))
+    assert "what chose its fetches not readable from source_recrawls" in page
+    assert "OSError: sources: _delta_log/00000000000000000003.json" in page
+    assert f"pushes applied by the running process: <b>{live_view_data.PUSHES_APPLIED}</b>" in page
+
+
 def test_nothing_running_names_what_is_missing(cfg, monkeypatch):
     # ports of their own: a session's broker or Airflow (the suite's fixtures) must not be the "nothing" probed
     monkeypatch.setenv("FOCUSCRAWL_PORT_OFFSET", "40000")

@@ -200,7 +200,7 @@ class ControlState:
     def status(self) -> dict[str, Any]:
         with self._lock:
             return {"loop": self.loop, "paused": self._paused,
-                    "budgets": {k: self._budgets.get(k, v) for k, v in self._defaults.items()},
+                    "budgets": {**self._defaults, **self._budgets},
                     "seeds_added": len(self._seen_seeds), "commands_applied": self.applied}
 
 
@@ -234,12 +234,8 @@ def commanded(bootstrap: str, timeout_s: float = 10.0, topic: str = CONTROL_TOPI
     finally:
         follower.stop()
         follower.join(5)
-    out = {}
-    for loop, state in states.items():
-        with state._lock:
-            out[loop] = {"paused": state._paused, "budgets": dict(state._budgets),
-                         "seeds_added": len(state._seen_seeds)}
-    return out
+    return {loop: {k: v for k, v in state.status().items() if k in ("paused", "budgets", "seeds_added")}
+            for loop, state in states.items()}
 
 
 __all__ = ["ACTIONS", "AUDIT_TABLE", "AUDIT_TOPIC", "BUDGETS", "CONTROL_TOPIC", "Command", "ControlError",

@@ -33,7 +33,7 @@ from focuscrawl.core.status_file import read_status
 NOT_RUNNING = "not running"
 
 
-def _safe(what, default=None):
+def guarded(what):
     """``what()``, or ``{"error": ...}`` naming what failed (one part down never hides the others)."""
     try:
         return what()
@@ -334,9 +334,9 @@ def loops(cfg, project: dict | None, specs: list[dict], docs: dict[Path, dict]) 
     name = project.get("name") if project else None
     figures = {"fue": lambda: fue_figures(cfg, name, docs), "sources": lambda: sources_figures(cfg, docs),
                "revisits": lambda: revisits_figures(cfg, docs), "graph": lambda: graph_figures(cfg, docs)}
-    out = {loop: _safe(f) for loop, f in figures.items() if enabled is None or loop in enabled}
-    over_time = _safe(lambda: harvest_over_time(cfg, page_threshold(project)), {})
-    steered = _safe(lambda: steering(cfg, specs, docs), {})
+    out = {loop: guarded(f) for loop, f in figures.items() if enabled is None or loop in enabled}
+    over_time = guarded(lambda: harvest_over_time(cfg, page_threshold(project)))
+    steered = guarded(lambda: steering(cfg, specs, docs))
     for loop, figures_of_loop in out.items():
         if "error" not in figures_of_loop and loop in over_time:
             figures_of_loop["over_time"] = over_time[loop]
@@ -356,9 +356,9 @@ def collect(cfg, *, kafka: bool = True, airflow: bool = True) -> dict:
         "project": project.get("name") if project else None,
         "at": time.time(),
         **processes(cfg),
-        "services": _safe(lambda: services(cfg)),
-        "lag": _safe(lambda: consumer_lag(cfg, specs=specs)) if kafka else {"error": "not asked"},
-        "dags": _safe(lambda: dag_runs(cfg)) if airflow else {"error": "not asked"},
+        "services": guarded(lambda: services(cfg)),
+        "lag": guarded(lambda: consumer_lag(cfg, specs=specs)) if kafka else {"error": "not asked"},
+        "dags": guarded(lambda: dag_runs(cfg)) if airflow else {"error": "not asked"},
         "loops": loops(cfg, project, specs, docs),
     }
 
@@ -366,7 +366,8 @@ def collect(cfg, *, kafka: bool = True, airflow: bool = True) -> dict:
 # -- rendering --------------------------------------------------------------------------------
 
 
-def _fmt(v) -> str:
+def shown(v) -> str:
+    """A figure as ``status`` and the focuscrawl view print it: ``-`` for none, four significant digits."""
     if v is None:
         return "-"
     if isinstance(v, float):
@@ -422,8 +423,8 @@ def render(doc: dict, error_lines: int = 3) -> str:
     else:
         out.append(f"{'process':28} {'state':20} {'health':10} {'pid':>7} {'restarts':>8}  last exit")
         for p in procs:
-            out.append(f"{p['name']:28} {p['state']:20} {p.get('health', '-'):10} {_fmt(p.get('pid')):>7} "
-                       f"{p.get('restarts', 0):>8}  {_fmt(p.get('last_exit'))}")
+            out.append(f"{p['name']:28} {p['state']:20} {p.get('health', '-'):10} {shown(p.get('pid')):>7} "
+                       f"{p.get('restarts', 0):>8}  {shown(p.get('last_exit'))}")
             if p["state"] in ("crashloop", "backoff") and p.get("last_error"):
                 for line in p["last_error"][-error_lines:]:
                     out.append(f"    | {line}")
@@ -447,7 +448,7 @@ def render(doc: dict, error_lines: int = 3) -> str:
         figures = {k: v for k, v in f.items() if k not in ("top", "latest", "over_time", "control")}
         control = f.get("control") or {}
         out.append(f"loop {loop}: " + ("PAUSED (`focuscrawl resume " + loop + "`), " if control.get("paused") else "")
-                   + ", ".join(f"{k.replace('_', ' ')} {_fmt(v)}" for k, v in {**figures, **control.get("budgets", {})}.items()))
+                   + ", ".join(f"{k.replace('_', ' ')} {shown(v)}" for k, v in {**figures, **control.get("budgets", {})}.items()))
         if f.get("top"):
             out.append("    top: " + ", ".join(str(t[0] if isinstance(t, (list, tuple)) else t) for t in f["top"][:5]))
         if f.get("over_time"):
@@ -456,8 +457,8 @@ def render(doc: dict, error_lines: int = 3) -> str:
                 f"{b[0][11:16]} {b[2]}/{b[1]}" + (f"={b[2] / b[1]:.2f}" if b[1] else "") for b in t["bins"])
                 + f"  (since the start {t['cumulative']:.3f})")
         for e in f.get("latest") or []:
-            out.append(f"    {e['estimator']}/{e['target']} {e['value']}: {_fmt(e['estimate'])} "
-                       f"[{_fmt(e['ci_low'])}, {_fmt(e['ci_high'])}] ({e['crawl_id']})")
+            out.append(f"    {e['estimator']}/{e['target']} {e['value']}: {shown(e['estimate'])} "
+                       f"[{shown(e['ci_low'])}, {shown(e['ci_high'])}] ({e['crawl_id']})")
     return "\n".join(out)
 
 

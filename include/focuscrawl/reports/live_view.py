@@ -65,7 +65,7 @@ def document(cfg, *, kafka: bool = True) -> dict:
     shown = list(doc["loops"]) or list(LOOPS)
     doc["view"] = {loop: {"processes": [p for p in doc.get("processes", []) if p.get("loop") == loop],
                           "groups": sorted(groups.get(loop, [])),
-                          "chosen_by": status._safe(lambda loop=loop: chosen_by(cfg, loop), [])}
+                          "chosen_by": status.guarded(lambda loop=loop: chosen_by(cfg, loop))}
                    for loop in shown}
     doc["commanded"] = _commanded(cfg) if kafka else {"error": "not read"}
     return doc
@@ -113,7 +113,7 @@ img{max-width:100%;border:1px solid #e2e8f0}.steer form{display:inline-block;mar
 
 
 def _e(value) -> str:
-    return html.escape(status._fmt(value))
+    return html.escape(status.shown(value))
 
 
 def _rows(header: list[str], rows: list[list], cls: str = "") -> str:
@@ -214,7 +214,10 @@ def _loop(doc: dict, loop: str, steer: bool = False) -> str:
     if loop in PUSHES:
         applied = figures.get(PUSHES[loop])
         out.append(f"<p class='pushes'>pushes applied by the running process: <b>{_e(applied)}</b></p>")
-        if part["chosen_by"]:
+        if isinstance(part["chosen_by"], dict):  # status.guarded's error
+            out.append(_missing(f"what chose its fetches not readable from {CHOSEN_IN[loop]}",
+                                html.escape(part["chosen_by"]["error"])))
+        elif part["chosen_by"]:
             out.append(_rows(["model whose push chose", "version", "fetches chosen"], [
                 [_e(c["model"] or "(no push: the method's own order)"), _e(c["version"]), _e(c["fetches"])]
                 for c in part["chosen_by"]], "chosen-by"))
