@@ -19,20 +19,22 @@ Their Params' defaults are `focuscrawl.outlinks.params.OutlinksParams` (`method`
 `[loops.revisits] related`).
 
 **outlinks_train** runs when `outlink_features` changes:
-1. `quality_outlink_features`: the same gate on the feature table;
+1. `quality_outlink_features`: the same gate on the feature table, beside `train` (its 20-30 s would
+   otherwise delay every push; a failing table still stops the run before `score`);
 2. `train` (`spark_jobs/outlinks_train.py --no-promote`): ExtraTrees/NGBoost versions, evaluated on
    the held-out period, registered with the feature table's Delta version -> `outlink_models`;
-3. `promote`: each new version becomes the champion only when not worse on the held-out period;
-   nothing promoted skips the rest;
-4. `score` (`spark_jobs/outlinks_score.py --publish`): champion's predictions -> `page_priorities`
-   and the compacted `focuscrawl.page_priorities` topic the revisitor follows.
+3. `score` (`spark_jobs/outlinks_score.py --promote --publish`): each model's newest version becomes
+   the champion only when not worse on the held-out period; then the champion, new or kept, scores the
+   latest period -> `page_priorities` and the compacted `focuscrawl.page_priorities` topic the
+   revisitor follows. It scores whatever was promoted: new features are a new period to rank, so a run
+   that promoted nothing still pushes.
 """
 
 from __future__ import annotations
 
 from dataclasses import replace
 
-from airflow.sdk import dag, task
+from airflow.sdk import dag
 
 from assets import EMBEDDINGS as EMBEDDINGS_ASSET
 from assets import NEAR_DUPLICATES as NEAR_DUPLICATES_ASSET
@@ -42,7 +44,7 @@ from assets import PAGE_PRIORITIES as PRIORITIES_ASSET
 from assets import PAGE_PRIORITIES_PUSHED as PRIORITIES_PUSHED
 from assets import RELATED_PAGES as RELATED_ASSET
 from assets import SNAPSHOTS as SNAPSHOTS_ASSET
-from common import DEFAULT_ARGS, SPARK_POOL, cfg, dag_params, schedule, spark_chain, spark_job
+from common import DEFAULT_ARGS, cfg, dag_params, schedule, spark_chain, spark_job
 from focuscrawl.orchestration.schedules import loop_setting
 from focuscrawl.platform.train import active_relevance_args
 from focuscrawl.core.dedup import DEFAULT as NEAR_DUPLICATE_DEFAULTS
@@ -99,23 +101,11 @@ def outlinks_features():
 def outlinks_train():
     train = spark_job("train", "outlinks_train.py", [*cli_args(TRAIN_KNOBS), "--no-promote"],
                       inlets=[FEATURES_ASSET], outlets=[MODELS_ASSET])
-
-    # In the Spark pool though it runs no Spark: it keeps the slot from train to score. Outside it, a
-    # newer run's Spark task took the free slot during the 4 s promote and the score waited for it
-    # (platform e2e, 2026-12-01: 96 s).
-    @task.short_circuit(pool=SPARK_POOL)
-    def promote(params=None) -> bool:
-        from focuscrawl.outlinks.training import model_store, promote_latest
-
-        promotions = promote_latest(model_store(cfg), params["models"].split(","))
-        for promotion in promotions:
-            print(promotion)
-        return any(p.promoted for p in promotions)
-
-    score = spark_job("score", "outlinks_score.py", ["--model", "{{ params.score_model }}",
+    score = spark_job("score", "outlinks_score.py", ["--models", "{{ params.models }}", "--promote",
+                                                     "--model", "{{ params.score_model }}",
                                                      "--scope", "{{ params.score_scope }}", "--publish"],
                       inlets=[FEATURES_ASSET, MODELS_ASSET], outlets=[PRIORITIES_ASSET, PRIORITIES_PUSHED])
-    gx_gate(FEATURES, PAGE_PERIOD)() >> train >> promote() >> score
+    [gx_gate(FEATURES, PAGE_PERIOD)(), train] >> score
 
 
 outlinks_features()

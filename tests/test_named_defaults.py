@@ -81,6 +81,7 @@ CLI_FLAGS = {
     ("spark_jobs/graph_estimation.py", "estimators"): "graph estimator",
     ("spark_jobs/outlinks_related.py", "method"): "related-pages method",
     ("spark_jobs/outlinks_score.py", "model"): "outlink model spec",
+    ("spark_jobs/outlinks_score.py", "models"): "outlink model spec",
     ("spark_jobs/outlinks_train.py", "models"): "outlink model spec",
     ("streaming/fue/explorer.py", "community_chooser"): "community chooser",
     ("streaming/graph_sampler.py", "sampler"): "graph sampler",

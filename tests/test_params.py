@@ -57,7 +57,7 @@ AREAS = {
               ("outlinks.py", "outlinks_train", (*outlinks.TRAIN_KNOBS, "score_model", "score_scope"))),
         clis=(("spark_jobs/outlinks_embed.py", outlinks.EMBED_KNOBS), ("spark_jobs/outlinks_related.py", outlinks.RELATED_KNOBS),
               ("spark_jobs/outlinks_features.py", outlinks.FEATURE_KNOBS), ("spark_jobs/outlinks_train.py", outlinks.TRAIN_KNOBS),
-              ("spark_jobs/outlinks_score.py", ("model", "scope")), ("bench/scaling_bench.py", ("dimensions", "k"))),
+              ("spark_jobs/outlinks_score.py", ("models", "model", "scope")), ("bench/scaling_bench.py", ("dimensions", "k"))),
         loop=("revisits", {"related": "method"}),
         functions=("spark_jobs/outlinks_embed.py", "spark_jobs/outlinks_related.py", "spark_jobs/outlinks_features.py",
                    "spark_jobs/outlinks_train.py", "spark_jobs/outlinks_score.py", "include/focuscrawl/outlinks/related.py",

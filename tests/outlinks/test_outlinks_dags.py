@@ -40,15 +40,20 @@ def test_data_aware_chain(dags, cfg):
     assert [a for a in chain.steps if a.endswith(".py")] == [
         "outlinks_embed.py", "outlinks_related.py", "outlinks_features.py", "near_duplicates.py"]
     assert chain.steps.count("--") == 3
-    assert [t.task_id for t in train.topological_sort()] == ["quality_outlink_features", "train", "promote",
-                                                                 "score"]
-    assert {t.task_id for t in train.tasks if t.pool == "spark"} == {"train", "promote", "score"}  # slot kept to score
+    # the gate runs beside train; score (promote, then the champion scores and pushes) waits for both, and
+    # has no short circuit: a run that promoted nothing still pushes its new period's scores
+    assert {t.task_id: sorted(t.upstream_task_ids) for t in train.tasks} == {
+        "quality_outlink_features": [], "train": [], "score": ["quality_outlink_features", "train"]}
+    assert {t.task_id for t in train.tasks if t.pool == "spark"} == {"train", "score"}
     assert [a.name for a in chain.outlets] == ["delta.page_embeddings", "delta.related_pages", "delta.outlink_features",
                                               "delta.near_duplicates"]
     assert [a.name for a in feats.timetable.asset_condition.objects] == ["delta.page_snapshots"]
     assert [a.name for a in train.timetable.asset_condition.objects] == ["delta.outlink_features"]
     job = train.get_task("train")
     assert job.steps[0] == "outlinks_train.py" and "--no-promote" in job.steps
+    score = train.get_task("score").steps
+    assert score[0] == "outlinks_score.py" and {"--promote", "--publish"} <= set(score)
+    assert score[score.index("--models") + 1] == "{{ params.models }}"
     assert [a.name for a in train.get_task("score").outlets] == ["delta.page_priorities",
                                                                   "kafka.focuscrawl.page_priorities"]
 
