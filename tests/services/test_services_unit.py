@@ -8,6 +8,7 @@ import json
 import os
 import stat
 import subprocess
+from types import SimpleNamespace
 
 import pytest
 
@@ -111,6 +112,45 @@ def test_a_service_that_never_gets_ready_is_stopped_again(tmp_path):
     with pytest.raises(TimeoutError, match="never ready not ready after 1s"):
         proc.start_until(lambda: False, 1.0, "never ready")
     assert not proc.running() and not proc.pid_file.exists()
+
+
+def _leader_killed(proc: ManagedProcess) -> list[int]:
+    """SIGKILL the service's own process, as the OOM killer would, leaving its child running in its group."""
+    import signal
+
+    pid = proc.start()
+    children = wait_until(lambda: [p for p in group_members(pid) if p != pid], 10, "the child started")
+    os.kill(pid, signal.SIGKILL)
+    wait_until(lambda: pid not in group_members(pid) or (proc.returncode() is not None), 10, "the leader gone")
+    assert not proc.running() and all(c in group_members(pid) for c in children)
+    return children
+
+
+def test_children_of_a_killed_service_are_stopped_by_stop_and_before_a_restart(tmp_path):
+    """Issue 33: Airflow's LocalExecutor workers outlived a SIGKILLed scheduler and `down` (make chaos at
+    8cd6a2e: 8 orphans). Like them, this child's command line and environment do not name the var folder:
+    it is found by the session its killed parent led."""
+    proc = ManagedProcess("leader", tmp_path / "run", tmp_path / "log", ["sh", "-c", "sleep 300 & exec sleep 301"])
+    try:
+        children = _leader_killed(proc)
+        # counted as ours (by `down`'s stray groups and make chaos's orphan check) by the session in its pid file
+        assert set(children) <= set(our_processes(SimpleNamespace(var_dir=str(tmp_path))))
+        assert proc.stop() is True  # `down` stops what the killed one left
+        assert all(_gone(c) for c in children)
+        children = _leader_killed(proc)
+        first = int(proc.pid_file.read_text())
+        proc.start()  # the restart stops what the killed one left
+        assert all(_gone(c) for c in children) and int(proc.pid_file.read_text()) != first
+    finally:
+        proc.kill()
+    assert proc.stop() is False  # nothing left: nothing stopped
+
+
+def _gone(pid: int) -> bool:
+    try:
+        return open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()[0] == "Z"
+    except OSError:
+        return True
 
 
 def test_a_failed_spark_job_names_its_error_not_the_jvm_chatter():

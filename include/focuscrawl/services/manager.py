@@ -211,10 +211,18 @@ def _ancestors() -> set[int]:
 
 def our_processes(cfg: Settings) -> dict[int, int]:
     """``{pid: pgid}`` of live processes run out of our var folder: its path on their command
-    line, or our ``AIRFLOW_HOME`` in their environment (Airflow's task workers). The caller and
-    its ancestors (a shell or pytest holding FOCUSCRAWL_VAR) are never counted."""
+    line, our ``AIRFLOW_HOME`` in their environment (Airflow's task workers), or a member of the
+    session of a process our pid files name, alive or killed (the LocalExecutor workers of a
+    SIGKILLed scheduler, whose title overwrites their environment: ``ManagedProcess._leftover_group``).
+    The caller and its ancestors (a shell or pytest holding FOCUSCRAWL_VAR) are never counted."""
     var = str(Path(cfg.var_dir))
     airflow_home = f"AIRFLOW_HOME={Path(cfg.var_dir) / 'airflow'}".encode()
+    sessions = set()
+    for pid_file in (Path(cfg.var_dir) / "run").glob("*.pid"):
+        try:
+            sessions.add(str(int(pid_file.read_text().strip())))
+        except (OSError, ValueError):
+            continue
     mine = _ancestors()
     found = {}
     for entry in Path("/proc").iterdir():
@@ -228,7 +236,8 @@ def our_processes(cfg: Settings) -> dict[int, int]:
             environ = (entry / "environ").read_bytes().split(b"\0")
         except (OSError, IndexError):
             continue
-        if f"{var}/" in cmdline or cmdline.rstrip().endswith(var) or airflow_home in environ:
+        if (f"{var}/" in cmdline or cmdline.rstrip().endswith(var) or airflow_home in environ
+                or stat[3] in sessions):
             found[int(entry.name)] = int(stat[3])
     return found
 

@@ -115,14 +115,20 @@ class ManagedProcess:
             old = int(self.pid_file.read_text().strip())
         except (OSError, ValueError):
             return
-        # Started with its own session, its group id is its pid; a group whose members do not run out of
-        # our var folder is someone else's that reused the number.
-        if _group_alive(old) and any(_runs_out_of(pid, self.run_dir.parent) for pid in group_members(old)):
+        if self._leftover_group(old):
             _signal_group(old, signal.SIGTERM)
             deadline = time.monotonic() + 10
             while time.monotonic() < deadline and _group_alive(old):
                 time.sleep(0.1)
             _signal_group(old, signal.SIGKILL)
+
+    def _leftover_group(self, old: int) -> bool:
+        """Members of the session the process ``old`` led live on. Started with its own session, its group
+        and session ids are its pid, and Linux does not hand out a pid still in use as a session id, so a
+        member of that session is its child, however it looks: Airflow's LocalExecutor workers set their
+        title over their environment, so neither their command line nor their environment names our var
+        folder (make chaos at 8cd6a2e: 8 workers of SIGKILLed schedulers outlived `down`)."""
+        return any(_session_of(pid) == old for pid in group_members(old))
 
     def start_until(self, ready, timeout: float, what: str) -> None:
         """Start it and wait until ``ready()``; if it never gets there (or the wait is interrupted) it is
@@ -143,9 +149,16 @@ class ManagedProcess:
     def stop(self, timeout: float = 20.0, sig: int = signal.SIGTERM) -> bool:
         """Signal the process group, wait, then SIGKILL what is left. True if something was stopped."""
         pid = self.pid()
-        if pid is None:
+        if pid is None:  # gone, perhaps SIGKILLed: what it started may still run in its group
+            try:
+                old = int(self.pid_file.read_text().strip())
+            except (OSError, ValueError):
+                return False
+            left = self._leftover_group(old)
+            if left:
+                self._stop_leftovers()
             self.pid_file.unlink(missing_ok=True)
-            return False
+            return left
         try:
             pgid = os.getpgid(pid)
         except ProcessLookupError:
@@ -196,13 +209,11 @@ def group_members(pgid: int) -> list[int]:
     return members
 
 
-def _runs_out_of(pid: int, folder: Path) -> bool:
-    """``folder`` is on the process's command line or in its environment (Airflow's workers: AIRFLOW_HOME)."""
-    marker = str(folder).encode()
+def _session_of(pid: int) -> int | None:
     try:
-        return marker in Path(f"/proc/{pid}/cmdline").read_bytes() or marker in Path(f"/proc/{pid}/environ").read_bytes()
-    except OSError:
-        return False
+        return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[3])
+    except (OSError, ValueError, IndexError):
+        return None
 
 
 def _group_alive(pgid: int) -> bool:
