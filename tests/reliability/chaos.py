@@ -79,13 +79,10 @@ class Campaign:
         return {p["name"]: p for p in read_state(self.var).get("processes", [])}
 
     def service_pid(self, name: str) -> int | None:
-        from focuscrawl.services.process import pid_alive
+        from focuscrawl.services.process import pid_alive, recorded_pid
 
-        try:
-            pid = int((self.var / "run" / f"{name}.pid").read_text().strip())
-        except (OSError, ValueError):
-            return None
-        return pid if pid_alive(pid) else None
+        pid = recorded_pid(self.var / "run" / f"{name}.pid")
+        return pid if pid is not None and pid_alive(pid) else None
 
     def services_up(self) -> dict[str, bool]:
         from focuscrawl.platform.service_watch import watched

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from focuscrawl.config import Settings
 from focuscrawl.services.probe import PROBE_TIMEOUT, Probe, failed
-from focuscrawl.services.process import ManagedProcess, group_members, port_open, settings_env
+from focuscrawl.services.process import ManagedProcess, group_members, port_open, recorded_pid, settings_env
 
 # The warm Spark before Airflow: its Spark tasks run on it.
 DEFAULT_SERVICES = ("kafka", "spark-connect", "airflow", "world")
@@ -217,12 +217,7 @@ def our_processes(cfg: Settings) -> dict[int, int]:
     The caller and its ancestors (a shell or pytest holding FOCUSCRAWL_VAR) are never counted."""
     var = str(Path(cfg.var_dir))
     airflow_home = f"AIRFLOW_HOME={Path(cfg.var_dir) / 'airflow'}".encode()
-    sessions = set()
-    for pid_file in (Path(cfg.var_dir) / "run").glob("*.pid"):
-        try:
-            sessions.add(str(int(pid_file.read_text().strip())))
-        except (OSError, ValueError):
-            continue
+    sessions = {str(pid) for pid in map(recorded_pid, (Path(cfg.var_dir) / "run").glob("*.pid")) if pid is not None}
     mine = _ancestors()
     found = {}
     for entry in Path("/proc").iterdir():

@@ -76,11 +76,8 @@ class ManagedProcess:
         return self.log_dir / f"{self.name}.log"
 
     def pid(self) -> int | None:
-        try:
-            pid = int(self.pid_file.read_text().strip())
-        except (OSError, ValueError):
-            return None
-        return pid if pid_alive(pid) else None
+        pid = recorded_pid(self.pid_file)
+        return pid if pid is not None and pid_alive(pid) else None
 
     def running(self) -> bool:
         return self.pid() is not None
@@ -108,19 +105,19 @@ class ManagedProcess:
         self.pid_file.write_text(str(proc.pid))
         return proc.pid
 
-    def _stop_leftovers(self) -> None:
+    def _stop_leftovers(self) -> bool:
         """A killed process's children may outlive it in its group (Airflow's scheduler leaves its
-        LocalExecutor workers): stop them before a new one starts, so none is orphaned."""
-        try:
-            old = int(self.pid_file.read_text().strip())
-        except (OSError, ValueError):
-            return
-        if self._leftover_group(old):
-            _signal_group(old, signal.SIGTERM)
-            deadline = time.monotonic() + 10
-            while time.monotonic() < deadline and _group_alive(old):
-                time.sleep(0.1)
-            _signal_group(old, signal.SIGKILL)
+        LocalExecutor workers): stop them (before a new one starts, and on stop), so none is orphaned.
+        True if there were any."""
+        old = recorded_pid(self.pid_file)
+        if old is None or not self._leftover_group(old):
+            return False
+        _signal_group(old, signal.SIGTERM)
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and _group_alive(old):
+            time.sleep(0.1)
+        _signal_group(old, signal.SIGKILL)
+        return True
 
     def _leftover_group(self, old: int) -> bool:
         """Members of the session the process ``old`` led live on. Started with its own session, its group
@@ -150,13 +147,7 @@ class ManagedProcess:
         """Signal the process group, wait, then SIGKILL what is left. True if something was stopped."""
         pid = self.pid()
         if pid is None:  # gone, perhaps SIGKILLed: what it started may still run in its group
-            try:
-                old = int(self.pid_file.read_text().strip())
-            except (OSError, ValueError):
-                return False
-            left = self._leftover_group(old)
-            if left:
-                self._stop_leftovers()
+            left = self._stop_leftovers()
             self.pid_file.unlink(missing_ok=True)
             return left
         try:
@@ -184,6 +175,14 @@ class ManagedProcess:
             return "\n".join(self.log_file.read_text(errors="replace").splitlines()[-lines:])
         except OSError:
             return "(no log)"
+
+
+def recorded_pid(pid_file: Path) -> int | None:
+    """The pid a pid file names, alive or not; None if there is no readable one."""
+    try:
+        return int(pid_file.read_text().strip())
+    except (OSError, ValueError):
+        return None
 
 
 def _signal_group(pgid: int, sig: int) -> None:
