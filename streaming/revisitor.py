@@ -10,7 +10,7 @@ politeness, retries, SSRF guard; the world on localhost is allow-listed by the s
 ``--interval-days`` (7) of the clock, periods counted from ``--origin``: ``--clock site`` is the
 site's own time, read from the ``Date`` header of its responses (``focuscrawl.fetch.clock``; the
 world sends its simulated time there), ``--clock wall`` the machine's. Snapshots are appended to Delta every
-``--flush-every`` rows and whenever no page is due. A background thread follows the compacted
+``--flush-every`` rows, when the oldest unwritten one has waited ``--flush-seconds``, and whenever no page is due. A background thread follows the compacted
 page-priority topic from its beginning, so the pushed scores reorder the revisits without a
 restart. The head of the order and the counters go to ``--status-file``, fetch counts and the
 frontier to ``--metrics-port`` (``focuscrawl.stream.process``); ``--fetch-spec FILE`` fetches as
@@ -70,6 +70,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--table", default=None, help="snapshot table location (default: page_snapshots in the lake)")
     ap.add_argument("--priority-topic", default=None, help="compacted page-priority topic")
     ap.add_argument("--flush-every", type=int, default=200, help="snapshot rows per Delta commit")
+    ap.add_argument("--flush-seconds", type=float, default=30.0,
+                    help="a snapshot waits at most this long for its Delta commit (the loop's data clock)")
     ap.add_argument("--idle", type=float, default=1.0, help="seconds to wait when no page is due")
     ap.add_argument("--skip-near-duplicates", action="store_true",
                     help="skip a new page whose text near-duplicates a page fetched before (shingle Jaccard >= 0.7)")
@@ -150,7 +152,7 @@ def main(argv: list[str] | None = None) -> int:
             except Exception:  # noqa: BLE001 - the site did not answer (its clock probe neither): log, wait, go on
                 log.exception("revisit failed; retrying in %.1f s", args.idle)
             idle = revisitor.due() == 0
-            if idle or len(writer.rows) >= args.flush_every:
+            if idle or writer.due(args.flush_every, args.flush_seconds):
                 try:
                     if writer.flush():
                         log.info("period %s: %d snapshots in Delta, %d known pages",

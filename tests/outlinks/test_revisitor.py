@@ -201,6 +201,25 @@ def test_a_replayed_period_adds_no_row(tmp_path):
     assert kept[a] == [b]  # the first snapshot of the pair, not the replay's
 
 
+def test_a_snapshot_waits_for_its_commit_at_most_the_flush_time(tmp_path, monkeypatch):
+    """Rows are committed when there are enough of them or the oldest has waited long enough: at the
+    world's pace the first 200 rows came 94 s after the platform was up, and the loop waited for them."""
+    now = [100.0]
+    monkeypatch.setattr("focuscrawl.outlinks.revisit.time.monotonic", lambda: now[0])
+    writer = SnapshotWriter(str(tmp_path / "snapshots"))
+    assert not writer.due(200, 30.0)  # nothing buffered, nothing due however long
+    writer({"url": "a"})
+    now[0] += 29.0
+    writer({"url": "b"})
+    assert not writer.due(200, 30.0)
+    now[0] += 1.0
+    assert writer.due(200, 30.0)  # the oldest row's 30 s, though 2 rows only
+    assert writer.due(2, 3600.0)  # or enough rows
+    writer.rows = []  # as a flush leaves it
+    writer({"url": "c"})
+    assert not writer.due(200, 30.0)  # the clock restarts with the next first row
+
+
 @pytest.fixture(scope="module")
 def small_world():
     """A generated world on free ports, clock paused (the test moves it), no rate limit."""
