@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 
 import pytest
 
@@ -89,12 +90,19 @@ def test_explorer_reads_the_front_page_where_the_site_lists_it():
                           politeness=HostPoliteness(min_delay=0.0))
         try:
             explorer = _explorer(RedditClient(fetcher, site.url), listing_path="/front/new.json?raw_json=1")
+            before = time.time() * 1000
             posts = explorer.visit()
+            after = time.time() * 1000
         finally:
             fetcher.close()
     assert [p.author for p in posts] == ["ann", "bob", "cid"] and explorer.communities == ["sad"]
     assert [p for p in site.paths() if p != "/robots.txt"] == [
         "/front/new.json?raw_json=1&limit=100", "/r/sad/new.json?limit=100", "/r/sad/comments.json?limit=100"]
+    # Decision lineage: each post names the read that showed it and what chose that read.
+    assert [(p.listing_url.removeprefix(site.url), p.chosen_by) for p in posts] == [
+        ("/front/new.json?raw_json=1&limit=100", "listing_order"), ("/r/sad/new.json?limit=100", "ROUND-ROBIN"),
+        ("/r/sad/comments.json?limit=100", "ROUND-ROBIN")]
+    assert all(before <= p.fetched_at_ms <= after for p in posts)
 
 
 def test_explorer_sends_only_posts_it_has_not_sent():
@@ -195,6 +203,9 @@ def test_community_choosers_are_registered_and_repeatable():
     assert picks == [r2.next(subs) for _ in range(20)] and len(set(picks)) > 5
     rr = COMMUNITY_CHOOSERS.create("round-robin")
     assert sorted(rr.next(subs) for _ in range(10)) == sorted(subs)
+    assert (COMMUNITY_CHOOSERS.name_of(r1), COMMUNITY_CHOOSERS.name_of(rr)) == ("RANDOM", "ROUND-ROBIN")
+    with pytest.raises(KeyError, match="no registered community chooser"):
+        COMMUNITY_CHOOSERS.name_of(object())
 
 
 def test_reference_judge_applies_the_0_9_threshold(toy_classifier):

@@ -35,6 +35,13 @@ class Registry(Generic[T]):
     def create(self, name: str, **kwargs) -> T:
         return self.get(name)(**kwargs)
 
+    def name_of(self, obj: T) -> str:
+        """The name ``obj``'s class is registered under."""
+        for name, cls in self._items.items():
+            if type(obj) is cls:
+                return name
+        raise KeyError(f"{type(obj).__name__} is no registered {self.kind}")
+
     def names(self) -> list[str]:
         return sorted(self._items)
 

@@ -45,7 +45,8 @@ POSTS_TABLE = table(
     "reddit_posts",
     "Posts (t3 things) as seen in Reddit-format /new listings by the listing crawler, one row per Kafka "
     "record, appended exactly once by the stream consumer (seed 000, section II-B). The listing crawler's rows "
-    "say what chose the listing fetch (chosen_*: listing_order, no model); the FUE explorer's leave them null.",
+    "say what chose the listing fetch (chosen_*: listing_order, no model); the FUE explorer's too (listing_order "
+    "for a front-page read, the community chooser's name, such as RANDOM, for a community visit).",
     [
         Column("name", pa.string(), "Reddit fullname, e.g. t3_abc123", nullable=False),
         Column("id", pa.string(), "post id without the kind prefix", nullable=False),

@@ -49,6 +49,11 @@ class Post:
     community: str = ""
     post_id: str = ""
     warc: tuple | None = None  # (file, offset, record id) of the listing's WARC record, when archived
+    # The listing read that showed it and what chose that read (decision lineage, focuscrawl.lake.decision):
+    # the front page's own order or the community chooser that picked the community; empty: not recorded.
+    listing_url: str = ""
+    fetched_at_ms: int = 0
+    chosen_by: str = ""
 
     @property
     def hour(self) -> float:

@@ -25,6 +25,7 @@ from urllib.parse import quote, urlencode
 
 import pyarrow as pa
 
+from focuscrawl.crawl.listing_crawler import LISTING_ORDER
 from focuscrawl.lake.decision import DECISION_COLUMNS, Decision
 from focuscrawl.lake.delta_sink import LINEAGE_COLUMNS, RecordRejected
 from focuscrawl.fetch.clock import parse_http_date
@@ -95,6 +96,7 @@ class RedditClient:
         self.requests = 0
         self.site_time: float | None = None  # the site's Date on the last listing (its clock, not ours)
         self.warc = None  # the last listing's WARC record (focuscrawl.fetch.warc.WarcRef), when archived
+        self.fetched: tuple[str, int] | None = None  # the last listing's URL and fetch time (epoch ms)
 
     def listing(self, path: str, **params) -> tuple[list[dict], str | None]:
         """Records and the ``after`` cursor of one listing page (malformed children are dropped)."""
@@ -105,13 +107,15 @@ class RedditClient:
         result = self.fetcher.fetch(url, accept=["application/json"])
         self.site_time = parse_http_date(result.headers.get("Date")) or self.site_time
         self.warc = result.warc
+        self.fetched = (url, int(time.time() * 1000))
         parsed = parse_listing(result.body, url)
         return parsed.records, parsed.after
 
 
-def post_of(record: dict, warc=None) -> Post | None:
+def post_of(record: dict, warc=None, fetched: tuple[str, int] | None = None, chosen_by: str = "") -> Post | None:
     """A listing record (``t3`` post or ``t1`` comment) as evidence about its author; ``warc``: the
-    listing response's WARC record (:attr:`RedditClient.warc`), carried to the post's row."""
+    listing response's WARC record (:attr:`RedditClient.warc`), ``fetched`` its URL and fetch time
+    (:attr:`RedditClient.fetched`) and ``chosen_by`` what chose that read, carried to the post's row."""
     author = record.get("author", "")
     if author in DELETED_AUTHORS:
         return None
@@ -125,6 +129,9 @@ def post_of(record: dict, warc=None) -> Post | None:
         community=record.get("subreddit") or "",
         post_id=record.get("name") or "",
         warc=tuple(warc) if warc is not None else None,
+        listing_url=fetched[0] if fetched else "",
+        fetched_at_ms=fetched[1] if fetched else 0,
+        chosen_by=chosen_by,
     )
 
 
@@ -151,7 +158,9 @@ def post_row(record) -> dict:
         raise RecordRejected(f"post of {post.author!r} has no fullname (t3_<id>/t1_<id>): {post.post_id!r}")
     return {"name": post.post_id, "id": thing_id, "kind": kind, "author": post.author, "subreddit": post.community,
             "title": post.title, "selftext": post.text, "score": int(post.score), "num_comments": int(post.num_comments),
-            "created_utc": post.created_utc, **(warc_columns(post.warc) if post.warc else {})}
+            "created_utc": post.created_utc, **(warc_columns(post.warc) if post.warc else {}),
+            **({"listing_url": post.listing_url, "fetched_at_ms": post.fetched_at_ms} if post.listing_url else {}),
+            **(Decision("fue", post.chosen_by).columns() if post.chosen_by else {})}
 
 
 # -- Community Explorer -----------------------------------------------------------------------
@@ -285,12 +294,12 @@ class CommunityExplorer:
         """Read the front page, paging back to the posts the previous read showed: its new communities join the
         frontier; its posts not sent before (they count as sent when handed out by :meth:`listings` or :meth:`due`)."""
         records, after = self.client.listing(self.listing_path, limit=self.limit)
-        posts, read, pages = self._posts(records), list(records), 1
+        posts, read, pages = self._posts(records, LISTING_ORDER.method), list(records), 1
         previous = self._front_shown
         while (previous and after and pages * self.limit < SITE_CAP
                and not any(r.get("name") in previous for r in records)):
             records, after = self.client.listing(self.listing_path, limit=self.limit, after=after)
-            posts += self._posts(records)  # each page's posts name that page's WARC record
+            posts += self._posts(records, LISTING_ORDER.method)  # each page's posts name that page's WARC record
             read += records
             pages += 1
         self._front_shown = {r["name"] for r in read if r.get("name")}
@@ -310,7 +319,7 @@ class CommunityExplorer:
 
     def _read(self, path: str) -> list[Post]:
         records, _ = self.client.listing(path, limit=self.limit)
-        return self._posts(records)
+        return self._posts(records, COMMUNITY_CHOOSERS.name_of(self.chooser))
 
     def listings(self) -> Iterator[list[Post]]:
         """One visit, a listing at a time: the front page (which also finds new communities), then one chosen
@@ -355,11 +364,13 @@ class CommunityExplorer:
         due = min(self._front_due, self._visit_due if self.communities else float("inf"))
         return max(0.0, due - self.clock())
 
-    def _posts(self, records: list[dict]) -> list[Post]:
-        """The listing just read as the posts not sent before, each naming that listing's WARC record (a client
-        without one, such as a test double, names none)."""
-        warc = getattr(self.client, "warc", None)
-        return [p for p in (post_of(r, warc) for r in records) if p is not None and p.post_id not in self.sent]
+    def _posts(self, records: list[dict], chosen_by: str) -> list[Post]:
+        """The listing just read as the posts not sent before, each naming that listing's WARC record, URL and
+        fetch time (a client without them, such as a test double, names none) and what chose the read:
+        the front page's own order (``listing_order``, as the listing crawler's) or the community chooser."""
+        warc, fetched = getattr(self.client, "warc", None), getattr(self.client, "fetched", None)
+        return [p for p in (post_of(r, warc, fetched, chosen_by) for r in records)
+                if p is not None and p.post_id not in self.sent]
 
     def _hand_out(self, posts: list[Post]) -> Iterator[list[Post]]:
         """Yield ``posts``; they count as sent once the caller asks for what comes next. A caller whose send
