@@ -46,8 +46,9 @@ DEMO_FOR ?= 10m
 demo: setup
 	$(BIN)/focuscrawl demo --for $(DEMO_FOR)
 
+# Every test's outcome and time as JUnit XML (var/junit.xml), the format CI systems read.
 test: setup sysdeps
-	$(BIN)/python -m pytest $(PYTEST_ARGS)
+	$(BIN)/python -m pytest --junitxml=var/junit.xml $(PYTEST_ARGS)
 
 # The live platform end to end (focuscrawl up on the world, every loop closing through Airflow, a SIGKILL of
 # every kind of process): tests/platform/test_platform_e2e.py alone, 13-18 min on 2 cores; make test runs it too.
