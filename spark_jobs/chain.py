@@ -6,7 +6,7 @@ Each step is a job of this folder with its own arguments, steps separated by ``-
 ``main`` takes its session from ``focuscrawl.lake.spark.get_session`` (``getOrCreate``), so the steps share
 one driver: a cold driver spends 20-30 s starting the JVM and compiling the first queries, a warm one
 runs the next step on small tables in seconds (2026-12-01, page_snapshots of the world: embed 21 s
-cold, 3 s warm). A step that returns non-zero or raises stops the chain with that status; the steps
+cold, 3 s warm). A step that returns non-zero (``NOTHING_TO_DO``: its input is not ready) or raises stops the chain with that status; the steps
 before it have written their tables, and each step overwrites its own, so a retry starts from the top.
 """
 

@@ -6,7 +6,9 @@ promote when not worse), seed 002 Section 7.
 
 Training runs on the driver (scikit-learn, NGBoost) from the feature table read with delta-rs, the
 (model, scope) fits side by side on ``--cores`` cores (``training.fit_models``); the models table is
-appended with Spark so it sits with the other tables.
+appended with Spark so it sits with the other tables. While the table holds fewer than two labelled periods
+(a live platform's first minutes) nothing is trained and the job exits with ``NOTHING_TO_DO`` (99), which
+skips the DAG's task instead of failing it (``focuscrawl.lake.spark``).
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from focuscrawl.config import Settings, settings
 from focuscrawl.outlinks.params import DEFAULT, TRAIN_KNOBS
 from focuscrawl.outlinks.leakage import check_vectors_before
 from focuscrawl.outlinks.tables import EMBEDDINGS, FEATURES, MODELS
-from focuscrawl.outlinks.training import held_out_split, model_store, train_and_register
+from focuscrawl.outlinks.training import NotEnoughHistory, held_out_split, model_store, train_and_register
 from focuscrawl.core.params import add_arguments
 
 
@@ -44,7 +46,7 @@ def run(spark, cfg: Settings, models=DEFAULT.models, history_size: int = DEFAULT
 
 
 def main(argv: list[str] | None = None) -> int:
-    from focuscrawl.lake.spark import get_session
+    from focuscrawl.lake.spark import NOTHING_TO_DO, get_session
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     add_arguments(ap, DEFAULT, TRAIN_KNOBS)
@@ -53,8 +55,13 @@ def main(argv: list[str] | None = None) -> int:
                     help="models fitted at once, one core each (0: every core this process may use)")
     args = ap.parse_args(argv)
     cfg = settings()
-    for row in run(get_session("outlinks_train", cfg=cfg), cfg, args.models.split(","), args.history_size,
-                   promote=not args.no_promote, train_sample=args.train_sample, cores=args.cores):
+    try:
+        rows = run(get_session("outlinks_train", cfg=cfg), cfg, args.models.split(","), args.history_size,
+                   promote=not args.no_promote, train_sample=args.train_sample, cores=args.cores)
+    except NotEnoughHistory as exc:
+        print(f"outlinks_train: nothing trained: {exc}", flush=True)
+        return NOTHING_TO_DO
+    for row in rows:
         print(f"outlinks_train: {row['name']} v{row['version']} pk_area={row['pk_area']:.3f} "
               f"spearman={row['spearman']:.3f} promoted={row['promoted']} ({row['reason']})")
     return 0

@@ -167,3 +167,8 @@ def test_a_crawl_of_one_period_has_no_vectors_yet_and_its_chain_runs(spark, lake
     assert job(local, "outlinks_related").run(spark, local, k=5) == 0
     job(local, "outlinks_features").run(spark, local, history_size=2)
     assert lake.to_pandas(EMBEDDINGS, local).empty and lake.to_pandas(RELATED_PAGES, local).empty
+    # No period is labelled yet (a label is the next period's snapshot): training has nothing to do, and says so.
+    from focuscrawl.outlinks.training import NotEnoughHistory
+
+    with pytest.raises(NotEnoughHistory, match="0 labelled period"):
+        job(local, "outlinks_train").run(spark, local, history_size=2)

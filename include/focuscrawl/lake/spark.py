@@ -26,6 +26,12 @@ class MissingJarsError(RuntimeError):
     pass
 
 
+# The exit status of a job whose input is not ready yet (e.g. no labelled period to train on): nothing failed,
+# so the DAG's task is skipped, not retried (Airflow's BashOperator gives 99 the same meaning), and the next
+# run of its asset tries again. `focuscrawl.orchestration.spark_task` reads it.
+NOTHING_TO_DO = 99
+
+
 def spark_jars(cfg: Settings) -> list[str]:
     jars = sorted(str(p) for p in Path(cfg.spark_jars).glob("*.jar"))
     if not any("delta-spark" in j for j in jars):

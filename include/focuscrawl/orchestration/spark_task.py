@@ -16,6 +16,8 @@ from pathlib import Path
 
 from airflow.sdk import BaseOperator
 
+from focuscrawl.lake.spark import NOTHING_TO_DO
+
 CONN_ID = "spark_connect_default"
 
 
@@ -59,6 +61,11 @@ class SparkConnectJobOperator(BaseOperator):
                                  "`focuscrawl services status` shows it, `focuscrawl services up --only spark-connect` "
                                  "starts it") from exc
         status = load_chain(Path(self.jobs_dir)).main([str(s) for s in self.steps]) or 0
+        if status == NOTHING_TO_DO:
+            from airflow.sdk.exceptions import AirflowSkipException
+
+            raise AirflowSkipException(f"{' '.join(map(str, self.steps))}: its input is not ready yet, nothing to do "
+                                       "(its log above says what it waits for); the next run of its asset tries again")
         if status:
             raise SparkJobFailed(f"{' '.join(map(str, self.steps))}: exited with status {status} (its log above says why)")
 

@@ -30,15 +30,23 @@ def model_key(name: str, scope: str) -> str:
     return f"{name}/{scope}"
 
 
+class NotEnoughHistory(ValueError):
+    """The feature table holds fewer than two labelled periods: one to train on and one to hold out."""
+
+
 def held_out_split(features: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame, int]:
     """``(train rows, test rows, eval period)``: the last labelled period is held out, every earlier one
-    trains, so train and test never share a period."""
+    trains, so train and test never share a period. :class:`NotEnoughHistory` until there are two: a
+    period's label is its next period's snapshot, so the live platform's first features have none (the
+    freshness bench at 0f265f0: the first ``outlinks_train`` run, 85 s after the first snapshots landed)."""
     rows = labelled(features)
-    eval_period = int(rows["period"].max())
-    train_rows, test_rows = rows[rows["period"] < eval_period], rows[rows["period"] == eval_period]
-    if train_rows.empty:
-        raise ValueError(f"no labelled periods before the held-out period {eval_period}: need more snapshots")
-    return train_rows, test_rows, eval_period
+    periods = sorted(rows["period"].unique())
+    if len(periods) < 2:
+        raise NotEnoughHistory(
+            f"{len(periods)} labelled period(s) in the feature table ({len(features)} rows): training needs two, "
+            "one to train on and one held out; a period is labelled once the revisitor has snapshotted its next")
+    eval_period = int(periods[-1])
+    return rows[rows["period"] < eval_period], rows[rows["period"] == eval_period], eval_period
 
 
 def sample_rows(rows: pd.DataFrame, train_sample: int = DEFAULT.train_sample, seed: int = 0) -> pd.DataFrame:
