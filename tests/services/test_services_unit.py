@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import signal
 import stat
 import subprocess
 from types import SimpleNamespace
@@ -15,7 +16,7 @@ import pytest
 from focuscrawl.config import settings
 from focuscrawl.services.airflow import AirflowService
 from focuscrawl.services.manager import _kill_group, our_processes, stray_groups
-from focuscrawl.services.process import ManagedProcess, group_members, settings_env, wait_until
+from focuscrawl.services.process import ManagedProcess, group_members, session_members, settings_env, wait_until
 
 
 @pytest.fixture
@@ -151,6 +152,34 @@ def _gone(pid: int) -> bool:
         return open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()[0] == "Z"
     except OSError:
         return True
+
+
+def test_a_child_in_a_process_group_of_its_own_is_stopped_with_its_service_and_found_by_its_group(tmp_path):
+    """Issue 33, make chaos at 06ea6af: 12 processes of joblib pools outlived `down`. Airflow runs each task in
+    a process group of its own inside the scheduler's session, so stopping the scheduler's group missed them, and
+    `down`'s stray scan named each process by its session instead of its group."""
+    import sys
+
+    code = "import os, time; os.setpgid(0, 0); time.sleep(300)"
+    proc = ManagedProcess("scheduler", tmp_path / "run", tmp_path / "log",
+                          ["sh", "-c", f"{sys.executable} -c '{code}' & exec sleep 301"])
+
+    def started() -> tuple[int, int]:  # the service and its child, once the child has a group of its own
+        pid = proc.start()
+        (child,) = wait_until(lambda: [p for p in session_members(pid) if p != pid and p not in group_members(pid)],
+                              10, "the child in a group of its own")
+        return pid, child
+
+    try:
+        pid, child = started()
+        assert our_processes(SimpleNamespace(var_dir=str(tmp_path)))[child] == child  # its group, not its session
+        assert proc.stop() is True and _gone(child)  # a running service's stop stops its session's other groups
+        pid, child = started()
+        os.kill(pid, signal.SIGKILL)
+        wait_until(lambda: _gone(pid), 10, "the service gone")
+        assert proc.stop() is True and _gone(child)  # and so does a killed one's
+    finally:
+        proc.kill()
 
 
 def test_a_failed_spark_job_names_its_error_not_the_jvm_chatter():

@@ -106,26 +106,29 @@ class ManagedProcess:
         return proc.pid
 
     def _stop_leftovers(self) -> bool:
-        """A killed process's children may outlive it in its group (Airflow's scheduler leaves its
-        LocalExecutor workers): stop them (before a new one starts, and on stop), so none is orphaned.
-        True if there were any."""
-        old = recorded_pid(self.pid_file)
-        if old is None or not self._leftover_group(old):
-            return False
-        _signal_group(old, signal.SIGTERM)
-        deadline = time.monotonic() + 10
-        while time.monotonic() < deadline and _group_alive(old):
-            time.sleep(0.1)
-        _signal_group(old, signal.SIGKILL)
-        return True
+        """A process's children may outlive it in its session (Airflow's scheduler leaves its LocalExecutor
+        workers, and each task runs in a process group of its own there): stop them (before a new one starts,
+        and on stop), so none is orphaned. True if there were any.
 
-    def _leftover_group(self, old: int) -> bool:
-        """Members of the session the process ``old`` led live on. Started with its own session, its group
-        and session ids are its pid, and Linux does not hand out a pid still in use as a session id, so a
-        member of that session is its child, however it looks: Airflow's LocalExecutor workers set their
-        title over their environment, so neither their command line nor their environment names our var
-        folder (make chaos at 8cd6a2e: 8 workers of SIGKILLed schedulers outlived `down`)."""
-        return any(_session_of(pid) == old for pid in group_members(old))
+        Started with its own session, the process's session id is its pid, and Linux does not hand out a pid
+        still in use as a session id, so a member of that session is its child, however it looks: the
+        LocalExecutor workers set their title over their environment, so neither their command line nor their
+        environment names our var folder (make chaos at 8cd6a2e: 8 workers of SIGKILLed schedulers outlived
+        `down`; at 06ea6af, 12 processes of joblib pools in task process groups)."""
+        old = recorded_pid(self.pid_file)
+        if old is None:
+            return False
+        groups = {pgid for pid in session_members(old) if (pgid := _group_of(pid)) is not None}
+        if not groups:
+            return False
+        for pgid in groups:
+            _signal_group(pgid, signal.SIGTERM)
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and any(_group_alive(pgid) for pgid in groups):
+            time.sleep(0.1)
+        for pgid in groups:
+            _signal_group(pgid, signal.SIGKILL)
+        return True
 
     def start_until(self, ready, timeout: float, what: str) -> None:
         """Start it and wait until ``ready()``; if it never gets there (or the wait is interrupted) it is
@@ -163,6 +166,7 @@ class ManagedProcess:
             deadline = time.monotonic() + 10
             while time.monotonic() < deadline and _group_alive(pgid):
                 time.sleep(0.1)
+        self._stop_leftovers()  # its session's other groups (an Airflow task's own group)
         self.pid_file.unlink(missing_ok=True)
         return True
 
@@ -192,25 +196,32 @@ def _signal_group(pgid: int, sig: int) -> None:
         pass
 
 
-def group_members(pgid: int) -> list[int]:
+def _members(index: int, value: int) -> list[int]:
+    """Live (not zombie) processes whose /proc stat field ``index`` (after the command name) is ``value``."""
     members = []
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
             continue
         try:
-            stat = (entry / "stat").read_text()
+            fields = (entry / "stat").read_text().rsplit(")", 1)[-1].split()
         except OSError:
             continue
-        fields = stat.rsplit(")", 1)[-1].split()
-        # fields[0] is state, fields[2] is pgrp
-        if len(fields) > 2 and fields[2] == str(pgid) and fields[0] != "Z":
+        if len(fields) > index and fields[index] == str(value) and fields[0] != "Z":
             members.append(int(entry.name))
     return members
 
 
-def _session_of(pid: int) -> int | None:
+def group_members(pgid: int) -> list[int]:
+    return _members(2, pgid)
+
+
+def session_members(sid: int) -> list[int]:
+    return _members(3, sid)
+
+
+def _group_of(pid: int) -> int | None:
     try:
-        return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[3])
+        return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[2])
     except (OSError, ValueError, IndexError):
         return None
 
