@@ -16,7 +16,7 @@ import pytest
 from focuscrawl.config import settings
 from focuscrawl.services.airflow import AirflowService
 from focuscrawl.services.manager import _kill_group, our_processes, stray_groups
-from focuscrawl.services.process import ManagedProcess, group_members, session_members, settings_env, wait_until
+from focuscrawl.services.process import ManagedProcess, group_members, session_groups, settings_env, wait_until
 
 
 @pytest.fixture
@@ -166,8 +166,8 @@ def test_a_child_in_a_process_group_of_its_own_is_stopped_with_its_service_and_f
 
     def started() -> tuple[int, int]:  # the service and its child, once the child has a group of its own
         pid = proc.start()
-        (child,) = wait_until(lambda: [p for p in session_members(pid) if p != pid and p not in group_members(pid)],
-                              10, "the child in a group of its own")
+        (child,) = wait_until(lambda: [g for g in session_groups(pid) if g != pid], 10,
+                              "the child in a group of its own")  # setpgid(0, 0): its group is its pid
         return pid, child
 
     try:

@@ -19,7 +19,9 @@ from pathlib import Path
 
 from focuscrawl.config import Settings
 from focuscrawl.services.probe import PROBE_TIMEOUT, Probe, failed
-from focuscrawl.services.process import ManagedProcess, group_members, port_open, recorded_pid, settings_env
+from focuscrawl.services.process import (
+    ManagedProcess, group_members, port_open, proc_stats, recorded_pid, settings_env,
+)
 
 # The warm Spark before Airflow: its Spark tasks run on it.
 DEFAULT_SERVICES = ("kafka", "spark-connect", "airflow", "world")
@@ -220,20 +222,17 @@ def our_processes(cfg: Settings) -> dict[int, int]:
     sessions = {str(pid) for pid in map(recorded_pid, (Path(cfg.var_dir) / "run").glob("*.pid")) if pid is not None}
     mine = _ancestors()
     found = {}
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit() or int(entry.name) in mine:
+    for pid, stat in proc_stats():
+        if pid in mine:
             continue
         try:
-            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-            stat = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-            if stat[0] == "Z":
-                continue
-            environ = (entry / "environ").read_bytes().split(b"\0")
-        except (OSError, IndexError):
+            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+            environ = Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
+        except OSError:
             continue
         if (f"{var}/" in cmdline or cmdline.rstrip().endswith(var) or airflow_home in environ
                 or stat[3] in sessions):
-            found[int(entry.name)] = int(stat[2])  # its process group (stat[3] is its session)
+            found[pid] = int(stat[2])  # its process group (stat[3] is its session)
     return found
 
 

@@ -118,7 +118,7 @@ class ManagedProcess:
         old = recorded_pid(self.pid_file)
         if old is None:
             return False
-        groups = {pgid for pid in session_members(old) if (pgid := _group_of(pid)) is not None}
+        groups = session_groups(old)
         if not groups:
             return False
         for pgid in groups:
@@ -196,9 +196,9 @@ def _signal_group(pgid: int, sig: int) -> None:
         pass
 
 
-def _members(index: int, value: int) -> list[int]:
-    """Live (not zombie) processes whose /proc stat field ``index`` (after the command name) is ``value``."""
-    members = []
+def proc_stats():
+    """``(pid, fields)`` of every live (not zombie) process, ``fields`` its /proc stat after the command name
+    (0: state, 1: parent, 2: process group, 3: session)."""
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
             continue
@@ -206,24 +206,17 @@ def _members(index: int, value: int) -> list[int]:
             fields = (entry / "stat").read_text().rsplit(")", 1)[-1].split()
         except OSError:
             continue
-        if len(fields) > index and fields[index] == str(value) and fields[0] != "Z":
-            members.append(int(entry.name))
-    return members
+        if len(fields) > 3 and fields[0] != "Z":
+            yield int(entry.name), fields
 
 
 def group_members(pgid: int) -> list[int]:
-    return _members(2, pgid)
+    return [pid for pid, fields in proc_stats() if fields[2] == str(pgid)]
 
 
-def session_members(sid: int) -> list[int]:
-    return _members(3, sid)
-
-
-def _group_of(pid: int) -> int | None:
-    try:
-        return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[2])
-    except (OSError, ValueError, IndexError):
-        return None
+def session_groups(sid: int) -> set[int]:
+    """The process groups of session ``sid``'s live members."""
+    return {int(fields[2]) for _, fields in proc_stats() if fields[3] == str(sid)}
 
 
 def _group_alive(pgid: int) -> bool:
