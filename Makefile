@@ -46,9 +46,15 @@ DEMO_FOR ?= 10m
 demo: setup
 	$(BIN)/focuscrawl demo --for $(DEMO_FOR)
 
-# Every test's outcome and time as JUnit XML (var/junit.xml), the format CI systems read.
+# The unit tests on both cores (pytest-xdist, a file per worker, each worker with ports and a state folder
+# of its own: tests/conftest.py), then the integration tests one at a time (they share the session's
+# engines). Both phases run even when the first fails; every test's outcome and time as JUnit XML
+# (var/junit-unit.xml, var/junit.xml), the format CI systems read.
 test: setup sysdeps
-	$(BIN)/python -m pytest --junitxml=var/junit.xml $(PYTEST_ARGS)
+	@rc=0; \
+	$(BIN)/python -m pytest -m "not integration" -n 2 --dist loadfile --junitxml=var/junit-unit.xml $(PYTEST_ARGS) || rc=$$?; \
+	$(BIN)/python -m pytest -m integration --junitxml=var/junit.xml $(PYTEST_ARGS) || rc=$$?; \
+	exit $$rc
 
 # The live platform end to end (focuscrawl up on the world, every loop closing through Airflow, a SIGKILL of
 # every kind of process): tests/platform/test_platform_e2e.py alone, 13-18 min on 2 cores; make test runs it too.
@@ -56,7 +62,7 @@ test-platform: setup sysdeps
 	$(BIN)/python -m pytest tests/platform/test_platform_e2e.py $(PYTEST_ARGS)
 
 test-unit: setup
-	$(BIN)/python -m pytest -m "not integration" $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -m "not integration" -n 2 --dist loadfile $(PYTEST_ARGS)
 
 services-up: setup
 	$(BIN)/focuscrawl services up

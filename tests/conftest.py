@@ -17,6 +17,12 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 os.environ.setdefault("FOCUSCRAWL_PORT_OFFSET", "1000")
+# pytest-xdist's workers (make test runs the unit tests on two) inherit the controller's offset and
+# folder, and the controller holds their lock: each worker takes ports and a state folder of its own.
+if _worker := os.environ.get("PYTEST_XDIST_WORKER"):
+    _offset = int(os.environ["FOCUSCRAWL_PORT_OFFSET"]) + 500 * (int(_worker.removeprefix("gw")) + 1)
+    os.environ["FOCUSCRAWL_PORT_OFFSET"] = str(_offset)
+    os.environ.pop("FOCUSCRAWL_VAR", None)
 # Airflow parsed in-process (DAG integrity) loads focuscrawl's plugins as the services do.
 os.environ.setdefault("AIRFLOW__CORE__PLUGINS_FOLDER", str(ROOT / "plugins"))
 # One run per port offset at a time: a second run on the same ports would empty the first one's state
