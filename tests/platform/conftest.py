@@ -47,6 +47,11 @@ TEST_OVERRIDES = {
     # within minutes, as before the plan passed the budget on (extractions then ran at ~40 a minute).
     ("loops", "fue", "users_per_hour"): 3600,
     ("loops", "sources", "fetches_per_second"): 0.05,  # simulated seconds: 3 fetches a wall second
+    # Seed 002's first model needs two labelled periods after 4 look-back ones: at world.toml's 30 s periods
+    # that history alone took ~200 s of the loops' test (freshness bench at e1e120a, docs/benchmarks.md).
+    # Half the period, half the pages (50 at 5 a second fit in its 15 s): the same chain, sooner.
+    ("loops", "revisits", "revisit_period"): "15m",
+    ("loops", "revisits", "max_pages"): 50,
     # source_schedule runs once early, then not again within the loops' test. The CI run of 2026-12-01
     # (the default 1 minute; times from the first DAG run): it and graph_estimation re-ran every ~2 min.
     # outlinks_train, the last loop DAG to close, was queued at 5:07 (outlinks_features waits for the

@@ -46,8 +46,9 @@ from stream_positions import end_offsets
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(2400)]
 
 LOOP_DAGS = ("fue_pseudo_training", "source_schedule", "outlinks_features", "outlinks_train", "graph_estimation")
-# From `up` until every loop DAG has succeeded once by itself: the revisits need ~4 minutes of
-# history before seed 002's features exist, then two DAGs of Spark jobs on two shared cores.
+# From `up` until every loop DAG has succeeded once by itself: the revisits need ~2 minutes of
+# history (6 periods of 15 s, tests/platform/conftest.py) before seed 002's first model can train, then
+# two DAGs of Spark jobs on two shared cores.
 LOOPS_DEADLINE = 1500.0
 SELF_STARTED = ("scheduled", "asset_triggered")
 
