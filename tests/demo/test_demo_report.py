@@ -271,6 +271,34 @@ def test_demo_duration_and_self_started_runs():
     assert succeeded_by_itself({"asset_triggered:success": 2, "scheduled:success": 1}) == 3
 
 
+def test_a_successful_run_that_skipped_a_task_counts_as_skipped_and_is_asked_once():
+    """Airflow lists a run whose Spark job had nothing to do (NOTHING_TO_DO skips its task and the push after
+    it) as a success; the demo's count and report must not call that loop's DAG run by itself."""
+    from focuscrawl.cli.demo import dag_runs, run_times
+
+    class Client:
+        asked: list = []
+        runs = {"outlinks_train": [
+            {"dag_run_id": "a", "run_type": "asset_triggered", "state": "success"},
+            {"dag_run_id": "b", "run_type": "asset_triggered", "state": "success"},
+            {"dag_run_id": "c", "run_type": "asset_triggered", "state": "running"}]}
+        tasks = {"a": {"quality_outlink_features": "success", "train": "skipped", "score": "skipped"},
+                 "b": {"quality_outlink_features": "success", "train": "success", "score": "success"}}
+
+        def dag_runs(self, dag_id):
+            return self.runs[dag_id]
+
+        def task_states(self, dag_id, run_id):
+            self.asked.append(run_id)
+            return self.tasks[run_id]
+
+    client, known = Client(), {}
+    assert dag_runs(client, ["outlinks_train"], known) == {
+        "outlinks_train": {"asset_triggered:skipped": 1, "asset_triggered:success": 1, "asset_triggered:running": 1}}
+    assert [r["state"] for r in run_times(client, ["outlinks_train"], known)] == ["skipped", "success", "running"]
+    assert client.asked == ["a", "b"]  # a finished run's tasks are asked once, whatever the polls
+
+
 # -- slow: the report from short real runs -----------------------------------------------------
 
 TINY = {  # each experiment's smallest run that still draws every series of its figure

@@ -6,8 +6,9 @@ budgets) for every assertion, in this order:
 1. every process the project declares is up under the supervisor;
 2. fue_pseudo_training, outlinks_features, outlinks_train, source_schedule and graph_estimation each
    succeed at least once, started by their schedule or by an Asset event (the stream side's tables
-   announced by ``streaming/asset_events.py``), never by a trigger: the run type says which; an
-   ``outlinks_train`` run counts once its ``score`` ran (one before two labelled periods skips it);
+   announced by ``streaming/asset_events.py``), never by a trigger: the run type says which; a
+   run in which a task skipped did nothing and does not count (``focuscrawl.cli.demo.run_state``:
+   ``outlinks_train`` skips before two labelled periods);
 3. each loop's running process follows its push without a restart: the FUE chooser re-ranks by
    the pushed scores, the source crawler takes up the pushed recrawl intervals, the revisitor
    revisits the best-scored page next; the order in their status changed after the push;
@@ -33,7 +34,7 @@ from pathlib import Path
 import pytest
 from deltalake import DeltaTable
 
-from focuscrawl.cli.demo import succeeded_by_itself
+from focuscrawl.cli.demo import dag_runs, succeeded_by_itself
 from focuscrawl.platform.supervisor import read_state
 from focuscrawl.services.process import wait_until
 from focuscrawl.core.status_file import read_status
@@ -50,7 +51,6 @@ LOOP_DAGS = ("fue_pseudo_training", "source_schedule", "outlinks_features", "out
 # history (6 periods of 15 s, tests/platform/conftest.py) before seed 002's first model can train, then
 # two DAGs of Spark jobs on two shared cores.
 LOOPS_DEADLINE = 1500.0
-SELF_STARTED = ("scheduled", "asset_triggered")
 
 
 def _status(cfg, prefix: str) -> dict:
@@ -108,43 +108,30 @@ def test_every_declared_process_is_up(live_platform):
 
 def test_every_loop_dag_succeeds_by_its_schedule_or_asset(live_platform):
     client, deadline = live_platform.airflow, live_platform.started_at + LOOPS_DEADLINE
-    runs: dict[str, list[dict]] = {}
-    trained: set[str] = set()  # outlinks_train runs whose `score` ran: one before two labelled periods skips it
-
-    def worked(dag: str, run: dict) -> bool:
-        if dag != "outlinks_train" or run["dag_run_id"] in trained:
-            return True
-        if client.task_states(dag, run["dag_run_id"]).get("score") != "success":
-            return False
-        trained.add(run["dag_run_id"])
-        return True
+    tallies: dict[str, dict[str, int]] = {}
+    known: dict = {}  # run_state's answers: a run that skipped a task (outlinks_train before two labelled periods) did nothing
 
     while time.time() < deadline:
         try:
-            runs = {dag: client.dag_runs(dag) for dag in LOOP_DAGS}
-            done = {dag for dag, rs in runs.items()
-                    if any(r["state"] == "success" and r["run_type"] in SELF_STARTED and worked(dag, r) for r in rs)}
+            tallies = dag_runs(client, LOOP_DAGS, known)
         except Exception:  # one slow API answer on a loaded machine
             time.sleep(10)
             continue
-        if done == set(LOOP_DAGS):
+        if all(succeeded_by_itself(t) for t in tallies.values()):
             break
         time.sleep(15)
-    summary = {dag: sorted(f"{r['run_type']}:{r['state']}" for r in rs) for dag, rs in runs.items()}
     for dag in LOOP_DAGS:
-        tally: dict[str, int] = {}
-        for r in runs.get(dag, []):
-            tally[f"{r['run_type']}:{r['state']}"] = tally.get(f"{r['run_type']}:{r['state']}", 0) + 1
-        assert succeeded_by_itself(tally), f"{dag} never succeeded by itself in {LOOPS_DEADLINE:.0f}s: {summary}"
-        assert not [r for r in runs[dag] if r["run_type"] == "manual"], f"{dag} was triggered by hand: {summary}"
+        tally = tallies.get(dag, {})
+        assert succeeded_by_itself(tally), f"{dag} never succeeded by itself in {LOOPS_DEADLINE:.0f}s: {tallies}"
+        assert not [k for k in tally if k.startswith("manual:")], f"{dag} was triggered by hand: {tallies}"
     # The data-aware DAGs ran on Asset events: the lake's (posted by asset-events) or outlinks_features'.
     for dag in ("source_schedule", "outlinks_features", "outlinks_train", "graph_estimation"):
-        assert any(r["run_type"] == "asset_triggered" and r["state"] == "success" for r in runs[dag]), summary
-    assert trained, f"no outlinks_train run trained and scored (each skipped its score) in {LOOPS_DEADLINE:.0f}s: {summary}"
+        assert tallies[dag].get("asset_triggered:success"), tallies
     assert read_status(Path(live_platform.cfg.var_dir) / "status" / "asset-events.json")["events_posted"] > 0
     # was: FUE e2e: the scheduler plans the next run a period (the project's 2m) after the last one
     # at the earliest (later when a run outlasted its period: no catch-up)
-    last = max((r for r in runs["fue_pseudo_training"] if r["run_type"] == "scheduled"), key=lambda r: r["run_after"])
+    last = max((r for r in client.dag_runs("fue_pseudo_training") if r["run_type"] == "scheduled"),
+               key=lambda r: r["run_after"])
     next_after = wait_until(lambda: client.dag("fue_pseudo_training")["next_dagrun_run_after"], 180, "no next FUE run planned")
     assert _when(next_after) - _when(last["run_after"]) >= timedelta(minutes=2)
 

@@ -106,22 +106,39 @@ class PushWatch:
         return seen["pushes"] > 0 and seen["before"] is not None and seen["after"] != seen["before"]
 
 
-def dag_runs(client, dags) -> dict[str, dict[str, int]]:
-    """Per DAG: how many runs ended (or stand) in each ``<run_type>:<state>``."""
+def run_state(client, dag_id: str, run: dict, known: dict) -> str:
+    """The run's state as its loop sees it: Airflow's, except that a successful run in which a task was
+    skipped is ``skipped``. A Spark job with nothing to do yet skips its task and the tasks after it
+    (``NOTHING_TO_DO``, focuscrawl.orchestration.spark_task: e.g. ``outlinks_train`` before two labelled
+    periods), so nothing was pushed, yet Airflow lists the run as a success. ``known`` keeps the answers
+    across polls: a finished run's tasks do not change."""
+    if run["state"] != "success":
+        return run["state"]
+    key = (dag_id, run["dag_run_id"])
+    if key not in known:
+        known[key] = "skipped" in client.task_states(dag_id, run["dag_run_id"]).values()
+    return "skipped" if known[key] else "success"
+
+
+def dag_runs(client, dags, known: dict | None = None) -> dict[str, dict[str, int]]:
+    """Per DAG: how many runs ended (or stand) in each ``<run_type>:<state>`` (the state of :func:`run_state`;
+    ``known`` is its memory, kept by a caller that polls)."""
+    known = {} if known is None else known
     counts: dict[str, dict[str, int]] = {}
     for dag_id in dags:
         tally: dict[str, int] = {}
         for run in client.dag_runs(dag_id):
-            key = f"{run['run_type']}:{run['state']}"
+            key = f"{run['run_type']}:{run_state(client, dag_id, run, known)}"
             tally[key] = tally.get(key, 0) + 1
         counts[dag_id] = tally
     return counts
 
 
-def run_times(client, dags) -> list[dict]:
-    """Every run of ``dags`` with its type, state, start and end (ISO times, None while unset): the report's
-    timeline."""
-    return [{"dag": dag_id, **{k: run.get(k) for k in ("run_type", "state", "start_date", "end_date")}}
+def run_times(client, dags, known: dict) -> list[dict]:
+    """Every run of ``dags`` with its type, state (:func:`run_state`), start and end (ISO times, None while
+    unset): the report's timeline."""
+    return [{"dag": dag_id, "state": run_state(client, dag_id, run, known),
+             **{k: run.get(k) for k in ("run_type", "start_date", "end_date")}}
             for dag_id in dags for run in client.dag_runs(dag_id)]
 
 
@@ -195,6 +212,7 @@ def run_live(cfg: Settings, project_path: Path, seconds: float, keep_services: b
     watch = PushWatch(Path(cfg.var_dir) / "status", [loop for loop, *_ in project.enabled_loops()])
     started = time.monotonic()
     runs: dict[str, dict[str, int]] = {}
+    known: dict = {}  # run_state's answers, kept across the polls
     try:
         platform.start()
         _say(f"platform up in {time.monotonic() - started:.0f}s; watch it: focuscrawl status --watch, "
@@ -206,7 +224,7 @@ def run_live(cfg: Settings, project_path: Path, seconds: float, keep_services: b
             while (done := time.monotonic() - live_from) < seconds:
                 watch.poll()
                 try:
-                    runs = dag_runs(client, dags)
+                    runs = dag_runs(client, dags, known)
                 except Exception as exc:  # a slow API answer is not the run's fate
                     _say(f"(Airflow API: {exc})")
                 ok = sum(1 for t in runs.values() if succeeded_by_itself(t))
@@ -218,9 +236,9 @@ def run_live(cfg: Settings, project_path: Path, seconds: float, keep_services: b
                     break  # --for is the limit: the rest of it would show nothing new
                 time.sleep(min(15.0, max(1.0, seconds - done)))
         watch.poll()
-        runs = dag_runs(client, dags)
+        runs = dag_runs(client, dags, known)
         live = {"project": str(project_path), "minutes": round(seconds / 60, 1), "dag_runs": runs,
-                RUNS_KEY: run_times(client, dags), PUSHES_KEY: watch.timeline,
+                RUNS_KEY: run_times(client, dags, known), PUSHES_KEY: watch.timeline,
                 "followers": watch.seen, "order_changed": {loop: watch.changed(loop) for loop in watch.loops},
                 **live_summary(cfg, threshold=project.profile.pages.threshold if project.profile.pages else 0.5)}
     finally:

@@ -173,7 +173,8 @@ RUNS_KEY = "dag_run_times"  # live.json: every DAG run with its type, state, sta
 PUSHES_KEY = "push_timeline"  # live.json: each follower's pushes applied and order changes per poll (PushWatch)
 ESTIMATES_KEY = "graph: latest crawl's estimates with their intervals (graph_estimates)"
 FIGURES = "figures"  # the live run's plots, as PNG files beside report.html (and embedded in it)
-STATE_COLOURS = {"success": "tab:green", "failed": "tab:red", "running": "tab:blue", "queued": "tab:grey"}
+STATE_COLOURS = {"success": "tab:green", "skipped": "tab:olive", "failed": "tab:red", "running": "tab:blue",
+                 "queued": "tab:grey"}
 
 
 def succeeded_by_itself(tally: dict[str, int]) -> int:
@@ -218,8 +219,8 @@ def plot_timeline(runs: list[dict], pushes: list[dict], path: Path) -> None:
             top.barh(i, end - start, left=start, height=0.6, color=STATE_COLOURS.get(r.get("state"), "tab:orange"),
                      hatch="//" if r.get("run_type") == "manual" else None, edgecolor="black", linewidth=0.3)
     top.set_yticks(range(len(dags)), dags, fontsize=8)
-    top.set_title("DAG runs (green: success, red: failed, blue: running) and the pushes the running processes followed",
-                  fontsize=10)
+    top.set_title("DAG runs (green: success, olive: nothing to do yet, red: failed, blue: running) and the pushes "
+                  "the running processes followed", fontsize=10)
     frame = pd.DataFrame(pushes)
     if len(frame):
         frame["when"] = [_when(t) for t in frame["at"]]
