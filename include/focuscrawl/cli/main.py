@@ -45,13 +45,14 @@ def build_parser() -> argparse.ArgumentParser:
 
     svc = subcommand(sub, "services", "start, stop or report the engines of the embedded default",
                      "focuscrawl services up --only kafka,airflow", "focuscrawl services status",
-                     description="The engines alone, without a project: Kafka (KRaft, one node), Airflow "
-                                 "(API server, scheduler, DAG processor, triggerer), the world, and optionally a "
+                     description="The engines alone, without a project: Kafka (KRaft, one node), the warm Spark "
+                                 "(Spark Connect), MLflow (the model registry), Airflow (API server, scheduler, DAG "
+                                 "processor, triggerer), the world, and optionally a "
                                  "Spark standalone cluster. `focuscrawl up` starts them itself.")
     act = svc.add_subparsers(dest="action", required=True, metavar="ACTION")
-    up = subcommand(act, "up", "start the engines (kafka, spark-connect, airflow, world) and wait until ready",
+    up = subcommand(act, "up", "start the engines (kafka, spark-connect, mlflow, airflow, world) and wait until ready",
                     "focuscrawl services up", "focuscrawl services up --only spark-connect,airflow --spark-cluster")
-    up.add_argument("--only", help="comma-separated subset of kafka,spark-connect,airflow,world,spark")
+    up.add_argument("--only", help="comma-separated subset of kafka,spark-connect,mlflow,airflow,world,spark")
     up.add_argument("--spark-cluster", action="store_true",
                     help="also start a Spark standalone master + 2 workers; the warm Spark's executors run on it")
     up.add_argument("--airflow-dags", type=Path, help="DAG folder for Airflow (default: <repo>/dags)")

@@ -271,7 +271,8 @@ def wait_until(check, timeout: float, what: str, log: ManagedProcess | None = No
 def settings_env(cfg) -> dict[str, str]:
     """The resolved settings as ``FOCUSCRAWL_*`` variables, so child processes (Airflow tasks,
     the world, spark-submit) see exactly the values the parent resolved, not their own defaults.
-    The Airflow password stays out: no task needs it."""
+    The passwords stay out: no task needs Airflow's, and a task that logs a model reads MLflow's from its file
+    (:func:`focuscrawl.services.mlflow.credentials`), so neither reaches every child's environment."""
     env = {
         "FOCUSCRAWL_HOME": str(cfg.home),
         "FOCUSCRAWL_VAR": str(cfg.var_dir),
@@ -286,6 +287,8 @@ def settings_env(cfg) -> dict[str, str]:
         "FOCUSCRAWL_KAFKA_HEAP": cfg.kafka_heap,
         "FOCUSCRAWL_AIRFLOW_PORT": str(cfg.airflow_port),
         "FOCUSCRAWL_AIRFLOW_USER": cfg.airflow_user,
+        "FOCUSCRAWL_MLFLOW_PORT": str(cfg.mlflow_port),
+        "FOCUSCRAWL_MLFLOW_USER": cfg.mlflow_user,
         "FOCUSCRAWL_WORLD_PORT": str(cfg.world_port),
         "FOCUSCRAWL_WORLD_EVAL_PORT": str(cfg.world_eval_port),
         "FOCUSCRAWL_SPARK_MASTER": cfg.spark_master,
