@@ -22,12 +22,13 @@ Their Params' defaults are `focuscrawl.outlinks.params.OutlinksParams` (`method`
 1. `quality_outlink_features`: the same gate on the feature table, beside `train` (its 20-30 s would
    otherwise delay every push; a failing table still stops the run before `score`);
 2. `train` (`spark_jobs/outlinks_train.py --no-promote`): ExtraTrees/NGBoost versions, evaluated on
-   the held-out period, registered with the feature table's Delta version -> `outlink_models`; skipped
-   (and `score` with it) until the table holds two labelled periods;
+   the held-out period, registered with the feature table's Delta version -> `outlink_models` and the model
+   registry (MLflow, `focuscrawl models`); skipped (and `score` with it) until the table holds two labelled
+   periods;
 3. `score` (`spark_jobs/outlinks_score.py --promote --publish`): each model's newest version becomes
-   the champion only when not worse on the held-out period; then the champion, new or kept, scores the
-   latest period -> `page_priorities` and the compacted `focuscrawl.page_priorities` topic the
-   revisitor follows. It scores whatever was promoted: new features are a new period to rank, so a run
+   the champion (MLflow's alias `champion`) only when not worse on the held-out period; then the champion,
+   new or kept, scores the latest period -> `page_priorities` and the compacted `focuscrawl.page_priorities`
+   topic the revisitor follows. It scores whatever was promoted: new features are a new period to rank, so a run
    that promoted nothing still pushes.
 """
 

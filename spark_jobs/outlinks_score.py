@@ -4,7 +4,8 @@
                                         [--scope int] [--publish]
 
 ``--promote`` first gives each of ``--models``' newest versions the champion's place when it is not worse
-on the held-out period (``training.promote_latest``), so the scores come from the champion as it then is.
+on the held-out period (``training.promote_latest``), so the scores come from the champion as it then is; the
+model registry (MLflow) moves its ``champion`` alias with it when its server answers (else the job says so).
 """
 
 from __future__ import annotations
@@ -48,7 +49,9 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     cfg = settings()
     if args.promote:
-        for promotion in promote_latest(model_store(cfg), args.models.split(",")):
+        from focuscrawl.services.model_registry import connect
+
+        for promotion in promote_latest(model_store(cfg), args.models.split(","), registry=connect(cfg)):
             print(f"outlinks_score: {promotion}")
     n = run(get_session("outlinks_score", cfg=cfg), cfg, args.model, args.scope)
     print(f"outlinks_score: {n} pages -> {PAGE_PRIORITIES.path(cfg)}")

@@ -1,5 +1,6 @@
 """The MLflow server's wiring without starting it: bound to the bind host, one worker, login required, its
-password generated once and kept private, passed in the environment only."""
+password generated once and kept private, passed in the environment only; the registry's client says when the
+server is down and how to start it."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import pytest
 
 from focuscrawl.config import settings
 from focuscrawl.services.mlflow import MlflowServer, credentials, password_file
+from focuscrawl.services.model_registry import connect
 from focuscrawl.services.process import settings_env
 
 
@@ -54,3 +56,9 @@ def test_an_s3_lake_keeps_the_artifacts_in_its_bucket(tmp_cfg):
     assert argv[argv.index("--artifacts-destination") + 1] == "s3://focuscrawl/lake/mlflow-artifacts"
     assert server.env()["MLFLOW_S3_ENDPOINT_URL"] == "http://127.0.0.1:19000"
 
+
+def test_a_registry_that_is_down_is_named_with_its_fix(tmp_cfg):
+    lines = []
+    assert connect(dataclasses.replace(tmp_cfg, mlflow_port=1), log=lines.append) is None
+    assert len(lines) == 1 and "nothing listens on http://127.0.0.1:1" in lines[0]
+    assert "`focuscrawl services up --only mlflow`" in lines[0]

@@ -1,5 +1,10 @@
 """Train, evaluate on the held-out period, register, promote; and score pages with the champion
 (seed 002, Section 7). Pure pandas: the Spark jobs and Airflow tasks wire it.
+
+The store's files are what the running processes read; when a job hands in the model registry
+(:class:`focuscrawl.services.model_registry.ModelRegistry`, MLflow), each version is also logged there with
+its parameters, held-out metrics and the feature table's Delta version, and the promotion rule's champion is
+its ``champion`` alias (docs/running.md#the-model-registry-mlflow).
 """
 
 from __future__ import annotations
@@ -18,7 +23,10 @@ from focuscrawl.outlinks.models import model_specs, train
 from focuscrawl.outlinks.params import DEFAULT
 from focuscrawl.outlinks.schema import SCOPES
 from focuscrawl.outlinks.store import ModelStore, ModelVersion
+from focuscrawl.outlinks.tables import FEATURES
 
+# The model registry's experiment and name prefix of the outlink models.
+REGISTRY_EXPERIMENT = "outlinks"
 
 
 def model_store(cfg: Settings) -> ModelStore:
@@ -28,6 +36,51 @@ def model_store(cfg: Settings) -> ModelStore:
 
 def model_key(name: str, scope: str) -> str:
     return f"{name}/{scope}"
+
+
+def registered_name(key: str) -> str:
+    """The registry's name of a store key: ``NNL-ET_LBLA/int`` -> ``outlinks.NNL-ET_LBLA.int`` (MLflow's
+    names take no ``/``)."""
+    return f"{REGISTRY_EXPERIMENT}.{key.replace('/', '.')}"
+
+
+def store_key(name: str) -> str | None:
+    """The store key of a registry name (:func:`registered_name`'s inverse); None for no outlink model's."""
+    model, _, scope = name.removeprefix(f"{REGISTRY_EXPERIMENT}.").rpartition(".")
+    return model_key(model, scope) if name.startswith(f"{REGISTRY_EXPERIMENT}.") and model and scope in SCOPES else None
+
+
+def record(store: ModelStore, registry, meta: ModelVersion, params: dict) -> None:
+    """Log the stored version ``meta`` to ``registry`` (its model file and meta.json, ``params``, its held-out
+    metrics, the feature table's Delta version) and keep the registry's version number in its meta.json."""
+    folder = store.folder(meta)
+    meta.registry_version = registry.log_version(
+        REGISTRY_EXPERIMENT, registered_name(meta.name), [folder / "model.joblib", folder / "meta.json"],
+        params=params, metrics=meta.metrics, delta_versions={FEATURES.name: meta.data_version},
+        tags={"focuscrawl.store_version": meta.version, "focuscrawl.eval_period": meta.eval_period})
+    store.save(meta)
+
+
+def promote_if_not_worse(store: ModelStore, registry, candidate: ModelVersion) -> tuple[bool, str]:
+    """The promotion rule (:meth:`ModelStore.promote_if_not_worse`); a promoted version recorded in ``registry``
+    gets its ``champion`` alias there too."""
+    promoted, reason = store.promote_if_not_worse(candidate)
+    if promoted and registry is not None and candidate.registry_version is not None:
+        registry.set_champion(registered_name(candidate.name), candidate.registry_version)
+    return promoted, reason
+
+
+def promote_registered(store: ModelStore, registry, name: str, version: int) -> ModelVersion:
+    """Make the registry's ``version`` of ``name`` the champion whatever its metrics (a rollback): the store's
+    pointer, which the next ``outlinks_score`` run scores and pushes with, and the registry's alias."""
+    key = store_key(name)
+    found = [v for v in store.versions(key) if v.registry_version == version] if key else []
+    if not found:
+        raise LookupError(f"no stored outlink model is version {version} of {name} in the registry "
+                          f"({store.root}); `focuscrawl models` lists the versions")
+    store.make_champion(found[0])
+    registry.set_champion(name, version)
+    return found[0]
 
 
 class NotEnoughHistory(ValueError):
@@ -96,12 +149,13 @@ def fit_models(pairs: list[tuple], train_rows: pd.DataFrame, test_rows: pd.DataF
 
 def train_and_register(features: pd.DataFrame, data_version: int, store: ModelStore, history_size: int,
                        models=DEFAULT.models, scopes=SCOPES, seed: int = 0, promote: bool = True,
-                       train_sample: int = DEFAULT.train_sample, cores: int = 0, **options) -> list[dict]:
+                       train_sample: int = DEFAULT.train_sample, cores: int = 0, registry=None,
+                       **options) -> list[dict]:
     """One new version per (model, scope), fitted on ``train_sample`` rows of the periods before the last
     observed one and evaluated on that one; returns the rows of the ``outlink_models`` table.
     The fits run side by side on up to ``cores`` cores (:func:`fit_models`); registering and promoting
     follow in the models' order. ``promote=False`` leaves promotion to :func:`promote_latest` (the DAG's
-    own step)."""
+    own step). ``registry``: the model registry each version is also recorded in (None: the store only)."""
     train_rows, test_rows, eval_period = held_out_split(features)
     train_rows = sample_rows(train_rows, train_sample, seed)
     specs = model_specs()
@@ -113,7 +167,11 @@ def train_and_register(features: pd.DataFrame, data_version: int, store: ModelSt
             name=model_key(spec.name, scope), version=0, metrics=metrics, data_version=data_version,
             eval_period=eval_period, features=spec.columns(scope, history_size), history_size=history_size,
             created_at=datetime.now(timezone.utc).isoformat(timespec="seconds")), model)
-        promoted, reason = store.promote_if_not_worse(meta) if promote else (False, "candidate")
+        if registry is not None:
+            record(store, registry, meta, {"model": spec.name, "scope": scope, "history_size": history_size,
+                                           "seed": seed, "train_sample": train_sample, "train_rows": len(train_rows),
+                                           "test_rows": len(test_rows), "eval_period": eval_period, **options})
+        promoted, reason = promote_if_not_worse(store, registry, meta) if promote else (False, "candidate")
         out.append({"name": meta.name, "version": meta.version, "spearman": metrics["spearman"],
                     "pk_area": metrics["pk_area"], "data_version": data_version, "eval_period": eval_period,
                     "promoted": promoted, "reason": reason, "created_at": meta.created_at})
@@ -133,15 +191,15 @@ class Promotion:
         return f"{self.model}: v{self.version} {'promoted' if self.promoted else 'kept champion'}: {self.reason}"
 
 
-def promote_latest(store: ModelStore, models=DEFAULT.models, scopes=SCOPES) -> list[Promotion]:
-    """Promote each model's newest version when it is not worse than the champion."""
+def promote_latest(store: ModelStore, models=DEFAULT.models, scopes=SCOPES, registry=None) -> list[Promotion]:
+    """Promote each model's newest version when it is not worse than the champion (in ``registry`` too)."""
     outcome = []
     for name in models:
         for scope in scopes:
             versions = store.versions(model_key(name, scope))
             if not versions:
                 raise LookupError(f"no trained version of {model_key(name, scope)} in {store.root}")
-            promoted, reason = store.promote_if_not_worse(versions[-1])
+            promoted, reason = promote_if_not_worse(store, registry, versions[-1])
             outcome.append(Promotion(versions[-1].name, versions[-1].version, promoted, reason))
     return outcome
 
