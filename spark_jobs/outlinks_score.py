@@ -4,8 +4,7 @@
                                         [--scope int] [--publish]
 
 ``--promote`` first gives each of ``--models``' newest versions the champion's place when it is not worse
-on the held-out period (``training.promote_latest``), so the scores come from the champion as it then is; the
-model registry (MLflow) moves its ``champion`` alias with it when its server answers (else the job says so).
+on the held-out period (``training.promote_latest``), so the scores come from the champion as it then is.
 """
 
 from __future__ import annotations
@@ -49,9 +48,7 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     cfg = settings()
     if args.promote:
-        from focuscrawl.services.model_registry import connect
-
-        for promotion in promote_latest(model_store(cfg), args.models.split(","), registry=connect(cfg)):
+        for promotion in promote_latest(model_store(cfg), args.models.split(",")):
             print(f"outlinks_score: {promotion}")
     n = run(get_session("outlinks_score", cfg=cfg), cfg, args.model, args.scope)
     print(f"outlinks_score: {n} pages -> {PAGE_PRIORITIES.path(cfg)}")

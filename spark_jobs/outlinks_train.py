@@ -8,9 +8,7 @@ Training runs on the driver (scikit-learn, NGBoost) from the feature table read 
 (model, scope) fits side by side on ``--cores`` cores (``training.fit_models``); the models table is
 appended with Spark so it sits with the other tables. While the table holds fewer than two labelled periods
 (a live platform's first minutes) nothing is trained and the job exits with ``NOTHING_TO_DO`` (99), which
-skips the DAG's task instead of failing it (``focuscrawl.lake.spark``). Each version is also logged to the
-model registry (MLflow) when its server answers; when it does not, the job says so and trains on without it: the
-running processes read the store's files, so a registry that is down costs the record, not the loop's push.
+skips the DAG's task instead of failing it (``focuscrawl.lake.spark``).
 """
 
 from __future__ import annotations
@@ -30,7 +28,7 @@ from focuscrawl.core.params import add_arguments
 
 
 def run(spark, cfg: Settings, models=DEFAULT.models, history_size: int = DEFAULT.history_size, promote: bool = True,
-        train_sample: int = DEFAULT.train_sample, cores: int = 0, registry=None, **options) -> list[dict]:
+        train_sample: int = DEFAULT.train_sample, cores: int = 0, **options) -> list[dict]:
     features = lake.to_pandas(FEATURES, cfg)
     # The vectors behind every row's look-around features predate the held-out period, or nothing trains
     # (features built with no page_embeddings table at all have no vectors to leak).
@@ -39,7 +37,7 @@ def run(spark, cfg: Settings, models=DEFAULT.models, history_size: int = DEFAULT
                              held_out_split(features)[2])
     rows = train_and_register(features, lake.version(FEATURES, cfg), model_store(cfg),
                               history_size, models, promote=promote, train_sample=train_sample, cores=cores,
-                              registry=registry, **options)
+                              **options)
     frame = spark.createDataFrame(pd.DataFrame(rows)).selectExpr(
         "name", "cast(version as int) version", "spearman", "pk_area", "cast(data_version as long) data_version",
         "cast(eval_period as int) eval_period", "promoted", "reason", "created_at")
@@ -49,7 +47,6 @@ def run(spark, cfg: Settings, models=DEFAULT.models, history_size: int = DEFAULT
 
 def main(argv: list[str] | None = None) -> int:
     from focuscrawl.lake.spark import NOTHING_TO_DO, get_session
-    from focuscrawl.services.model_registry import connect
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     add_arguments(ap, DEFAULT, TRAIN_KNOBS)
@@ -60,8 +57,7 @@ def main(argv: list[str] | None = None) -> int:
     cfg = settings()
     try:
         rows = run(get_session("outlinks_train", cfg=cfg), cfg, args.models.split(","), args.history_size,
-                   promote=not args.no_promote, train_sample=args.train_sample, cores=args.cores,
-                   registry=connect(cfg))
+                   promote=not args.no_promote, train_sample=args.train_sample, cores=args.cores)
     except NotEnoughHistory as exc:
         print(f"outlinks_train: nothing trained: {exc}", flush=True)
         return NOTHING_TO_DO

@@ -19,7 +19,7 @@ import requests
 from focuscrawl.cli import main as cli
 from focuscrawl.config import settings
 from focuscrawl.outlinks.store import ModelStore
-from focuscrawl.outlinks.training import model_store, promote_latest, train_and_register
+from focuscrawl.outlinks.training import mirror, model_store, promote_latest, train_and_register
 from focuscrawl.services.manager import ServiceManager
 from focuscrawl.services.mlflow import MlflowServer, credentials
 from focuscrawl.services.model_registry import CHAMPION, ModelRegistry
@@ -82,10 +82,11 @@ def test_two_versions_are_listed_promoted_and_rolled_back(server, capsys):
     cfg, registry = server.cfg, ModelRegistry.from_settings(server.cfg)
     frame = synthetic_features(400, 8, seed=3)
     store = model_store(cfg)
-    for data_version in (1, 2):  # the DAG's train step, then its score step's promotion
+    for data_version in (1, 2):  # the DAG's train step, its score step's promotion, its register step
         train_and_register(frame, data_version, store, 4, ["NNL-ET_LBLA"], scopes=("int",), promote=False,
-                           cores=1, registry=registry, n_estimators=5)
-        promote_latest(store, ["NNL-ET_LBLA"], scopes=("int",), registry=registry)
+                           cores=1, n_estimators=5)
+        promote_latest(store, ["NNL-ET_LBLA"], scopes=("int",))
+        mirror(store, registry, ["NNL-ET_LBLA"], scopes=("int",))
     versions = registry.versions()
     assert [(v.version, v.delta_versions) for v in versions] == [(1, {"outlink_features": 1}),
                                                                  (2, {"outlink_features": 2})]

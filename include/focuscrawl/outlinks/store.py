@@ -31,6 +31,8 @@ class ModelVersion:
     history_size: int = DEFAULT.history_size
     created_at: str = ""
     promoted: bool = False
+    considered: bool = False  # the promotion rule has judged it (once: a rollback holds until a newer version)
+    params: dict[str, Any] = field(default_factory=dict)  # how it was trained (rows, sample, seed, knobs)
     registry_version: int | None = None  # its version in the model registry (MLflow), when it was recorded there
 
 
@@ -82,8 +84,11 @@ class ModelStore:
 
     def promote_if_not_worse(self, candidate: ModelVersion) -> tuple[bool, str]:
         ok, why = self.should_promote(candidate)
+        candidate.considered = True
         if ok:
             self.make_champion(candidate)
+        else:
+            self.save(candidate)
         return ok, why
 
     def make_champion(self, version: ModelVersion) -> None:

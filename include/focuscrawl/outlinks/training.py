@@ -1,10 +1,10 @@
 """Train, evaluate on the held-out period, register, promote; and score pages with the champion
 (seed 002, Section 7). Pure pandas: the Spark jobs and Airflow tasks wire it.
 
-The store's files are what the running processes read; when a job hands in the model registry
-(:class:`focuscrawl.services.model_registry.ModelRegistry`, MLflow), each version is also logged there with
-its parameters, held-out metrics and the feature table's Delta version, and the promotion rule's champion is
-its ``champion`` alias (docs/running.md#the-model-registry-mlflow).
+The store's files are what the running processes read; :func:`mirror` records each stored version in the model
+registry (:class:`focuscrawl.services.model_registry.ModelRegistry`, MLflow) with its parameters, held-out
+metrics and the feature table's Delta version, and the promotion rule's champion as its ``champion`` alias
+(docs/running.md#the-model-registry-mlflow), after the push, in the DAG's ``register`` task.
 """
 
 from __future__ import annotations
@@ -50,24 +50,37 @@ def store_key(name: str) -> str | None:
     return model_key(model, scope) if name.startswith(f"{REGISTRY_EXPERIMENT}.") and model and scope in SCOPES else None
 
 
-def record(store: ModelStore, registry, meta: ModelVersion, params: dict) -> None:
-    """Log the stored version ``meta`` to ``registry`` (its model file and meta.json, ``params``, its held-out
-    metrics, the feature table's Delta version) and keep the registry's version number in its meta.json."""
+def record(store: ModelStore, registry, meta: ModelVersion) -> None:
+    """Log the stored version ``meta`` to ``registry`` (its model file and meta.json, the parameters it was trained
+    with, its held-out metrics, the feature table's Delta version) and keep the registry's version number in its
+    meta.json."""
     folder = store.folder(meta)
     meta.registry_version = registry.log_version(
         REGISTRY_EXPERIMENT, registered_name(meta.name), [folder / "model.joblib", folder / "meta.json"],
-        params=params, metrics=meta.metrics, delta_versions={FEATURES.name: meta.data_version},
+        params=meta.params, metrics=meta.metrics, delta_versions={FEATURES.name: meta.data_version},
         tags={"focuscrawl.store_version": meta.version, "focuscrawl.eval_period": meta.eval_period})
     store.save(meta)
 
 
-def promote_if_not_worse(store: ModelStore, registry, candidate: ModelVersion) -> tuple[bool, str]:
-    """The promotion rule (:meth:`ModelStore.promote_if_not_worse`); a promoted version recorded in ``registry``
-    gets its ``champion`` alias there too."""
-    promoted, reason = store.promote_if_not_worse(candidate)
-    if promoted and registry is not None and candidate.registry_version is not None:
-        registry.set_champion(registered_name(candidate.name), candidate.registry_version)
-    return promoted, reason
+def mirror(store: ModelStore, registry, models=DEFAULT.models, scopes=SCOPES) -> list[str]:
+    """Bring ``registry`` up to the store: log every stored version it lacks (:func:`record`) and point each
+    model's ``champion`` alias at the store's champion. The DAG runs it after ``score`` has pushed (its own
+    task, ``register``): the store is what the running processes read, and recording four versions costs
+    ~20 s that no push should wait for. Returns what it did, a line per model."""
+    done = []
+    for name in models:
+        for scope in scopes:
+            key = model_key(name, scope)
+            logged = [v for v in store.versions(key) if v.registry_version is None]
+            for version in logged:
+                record(store, registry, version)
+            champion = store.champion(key)
+            if champion is not None and champion.registry_version is not None:
+                registry.set_champion(registered_name(key), champion.registry_version)
+            done.append(f"{registered_name(key)}: logged store version(s) {[v.version for v in logged] or 'none new'}; champion "
+                        + (f"v{champion.registry_version}" if champion is not None and champion.registry_version
+                           is not None else "none"))
+    return done
 
 
 def promote_registered(store: ModelStore, registry, name: str, version: int) -> ModelVersion:
@@ -149,13 +162,12 @@ def fit_models(pairs: list[tuple], train_rows: pd.DataFrame, test_rows: pd.DataF
 
 def train_and_register(features: pd.DataFrame, data_version: int, store: ModelStore, history_size: int,
                        models=DEFAULT.models, scopes=SCOPES, seed: int = 0, promote: bool = True,
-                       train_sample: int = DEFAULT.train_sample, cores: int = 0, registry=None,
-                       **options) -> list[dict]:
+                       train_sample: int = DEFAULT.train_sample, cores: int = 0, **options) -> list[dict]:
     """One new version per (model, scope), fitted on ``train_sample`` rows of the periods before the last
     observed one and evaluated on that one; returns the rows of the ``outlink_models`` table.
     The fits run side by side on up to ``cores`` cores (:func:`fit_models`); registering and promoting
     follow in the models' order. ``promote=False`` leaves promotion to :func:`promote_latest` (the DAG's
-    own step). ``registry``: the model registry each version is also recorded in (None: the store only)."""
+    own step). Each version keeps the parameters it was trained with (:func:`mirror` records them)."""
     train_rows, test_rows, eval_period = held_out_split(features)
     train_rows = sample_rows(train_rows, train_sample, seed)
     specs = model_specs()
@@ -166,12 +178,11 @@ def train_and_register(features: pd.DataFrame, data_version: int, store: ModelSt
         meta = store.register(ModelVersion(
             name=model_key(spec.name, scope), version=0, metrics=metrics, data_version=data_version,
             eval_period=eval_period, features=spec.columns(scope, history_size), history_size=history_size,
-            created_at=datetime.now(timezone.utc).isoformat(timespec="seconds")), model)
-        if registry is not None:
-            record(store, registry, meta, {"model": spec.name, "scope": scope, "history_size": history_size,
-                                           "seed": seed, "train_sample": train_sample, "train_rows": len(train_rows),
-                                           "test_rows": len(test_rows), "eval_period": eval_period, **options})
-        promoted, reason = promote_if_not_worse(store, registry, meta) if promote else (False, "candidate")
+            created_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
+            params={"model": spec.name, "scope": scope, "history_size": history_size, "seed": seed,
+                    "train_sample": train_sample, "train_rows": len(train_rows), "test_rows": len(test_rows),
+                    "eval_period": eval_period, **options}), model)
+        promoted, reason = store.promote_if_not_worse(meta) if promote else (False, "candidate")
         out.append({"name": meta.name, "version": meta.version, "spearman": metrics["spearman"],
                     "pk_area": metrics["pk_area"], "data_version": data_version, "eval_period": eval_period,
                     "promoted": promoted, "reason": reason, "created_at": meta.created_at})
@@ -191,16 +202,23 @@ class Promotion:
         return f"{self.model}: v{self.version} {'promoted' if self.promoted else 'kept champion'}: {self.reason}"
 
 
-def promote_latest(store: ModelStore, models=DEFAULT.models, scopes=SCOPES, registry=None) -> list[Promotion]:
-    """Promote each model's newest version when it is not worse than the champion (in ``registry`` too)."""
+def promote_latest(store: ModelStore, models=DEFAULT.models, scopes=SCOPES) -> list[Promotion]:
+    """Promote each model's newest version when it is not worse than the champion. A version is judged once:
+    after a rollback (:func:`promote_registered`) the champion stays until a newer version is trained."""
     outcome = []
     for name in models:
         for scope in scopes:
             versions = store.versions(model_key(name, scope))
             if not versions:
                 raise LookupError(f"no trained version of {model_key(name, scope)} in {store.root}")
-            promoted, reason = promote_if_not_worse(store, registry, versions[-1])
-            outcome.append(Promotion(versions[-1].name, versions[-1].version, promoted, reason))
+            latest = versions[-1]
+            if latest.considered:
+                champion = store.champion(latest.name)
+                outcome.append(Promotion(latest.name, latest.version, False, "judged before; the champion stays v"
+                                         + (str(champion.version) if champion is not None else "none")))
+                continue
+            promoted, reason = store.promote_if_not_worse(latest)
+            outcome.append(Promotion(latest.name, latest.version, promoted, reason))
     return outcome
 
 

@@ -134,7 +134,7 @@ def unavailable(cfg: Settings) -> str | None:
 
 
 def connect(cfg: Settings, log: Callable[[str], None] = print) -> ModelRegistry | None:
-    """The registry, or None after one line saying why not and how to start it. A job goes on without it: the
+    """The registry, or None after one line saying why not and how to start it. A task goes on without it: the
     running processes read the loops' own model files, so a registry that is down costs the record of this
     run (a version, an alias), not the loop's push."""
     why = unavailable(cfg)
