@@ -22,13 +22,17 @@ Their Params' defaults are `focuscrawl.outlinks.params.OutlinksParams` (`method`
 1. `quality_outlink_features`: the same gate on the feature table, beside `train` (its 20-30 s would
    otherwise delay every push; a failing table still stops the run before `score`);
 2. `train` (`spark_jobs/outlinks_train.py --no-promote`): ExtraTrees/NGBoost versions, evaluated on
-   the held-out period, registered with the feature table's Delta version -> `outlink_models`; skipped
-   (and `score` with it) until the table holds two labelled periods;
+   the held-out period, stored with the feature table's Delta version -> `outlink_models`; skipped (and the
+   tasks after it) until the table holds two labelled periods;
 3. `score` (`spark_jobs/outlinks_score.py --promote --publish`): each model's newest version becomes
-   the champion only when not worse on the held-out period; then the champion, new or kept, scores the
-   latest period -> `page_priorities` and the compacted `focuscrawl.page_priorities` topic the
-   revisitor follows. It scores whatever was promoted: new features are a new period to rank, so a run
-   that promoted nothing still pushes.
+   the champion only when not worse on the held-out period (judged once: a rollback, `focuscrawl models
+   promote`, holds until a newer version is trained); then the champion,
+   new or kept, scores the latest period -> `page_priorities` and the compacted `focuscrawl.page_priorities`
+   topic the revisitor follows. It scores whatever was promoted: new features are a new period to rank, so a run
+   that promoted nothing still pushes;
+4. `register`: the model registry (MLflow) records every stored version it lacks (parameters, held-out
+   metrics, the feature table's Delta version) and moves the `champion` alias to the store's champion
+   (`focuscrawl.outlinks.training.mirror`), after the push: recording four versions takes ~20 s.
 """
 
 from __future__ import annotations
@@ -54,6 +58,7 @@ from focuscrawl.outlinks.related import RELATED
 from focuscrawl.core.params import cli_args
 from focuscrawl.outlinks.tables import FEATURES, SNAPSHOTS
 from focuscrawl.orchestration.quality_gate import gx_gate
+from focuscrawl.orchestration.registry_task import outlink_registry_task
 
 # A page is snapshotted once per period; a feature row is one page and target period.
 PAGE_PERIOD = ("url", "period")
@@ -106,7 +111,7 @@ def outlinks_train():
                                                      "--model", "{{ params.score_model }}",
                                                      "--scope", "{{ params.score_scope }}", "--publish"],
                       inlets=[FEATURES_ASSET, MODELS_ASSET], outlets=[PRIORITIES_ASSET, PRIORITIES_PUSHED])
-    [gx_gate(FEATURES, PAGE_PERIOD)(), train] >> score
+    [gx_gate(FEATURES, PAGE_PERIOD)(), train] >> score >> outlink_registry_task(cfg, "{{ params.models }}")
 
 
 outlinks_features()

@@ -143,6 +143,17 @@ def warm_spark(cfg):
 
 
 @pytest.fixture(scope="session")
+def mlflow_server(cfg):
+    """The model registry's server (MLflow) the live platform's DAGs record the models in."""
+    from focuscrawl.services.mlflow import MlflowServer
+
+    service = MlflowServer(cfg)
+    service.start()
+    yield service
+    service.stop()
+
+
+@pytest.fixture(scope="session")
 def airflow(cfg):
     """One real Airflow (API server, scheduler, DAG processor, triggerer) over the repo's dags/, for
     every test that runs a DAG; yields a logged-in REST client."""

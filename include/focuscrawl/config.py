@@ -24,6 +24,9 @@ FOCUSCRAWL_AIRFLOW_USER             Airflow login user                          
 FOCUSCRAWL_AIRFLOW_PASSWORD         its password (else generated, kept in var)  generated
 FOCUSCRAWL_AIRFLOW_DB               Airflow metadata DB (SQLAlchemy URL, e.g.   SQLite in var
                                     ``postgresql+psycopg2://u:p@host/airflow``)
+FOCUSCRAWL_MLFLOW_PORT              MLflow's tracking server (model registry)   ``18100`` + offset
+FOCUSCRAWL_MLFLOW_USER              its admin login                             ``admin``
+FOCUSCRAWL_MLFLOW_PASSWORD          its password (else generated, kept in var)  generated
 FOCUSCRAWL_WORLD_PORT               the world's HTTP server                     ``18090`` + offset
 FOCUSCRAWL_WORLD_EVAL_PORT          the world's ground-truth interface          ``18091`` + offset
 FOCUSCRAWL_METRICS_PORT             first Prometheus port ``focuscrawl up``     ``18200`` + offset
@@ -87,6 +90,9 @@ class Settings:
     allow_private_hosts: tuple[str, ...] = field(default_factory=tuple)
     data_dir: Path | None = None
     s3_endpoint: str | None = None
+    mlflow_port: int = 18100
+    mlflow_user: str = "admin"
+    mlflow_password: str | None = None
 
     @property
     def kafka_jars(self) -> Path:
@@ -99,6 +105,10 @@ class Settings:
     @property
     def airflow_url(self) -> str:
         return f"http://{self.bind_host}:{self.airflow_port}"
+
+    @property
+    def mlflow_url(self) -> str:
+        return f"http://{self.bind_host}:{self.mlflow_port}"
 
     @property
     def world_url(self) -> str:
@@ -162,4 +172,7 @@ def settings() -> Settings:
         data_dir=data_dir if data_dir.is_dir() else None,
         # Credentials are not settings: both S3 clients read AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY.
         s3_endpoint=os.environ.get("FOCUSCRAWL_S3_ENDPOINT") or None,
+        mlflow_port=int(_env("FOCUSCRAWL_MLFLOW_PORT", str(18100 + offset))),
+        mlflow_user=_env("FOCUSCRAWL_MLFLOW_USER", "admin"),
+        mlflow_password=os.environ.get("FOCUSCRAWL_MLFLOW_PASSWORD") or None,
     )

@@ -123,7 +123,7 @@ def lake_rows(cfg) -> dict[str, int]:
 
 
 @pytest.fixture(scope="module")
-def live_platform(cfg, kafka_broker, warm_spark, airflow, world_service):
+def live_platform(cfg, kafka_broker, warm_spark, mlflow_server, airflow, world_service):
     from focuscrawl.cli.demo import PushWatch
     from focuscrawl.platform import Platform
 

@@ -11,7 +11,8 @@ budgets) for every assertion, in this order:
    ``outlinks_train`` skips before two labelled periods);
 3. each loop's running process follows its push without a restart: the FUE chooser re-ranks by
    the pushed scores, the source crawler takes up the pushed recrawl intervals, the revisitor
-   revisits the best-scored page next; the order in their status changed after the push;
+   revisits the best-scored page next; the order in their status changed after the push, and the
+   model registry (MLflow) records the outlink models the revisits loop pushed, champion for champion;
 4. Delta holds rows of every loop, each post once;
 5. on ``target = "sites"`` with the world's click log switched off, the sources loop's schedule is fitted
    from the fetched pages' relevance (the stated freshness half-life is every source's decay) and pushed,
@@ -238,6 +239,27 @@ def test_revisitor_follows_the_pushed_priorities(live_platform):
     assert {"NNL-ET_LBLA/int", "NNL-ET_LBLA/ext", "NNL-NGB/int", "NNL-NGB/ext"} <= set(models["name"])
     assert live_platform.watch.changed("revisits"), live_platform.watch.seen["revisits"]
     assert _process(live_platform, "revisitor")["restarts"] == 0, "the revisitor was restarted"
+
+
+def test_the_registry_records_the_pushed_outlink_models_with_their_lineage(live_platform):
+    """Issue 34: after a pushing ``outlinks_train`` run, its ``register`` task logged each stored outlink model
+    version in MLflow (held-out metrics, the feature table's Delta version) and the alias ``champion`` names the
+    store's champion, the version the revisitor's scores came from."""
+    from focuscrawl.outlinks.training import model_store, registered_name, store_key
+    from focuscrawl.services.model_registry import CHAMPION, ModelRegistry
+
+    cfg = live_platform.cfg
+    registry, store = ModelRegistry.from_settings(cfg), model_store(cfg)
+
+    def recorded():  # asked again until a register run has caught up with the store (more runs keep coming)
+        listed = [v for v in registry.versions() if store_key(v.name)]
+        champions = {v.name: v.version for v in listed if CHAMPION in v.aliases}
+        in_store = {name: store.champion(store_key(name)).registry_version for name in champions}
+        return (listed, champions) if len(champions) == 4 and champions == in_store else None
+
+    listed, champions = wait_until(recorded, 300, "the registry's champions are not the store's", interval=5.0)
+    assert all(set(v.metrics) == {"spearman", "pk_area"} and "outlink_features" in v.delta_versions for v in listed)
+    assert set(champions) == {registered_name(f"{m}/{s}") for m in ("NNL-ET_LBLA", "NNL-NGB") for s in ("int", "ext")}
 
 
 def test_delta_holds_rows_of_every_loop(live_platform):

@@ -74,7 +74,7 @@ def test_status_names_each_down_service_s_fix_the_watch_where_it_watches(tmp_pat
     assert not airflow["up"] and airflow["fix"] == "`focuscrawl services up --only airflow`" and not airflow["ours"]
     text = render(doc)
     assert "kafka down" in text and "fix: none needed: the running platform's watch restarts it" in text
-    assert "(start: `focuscrawl services up --only spark-connect,airflow,world`)" in text
+    assert "(start: `focuscrawl services up --only spark-connect,mlflow,airflow,world`)" in text
     assert "nothing listens on" in text
 
 

@@ -19,8 +19,9 @@ def test_services_up_arguments():
 @pytest.mark.parametrize(
     "only, cluster, order",
     [
-        (None, False, ["kafka", "spark-connect", "airflow", "world"]),
+        (None, False, ["kafka", "spark-connect", "mlflow", "airflow", "world"]),
         ("airflow,kafka", False, ["kafka", "airflow"]),
+        ("airflow,mlflow", False, ["mlflow", "airflow"]),
         (" World ", False, ["world"]),
         ("airflow,spark-connect", True, ["spark", "spark-connect", "airflow"]),
     ],
@@ -30,7 +31,7 @@ def test_only_gives_start_order(only, cluster, order):
 
 
 def test_unknown_service_is_named():
-    with pytest.raises(ValueError, match="unknown service.*kafak.*known: kafka, spark-connect, airflow, world, spark"):
+    with pytest.raises(ValueError, match="unknown service.*kafak.*known: kafka, spark-connect, mlflow, airflow, world, spark"):
         ServiceManager.parse_only("kafak")
     assert cli.main(["services", "up", "--only", "nope"]) == 2
 

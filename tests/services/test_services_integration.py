@@ -1,4 +1,4 @@
-"""`focuscrawl services up` then `down`, for real: Kafka, Airflow (+ the world once it exists).
+"""`focuscrawl services up` then `down`, for real: Kafka, the warm Spark, MLflow, Airflow (+ the world once it exists).
 
 One start for the whole module (Airflow takes a minute or more here): login is required, a
 test-only DAG runs to success and its task saw our settings, `status` probes each service for real
@@ -65,6 +65,8 @@ def test_status_reports_each_service_up(stack):
     assert f"login: {cfg.airflow_user}, password in {cfg.var_dir / 'airflow' / 'passwords.json'}" in lines["airflow"]
     assert lines["world"].split()[1] == ("up" if world_available() else "down")
     assert lines["spark-connect"].split()[1:3] == ["up", f"sc://localhost:{cfg.spark_connect_port}"]
+    assert lines["mlflow"].split()[1:3] == ["up", cfg.mlflow_url]
+    assert f"login: {cfg.mlflow_user}, password in {cfg.var_dir / 'mlflow' / 'passwords.json'}" in lines["mlflow"]
     assert lines["spark"].split()[1] == "down"
 
 
@@ -141,6 +143,7 @@ def test_status_probes_each_service_for_real(stack):
     print(f"\nstatus took {took:.1f}s:\n{text}")
     assert svc["kafka"]["up"] and svc["kafka"]["detail"] == "1 broker, controller 1"
     assert svc["spark-connect"]["up"] and svc["spark-connect"]["detail"].startswith("Spark 4.")
+    assert svc["mlflow"]["up"] and svc["mlflow"]["detail"] == "/health OK, login required"
     airflow = svc["airflow"]
     assert airflow["up"], airflow
     assert set(airflow["parts"]) == {"api-server", "metadatabase", "scheduler", "dag-processor", "triggerer"}
@@ -180,7 +183,7 @@ def test_down_leaves_no_process_of_ours(stack):
     down = subprocess.run([*FOCUSCRAWL, "services", "down"], env=stack["env"], capture_output=True, text=True,
                           timeout=300)
     assert down.returncode == 0, down.stderr
-    assert "airflow: stopped" in down.stdout and "kafka: stopped" in down.stdout
+    assert "airflow: stopped" in down.stdout and "kafka: stopped" in down.stdout and "mlflow: stopped" in down.stdout
     assert stack["pgids"] and all(group_members(g) == [] for g in stack["pgids"])
     var = str(cfg.var_dir)
     leftovers = []

@@ -1,7 +1,8 @@
 """The ``focuscrawl`` command.
 
-    focuscrawl services up [--only kafka,spark-connect,airflow,world] [--spark-cluster]
+    focuscrawl services up [--only kafka,spark-connect,mlflow,airflow,world] [--spark-cluster]
     focuscrawl services down | status
+    focuscrawl models [promote NAME VERSION]   the model registry's versions; move a model's champion
     focuscrawl sql ["SELECT ..."]          one query, or an interactive prompt without one
     focuscrawl pyspark                     a pyspark shell with the Delta tables registered
     focuscrawl init [DIR] [--force]        write a commented focuscrawl.toml project file
@@ -45,19 +46,33 @@ def build_parser() -> argparse.ArgumentParser:
 
     svc = subcommand(sub, "services", "start, stop or report the engines of the embedded default",
                      "focuscrawl services up --only kafka,airflow", "focuscrawl services status",
-                     description="The engines alone, without a project: Kafka (KRaft, one node), Airflow "
-                                 "(API server, scheduler, DAG processor, triggerer), the world, and optionally a "
+                     description="The engines alone, without a project: Kafka (KRaft, one node), the warm Spark "
+                                 "(Spark Connect), MLflow (the model registry), Airflow (API server, scheduler, DAG "
+                                 "processor, triggerer), the world, and optionally a "
                                  "Spark standalone cluster. `focuscrawl up` starts them itself.")
     act = svc.add_subparsers(dest="action", required=True, metavar="ACTION")
-    up = subcommand(act, "up", "start the engines (kafka, spark-connect, airflow, world) and wait until ready",
+    up = subcommand(act, "up", "start the engines (kafka, spark-connect, mlflow, airflow, world) and wait until ready",
                     "focuscrawl services up", "focuscrawl services up --only spark-connect,airflow --spark-cluster")
-    up.add_argument("--only", help="comma-separated subset of kafka,spark-connect,airflow,world,spark")
+    up.add_argument("--only", help="comma-separated subset of kafka,spark-connect,mlflow,airflow,world,spark")
     up.add_argument("--spark-cluster", action="store_true",
                     help="also start a Spark standalone master + 2 workers; the warm Spark's executors run on it")
     up.add_argument("--airflow-dags", type=Path, help="DAG folder for Airflow (default: <repo>/dags)")
     subcommand(act, "down", "stop every engine of ours started out of $FOCUSCRAWL_VAR", "focuscrawl services down")
     subcommand(act, "status", "each engine up or down by its real health probe, with its URL and the fix",
                "focuscrawl services status")
+
+    models = subcommand(sub, "models", "the registered models' versions, metrics and lineage; promote or roll back",
+                        "focuscrawl models", "focuscrawl models promote outlinks.NNL-ET_LBLA.int 3",
+                        description="List every version in the model registry (MLflow, `focuscrawl services up "
+                                    "--only mlflow`): its held-out metrics, the Delta table versions it trained on, "
+                                    "its aliases. `promote NAME VERSION` moves the champion alias to VERSION "
+                                    "whatever its metrics (a rollback); for an outlink model the store's champion "
+                                    "moves with it, so the next outlinks_score run scores and pushes with it.")
+    model_act = models.add_subparsers(dest="action", metavar="ACTION")
+    promote = subcommand(model_act, "promote", "make VERSION of model NAME its champion",
+                         "focuscrawl models promote outlinks.NNL-ET_LBLA.int 3")
+    promote.add_argument("name", metavar="NAME", help="registered model name, as `focuscrawl models` lists it")
+    promote.add_argument("version", metavar="VERSION", type=int, help="its registered version")
 
     sql = subcommand(sub, "sql", "Spark SQL over the Delta tables (interactive without a query)",
                      "focuscrawl sql \"SELECT url, fetched_at FROM focuscrawl.page_snapshots LIMIT 5\"",
@@ -207,6 +222,42 @@ def _services(args) -> int:
     return 0
 
 
+def _models(args) -> int:
+    from mlflow.exceptions import MlflowException
+
+    from focuscrawl.services.model_registry import ModelRegistry, unavailable
+
+    cfg = settings()
+    why = unavailable(cfg)
+    if why is not None:
+        print(f"focuscrawl: {why}", file=sys.stderr)
+        return 2
+    registry = ModelRegistry.from_settings(cfg)
+    if args.action == "promote":
+        from focuscrawl.outlinks.training import model_store, promote_registered, store_key
+
+        try:
+            if store_key(args.name) is not None:
+                stored = promote_registered(model_store(cfg), registry, args.name, args.version)
+                print(f"{args.name}: version {args.version} (store v{stored.version}) is the champion; the next "
+                      "outlinks_score run scores and pushes with it")
+            else:
+                registry.set_champion(args.name, args.version)
+                print(f"{args.name}: version {args.version} is the champion")
+        except (LookupError, MlflowException) as e:
+            print(f"focuscrawl: {str(e).splitlines()[0]}", file=sys.stderr)
+            return 2
+        return 0
+    versions = registry.versions()
+    if not versions:
+        print(f"no model registered yet in {cfg.mlflow_url}")
+        return 0
+    print(format_table(("model", "version", "aliases", "held-out metrics", "trained on (Delta versions)"), [
+        (v.name, v.version, ",".join(v.aliases), " ".join(f"{k}={m:.4f}" for k, m in sorted(v.metrics.items())),
+         " ".join(f"{t}@{n}" for t, n in sorted(v.delta_versions.items()))) for v in versions]))
+    return 0
+
+
 def _project(args) -> int:
     from focuscrawl.project.loading import load_project
     from focuscrawl.project.template import summary, write_init
@@ -273,6 +324,8 @@ def main(argv: list[str] | None = None) -> int:
         return _services(args)
     if args.command == "sql":
         return _sql(args)
+    if args.command == "models":
+        return _models(args)
     if args.command in ("init", "validate"):
         return _project(args)
     from focuscrawl.platform.commands import COMMANDS, run as run_platform

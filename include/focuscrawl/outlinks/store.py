@@ -3,7 +3,9 @@ and the Delta version of the data it learned from; one version per model name is
 (promotion only when not worse than the current model on the held-out period).
 
 Layout: ``<root>/<name>/v<N>/model.joblib`` and ``meta.json``; ``<root>/<name>/champion.json``.
-The Spark training job also appends each version's metadata to the ``outlink_models`` Delta table.
+The Spark training job also appends each version's metadata to the ``outlink_models`` Delta table, and logs
+each version to the model registry (MLflow, docs/running.md#the-model-registry-mlflow), whose version number
+``meta.json`` keeps.
 """
 
 from __future__ import annotations
@@ -29,6 +31,9 @@ class ModelVersion:
     history_size: int = DEFAULT.history_size
     created_at: str = ""
     promoted: bool = False
+    considered: bool = False  # the promotion rule has judged it (once: a rollback holds until a newer version)
+    params: dict[str, Any] = field(default_factory=dict)  # how it was trained (rows, sample, seed, knobs)
+    registry_version: int | None = None  # its version in the model registry (MLflow), when it was recorded there
 
 
 class ModelStore:
@@ -44,13 +49,20 @@ class ModelStore:
         metas = sorted(self._dir(name).glob("v*/meta.json"), key=lambda p: int(p.parent.name[1:]))
         return [ModelVersion(**json.loads(p.read_text())) for p in metas]
 
+    def folder(self, meta: ModelVersion) -> Path:
+        """The version's folder: ``model.joblib`` and ``meta.json``."""
+        return self._dir(meta.name) / f"v{meta.version}"
+
+    def save(self, meta: ModelVersion) -> None:
+        """Write the version's ``meta.json`` (its promotion, its registry version)."""
+        (self.folder(meta) / "meta.json").write_text(json.dumps(asdict(meta), indent=1))
+
     def register(self, meta: ModelVersion, model: Any) -> ModelVersion:
         """Store ``model`` as the next version of ``meta.name`` (the version number is assigned here)."""
         meta.version = max((v.version for v in self.versions(meta.name)), default=0) + 1
-        folder = self._dir(meta.name) / f"v{meta.version}"
-        folder.mkdir(parents=True, exist_ok=True)
-        joblib.dump(model, folder / "model.joblib")
-        (folder / "meta.json").write_text(json.dumps(asdict(meta), indent=1))
+        self.folder(meta).mkdir(parents=True, exist_ok=True)
+        joblib.dump(model, self.folder(meta) / "model.joblib")
+        self.save(meta)
         return meta
 
     def champion(self, name: str) -> ModelVersion | None:
@@ -72,12 +84,18 @@ class ModelStore:
 
     def promote_if_not_worse(self, candidate: ModelVersion) -> tuple[bool, str]:
         ok, why = self.should_promote(candidate)
+        candidate.considered = True
         if ok:
-            candidate.promoted = True
-            folder = self._dir(candidate.name)
-            (folder / f"v{candidate.version}" / "meta.json").write_text(json.dumps(asdict(candidate), indent=1))
-            (folder / "champion.json").write_text(json.dumps({"version": candidate.version}))
+            self.make_champion(candidate)
+        else:
+            self.save(candidate)
         return ok, why
+
+    def make_champion(self, version: ModelVersion) -> None:
+        """``version`` becomes the champion, whatever its metrics (the promotion rule's step, and a rollback)."""
+        version.promoted = True
+        self.save(version)
+        (self._dir(version.name) / "champion.json").write_text(json.dumps({"version": version.version}))
 
     def load(self, name: str, version: int | None = None) -> tuple[ModelVersion, Any]:
         """The given version, or the champion."""
@@ -86,4 +104,4 @@ class ModelStore:
         if meta is None:
             raise LookupError(f"no {'champion' if version is None else f'version {version}'} of model {name!r} "
                               f"in {self.root}; run the training job (spark_jobs/outlinks_train.py) first")
-        return meta, joblib.load(self._dir(name) / f"v{meta.version}" / "model.joblib")
+        return meta, joblib.load(self.folder(meta) / "model.joblib")

@@ -20,7 +20,7 @@ def add_commands(sub) -> None:
     up = subcommand(
         sub, "up", "start the services and every process a project declares, supervised",
         "focuscrawl up projects/world.toml --for 10m", "focuscrawl up            # ./focuscrawl.toml, until Ctrl-C",
-        description="Validate the project, train its classifiers, start Kafka/Airflow (and the world when a site "
+        description="Validate the project, train its classifiers, start Kafka, the warm Spark, MLflow and Airflow (and the world when a site "
                     "is the world), unpause the project's DAGs, then start and supervise every process its loops "
                     "need (restart with back-off, crash loops shown by `focuscrawl status`). Runs until Ctrl-C, "
                     "SIGTERM, `focuscrawl down` or the --for limit; then stops everything in order. A project that "
@@ -28,7 +28,7 @@ def add_commands(sub) -> None:
     add_project_argument(up)
     up.add_argument("--for", dest="duration", metavar="DURATION",
                     help="stop everything after this long (90s, 10m, 1h; a number is seconds)")
-    up.add_argument("--services", help="comma-separated services to start (default: kafka,airflow[,world])")
+    up.add_argument("--services", help="comma-separated services to start (default: kafka,spark-connect,mlflow,airflow[,world])")
     up.add_argument("--airflow-dags", type=Path, help="DAG folder for Airflow (default: <repo>/dags)")
     up.add_argument("--progress-every", type=float, default=30.0, help="seconds between progress lines")
 

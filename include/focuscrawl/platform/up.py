@@ -10,11 +10,12 @@ cannot run starts nothing:
    are up (its example URLs may be on the world), before any process starts;
 3. plans its processes (``focuscrawl.platform.plan``);
 4. writes the active project to ``$FOCUSCRAWL_VAR/run/project.json`` (the DAG files read their
-   schedules from it), starts the services (Kafka, the warm Spark, Airflow, and the world when a site is the world),
+   schedules from it), starts the services (Kafka, the warm Spark, MLflow, Airflow, and the world when a site is
+   the world),
    unpauses the project's DAGs so model refresh runs on its schedule (each once Airflow shows it parsed
    with that schedule: an Airflow already up still holds the last parse);
 5. supervises the services it started (``focuscrawl.platform.service_watch``: a killed Kafka, Airflow
-   component, warm Spark or world is started again) and starts and supervises every process
+   component, warm Spark, MLflow or world is started again) and starts and supervises every process
    (``focuscrawl.platform.supervisor``) until Ctrl-C/SIGTERM,
    ``focuscrawl down`` from another terminal, or the ``--for`` limit, then stops them in order and
    the services after them.
@@ -91,7 +92,8 @@ class Platform:
 
     @staticmethod
     def default_services(project) -> list[str]:
-        names = ["kafka", "spark-connect", "airflow"]  # the warm Spark runs the DAGs' Spark tasks
+        # The warm Spark runs the DAGs' Spark tasks; MLflow registers the models they train.
+        names = ["kafka", "spark-connect", "mlflow", "airflow"]
         if project.target == "world" or any(s.world for s in project.sites):
             names.append("world")
         return names

@@ -23,7 +23,7 @@ from focuscrawl.config import Settings
 from focuscrawl.core.interpreter import path_with_venv, spark_home, venv_bin
 from focuscrawl.services import spark_connect
 from focuscrawl.services.probe import PROBE_TIMEOUT, Probe
-from focuscrawl.services.process import ManagedProcess, settings_env, wait_until, write_private
+from focuscrawl.services.process import ManagedProcess, kept_password, settings_env, wait_until, write_private
 
 COMPONENTS = ("api-server", "scheduler", "dag-processor", "triggerer")
 # The scheduler and triggerer would each start `airflow serve-logs`, which binds every interface
@@ -73,20 +73,9 @@ class AirflowService:
 
     # -- configuration -----------------------------------------------------------------------
     def password(self) -> str:
-        """The login password: the configured one, else the one generated on first start."""
-        user = self.cfg.airflow_user
-        stored = self._stored_passwords()
-        wanted = self.cfg.airflow_password or stored.get(user) or secrets.token_urlsafe(16)
-        if stored != {user: wanted}:
-            # The Simple auth manager reads this JSON file ({user: password}) on every login.
-            write_private(self.password_file, json.dumps({user: wanted}) + "\n")
-        return wanted
-
-    def _stored_passwords(self) -> dict[str, str]:
-        try:
-            return json.loads(self.password_file.read_text())
-        except (OSError, ValueError):
-            return {}
+        """The login password: the configured one, else the one generated on first start (the Simple auth
+        manager reads its file on every login)."""
+        return kept_password(self.password_file, self.cfg.airflow_user, self.cfg.airflow_password)
 
     def _secrets(self) -> dict[str, str]:
         """JWT and session secrets shared by every component (the scheduler signs task tokens that

@@ -23,8 +23,8 @@ from focuscrawl.services.process import (
     ManagedProcess, group_members, port_open, proc_stats, recorded_pid, settings_env,
 )
 
-# The warm Spark before Airflow: its Spark tasks run on it.
-DEFAULT_SERVICES = ("kafka", "spark-connect", "airflow", "world")
+# The warm Spark and the model registry before Airflow: its Spark tasks run on the one and log to the other.
+DEFAULT_SERVICES = ("kafka", "spark-connect", "mlflow", "airflow", "world")
 
 
 def world_available() -> bool:
@@ -114,6 +114,7 @@ class ServiceManager:
                  world_args: Sequence[str] = ()) -> None:
         from focuscrawl.services.airflow import AirflowService
         from focuscrawl.services.kafka import KafkaBroker
+        from focuscrawl.services.mlflow import MlflowServer
         from focuscrawl.services.spark_cluster import SparkCluster
         from focuscrawl.services.spark_connect import SparkConnect
 
@@ -124,6 +125,7 @@ class ServiceManager:
         self.services = {
             "kafka": KafkaBroker(cfg),
             "spark-connect": SparkConnect(cfg, master=master),
+            "mlflow": MlflowServer(cfg),
             "airflow": AirflowService(cfg, dags_folder=dags_folder),
             "world": WorldService(cfg, world_args),  # a project's [world] knobs (Project.world.serve_args)
             "spark": self.spark_cluster,
@@ -158,7 +160,7 @@ class ServiceManager:
     def down(self, log=print) -> list[str]:
         """Stop everything ours: services in reverse start order, then stray groups."""
         stopped = []
-        for name in ("world", "airflow", "spark-connect", "kafka", "spark"):
+        for name in ("world", "airflow", "mlflow", "spark-connect", "kafka", "spark"):
             if self.services[name].stop():
                 stopped.append(name)
                 log(f"{name}: stopped")
@@ -172,7 +174,7 @@ class ServiceManager:
         """Every service by its probe (all at once, each within ``timeout``), with whether a process of ours runs."""
         from concurrent.futures import ThreadPoolExecutor
 
-        names = ("kafka", "spark-connect", "airflow", "world", "spark")
+        names = ("kafka", "spark-connect", "mlflow", "airflow", "world", "spark")
         with ThreadPoolExecutor(len(names)) as pool:
             probes = dict(zip(names, pool.map(lambda n: self._probe(n, timeout), names)))
         out = []
@@ -186,6 +188,9 @@ class ServiceManager:
                 detail = f"login: {self.cfg.airflow_user}, password in {svc.password_file}"
                 if self.cfg.airflow_password:
                     detail = f"login: {self.cfg.airflow_user}, password from FOCUSCRAWL_AIRFLOW_PASSWORD"
+            if name == "mlflow":
+                detail = f"login: {self.cfg.mlflow_user}, password " + (
+                    "from FOCUSCRAWL_MLFLOW_PASSWORD" if self.cfg.mlflow_password else f"in {svc.password_file}")
             procs = svc.processes.values() if isinstance(svc.processes, dict) else svc.processes
             ours = any(p.running() for p in procs)
             out.append(ServiceStatus(name, probes[name].up, svc.url, detail, probes[name], ours))

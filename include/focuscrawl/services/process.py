@@ -6,7 +6,9 @@ a JVM's forks) go with their parent and ``services down`` leaves nothing of ours
 
 from __future__ import annotations
 
+import json
 import os
+import secrets
 import signal
 import socket
 import subprocess
@@ -22,6 +24,31 @@ def write_private(path: Path, text: str) -> None:
     with os.fdopen(fd, "w") as f:
         f.write(text)
     os.chmod(path, 0o600)
+
+
+def kept_secret(path: Path) -> str:
+    """A random secret generated on first use and kept (mode 0600) at ``path`` for every later use."""
+    try:
+        secret = path.read_text().strip()
+    except OSError:
+        secret = ""
+    if not secret:
+        secret = secrets.token_urlsafe(32)
+        write_private(path, secret)
+    return secret
+
+
+def kept_password(path: Path, user: str, configured: str | None) -> str:
+    """``user``'s login password: ``configured``, else the one generated on first use; kept (mode 0600) at
+    ``path`` as ``{user: password}``, the JSON file Airflow's Simple auth manager reads."""
+    try:
+        stored = json.loads(path.read_text())
+    except (OSError, ValueError):
+        stored = {}
+    wanted = configured or stored.get(user) or secrets.token_urlsafe(16)
+    if stored != {user: wanted}:
+        write_private(path, json.dumps({user: wanted}) + "\n")
+    return wanted
 
 
 def port_open(host: str, port: int, timeout: float = 0.5) -> bool:
@@ -244,7 +271,8 @@ def wait_until(check, timeout: float, what: str, log: ManagedProcess | None = No
 def settings_env(cfg) -> dict[str, str]:
     """The resolved settings as ``FOCUSCRAWL_*`` variables, so child processes (Airflow tasks,
     the world, spark-submit) see exactly the values the parent resolved, not their own defaults.
-    The Airflow password stays out: no task needs it."""
+    The passwords stay out: no task needs Airflow's, and a task that logs a model reads MLflow's from its file
+    (:func:`focuscrawl.services.mlflow.credentials`), so neither reaches every child's environment."""
     env = {
         "FOCUSCRAWL_HOME": str(cfg.home),
         "FOCUSCRAWL_VAR": str(cfg.var_dir),
@@ -259,6 +287,8 @@ def settings_env(cfg) -> dict[str, str]:
         "FOCUSCRAWL_KAFKA_HEAP": cfg.kafka_heap,
         "FOCUSCRAWL_AIRFLOW_PORT": str(cfg.airflow_port),
         "FOCUSCRAWL_AIRFLOW_USER": cfg.airflow_user,
+        "FOCUSCRAWL_MLFLOW_PORT": str(cfg.mlflow_port),
+        "FOCUSCRAWL_MLFLOW_USER": cfg.mlflow_user,
         "FOCUSCRAWL_WORLD_PORT": str(cfg.world_port),
         "FOCUSCRAWL_WORLD_EVAL_PORT": str(cfg.world_eval_port),
         "FOCUSCRAWL_SPARK_MASTER": cfg.spark_master,

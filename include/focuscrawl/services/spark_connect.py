@@ -17,13 +17,12 @@ scale out.
 
 from __future__ import annotations
 
-import secrets
 from pathlib import Path
 
 from focuscrawl.config import Settings
 from focuscrawl.core.interpreter import spark_home
 from focuscrawl.services.probe import PROBE_TIMEOUT, Probe
-from focuscrawl.services.process import ManagedProcess, port_open, settings_env, write_private
+from focuscrawl.services.process import ManagedProcess, kept_secret, port_open, settings_env
 
 SERVER_CLASS = "org.apache.spark.sql.connect.service.SparkConnectServer"
 # One plan carries a job's Python functions with what they close over (the related-pages index:
@@ -37,15 +36,7 @@ def token_file(cfg: Settings) -> Path:
 
 def connect_token(cfg: Settings) -> str:
     """The server's bearer token, generated on first use and kept (mode 0600) for every later start."""
-    path = token_file(cfg)
-    try:
-        token = path.read_text().strip()
-    except OSError:
-        token = ""
-    if not token:
-        token = secrets.token_urlsafe(32)
-        write_private(path, token)
-    return token
+    return kept_secret(token_file(cfg))
 
 
 def connection(cfg: Settings) -> dict:

@@ -1,0 +1,128 @@
+"""The model registry's server: ``mlflow server`` on the bind host, login required, one worker.
+
+Every learned model is logged and registered here (:mod:`focuscrawl.services.model_registry`;
+docs/running.md#the-model-registry-mlflow).
+Runs and registered versions live in SQLite under ``$FOCUSCRAWL_VAR/mlflow``; the server stores the model
+files it is sent in the lake's storage (``<lake>/mlflow-artifacts``: the local lake folder, or ``s3://`` with
+``FOCUSCRAWL_S3_ENDPOINT`` when the lake is on S3), and clients send and fetch them through the server
+(``--serve-artifacts``), so a host that logs or reads a model needs the server's URL, not the lake's
+credentials or a shared filesystem.
+
+Security: MLflow's basic-auth app (``--app-name basic-auth``) with one admin, ``cfg.mlflow_user``, whose
+password is ``FOCUSCRAWL_MLFLOW_PASSWORD`` or one generated once and kept in
+``$FOCUSCRAWL_VAR/mlflow/passwords.json`` (mode 0600), as Airflow's. It reaches the server in its
+environment (``MLFLOW_AUTH_ADMIN_PASSWORD``), never on its command line or in a file MLflow reads; MLflow
+sets the admin's password only when it creates its user database (``auth.db``), so a changed
+``FOCUSCRAWL_MLFLOW_PASSWORD`` needs that file removed (or MLflow's update-password API).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from focuscrawl.config import Settings
+from focuscrawl.core.interpreter import venv_bin
+from focuscrawl.services.probe import PROBE_TIMEOUT, Probe, failed
+from focuscrawl.services.process import ManagedProcess, kept_password, kept_secret, port_open
+
+
+def home(cfg: Settings) -> Path:
+    return Path(cfg.var_dir) / "mlflow"
+
+
+def password_file(cfg: Settings) -> Path:
+    return home(cfg) / "passwords.json"
+
+
+def credentials(cfg: Settings) -> tuple[str, str]:
+    """``(user, password)`` of the admin: the configured password, else the one generated on first use (kept)."""
+    return cfg.mlflow_user, kept_password(password_file(cfg), cfg.mlflow_user, cfg.mlflow_password)
+
+
+def artifacts_destination(cfg: Settings) -> str:
+    """Where the server keeps model files: beside the Delta tables, in the lake's own storage."""
+    return f"{cfg.lake.rstrip('/')}/mlflow-artifacts"
+
+
+class MlflowServer:
+    name = "mlflow"
+
+    def __init__(self, cfg: Settings) -> None:
+        self.cfg = cfg
+        self.home = home(cfg)
+        self.password_file = password_file(cfg)
+        self.process = ManagedProcess(
+            name=self.name, run_dir=Path(cfg.var_dir) / "run", log_dir=Path(cfg.var_dir) / "logs",
+            command=[str(venv_bin() / "mlflow"), "server", "--app-name", "basic-auth",
+                     "--host", cfg.bind_host, "--port", str(cfg.mlflow_port),
+                     "--workers", "1",  # two cores: one worker serves a registry a few jobs an hour write to
+                     "--backend-store-uri", f"sqlite:///{self.home / 'mlflow.db'}",
+                     "--serve-artifacts", "--artifacts-destination", artifacts_destination(cfg)],
+            cwd=self.home,
+        )
+        self.processes = {self.name: self.process}
+
+    @property
+    def url(self) -> str:
+        return self.cfg.mlflow_url
+
+    def env(self) -> dict[str, str]:
+        """The server's environment: where its users live, the admin it creates there, the S3 endpoint of an
+        ``s3://`` lake (credentials come from the environment, as for every S3 client here)."""
+        self.home.mkdir(parents=True, exist_ok=True)
+        user, password = credentials(self.cfg)
+        ini = self.home / "basic_auth.ini"
+        # default_permission READ: a user an admin adds may read every model; only the admin exists otherwise.
+        ini.write_text("[mlflow]\ndefault_permission = READ\n"
+                       f"database_uri = sqlite:///{self.home / 'auth.db'}\n"
+                       f"admin_username = {user}\n"
+                       "authorization_function = mlflow.server.auth:authenticate_request_basic_auth\n"
+                       # A checked login is trusted for a minute: each request otherwise costs a PBKDF2 hash
+                       # (0.5 s here), and logging one version takes ten. One worker: no other worker's cache
+                       # can hold a changed password.
+                       "auth_cache_ttl_seconds = 60\n")
+        env = {"MLFLOW_AUTH_CONFIG_PATH": str(ini), "MLFLOW_AUTH_ADMIN_PASSWORD": password,
+               # the basic-auth app's CSRF key: stable across restarts
+               "MLFLOW_FLASK_SERVER_SECRET_KEY": kept_secret(self.home / "secret_key"),
+               # MLflow's job runner (a huey consumer per job type) serves GenAI evaluation, which no loop uses.
+               "MLFLOW_SERVER_ENABLE_JOB_EXECUTION": "false"}
+        if self.cfg.s3_endpoint:
+            env["MLFLOW_S3_ENDPOINT_URL"] = self.cfg.s3_endpoint
+        return env
+
+    def start(self, timeout: float = 180.0) -> None:  # 15 s idle, 74 s at load 7 on two cores (imports)
+        if self.healthy():
+            return
+        if port_open(self.cfg.bind_host, self.cfg.mlflow_port):  # another var folder's: ours could not bind
+            raise RuntimeError(f"port {self.cfg.mlflow_port} is taken by another process; stop it, or give this "
+                               "platform other ports (FOCUSCRAWL_PORT_OFFSET or FOCUSCRAWL_MLFLOW_PORT)")
+        self.process.env = self.env()
+        self.process.start_until(lambda: self.probe(timeout=3.0).up, timeout, f"MLflow server on {self.url}")
+
+    def probe(self, timeout: float = PROBE_TIMEOUT) -> Probe:
+        """MLflow's ``/health`` (answered without login), and that the API asks for one: a server without
+        authentication is not the server this service runs."""
+        import requests
+
+        if not port_open(self.cfg.bind_host, self.cfg.mlflow_port, timeout=min(timeout, 0.5)):
+            return Probe(False, f"nothing listens on {self.url}")
+        try:
+            health = requests.get(f"{self.url}/health", timeout=timeout)
+            guarded = requests.get(f"{self.url}/api/2.0/mlflow/registered-models/search", timeout=timeout)
+        except requests.RequestException as exc:
+            return failed(exc)
+        if health.status_code != 200:
+            return Probe(False, f"HTTP {health.status_code} for /health")
+        if guarded.status_code != 401:
+            return Probe(False, f"its API answers HTTP {guarded.status_code} without a login (basic auth is off)")
+        return Probe(True, f"/health {health.text.strip()[:20]}, login required")
+
+    def stop(self) -> bool:
+        return self.process.stop()
+
+    def healthy(self) -> bool:
+        return self.process.running() and self.probe().up
+
+    def alive(self) -> bool:
+        """Ours runs and its port accepts: what the platform's watch restarts on."""
+        return self.process.running() and port_open(self.cfg.bind_host, self.cfg.mlflow_port)

@@ -1,0 +1,64 @@
+"""The MLflow server's wiring without starting it: bound to the bind host, one worker, login required, its
+password generated once and kept private, passed in the environment only; the registry's client says when the
+server is down and how to start it."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import stat
+
+import pytest
+
+from focuscrawl.config import settings
+from focuscrawl.services.mlflow import MlflowServer, credentials, password_file
+from focuscrawl.services.model_registry import connect
+from focuscrawl.services.process import settings_env
+
+
+@pytest.fixture
+def tmp_cfg(tmp_path, monkeypatch):
+    monkeypatch.setenv("FOCUSCRAWL_VAR", str(tmp_path / "var"))
+    monkeypatch.delenv("FOCUSCRAWL_MLFLOW_PASSWORD", raising=False)
+    monkeypatch.delenv("FOCUSCRAWL_LAKE", raising=False)
+    return settings()
+
+
+def test_generated_password_is_kept_private_and_stable(tmp_cfg):
+    user, first = credentials(tmp_cfg)
+    assert user == "admin" and len(first) >= 16
+    assert stat.S_IMODE(password_file(tmp_cfg).stat().st_mode) == 0o600
+    assert json.loads(password_file(tmp_cfg).read_text()) == {"admin": first}
+    assert credentials(tmp_cfg) == ("admin", first)
+    chosen = dataclasses.replace(tmp_cfg, mlflow_password="chosen-one", mlflow_user="ops")
+    assert credentials(chosen) == ("ops", "chosen-one")
+    assert "FOCUSCRAWL_MLFLOW_PASSWORD" not in settings_env(chosen)
+
+
+def test_server_listens_on_the_bind_host_with_login_sqlite_and_the_lake(tmp_cfg):
+    server = MlflowServer(tmp_cfg)
+    argv = server.process.command
+    assert argv[argv.index("--host") + 1] == "127.0.0.1" and argv[argv.index("--port") + 1] == str(tmp_cfg.mlflow_port)
+    assert argv[argv.index("--app-name") + 1] == "basic-auth" and argv[argv.index("--workers") + 1] == "1"
+    assert argv[argv.index("--backend-store-uri") + 1] == f"sqlite:///{tmp_cfg.var_dir}/mlflow/mlflow.db"
+    assert argv[argv.index("--artifacts-destination") + 1] == f"{tmp_cfg.var_dir}/lake/mlflow-artifacts"
+    env = server.env()
+    password = credentials(tmp_cfg)[1]
+    assert env["MLFLOW_AUTH_ADMIN_PASSWORD"] == password
+    assert password not in " ".join(argv) and password not in (server.home / "basic_auth.ini").read_text()
+    assert env["MLFLOW_FLASK_SERVER_SECRET_KEY"] == MlflowServer(tmp_cfg).env()["MLFLOW_FLASK_SERVER_SECRET_KEY"]
+
+
+def test_an_s3_lake_keeps_the_artifacts_in_its_bucket(tmp_cfg):
+    cfg = dataclasses.replace(tmp_cfg, lake="s3://focuscrawl/lake/", s3_endpoint="http://127.0.0.1:19000")
+    server = MlflowServer(cfg)
+    argv = server.process.command
+    assert argv[argv.index("--artifacts-destination") + 1] == "s3://focuscrawl/lake/mlflow-artifacts"
+    assert server.env()["MLFLOW_S3_ENDPOINT_URL"] == "http://127.0.0.1:19000"
+
+
+def test_a_registry_that_is_down_is_named_with_its_fix(tmp_cfg):
+    lines = []
+    assert connect(dataclasses.replace(tmp_cfg, mlflow_port=1), log=lines.append) is None
+    assert len(lines) == 1 and "nothing listens on http://127.0.0.1:1" in lines[0]
+    assert "`focuscrawl services up --only mlflow`" in lines[0]
