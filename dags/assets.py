@@ -67,6 +67,9 @@ SOURCE_ESTIMATES_ASSET = table_asset(SOURCE_ESTIMATES)
 SOURCE_SCHEDULE_ASSET = table_asset(SOURCE_SCHEDULE)
 SOURCE_SCHEDULE_PUSHED = topic_asset(SOURCE_SCHEDULE_TOPIC)
 
+# The page relevance models' store, written by page_relevance (the model_registry DAG records it)
+PAGE_MODELS = Asset(name="models.pages", uri=f"file://{_cfg.var_dir}/models", group="models")
+
 # Graph (seed 003)
 GRAPH_SAMPLES = table_asset(GRAPH_SAMPLE)
 GRAPH_ESTIMATES_ASSET = table_asset(GRAPH_ESTIMATES)

@@ -8,7 +8,10 @@ runs (`HCP-0.9-0.1`, `HCP-0.5-0.5`, `HCP-POS`; all three without a project):
    per donor of `focuscrawl.core.corpora`, eRisk when present, at most 83/403) plus the users the variant extracted, labelled by
    the reference classifier's verdicts in `fue_extractions`; the waiting candidates (authors of
    the FUE loop's own landed posts in `reddit_posts`, not extracted yet) are re-scored, the best `top_n` by the previous model first,
-   into `fue_candidate_scores` (`focuscrawl.fue.batch`, plain delta-rs: one run's data is small).
+   into `fue_candidate_scores` (`focuscrawl.fue.batch.refresh`, plain delta-rs: one run's data is small). Each
+   refresh is the next version of `pseudo/<method>` in the FUE model store (`$FOCUSCRAWL_VAR/models/fue`) and its
+   champion (the newest replaces the last); after a rollback (`focuscrawl models promote`) the champion
+   re-scores and nothing is trained until a newer version is promoted. The `model_registry` DAG records it.
 2. **publish**: the variant's new scores go to its compacted topic `focuscrawl.fue.scores.<method>`;
    the running choosers (`streaming/fue/chooser.py`) follow it and re-rank without a restart.
 
@@ -28,7 +31,6 @@ first step boundary after it, so every step with `--step 10m`).
 from __future__ import annotations
 
 from datetime import timedelta
-from pathlib import Path
 
 from airflow.sdk import Param, dag, task
 
@@ -38,7 +40,7 @@ from focuscrawl.crawl.listing_crawler import POSTS_TABLE
 from focuscrawl.orchestration.schedules import pseudo_methods
 from focuscrawl.fue.batch import CANDIDATE_SCORES_TABLE
 from focuscrawl.fue.params import DEFAULT as FUE, PSEUDO_TRAINING_KNOBS
-from focuscrawl.fue.pipeline import STATS_TABLE, scores_topic
+from focuscrawl.fue.pipeline import scores_topic
 
 PSEUDO_METHODS = pseudo_methods(cfg)
 SCORES_PUSHED = [fue_scores_pushed(m) for m in PSEUDO_METHODS]
@@ -67,20 +69,9 @@ def fue_pseudo_training():
 
     @task(inlets=[EXTRACTIONS, POSTS], outlets=[CANDIDATE_SCORES], max_active_tis_per_dagrun=1)
     def retrain(method: str, params=None) -> dict:
-        from focuscrawl.fue.batch import (
-            candidate_evidence, extracted_users, original_training_set, pseudo_training_run, write_scores,
-        )
-        from focuscrawl.fue.classifier import UserClassifier
+        from focuscrawl.fue.batch import refresh
 
-        model_path = Path(cfg.var_dir) / "fue" / "models" / f"{method}.joblib"
-        current = UserClassifier.load(model_path) if model_path.exists() else None
-        extracted, done = extracted_users(STATS_TABLE.path(cfg), method)
-        candidates = candidate_evidence(POSTS_TABLE.path(cfg), exclude=done)
-        train = original_training_set(int(params["seed"]), cfg.data_dir, Path(cfg.var_dir), FUE.max_donors)
-        model, scores = pseudo_training_run(method, train, extracted, candidates, current, int(params["top_n"]))
-        model.save(model_path)
-        written = write_scores(CANDIDATE_SCORES_TABLE.path(cfg), method, scores, len(extracted))
-        return {"method": method, "extracted": len(extracted), "candidates": len(candidates), "scored": written}
+        return refresh(cfg, method, int(params["seed"]), int(params["top_n"]), POSTS_TABLE.path(cfg))
 
     @task(outlets=SCORES_PUSHED)
     def publish(summary: dict) -> int:

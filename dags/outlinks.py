@@ -29,10 +29,9 @@ Their Params' defaults are `focuscrawl.outlinks.params.OutlinksParams` (`method`
    promote`, holds until a newer version is trained); then the champion,
    new or kept, scores the latest period -> `page_priorities` and the compacted `focuscrawl.page_priorities`
    topic the revisitor follows. It scores whatever was promoted: new features are a new period to rank, so a run
-   that promoted nothing still pushes;
-4. `register`: the model registry (MLflow) records every stored version it lacks (parameters, held-out
-   metrics, the feature table's Delta version) and moves the `champion` alias to the store's champion
-   (`focuscrawl.outlinks.training.mirror`), after the push: recording four versions takes ~20 s.
+   that promoted nothing still pushes.
+
+The push starts the `model_registry` DAG, which records the new versions in MLflow outside this run.
 """
 
 from __future__ import annotations
@@ -58,7 +57,6 @@ from focuscrawl.outlinks.related import RELATED
 from focuscrawl.core.params import cli_args
 from focuscrawl.outlinks.tables import FEATURES, SNAPSHOTS
 from focuscrawl.orchestration.quality_gate import gx_gate
-from focuscrawl.orchestration.registry_task import outlink_registry_task
 
 # A page is snapshotted once per period; a feature row is one page and target period.
 PAGE_PERIOD = ("url", "period")
@@ -111,7 +109,7 @@ def outlinks_train():
                                                      "--model", "{{ params.score_model }}",
                                                      "--scope", "{{ params.score_scope }}", "--publish"],
                       inlets=[FEATURES_ASSET, MODELS_ASSET], outlets=[PRIORITIES_ASSET, PRIORITIES_PUSHED])
-    [gx_gate(FEATURES, PAGE_PERIOD)(), train] >> score >> outlink_registry_task(cfg, "{{ params.models }}")
+    [gx_gate(FEATURES, PAGE_PERIOD)(), train] >> score
 
 
 outlinks_features()

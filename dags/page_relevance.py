@@ -9,7 +9,8 @@ One task, **train**, runs `focuscrawl.relevance.train.train_page_model` on the a
    page with its held-out pages, and measured there: AUC and precision at the operating threshold,
    each with a bootstrap interval;
 3. the fitted model is the next version under `$FOCUSCRAWL_VAR/models/<project>/pages/<MODEL>/`, promoted
-   to champion when its held-out AUC is not worse than the champion's.
+   to champion when its held-out AUC is not worse than the champion's (its `models.pages` Asset starts the
+   `model_registry` DAG, which records the version in MLflow).
 
 A project without `[profile.pages]` (or no active project) has nothing to refit: the task says so and
 succeeds. Its XCom is the version's figures. The schedule is the project's `[schedules] page_relevance`
@@ -22,6 +23,7 @@ from datetime import timedelta
 
 from airflow.sdk import dag, task
 
+from assets import PAGE_MODELS
 from common import DEFAULT_ARGS, cfg, schedule
 
 
@@ -36,7 +38,7 @@ from common import DEFAULT_ARGS, cfg, schedule
     default_args={**DEFAULT_ARGS, "execution_timeout": timedelta(minutes=30)},
 )
 def page_relevance():
-    @task
+    @task(outlets=[PAGE_MODELS])
     def train() -> dict:
         from focuscrawl.platform.train import train_active_project
 

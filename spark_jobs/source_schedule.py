@@ -8,7 +8,8 @@ Extract ``source_recrawls`` and the table of the ``--feedback`` profit signal
 (``focuscrawl.ephemeral.feedback``: ``page_clicks`` for CLICKS, ``source_pages`` for RELEVANCE); transform
 with ``focuscrawl.ephemeral.tables.estimate_in_spark`` (groupBy + applyInPandas over the pure
 estimators) and ``schedule_sources`` (the Lagrangian optimiser); load ``source_estimates`` and
-``source_schedule`` (overwrite, ``focuscrawl.lake``). The session comes from ``focuscrawl.lake.spark.get_session``.
+``source_schedule`` (overwrite, ``focuscrawl.lake``). The estimates are stored as the next version of the sources
+model store (``focuscrawl.ephemeral.fitted``) with the Delta versions read. The session comes from ``focuscrawl.lake.spark.get_session``.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from focuscrawl import lake
 from focuscrawl.config import Settings, settings
 from focuscrawl.ephemeral.params import DEFAULT, SCHEDULE_KNOBS
 from focuscrawl.ephemeral.feedback import profit_signal
+from focuscrawl.ephemeral.fitted import model_store, plan_estimates
 from focuscrawl.ephemeral.tables import (HISTORY_TABLES, SOURCE_ESTIMATES, SOURCE_RECRAWLS, SOURCE_SCHEDULE,
                                          estimate_in_spark, schedule_sources)
 from focuscrawl.core.params import add_arguments
@@ -43,8 +45,13 @@ def run(spark, cfg: Settings, budget: float = DEFAULT.budget, host_min_interval_
     # (or the reverse); the missing one is an empty table of its spec, not a failed run.
     for spec in (SOURCE_RECRAWLS, rows_spec):
         lake.ensure(spec, cfg)
-    recrawls, rows = lake.read(spark, SOURCE_RECRAWLS, cfg), lake.read(spark, rows_spec, cfg)
-    estimates = estimate_in_spark(recrawls, rows, signal)
+    read = {spec.name: lake.version(spec, cfg) for spec in (SOURCE_RECRAWLS, rows_spec)}
+    recrawls = lake.read(spark, SOURCE_RECRAWLS, cfg, read[SOURCE_RECRAWLS.name])
+    rows = lake.read(spark, rows_spec, cfg, read[rows_spec.name])
+    # the fitted λ, P, μ are a versioned model (the registry records it); a rollback plans with the champion's
+    estimates, done = plan_estimates(model_store(cfg), lambda: estimate_in_spark(recrawls, rows, signal), {
+        "feedback": feedback, "freshness_half_life_s": freshness_half_life_s}, read)
+    print(f"source_schedule: estimates {done}")
     schedule = schedule_sources(estimates, estimates["host"], budget, host_min_interval_s, optimism)
     _overwrite(spark, estimates, SOURCE_ESTIMATES, cfg)
     return _overwrite(spark, schedule, SOURCE_SCHEDULE, cfg)

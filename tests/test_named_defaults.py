@@ -220,7 +220,6 @@ SIGNATURE_DEFAULTS = {
     ("focuscrawl.outlinks.spark_transforms:related", "method"): "related-pages method",
     ("focuscrawl.outlinks.training:train_and_register", "models"): "outlink model spec",
     ("focuscrawl.outlinks.training:promote_latest", "models"): "outlink model spec",
-    ("focuscrawl.outlinks.training:mirror", "models"): "outlink model spec",
     ("focuscrawl.outlinks.experiment:prepare", "related_method"): "related-pages method",
     ("focuscrawl.outlinks.related:related_pages", "method"): "related-pages method",
     ("spark_jobs/outlinks_train.py:run", "models"): "outlink model spec",

@@ -44,7 +44,7 @@ def _append(spec, rows: pd.DataFrame, lake):
 
 @pytest.fixture()
 def lake(cfg, tmp_path):
-    lake = dataclasses.replace(cfg, lake=str(tmp_path / "lake"))
+    lake = dataclasses.replace(cfg, lake=str(tmp_path / "lake"), var_dir=tmp_path / "var")
     rng = np.random.default_rng(5)
     recrawls, clicks = [], []
     for source, (host, lam, P, mu) in TRUTH.items():
@@ -74,6 +74,12 @@ def test_job_fits_estimates_and_writes_a_polite_schedule_within_budget(spark, cf
     budget = 0.02
     assert job.run(spark, lake, budget=budget, host_min_interval_s=120.0) == 3
     assert job.run(spark, lake, budget=budget, host_min_interval_s=120.0) == 3  # a rerun replaces
+    from focuscrawl.ephemeral.fitted import model_store  # each run's estimates: a version, with what it read
+
+    stored = model_store(lake).versions("estimates")
+    assert [v.delta_versions for v in stored] == [{"source_recrawls": DeltaTable(SOURCE_RECRAWLS.path(lake)).version(),
+                                                   "page_clicks": DeltaTable(PAGE_CLICKS.path(lake)).version()}] * 2
+    assert model_store(lake).champion("estimates").version == 2 and stored[0].params["sources"] == 3
     est = DeltaTable(SOURCE_ESTIMATES.path(lake)).to_pandas().set_index("source_url")
     for source, (_, lam, P, mu) in TRUTH.items():
         row = est.loc[source]
@@ -96,7 +102,7 @@ def test_job_fits_estimates_and_writes_a_polite_schedule_within_budget(spark, cf
 def test_job_plans_from_recrawls_before_the_first_click(spark, cfg, tmp_path):
     """source_schedule runs on the recrawls' Asset while no click has landed yet (the live platform's
     first minutes): every source is planned from its recrawls, none from a click table that isn't there."""
-    job, lake = _job(cfg), dataclasses.replace(cfg, lake=str(tmp_path / "lake"))
+    job, lake = _job(cfg), dataclasses.replace(cfg, lake=str(tmp_path / "lake"), var_dir=tmp_path / "var")
     elapsed = np.full(50, 300.0)
     _append(SOURCE_RECRAWLS, pd.DataFrame({"source_url": "http://news.example/politics", "host": "news.example",
                                            "recrawled_at": T0 + pd.to_timedelta(np.cumsum(elapsed), unit="s"),
@@ -112,7 +118,7 @@ def test_job_fits_relevance_feedback_from_the_fetched_pages(spark, cfg, tmp_path
     the fetch delay with the stated half-life, which is every source's μ; no click table is read or needed."""
     from focuscrawl.ephemeral.tables import SOURCE_PAGES
 
-    job, lake = _job(cfg), dataclasses.replace(cfg, lake=str(tmp_path / "lake"))
+    job, lake = _job(cfg), dataclasses.replace(cfg, lake=str(tmp_path / "lake"), var_dir=tmp_path / "var")
     rng = np.random.default_rng(3)
     half_life = 3600.0
     recrawls, pages = [], []

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pyarrow as pa
 from deltalake import DeltaTable, write_deltalake
 
-from conftest import OTHER, TARGET
+from focuscrawl.testing import OTHER_WORDS as OTHER, TARGET_WORDS as TARGET
 from focuscrawl.lake.delta_sink import DeltaSink, StreamRecord
 from focuscrawl.fue.batch import candidate_evidence, extracted_users, pseudo_training_run, read_scores, scores_push, write_scores
 from focuscrawl.fue.pipeline import STATS_TABLE, StatsEvent

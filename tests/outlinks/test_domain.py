@@ -212,3 +212,46 @@ def test_promote_latest_says_what_it_did(tmp_path):
     assert str(first) == "NNL-ET_LBLA/ext: v1 promoted: no current model"
     with pytest.raises(LookupError):
         promote_latest(store, ["NNL-NGB"])
+
+
+def test_a_refit_per_run_model_keeps_its_newest_versions_and_the_champion(tmp_path, monkeypatch):
+    import focuscrawl.outlinks.store as store_module
+
+    monkeypatch.setattr(store_module, "KEEP_REFITS", 3)
+    store = ModelStore(tmp_path)
+
+    def refit(n):
+        meta = store.register(ModelVersion(name="estimates", version=0, metrics={}, data_version=0, eval_period=0),
+                              {"fit": n})
+        store.promote_newest(meta)
+        return meta
+
+    for n in range(1, 6):
+        refit(n)
+    assert [v.version for v in store.versions("estimates")] == [3, 4, 5]
+    assert store.load("estimates")[1] == {"fit": 5}
+    # A rolled-back champion older than the newest kept stays, whatever the count.
+    store.make_champion(store.versions("estimates")[0])
+    assert store.prune("estimates", 1) == [4]
+    assert [v.version for v in store.versions("estimates")] == [3, 5]
+    assert store.rolled_back("estimates").version == 3
+    assert store.register(ModelVersion(name="estimates", version=0, metrics={}, data_version=0, eval_period=0),
+                          {}).version == 6
+
+
+def test_the_loop_and_the_registry_each_write_only_their_own_fields_of_a_version(tmp_path):
+    # The registry's task reads a version while the loop has stored but not yet judged it, and records it
+    # seconds later: its write must not undo the promotion, nor a later judgement undo its registry version.
+    store = ModelStore(tmp_path)
+    stored = store.register(ModelVersion(name="estimates", version=0, metrics={}, data_version=0, eval_period=0), {})
+    seen_by_registry = store.versions("estimates")[0]
+    store.promote_newest(stored)
+    seen_by_registry.registry_version = 7
+    store.save(seen_by_registry, ("registry_version",))
+    (meta,) = store.versions("estimates")
+    assert (meta.promoted, meta.considered, meta.registry_version) == (True, True, 7)
+    stored.considered = True
+    store.save(stored, ("considered",))  # the loop's stale object still says registry_version None
+    assert store.versions("estimates")[0].registry_version == 7
+    assert store.rolled_back("estimates") is None
+    assert sorted(p.name for p in store.folder(meta).iterdir()) == ["meta.json", "model.joblib"]

@@ -41,11 +41,10 @@ def test_data_aware_chain(dags, cfg):
         "outlinks_embed.py", "outlinks_related.py", "outlinks_features.py", "near_duplicates.py"]
     assert chain.steps.count("--") == 3
     # the gate runs beside train; score (promote, then the champion scores and pushes) waits for both, and
-    # has no short circuit: a run that promoted nothing still pushes its new period's scores; register records
-    # the models in the registry after that push
+    # has no short circuit: a run that promoted nothing still pushes its new period's scores; the push starts the
+    # model_registry DAG, which records the models outside this run (tests/services/test_model_registry_dag.py)
     assert {t.task_id: sorted(t.upstream_task_ids) for t in train.tasks} == {
-        "quality_outlink_features": [], "train": [], "score": ["quality_outlink_features", "train"],
-        "register": ["score"]}
+        "quality_outlink_features": [], "train": [], "score": ["quality_outlink_features", "train"]}
     assert {t.task_id for t in train.tasks if t.pool == "spark"} == {"train", "score"}
     assert [a.name for a in chain.outlets] == ["delta.page_embeddings", "delta.related_pages", "delta.outlink_features",
                                               "delta.near_duplicates"]

@@ -12,7 +12,7 @@ budgets) for every assertion, in this order:
 3. each loop's running process follows its push without a restart: the FUE chooser re-ranks by
    the pushed scores, the source crawler takes up the pushed recrawl intervals, the revisitor
    revisits the best-scored page next; the order in their status changed after the push, and the
-   model registry (MLflow) records the outlink models the revisits loop pushed, champion for champion;
+   model registry (MLflow) records every family's models (outlinks, pages, FUE, sources), champion for champion;
 4. Delta holds rows of every loop, each post once;
 5. on ``target = "sites"`` with the world's click log switched off, the sources loop's schedule is fitted
    from the fetched pages' relevance (the stated freshness half-life is every source's decay) and pushed,
@@ -165,7 +165,7 @@ def test_source_crawler_follows_the_pushed_schedule(live_platform):
 
     # The first push the crawler applies is what is asserted. A plan covers the sources whose recrawls or
     # clicks had landed when source_schedule ran; a source first recrawled later is in no plan until the
-    # next run, which the test project paces at 10 minutes. Waiting for a plan that names every source
+    # next run, which the test project paces at 3 minutes. Waiting for a plan that names every source
     # was a wait on that next run (issue 35: it failed CI when the run fell late).
     def follows():
         status = _status(cfg, "source-crawler")
@@ -241,25 +241,45 @@ def test_revisitor_follows_the_pushed_priorities(live_platform):
     assert _process(live_platform, "revisitor")["restarts"] == 0, "the revisitor was restarted"
 
 
-def test_the_registry_records_the_pushed_outlink_models_with_their_lineage(live_platform):
-    """Issue 34: after a pushing ``outlinks_train`` run, its ``register`` task logged each stored outlink model
-    version in MLflow (held-out metrics, the feature table's Delta version) and the alias ``champion`` names the
-    store's champion, the version the revisitor's scores came from."""
-    from focuscrawl.outlinks.training import model_store, registered_name, store_key
+def test_the_registry_records_every_familys_models_with_their_lineage(live_platform):
+    """Issue 34: the ``model_registry`` DAG, started by the loops' pushes, logged every stored version of every
+    family in MLflow (the outlink models, the page relevance model, the FUE reference and candidate classifiers and
+    the pseudo-trained refresh, the source estimates), with held-out metrics where the loop computes them and the
+    Delta versions they read, and each ``champion`` alias names its store's champion, the version the loop uses."""
+    from focuscrawl.orchestration.model_families import FAMILIES, family
     from focuscrawl.services.model_registry import CHAMPION, ModelRegistry
 
     cfg = live_platform.cfg
-    registry, store = ModelRegistry.from_settings(cfg), model_store(cfg)
+    registry = ModelRegistry.from_settings(cfg)
+    project, method = live_platform.project.name, "HCP-0.9-0.1"
 
-    def recorded():  # asked again until a register run has caught up with the store (more runs keep coming)
-        listed = [v for v in registry.versions() if store_key(v.name)]
-        champions = {v.name: v.version for v in listed if CHAMPION in v.aliases}
-        in_store = {name: store.champion(store_key(name)).registry_version for name in champions}
-        return (listed, champions) if len(champions) == 4 and champions == in_store else None
+    def recorded():  # asked again until a model_registry run has caught up with every store (more runs keep coming)
+        listed = {}
+        for v in registry.versions():
+            listed.setdefault(v.name, []).append(v)
+        stores = {f.registered_name(k): (f, k) for f in (family(cfg, n) for n in FAMILIES) for k in f.models()}
+        for name, (fam, key) in stores.items():
+            champion, aliased = fam.store.champion(key), [v.version for v in listed.get(name, []) if CHAMPION in v.aliases]
+            if champion is None or not aliased:
+                return None
+            if key.startswith("pseudo/"):  # refreshed every 2 minutes: the alias may trail the newest by a run
+                if len(listed[name]) < 2 or not any(v.registry_version == aliased[0] and v.promoted
+                                                    for v in fam.store.versions(key)):
+                    return None
+            elif aliased != [champion.registry_version]:
+                return None
+        return listed if {n.split(".")[0] for n in stores} == {"outlinks", "pages", "fue", "sources"} else None
 
-    listed, champions = wait_until(recorded, 300, "the registry's champions are not the store's", interval=5.0)
-    assert all(set(v.metrics) == {"spearman", "pk_area"} and "outlink_features" in v.delta_versions for v in listed)
-    assert set(champions) == {registered_name(f"{m}/{s}") for m in ("NNL-ET_LBLA", "NNL-NGB") for s in ("int", "ext")}
+    listed = wait_until(recorded, 420, "the registry's versions and champions are not the stores'", interval=10.0)
+    outlinks = [v for name, vs in listed.items() if name.startswith("outlinks.") for v in vs]
+    assert {v.name for v in outlinks} == {f"outlinks.{m}.{s}" for m in ("NNL-ET_LBLA", "NNL-NGB") for s in ("int", "ext")}
+    assert all(set(v.metrics) == {"spearman", "pk_area"} and "outlink_features" in v.delta_versions for v in outlinks)
+    pages = [v for name, vs in listed.items() if name.startswith(f"pages.{project}.") for v in vs]
+    assert pages and all("auc" in v.metrics for v in pages)  # held out; example pages, no table
+    assert {f"fue.{project}.reference", f"fue.{project}.candidate"} <= set(listed)
+    assert all(set(v.delta_versions) == {"fue_extractions", "reddit_posts"} for v in listed[f"fue.pseudo.{method}"])
+    assert all(set(v.delta_versions) == {"source_recrawls", "source_pages"} for v in listed["sources.estimates"])
+    print("\nplatform e2e: registered versions " + ", ".join(f"{n} {len(vs)}" for n, vs in sorted(listed.items())))
 
 
 def test_delta_holds_rows_of_every_loop(live_platform):

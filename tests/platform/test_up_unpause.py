@@ -13,14 +13,14 @@ from focuscrawl.config import settings
 from focuscrawl.platform.up import Platform
 
 # what Airflow shows before its DAG processor re-parses (the defaults) and after (the project below)
-DEFAULTS = {"fue_pseudo_training": "0:05:00", "delta_maintenance": "@daily"}
-PROJECT = {"fue_pseudo_training": "0:02:00", "delta_maintenance": None}
+DEFAULTS = {"fue_pseudo_training": "0:05:00", "delta_maintenance": "@daily", "model_registry": "Asset"}
+PROJECT = {"fue_pseudo_training": "0:02:00", "delta_maintenance": None, "model_registry": "Asset"}
 
 
 class FakeAirflow:
     """The REST calls ``unpause_dags`` makes; the DAG processor re-parses after ``stale_polls`` polls."""
 
-    def __init__(self, stale_polls: int | None, listed=("fue_pseudo_training", "delta_maintenance")):
+    def __init__(self, stale_polls: int | None, listed=("fue_pseudo_training", "delta_maintenance", "model_registry")):
         self.stale_polls, self.listed, self.polls, self.unpaused = stale_polls, listed, 0, []
 
     def summaries(self) -> dict:
@@ -47,7 +47,8 @@ def platform(tmp_path, monkeypatch):
 
 def test_no_dag_is_unpaused_before_airflow_holds_the_projects_schedules(platform):
     client = FakeAirflow(stale_polls=1)
-    assert platform.unpause_dags(timeout=30, client=client) == ["fue_pseudo_training", "delta_maintenance"]
+    assert platform.unpause_dags(timeout=30, client=client) == ["fue_pseudo_training", "delta_maintenance",
+                                                                "model_registry"]
     assert client.polls == 2 and client.unpaused == [(i, PROJECT[i]) for i in PROJECT]
 
 
@@ -91,8 +92,8 @@ def test_on_a_running_airflow_a_dag_is_unpaused_only_with_the_projects_schedule(
     client, lines = Recording(airflow), []
     platform = Platform(SimpleNamespace(enabled_loops=lambda: [], profile=SimpleNamespace(pages=None)), cfg, services=["airflow"], log=lines.append)
     try:
-        assert platform.unpause_dags(timeout=300, client=client) == ["delta_maintenance"]
-        assert client.unpaused == [("delta_maintenance", None)]
+        assert platform.unpause_dags(timeout=300, client=client) == ["delta_maintenance", "model_registry"]
+        assert client.unpaused == [("delta_maintenance", None), ("model_registry", "Asset")]
         # "none": the scheduler plans no run (on @daily it would run once at once: run_immediately)
         assert airflow.dag("delta_maintenance")["next_dagrun_run_after"] is None
         # (a run another test triggered by hand in the session's Airflow is not the schedule's)

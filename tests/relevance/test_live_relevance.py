@@ -21,20 +21,25 @@ GERMAN = ("Die Schlacht wurde im Krieg zwischen dem Königreich und dem Kaiserre
 ROOT = Path(__file__).resolve().parents[2]
 
 
-@pytest.fixture
-def trained(tmp_path, monkeypatch):
-    """A local page focus (files only) trained once into a tmp var folder: ``(project, cfg)``."""
-    monkeypatch.setenv("FOCUSCRAWL_VAR", str(tmp_path / "var"))
+def local_page_focus(folder: Path):
+    """A project whose page focus is local files only, written into ``folder``."""
     for i in range(4):
-        (tmp_path / f"h{i}.txt").write_text(HISTORY[i % 3].format(f"file {i}"))
-        (tmp_path / f"o{i}.txt").write_text(OTHER[i % 3].format(f"file {i}"))
+        (folder / f"h{i}.txt").write_text(HISTORY[i % 3].format(f"file {i}"))
+        (folder / f"o{i}.txt").write_text(OTHER[i % 3].format(f"file {i}"))
     text = (PROJECT.replace('positives = ["${FC_SITE}/pages/h0.html", "${FC_SITE}/pages/h1.html", "${FC_SITE}/pages/h2.html",\n'
                             '             "${FC_SITE}/pages/h3.html", "history"]', 'positives = ["h0.txt", "h1.txt", "h2.txt", "h3.txt"]')
             .replace('negatives = ["${FC_SITE}/pages/o0.html", "${FC_SITE}/pages/o1.html", "cooking.txt"]\nexamples = "pages.jsonl"',
                      'negatives = ["o0.txt", "o1.txt", "o2.txt", "o3.txt"]')
             .replace("${FC_SITE}", "https://example.org"))
-    (tmp_path / "focuscrawl.toml").write_text(text)
-    project = load_project(tmp_path / "focuscrawl.toml")
+    (folder / "focuscrawl.toml").write_text(text)
+    return load_project(folder / "focuscrawl.toml")
+
+
+@pytest.fixture
+def trained(tmp_path, monkeypatch):
+    """A local page focus (files only) trained once into a tmp var folder: ``(project, cfg)``."""
+    monkeypatch.setenv("FOCUSCRAWL_VAR", str(tmp_path / "var"))
+    project = local_page_focus(tmp_path)
     cfg = settings()
     return project, cfg
 

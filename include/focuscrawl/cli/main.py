@@ -66,8 +66,9 @@ def build_parser() -> argparse.ArgumentParser:
                         description="List every version in the model registry (MLflow, `focuscrawl services up "
                                     "--only mlflow`): its held-out metrics, the Delta table versions it trained on, "
                                     "its aliases. `promote NAME VERSION` moves the champion alias to VERSION "
-                                    "whatever its metrics (a rollback); for an outlink model the store's champion "
-                                    "moves with it, so the next outlinks_score run scores and pushes with it.")
+                                    "whatever its metrics (a rollback); the model's store champion moves with it, "
+                                    "which its loop follows (outlinks, pages, fue, sources), and holds until a "
+                                    "newer version is promoted.")
     model_act = models.add_subparsers(dest="action", metavar="ACTION")
     promote = subcommand(model_act, "promote", "make VERSION of model NAME its champion",
                          "focuscrawl models promote outlinks.NNL-ET_LBLA.int 3")
@@ -234,16 +235,16 @@ def _models(args) -> int:
         return 2
     registry = ModelRegistry.from_settings(cfg)
     if args.action == "promote":
-        from focuscrawl.outlinks.training import model_store, promote_registered, store_key
+        from focuscrawl.orchestration.model_families import owner, promote_registered
 
         try:
-            if store_key(args.name) is not None:
-                stored = promote_registered(model_store(cfg), registry, args.name, args.version)
-                print(f"{args.name}: version {args.version} (store v{stored.version}) is the champion; the next "
-                      "outlinks_score run scores and pushes with it")
+            found = owner(cfg, args.name)
+            if found is not None:
+                stored = promote_registered(found, registry, args.name, args.version)
+                print(f"{args.name}: version {args.version} (store v{stored.version}) is the champion; {found.follows}")
             else:
                 registry.set_champion(args.name, args.version)
-                print(f"{args.name}: version {args.version} is the champion")
+                print(f"{args.name}: version {args.version} is the champion (no model store holds it)")
         except (LookupError, MlflowException) as e:
             print(f"focuscrawl: {str(e).splitlines()[0]}", file=sys.stderr)
             return 2

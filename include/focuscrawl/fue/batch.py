@@ -44,23 +44,28 @@ CANDIDATE_SCORES_TABLE = table(
 )
 
 
-def _read(uri: str, columns: list[str], filters=None) -> list[dict]:
+def _read(uri: str, columns: list[str], filters=None, seen: dict[str, int] | None = None) -> list[dict]:
+    """The rows of the table at ``uri``; ``seen`` gets the Delta version read, under the table's folder name."""
     from focuscrawl.lake import open_table
 
     table = open_table(uri)
+    if table is not None and seen is not None:
+        seen[Path(uri.rstrip("/")).name] = int(table.version())
     return [] if table is None else table.to_pyarrow_table(columns=columns, filters=filters).to_pylist()
 
 
-def extracted_users(stats_uri: str, method: str) -> tuple[list[tuple[str, float]], set[str]]:
+def extracted_users(stats_uri: str, method: str,
+                    seen: dict[str, int] | None = None) -> tuple[list[tuple[str, float]], set[str]]:
     """``(history text, reference probability)`` of the users ``method`` extracted, and their names."""
-    rows = _read(stats_uri, ["user", "history_text", "probability"], [("method", "=", method)])
+    rows = _read(stats_uri, ["user", "history_text", "probability"], [("method", "=", method)], seen)
     return [(r["history_text"] or "", float(r["probability"])) for r in rows], {r["user"] for r in rows}
 
 
-def candidate_evidence(posts_uri: str, exclude: set[str]) -> list[tuple[str, str]]:
+def candidate_evidence(posts_uri: str, exclude: set[str], seen: dict[str, int] | None = None) -> list[tuple[str, str]]:
     """``(user, evidence text)`` of every author in the crawled posts not extracted yet (the User Updater's view)."""
     evidence = EvidenceAggregator()
-    for r in _read(posts_uri, ["name", "author", "created_utc", "score", "num_comments", "title", "selftext", "subreddit"]):
+    for r in _read(posts_uri, ["name", "author", "created_utc", "score", "num_comments", "title", "selftext", "subreddit"],
+                   seen=seen):
         if r["author"] not in exclude:
             evidence.add(Post(author=r["author"], created_utc=r["created_utc"], score=r["score"] or 0,
                               num_comments=r["num_comments"] or 0, title=r["title"] or "", text=r["selftext"] or "",
@@ -103,6 +108,57 @@ def pseudo_training_run(method: str, train: tuple[Sequence[str], Sequence[int]],
                                top_n=top_n, classifier_params=reference_params(len(train[0])))
 
 
+def model_store(cfg) -> "ModelStore":
+    """The FUE loop's model store (``$FOCUSCRAWL_VAR/models/fue``): ``<project>/reference`` and ``<project>/candidate``
+    (``focuscrawl train``), ``pseudo/<method>`` (each pseudo-trained refresh)."""
+    from focuscrawl.outlinks.store import ModelStore
+
+    return ModelStore(Path(cfg.var_dir) / "models" / "fue")
+
+
+def pseudo_key(method: str) -> str:
+    return f"pseudo/{method}"
+
+
+def refresh(cfg, method: str, seed: int, top_n: int, posts_uri: str, stats_uri: str | None = None,
+            train: tuple[Sequence[str], Sequence[int]] | None = None) -> dict:
+    """One ``fue_pseudo_training`` run of ``method``: retrain from the champion refresh (the newest replaces it,
+    judged once), store the new one as the next version of ``pseudo/<method>`` with its parameters and the Delta
+    versions it read, and write its re-scored candidates. After a rollback (the champion is older than the
+    newest, judged version) the champion re-scores and nothing is trained, until a newer version is promoted.
+    ``train`` is the original training set (default: :func:`original_training_set`)."""
+    from datetime import datetime, timezone
+
+    from focuscrawl.outlinks.store import ModelVersion
+
+    store, key = model_store(cfg), pseudo_key(method)
+    champion = store.champion(key)
+    current = store.load(key)[1] if champion is not None else None
+    seen: dict[str, int] = {}
+    extracted, done = extracted_users(stats_uri or STATS_TABLE.path(cfg), method, seen)
+    candidates = candidate_evidence(posts_uri, exclude=done, seen=seen)
+    if store.rolled_back(key) is not None:
+        texts = [text for _, text in candidates]
+        probabilities = current.predict_proba(texts) if texts else []
+        scores = sorted(((u, float(p)) for (u, _), p in zip(candidates, probabilities)), key=lambda x: -x[1])[:top_n]
+        kept = f"rolled back: v{champion.version} re-scored, none trained"
+    else:
+        train = train if train is not None else original_training_set(seed, cfg.data_dir, Path(cfg.var_dir),
+                                                                      FUE.max_donors)
+        model, scores = pseudo_training_run(method, train, extracted, candidates, current, top_n)
+        meta = store.register(ModelVersion(
+            name=key, version=0, metrics={}, data_version=0, eval_period=0, delta_versions=dict(seen),
+            created_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
+            params={"method": method, "seed": seed, "top_n": top_n, "originals": len(train[1]),
+                    "extracted": len(extracted), "candidates": len(candidates),
+                    "previous": champion.version if champion is not None else None}), model)
+        store.promote_newest(meta)
+        kept = f"v{meta.version} trained"
+    written = write_scores(CANDIDATE_SCORES_TABLE.path(cfg), method, scores, len(extracted))
+    return {"method": method, "extracted": len(extracted), "candidates": len(candidates), "scored": written,
+            "model": kept}
+
+
 def write_scores(uri: str, method: str, scores: list[tuple[str, float]], extracted_users: int) -> int:
     """Replace ``method``'s partition of the candidate-scores table."""
     from deltalake import write_deltalake
@@ -135,5 +191,6 @@ def scores_push(uri: str, method: str) -> list[tuple[str, float, dict]]:
     return [(r["user"], float(r["score"]), named) for r in rows]
 
 
-__all__ = ["CANDIDATE_SCORES_TABLE", "STATS_TABLE", "candidate_evidence", "extracted_users", "original_training_set",
-           "pseudo_training_run", "read_scores", "scores_push", "write_scores"]
+__all__ = ["CANDIDATE_SCORES_TABLE", "STATS_TABLE", "candidate_evidence", "extracted_users", "model_store",
+           "original_training_set", "pseudo_key", "pseudo_training_run", "read_scores", "refresh", "scores_push",
+           "write_scores"]

@@ -270,6 +270,7 @@ class CommunityExplorer:
                  clock=time.monotonic) -> None:
         self.client = client
         self.chooser = chooser
+        self._chosen_by = COMMUNITY_CHOOSERS.name_of(chooser)  # what each community read's posts name as their chooser
         self.limit = limit
         self.listing_path = listing_path
         self.communities: list[str] = []
@@ -319,7 +320,7 @@ class CommunityExplorer:
 
     def _read(self, path: str) -> list[Post]:
         records, _ = self.client.listing(path, limit=self.limit)
-        return self._posts(records, COMMUNITY_CHOOSERS.name_of(self.chooser))
+        return self._posts(records, self._chosen_by)
 
     def listings(self) -> Iterator[list[Post]]:
         """One visit, a listing at a time: the front page (which also finds new communities), then one chosen

@@ -161,8 +161,10 @@ def lake_tables(cfg: Settings) -> dict[str, str]:
 
 # -- Spark ----------------------------------------------------------------------------------------
 
-def read(spark: "SparkSession", spec: TableSpec, cfg: Settings) -> "DataFrame":
-    return spark.read.format("delta").load(spec.path(cfg))
+def read(spark: "SparkSession", spec: TableSpec, cfg: Settings, version: int | None = None) -> "DataFrame":
+    """The table, as of Delta ``version`` when given (the version a model trains on is recorded with)."""
+    reader = spark.read.format("delta")
+    return (reader if version is None else reader.option("versionAsOf", int(version))).load(spec.path(cfg))
 
 
 def overwrite(df: "DataFrame", spec: TableSpec, cfg: Settings) -> None:

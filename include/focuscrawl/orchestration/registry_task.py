@@ -1,33 +1,50 @@
-"""The model registry's record of a loop's models as an Airflow task, after the loop's push.
+"""The model registry's record of one model family as an Airflow task of the ``model_registry`` DAG.
 
-:func:`outlink_registry_task` runs :func:`focuscrawl.outlinks.training.mirror` once ``score`` has pushed:
-every stored version the registry (MLflow) lacks is logged, and the ``champion`` alias follows the store's.
-A registry that is down costs the record, not the loop: the task says so with the fix and succeeds, and the
-next run logs what this one could not (the store keeps every version).
+:func:`registry_task` runs :func:`focuscrawl.orchestration.model_families.mirror` for one family: every stored
+version the registry (MLflow) lacks is logged, and the ``champion`` alias follows the store's champion. It runs in
+a DAG of its own, never inside a loop's run, so no push waits for MLflow. A registry that is down costs the record,
+not the loop: the task says so with the fix and succeeds, and the next run logs what this one could not (the
+stores keep every version).
 """
 
 from __future__ import annotations
 
 
-def outlink_registry_task(cfg, models: str):
-    """An Airflow task ``register`` for the outlink models named in ``models`` (comma-separated; a template
-    such as ``{{ params.models }}``)."""
+def record_family(cfg, name: str, log=print) -> list[str]:
+    """Mirror the family ``name`` into the registry; what was done, a line per model (none when the registry is
+    down, or ``pages`` has no active project)."""
+    from focuscrawl.orchestration.model_families import family, mirror
+    from focuscrawl.services.model_registry import FIX, connect
+
+    found = family(cfg, name)
+    if found is None:
+        log(f"record_{name}: no active project, so no {name} model store to record")
+        return []
+    registry = connect(cfg, log)
+    if registry is None:
+        return []
+    from mlflow.exceptions import MlflowException
+
+    try:
+        done = mirror(found, registry)
+    except (MlflowException, OSError) as exc:  # went down mid-way: what was logged stays, the next run goes on
+        log(f"WARNING: record_{name}: the model registry failed ({str(exc).splitlines()[0]}); {FIX}. "
+            "The next run records what this one could not.")
+        return []
+    for line in done:
+        log(f"record_{name}: {line}")
+    return done
+
+
+def registry_task(cfg, name: str):
+    """An Airflow task ``record_<name>`` for the model family ``name``."""
     from airflow.sdk import task
 
-    @task(task_id="register", retries=1)
-    def register(names: str) -> list[str]:
-        from focuscrawl.outlinks.training import mirror, model_store
-        from focuscrawl.services.model_registry import connect
+    @task(task_id=f"record_{name}", retries=1)
+    def record() -> list[str]:
+        return record_family(cfg, name, log=lambda line: print(line, flush=True))
 
-        registry = connect(cfg)
-        if registry is None:
-            return []
-        done = mirror(model_store(cfg), registry, names.split(","))
-        for line in done:
-            print(f"register: {line}", flush=True)
-        return done
-
-    return register(models)
+    return record()
 
 
-__all__ = ["outlink_registry_task"]
+__all__ = ["record_family", "registry_task"]

@@ -34,6 +34,8 @@ DEFAULT_SCHEDULES: dict[str, str] = {
     "delta_maintenance": "@daily",
     # the example pages are refetched and the page relevance model refitted (focuscrawl.relevance.train)
     "page_relevance": "@daily",
+    # records every loop's new model versions in MLflow when a loop pushed or stored one (off the loops' runs)
+    "model_registry": "assets",
 }
 
 # Airflow's airflow.utils.dates.cron_presets: a cron timetable's summary shows a preset as its line.

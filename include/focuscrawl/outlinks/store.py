@@ -1,16 +1,20 @@
-"""Model registry on disk: every trained model is a numbered version with its metrics, its features
-and the Delta version of the data it learned from; one version per model name is the champion
-(promotion only when not worse than the current model on the held-out period).
+"""Model store on disk: every trained model is a numbered version with its metrics, its parameters and the Delta
+versions of the data it learned from; one version per model name is the champion, moved by the loop's rule
+(:meth:`ModelStore.promote_if_not_worse`: not worse on the held-out data; :meth:`ModelStore.promote_newest`: the
+newest fit replaces the last) or by a rollback (:meth:`ModelStore.make_champion`).
 
-Layout: ``<root>/<name>/v<N>/model.joblib`` and ``meta.json``; ``<root>/<name>/champion.json``.
-The Spark training job also appends each version's metadata to the ``outlink_models`` Delta table, and logs
-each version to the model registry (MLflow, docs/running.md#the-model-registry-mlflow), whose version number
-``meta.json`` keeps.
+Layout: ``<root>/<name>/v<N>/model.joblib`` and ``meta.json``; ``<root>/<name>/champion.json``. Every loop keeps its
+models in one (the outlink models, the page relevance models, the FUE classifiers and refreshes, the source
+estimates); the model registry (MLflow) records each version, whose registry version ``meta.json`` keeps
+(:mod:`focuscrawl.orchestration.model_families`, docs/running.md#the-model-registry-mlflow).
 """
 
 from __future__ import annotations
 
+import fcntl
 import json
+import os
+import shutil
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -18,6 +22,10 @@ from typing import Any
 import joblib
 
 from focuscrawl.outlinks.params import DEFAULT
+
+# Versions of a refit-per-run model (``promote_newest``) kept on disk: at the source schedule's one run a
+# minute, the last hour's fits, each one a rollback target.
+KEEP_REFITS = 60
 
 
 @dataclass
@@ -34,6 +42,14 @@ class ModelVersion:
     considered: bool = False  # the promotion rule has judged it (once: a rollback holds until a newer version)
     params: dict[str, Any] = field(default_factory=dict)  # how it was trained (rows, sample, seed, knobs)
     registry_version: int | None = None  # its version in the model registry (MLflow), when it was recorded there
+    delta_versions: dict[str, int] = field(default_factory=dict)  # Delta version of each table it read, by name
+
+
+def _replace(path: Path, data: dict) -> None:
+    """Write ``data`` as ``path``'s JSON in one step: a reader in another process sees the old file or the new."""
+    tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(json.dumps(data, indent=1))
+    os.replace(tmp, path)
 
 
 class ModelStore:
@@ -45,6 +61,11 @@ class ModelStore:
     def _dir(self, name: str) -> Path:
         return self.root / name.replace("/", "__")
 
+    def names(self) -> list[str]:
+        """Every model name with a stored version (``a/b`` for the folder ``a__b``)."""
+        found = {p.parent.parent.name for p in self.root.glob("*/v*/meta.json")}
+        return sorted(n.replace("__", "/") for n in found)
+
     def versions(self, name: str) -> list[ModelVersion]:
         metas = sorted(self._dir(name).glob("v*/meta.json"), key=lambda p: int(p.parent.name[1:]))
         return [ModelVersion(**json.loads(p.read_text())) for p in metas]
@@ -53,9 +74,20 @@ class ModelStore:
         """The version's folder: ``model.joblib`` and ``meta.json``."""
         return self._dir(meta.name) / f"v{meta.version}"
 
-    def save(self, meta: ModelVersion) -> None:
-        """Write the version's ``meta.json`` (its promotion, its registry version)."""
-        (self.folder(meta) / "meta.json").write_text(json.dumps(asdict(meta), indent=1))
+    def save(self, meta: ModelVersion, fields: tuple[str, ...] | None = None) -> None:
+        """Write the version's ``meta.json``: every field, or only ``fields`` over what the file holds.
+
+        Two processes write a version's meta: the loop that stores and judges it, and the model registry's task
+        that records it (``registry_version``), seconds apart on versions read before. A whole-object write of
+        one would undo the other's field (a champion shown unpromoted, a recorded version logged again), so each
+        writes its own fields under the model's lock, and the file is replaced whole (a reader never sees half)."""
+        path = self.folder(meta) / "meta.json"
+        with open(self._dir(meta.name) / ".lock", "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            data = asdict(meta)
+            if fields is not None:
+                data = {**json.loads(path.read_text()), **{f: data[f] for f in fields}}
+            _replace(path, data)
 
     def register(self, meta: ModelVersion, model: Any) -> ModelVersion:
         """Store ``model`` as the next version of ``meta.name`` (the version number is assigned here)."""
@@ -88,14 +120,42 @@ class ModelStore:
         if ok:
             self.make_champion(candidate)
         else:
-            self.save(candidate)
+            self.save(candidate, ("considered",))
         return ok, why
+
+    def rolled_back(self, name: str) -> ModelVersion | None:
+        """The champion when a rollback made it so (it is older than the newest version, which was judged); else None.
+        A loop whose every refit replaces the last uses it instead of fitting, so the rollback holds."""
+        champion, versions = self.champion(name), self.versions(name)
+        if champion is None or not versions[-1].considered or versions[-1].version == champion.version:
+            return None
+        return champion
+
+    def promote_newest(self, candidate: ModelVersion) -> tuple[bool, str]:
+        """The rule of a loop whose every refit replaces the last (a pseudo-trained refresh, a source plan):
+        ``candidate`` becomes the champion, judged once. Such a loop stores a version per run (the source
+        schedule's about one a minute on the live platform), so only the newest :data:`KEEP_REFITS` stay on
+        disk: older ones are removed (the model registry keeps those it recorded)."""
+        candidate.considered = True
+        self.make_champion(candidate)
+        self.prune(candidate.name, KEEP_REFITS)
+        return True, "the newest fit replaces the last"
+
+    def prune(self, name: str, keep: int) -> list[int]:
+        """Remove every version of ``name`` but the newest ``keep`` and the champion; returns the versions
+        removed. A version removed can no longer be rolled back to (``focuscrawl models promote`` says so)."""
+        champion = self.champion(name)
+        removed = [v.version for v in self.versions(name)[:-keep]
+                   if champion is None or v.version != champion.version]
+        for version in removed:
+            shutil.rmtree(self._dir(name) / f"v{version}")
+        return removed
 
     def make_champion(self, version: ModelVersion) -> None:
         """``version`` becomes the champion, whatever its metrics (the promotion rule's step, and a rollback)."""
         version.promoted = True
-        self.save(version)
-        (self._dir(version.name) / "champion.json").write_text(json.dumps({"version": version.version}))
+        self.save(version, ("promoted", "considered"))
+        _replace(self._dir(version.name) / "champion.json", {"version": version.version})
 
     def load(self, name: str, version: int | None = None) -> tuple[ModelVersion, Any]:
         """The given version, or the champion."""

@@ -1,10 +1,10 @@
 """Train, evaluate on the held-out period, register, promote; and score pages with the champion
 (seed 002, Section 7). Pure pandas: the Spark jobs and Airflow tasks wire it.
 
-The store's files are what the running processes read; :func:`mirror` records each stored version in the model
-registry (:class:`focuscrawl.services.model_registry.ModelRegistry`, MLflow) with its parameters, held-out
-metrics and the feature table's Delta version, and the promotion rule's champion as its ``champion`` alias
-(docs/running.md#the-model-registry-mlflow), after the push, in the DAG's ``register`` task.
+The store's files are what the running processes read; the ``model_registry`` DAG records each stored version in
+the model registry (MLflow) with its parameters, held-out metrics and the feature table's Delta version, and the
+promotion rule's champion as its ``champion`` alias (:mod:`focuscrawl.orchestration.model_families`,
+docs/running.md#the-model-registry-mlflow).
 """
 
 from __future__ import annotations
@@ -25,10 +25,6 @@ from focuscrawl.outlinks.schema import SCOPES
 from focuscrawl.outlinks.store import ModelStore, ModelVersion
 from focuscrawl.outlinks.tables import FEATURES
 
-# The model registry's experiment and name prefix of the outlink models.
-REGISTRY_EXPERIMENT = "outlinks"
-
-
 def model_store(cfg: Settings) -> ModelStore:
     """The store under the run-time folder (``$FOCUSCRAWL_VAR/models/outlinks``)."""
     return ModelStore(cfg.var_dir / "models" / "outlinks")
@@ -36,64 +32,6 @@ def model_store(cfg: Settings) -> ModelStore:
 
 def model_key(name: str, scope: str) -> str:
     return f"{name}/{scope}"
-
-
-def registered_name(key: str) -> str:
-    """The registry's name of a store key: ``NNL-ET_LBLA/int`` -> ``outlinks.NNL-ET_LBLA.int`` (MLflow's
-    names take no ``/``)."""
-    return f"{REGISTRY_EXPERIMENT}.{key.replace('/', '.')}"
-
-
-def store_key(name: str) -> str | None:
-    """The store key of a registry name (:func:`registered_name`'s inverse); None for no outlink model's."""
-    model, _, scope = name.removeprefix(f"{REGISTRY_EXPERIMENT}.").rpartition(".")
-    return model_key(model, scope) if name.startswith(f"{REGISTRY_EXPERIMENT}.") and model and scope in SCOPES else None
-
-
-def record(store: ModelStore, registry, meta: ModelVersion) -> None:
-    """Log the stored version ``meta`` to ``registry`` (its model file and meta.json, the parameters it was trained
-    with, its held-out metrics, the feature table's Delta version) and keep the registry's version number in its
-    meta.json."""
-    folder = store.folder(meta)
-    meta.registry_version = registry.log_version(
-        REGISTRY_EXPERIMENT, registered_name(meta.name), [folder / "model.joblib", folder / "meta.json"],
-        params=meta.params, metrics=meta.metrics, delta_versions={FEATURES.name: meta.data_version},
-        tags={"focuscrawl.store_version": meta.version, "focuscrawl.eval_period": meta.eval_period})
-    store.save(meta)
-
-
-def mirror(store: ModelStore, registry, models=DEFAULT.models, scopes=SCOPES) -> list[str]:
-    """Bring ``registry`` up to the store: log every stored version it lacks (:func:`record`) and point each
-    model's ``champion`` alias at the store's champion. The DAG runs it after ``score`` has pushed (its own
-    task, ``register``): the store is what the running processes read, and recording four versions costs
-    ~20 s that no push should wait for. Returns what it did, a line per model."""
-    done = []
-    for name in models:
-        for scope in scopes:
-            key = model_key(name, scope)
-            logged = [v for v in store.versions(key) if v.registry_version is None]
-            for version in logged:
-                record(store, registry, version)
-            champion = store.champion(key)
-            if champion is not None and champion.registry_version is not None:
-                registry.set_champion(registered_name(key), champion.registry_version)
-            done.append(f"{registered_name(key)}: logged store version(s) {[v.version for v in logged] or 'none new'}; champion "
-                        + (f"v{champion.registry_version}" if champion is not None and champion.registry_version
-                           is not None else "none"))
-    return done
-
-
-def promote_registered(store: ModelStore, registry, name: str, version: int) -> ModelVersion:
-    """Make the registry's ``version`` of ``name`` the champion whatever its metrics (a rollback): the store's
-    pointer, which the next ``outlinks_score`` run scores and pushes with, and the registry's alias."""
-    key = store_key(name)
-    found = [v for v in store.versions(key) if v.registry_version == version] if key else []
-    if not found:
-        raise LookupError(f"no stored outlink model is version {version} of {name} in the registry "
-                          f"({store.root}); `focuscrawl models` lists the versions")
-    store.make_champion(found[0])
-    registry.set_champion(name, version)
-    return found[0]
 
 
 class NotEnoughHistory(ValueError):
@@ -167,7 +105,7 @@ def train_and_register(features: pd.DataFrame, data_version: int, store: ModelSt
     observed one and evaluated on that one; returns the rows of the ``outlink_models`` table.
     The fits run side by side on up to ``cores`` cores (:func:`fit_models`); registering and promoting
     follow in the models' order. ``promote=False`` leaves promotion to :func:`promote_latest` (the DAG's
-    own step). Each version keeps the parameters it was trained with (:func:`mirror` records them)."""
+    own step). Each version keeps the parameters it was trained with (the model registry records them)."""
     train_rows, test_rows, eval_period = held_out_split(features)
     train_rows = sample_rows(train_rows, train_sample, seed)
     specs = model_specs()
@@ -204,7 +142,7 @@ class Promotion:
 
 def promote_latest(store: ModelStore, models=DEFAULT.models, scopes=SCOPES) -> list[Promotion]:
     """Promote each model's newest version when it is not worse than the champion. A version is judged once:
-    after a rollback (:func:`promote_registered`) the champion stays until a newer version is trained."""
+    after a rollback (``focuscrawl models promote``) the champion stays until a newer version is trained."""
     outcome = []
     for name in models:
         for scope in scopes:

@@ -51,6 +51,17 @@ def train_models(project, cfg, *, force: bool = False, log=print) -> Models:
     if (not force and models.reference.exists() and models.candidate.exists()
             and read_status(stamp).get("fingerprint") == fingerprint):
         log(f"train: models of {project.name} are up to date ({out})")
+        from focuscrawl.fue.batch import model_store
+
+        if not model_store(cfg).versions(f"{project.name}/reference"):  # trained before the store kept versions
+            from focuscrawl.fue.classifier import UserClassifier
+
+            done = read_status(stamp)
+            store_versions(project, cfg, {"reference": UserClassifier.load(models.reference),
+                                          "candidate": UserClassifier.load(models.candidate)},
+                           {"users": done.get("users"), "positives": done.get("positives"),
+                            **{f"reference.{k}": v for k, v in (done.get("reference_params") or {}).items()},
+                            **{f"{role}.file": f["path"] for role, f in fingerprint["examples"].items()}})
         return models
     from focuscrawl.fue.classifier import reference_params, train_candidate_classifier, train_reference_classifier
 
@@ -71,8 +82,29 @@ def train_models(project, cfg, *, force: bool = False, log=print) -> Models:
     candidate.save(models.candidate)
     write_status(stamp, {"fingerprint": fingerprint, "users": len(labels), "positives": positives,
                          "reference_params": params, "trained_at": time.time()})
+    store_versions(project, cfg, {"reference": reference, "candidate": candidate},
+                   {"users": len(labels), "positives": positives, **{f"reference.{k}": v for k, v in params.items()},
+                    **{f"{role}.file": f["path"] for role, f in fingerprint["examples"].items()}})
     log(f"train: reference and candidate classifiers in {out} ({time.monotonic() - started:.1f}s)")
     return models
+
+
+def store_versions(project, cfg, fitted: dict, params: dict) -> None:
+    """Each of ``fitted`` (``{"reference": ..., "candidate": ...}``) as the next version of ``<project>/<role>`` in the
+    FUE model store (:func:`focuscrawl.fue.batch.model_store`) and its champion, the model registry's record. The
+    classifiers are fitted on every example user, so no held-out metric exists; they read no Delta table (the
+    example files are their data, named in ``params``)."""
+    from datetime import datetime, timezone
+
+    from focuscrawl.fue.batch import model_store
+    from focuscrawl.outlinks.store import ModelVersion
+
+    store = model_store(cfg)
+    for role, model in fitted.items():
+        meta = store.register(ModelVersion(name=f"{project.name}/{role}", version=0, metrics={}, data_version=0,
+                                           eval_period=0, params={"role": role, **params},
+                                           created_at=datetime.now(timezone.utc).isoformat(timespec="seconds")), model)
+        store.promote_newest(meta)
 
 
 def main_train(args, cfg) -> int:

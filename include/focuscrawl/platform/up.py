@@ -43,7 +43,7 @@ LOOP_DAGS = {
     "revisits": ("outlinks_features", "outlinks_train"),
     "graph": ("graph_estimation",),
 }
-ALWAYS_DAGS = ("delta_maintenance",)
+ALWAYS_DAGS = ("delta_maintenance", "model_registry")
 
 
 def parse_for(text: str | None) -> float | None:

@@ -18,7 +18,7 @@ from pydantic import (
 )
 
 # DAG ids a project may schedule (tests/project checks this against dags/).
-DAG_IDS = ("delta_maintenance", "fue_pseudo_training", "graph_estimation", "outlinks_features",
+DAG_IDS = ("delta_maintenance", "fue_pseudo_training", "graph_estimation", "model_registry", "outlinks_features",
            "outlinks_train", "page_relevance", "source_schedule")
 
 

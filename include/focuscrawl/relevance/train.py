@@ -33,9 +33,15 @@ METRIC = "auc"  # what promotion compares: the held-out AUC
 
 def store_for(project, cfg):
     """The model store of ``project``'s page relevance models."""
+    return page_store(cfg, project.name)
+
+
+def page_store(cfg, project_name: str):
+    """The page relevance model store of the project named ``project_name``
+    (``$FOCUSCRAWL_VAR/models/<project>/pages``)."""
     from focuscrawl.outlinks.store import ModelStore
 
-    return ModelStore(Path(cfg.var_dir) / "models" / project.name / "pages", metric=METRIC)
+    return ModelStore(Path(cfg.var_dir) / "models" / project_name / "pages", metric=METRIC)
 
 
 class SiteFetch:
@@ -144,7 +150,10 @@ def train_page_model(project, cfg, *, fetch=None, seed: int = 0, log=print) -> T
         name=focus.model, version=0,
         metrics={"auc": figures["auc"]["value"], "auc_low": figures["auc"]["low"], "auc_high": figures["auc"]["high"],
                  "precision_at_threshold": figures["precision_at_threshold"]["value"]},
-        data_version=0, eval_period=0, features=[], created_at=datetime.now(timezone.utc).isoformat()), model)
+        data_version=0, eval_period=0, features=[], created_at=datetime.now(timezone.utc).isoformat(),
+        params={"model": focus.model, "threshold": focus.threshold, "held_out": focus.held_out, "seed": seed,
+                "languages": ",".join(project.profile.languages), "train_pages": len(split.train),
+                "held_out_pages": len(split.held_out)}), model)
     folder = store._dir(meta.name) / f"v{meta.version}"
     (folder / "evaluation.json").write_text(json.dumps(figures, indent=1))
     (folder / "split.json").write_text(json.dumps({
@@ -157,5 +166,5 @@ def train_page_model(project, cfg, *, fetch=None, seed: int = 0, log=print) -> T
     return trained
 
 
-__all__ = ["METRIC", "SiteFetch", "Trained", "fit_and_measure", "in_languages", "store_for", 
+__all__ = ["METRIC", "SiteFetch", "Trained", "fit_and_measure", "in_languages", "page_store", "store_for",
            "train_page_model"]

@@ -98,6 +98,18 @@ class ModelRegistry:
     def set_champion(self, name: str, version: int) -> None:
         self.client.set_registered_model_alias(name, CHAMPION, str(version))
 
+    def champion(self, name: str) -> int | None:
+        """The version ``name``'s ``champion`` alias points at; None when it has none (or no such model)."""
+        from mlflow.exceptions import MlflowException
+
+        try:
+            aliases = self.client.get_registered_model(name).aliases or {}
+        except MlflowException as exc:
+            if exc.error_code == "RESOURCE_DOES_NOT_EXIST":
+                return None
+            raise
+        return int(aliases[CHAMPION]) if CHAMPION in aliases else None
+
     def version(self, name: str, version: int) -> RegisteredVersion:
         mv = self.client.get_model_version(name, str(version))
         return self._listed(name, mv, self._aliases(name))

@@ -1,0 +1,43 @@
+"""# model_registry: every loop's new model versions recorded in MLflow, off the loops' runs
+
+Runs when a loop pushed or stored a model: the revisitor's priorities (`outlinks_train`), a pseudo-trained FUE
+method's scores (`fue_pseudo_training`), the source schedule (`source_schedule`), the page relevance models
+(`page_relevance`). One task per model family (`focuscrawl.orchestration.model_families`): `record_outlinks`,
+`record_pages`, `record_fue` (also the reference and candidate classifiers `focuscrawl train` fits),
+`record_sources`. Each logs every stored version the registry lacks (its files, parameters, held-out metrics when
+the loop computes any, the Delta versions it read), registers it, and points the `champion` alias at the store's
+champion, which the loop's own rule chose (set only when it moved).
+
+No loop waits for it: recording a version takes several seconds of MLflow requests. A registry that is down
+costs the record, never a loop: each task says so with the fix and succeeds; the next run records what this one
+could not (the stores keep every version). docs/running.md#the-model-registry-mlflow.
+"""
+
+from __future__ import annotations
+
+from airflow.sdk import AssetAny, dag
+
+from assets import PAGE_MODELS, PAGE_PRIORITIES_PUSHED, SOURCE_SCHEDULE_PUSHED, fue_scores_pushed
+from common import DEFAULT_ARGS, cfg, schedule
+from focuscrawl.orchestration.model_families import FAMILIES
+from focuscrawl.orchestration.registry_task import registry_task
+from focuscrawl.orchestration.schedules import pseudo_methods
+
+PUSHED = [PAGE_PRIORITIES_PUSHED, SOURCE_SCHEDULE_PUSHED, PAGE_MODELS, *(fue_scores_pushed(m) for m in pseudo_methods(cfg))]
+
+
+@dag(
+    dag_id="model_registry",
+    doc_md=__doc__,
+    schedule=schedule("model_registry", AssetAny(*PUSHED)),
+    catchup=False,
+    max_active_runs=1,
+    tags=["focuscrawl", "models", "mlflow"],
+    default_args=DEFAULT_ARGS,
+)
+def model_registry():
+    for name in FAMILIES:
+        registry_task(cfg, name)
+
+
+model_registry()

@@ -1,0 +1,46 @@
+"""The source schedule's fitted parameters as versioned models: each ``source_schedule`` run's estimates.
+
+Every run fits each source's λ, P and μ (:mod:`focuscrawl.ephemeral.estimate`) and stores them as the next version
+of ``estimates`` in the sources model store (``$FOCUSCRAWL_VAR/models/sources``), with the knobs it ran with and
+the Delta versions of the tables it read; the newest fit replaces the last (the store's champion), and the model
+registry records it (docs/running.md#the-model-registry-mlflow). After a rollback (``focuscrawl models promote``)
+the plan is made from the champion's estimates and nothing is fitted, until a newer version is promoted.
+The fit measures nothing on held-out data, so a version has no metrics.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Callable, Mapping
+
+import pandas as pd
+
+from focuscrawl.outlinks.store import ModelStore, ModelVersion
+
+KEY = "estimates"
+
+
+def model_store(cfg) -> ModelStore:
+    return ModelStore(Path(cfg.var_dir) / "models" / "sources")
+
+
+def plan_estimates(store: ModelStore, fit: Callable[[], pd.DataFrame], params: Mapping[str, object],
+                   delta_versions: Mapping[str, int]) -> tuple[pd.DataFrame, str]:
+    """``(estimates, what was done)``: the rolled-back champion's, or ``fit()`` stored as the new champion (when it
+    estimated any source)."""
+    pinned = store.rolled_back(KEY)
+    if pinned is not None:
+        return store.load(KEY, pinned.version)[1], f"rolled back: v{pinned.version}'s estimates, none fitted"
+    estimates = fit()
+    if estimates.empty:  # no source recrawled or fetched yet: no model to keep, nor to roll back to
+        return estimates, "none fitted: no source has a recrawl or a fetched page yet"
+    meta = store.register(ModelVersion(
+        name=KEY, version=0, metrics={}, data_version=0, eval_period=0, delta_versions=dict(delta_versions),
+        created_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        params={**params, "sources": len(estimates)}), estimates.reset_index(drop=True))
+    store.promote_newest(meta)
+    return estimates, f"v{meta.version} fitted"
+
+
+__all__ = ["KEY", "model_store", "plan_estimates"]

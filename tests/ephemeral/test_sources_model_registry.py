@@ -1,0 +1,59 @@
+"""The source schedule's fitted parameters in the model registry, over a fake registry: each run's estimates are
+the next stored version with the knobs and the Delta versions it read, and its champion; a rollback makes the next
+run plan with the older estimates and fit none, until a newer version is promoted."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from fake_registry import FakeRegistry
+from focuscrawl.config import settings
+from focuscrawl.ephemeral.fitted import model_store, plan_estimates
+from focuscrawl.orchestration.model_families import family, mirror, promote_registered
+
+NAME = "sources.estimates"
+
+
+def estimates(lam: float) -> pd.DataFrame:
+    return pd.DataFrame({"source_url": ["https://a.example/", "https://b.example/"], "lam": [lam, lam / 2],
+                         "P": [3.0, 1.0], "mu": [1e-4, 2e-4], "host": ["a.example", "b.example"]})
+
+
+def test_each_fit_is_a_version_and_a_rollback_plans_with_the_older_one(tmp_path, monkeypatch):
+    monkeypatch.setenv("FOCUSCRAWL_VAR", str(tmp_path))
+    cfg, fits = settings(), []
+
+    def fit(lam):
+        def run():
+            fits.append(lam)
+            return estimates(lam)
+        return run
+
+    knobs = {"feedback": "RELEVANCE", "freshness_half_life_s": 86400.0}
+    for lam, read in ((0.1, {"source_recrawls": 3, "source_pages": 7}), (0.2, {"source_recrawls": 5, "source_pages": 9})):
+        planned, done = plan_estimates(model_store(cfg), fit(lam), knobs, read)
+        assert planned["lam"].iloc[0] == lam
+    assert done == "v2 fitted"
+    sources, registry = family(cfg, "sources"), FakeRegistry()
+    mirror(sources, registry)
+    logged = registry.of(NAME)
+    assert [e["delta_versions"] for e in logged] == [{"source_recrawls": 3, "source_pages": 7},
+                                                     {"source_recrawls": 5, "source_pages": 9}]
+    assert logged[0]["params"] == {**knobs, "sources": 2} and logged[0]["metrics"] == {}
+    assert registry.aliases[NAME] == 2
+
+    promote_registered(sources, registry, NAME, 1)
+    planned, done = plan_estimates(model_store(cfg), fit(0.3), knobs, {"source_recrawls": 6, "source_pages": 9})
+    assert done == "rolled back: v1's estimates, none fitted" and fits == [0.1, 0.2]
+    pd.testing.assert_frame_equal(planned, estimates(0.1))
+    promote_registered(sources, registry, NAME, 2)
+    assert plan_estimates(model_store(cfg), fit(0.3), knobs, {})[1] == "v3 fitted" and fits[-1] == 0.3
+
+
+def test_a_fit_of_no_source_is_no_version(tmp_path, monkeypatch):
+    # a run before the first recrawl landed plans nothing and leaves nothing a rollback could pick
+    monkeypatch.setenv("FOCUSCRAWL_VAR", str(tmp_path))
+    store = model_store(settings())
+    planned, done = plan_estimates(store, lambda: estimates(0.1).iloc[:0], {}, {"source_recrawls": 0})
+    assert planned.empty and done == "none fitted: no source has a recrawl or a fetched page yet"
+    assert store.versions("estimates") == [] and store.champion("estimates") is None

@@ -1,0 +1,109 @@
+"""The FUE models in the model registry, over a fake registry: each pseudo-trained refresh is the next stored version
+(with the Delta versions it read) and its champion; a rollback makes the next run re-score with the older model and
+train none, until a newer version is promoted; the reference and candidate classifiers ``focuscrawl train`` fits are
+versions too, and a rollback puts the older file where the processes load it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from types import SimpleNamespace
+
+import joblib
+from deltalake import DeltaTable
+
+from focuscrawl.testing import OTHER_WORDS as OTHER, TARGET_WORDS as TARGET
+from fake_registry import FakeRegistry
+from focuscrawl.config import settings
+from focuscrawl.fue.batch import model_store, read_scores, refresh
+from focuscrawl.fue.batch import CANDIDATE_SCORES_TABLE
+from focuscrawl.orchestration.model_families import family, mirror, promote_registered
+from focuscrawl.platform.train import store_versions
+from tests.fue_stream.test_fue_batch import _posts, _stats
+
+NAME = "fue.pseudo.HCP-POS"
+TRAIN = ([f"{OTHER[i % 8]} {OTHER[(i + 1) % 8]}" for i in range(20)] + [f"{TARGET[i % 8]} crying" for i in range(20)],
+         [0] * 20 + [1] * 20)
+
+
+def test_each_refresh_is_a_version_and_a_rollback_holds(tmp_path, monkeypatch):
+    monkeypatch.setenv("FOCUSCRAWL_VAR", str(tmp_path / "var"))
+    cfg = settings()
+    stats, posts = _stats(tmp_path), _posts(tmp_path)
+    first = refresh(cfg, "HCP-POS", 0, 10, posts, stats, train=TRAIN)
+    second = refresh(cfg, "HCP-POS", 0, 10, posts, stats, train=TRAIN)
+    assert (first["model"], second["model"]) == ("v1 trained", "v2 trained")
+    fue, registry = family(cfg, "fue"), FakeRegistry()
+    mirror(fue, registry)
+    logged = registry.of(NAME)
+    assert len(logged) == 2 and logged[1]["experiment"] == "fue"
+    assert logged[0]["delta_versions"] == {"fue_extractions": DeltaTable(stats).version(),
+                                           "reddit_posts": DeltaTable(posts).version()}
+    assert logged[0]["metrics"] == {}  # the loop measures nothing on held-out data
+    assert {"method": "HCP-POS", "top_n": 10, "extracted": 2, "candidates": 2, "originals": 40,
+            "previous": None}.items() <= logged[0]["params"].items() and logged[1]["params"]["previous"] == 1
+    assert registry.aliases[NAME] == 2  # the newest refresh replaces the last
+
+    promote_registered(fue, registry, NAME, 1)  # rollback
+    assert model_store(cfg).champion("pseudo/HCP-POS").version == 1 and registry.aliases[NAME] == 1
+    held = refresh(cfg, "HCP-POS", 0, 10, posts, stats, train=TRAIN)
+    assert held["model"] == "rolled back: v1 re-scored, none trained"
+    v1 = joblib.load(model_store(cfg).folder(model_store(cfg).versions("pseudo/HCP-POS")[0]) / "model.joblib")
+    pushed = dict(read_scores(CANDIDATE_SCORES_TABLE.path(cfg), "HCP-POS"))
+    assert pushed == {u: float(v1.proba(t)) for u, t in (("odd", "zebra zebra"), ("sad", "hopeless numb\ncrying"))}
+    assert len(model_store(cfg).versions("pseudo/HCP-POS")) == 2
+    calls = registry.alias_calls
+    assert mirror(fue, registry) == [f"{NAME}: logged store version(s) none new; champion v1"]
+    assert registry.alias_calls == calls
+    promote_registered(fue, registry, NAME, 2)  # the newest again: training resumes
+    assert refresh(cfg, "HCP-POS", 0, 10, posts, stats, train=TRAIN)["model"] == "v3 trained"
+
+
+def test_the_reference_and_candidate_classifiers_are_versions_and_roll_back_to_the_live_path(
+        tmp_path, monkeypatch, toy_classifier):
+    monkeypatch.setenv("FOCUSCRAWL_VAR", str(tmp_path / "var"))
+    cfg, project = settings(), SimpleNamespace(name="demo")
+    live = Path(cfg.var_dir) / "models" / "demo" / "reference.joblib"
+    for users in (10, 12):  # two `focuscrawl train` runs on changed examples
+        toy_classifier.save(live)
+        store_versions(project, cfg, {"reference": toy_classifier, "candidate": toy_classifier},
+                       {"users": users, "positives": 5})
+    fue, registry = family(cfg, "fue"), FakeRegistry()
+    mirror(fue, registry)
+    assert [e["params"]["users"] for e in registry.of("fue.demo.reference")] == [10, 12]
+    assert registry.aliases == {"fue.demo.reference": 2, "fue.demo.candidate": 2}
+    live.write_bytes(b"not the champion")
+    promote_registered(fue, registry, "fue.demo.reference", 1)
+    assert live.read_bytes() == (model_store(cfg).folder(model_store(cfg).versions("demo/reference")[0])
+                                 / "model.joblib").read_bytes()
+
+
+def test_focuscrawl_train_stores_each_fit_and_records_classifiers_trained_before_the_store(tmp_path, monkeypatch):
+    """``train_models``: a fit is a version of each classifier; models already up to date but never stored (trained
+    before the store kept versions) are stored once, from the files the processes load."""
+    import random
+
+    from focuscrawl.fue.batch import model_store as fue_store
+    from focuscrawl.platform.train import train_models
+    from focuscrawl.project.loading import load_project
+
+    monkeypatch.setenv("FOCUSCRAWL_VAR", str(tmp_path / "var"))
+    rng = random.Random(0)
+    for name, words in (("pos.jsonl", TARGET), ("neg.jsonl", OTHER)):
+        lines = [f'{{"user": "{name[:3]}{u}", "text": "{" ".join(rng.choices(words, k=12))}"}}'
+                 for u in range(12) for _ in range(3)]
+        (tmp_path / name).write_text("\n".join(lines) + "\n")
+    (tmp_path / "focuscrawl.toml").write_text('name = "t"\ntarget = "sites"\n\n[profile]\npositives = "pos.jsonl"\n'
+                                              'negatives = "neg.jsonl"\n\n[[sites]]\nname = "s"\n'
+                                              'base_url = "https://s.example.org"\n'
+                                              'user_agent = "focuscrawl-test/1 (+mailto:ops@example.org)"\n')
+    project, cfg = load_project(tmp_path / "focuscrawl.toml"), settings()
+    train_models(project, cfg, log=lambda _: None)
+    store = fue_store(cfg)
+    assert [v.params["users"] for v in store.versions("t/reference")] == [24] and store.champion("t/candidate")
+    train_models(project, cfg, log=lambda _: None)  # up to date: nothing new
+    assert len(store.versions("t/reference")) == 1
+    import shutil
+
+    shutil.rmtree(store.root)  # as on a platform trained before the store kept versions
+    train_models(project, cfg, log=lambda _: None)
+    assert [v.version for v in store.versions("t/reference")] == [1] and store.versions("t/candidate")[0].promoted

@@ -1,0 +1,32 @@
+"""The ``model_registry`` DAG: one task per model family, started by the loops' pushes and model stores, never a
+task of a loop's run; a registry that is down costs the record (a warning with the fix), not the task."""
+
+from __future__ import annotations
+
+from focuscrawl.config import settings
+from focuscrawl.orchestration.model_families import FAMILIES
+from focuscrawl.orchestration.registry_task import record_family
+
+
+def test_one_task_per_family_on_the_loops_pushes(dag_bag):
+    dags = dag_bag("model_registry.py")
+    dag = dags["model_registry"]
+    assert {t.task_id for t in dag.tasks} == {f"record_{name}" for name in FAMILIES}
+    assert all(not t.upstream_task_ids for t in dag.tasks)  # independent: one family's failure spares the others
+    started_by = {a.name for a in dag.timetable.asset_condition.objects}  # any of them (AssetAny)
+    assert {"kafka.focuscrawl.page_priorities", "kafka.focuscrawl.source_schedule", "models.pages"} <= started_by
+    assert any(name.startswith("kafka.focuscrawl.fue.scores.") for name in started_by)
+
+
+def test_no_loop_dag_records_in_the_registry(dag_bag):
+    for dag_id, dag in dag_bag().items():
+        if dag_id != "model_registry":
+            assert not [t.task_id for t in dag.tasks if t.task_id.startswith("record_") or t.task_id == "register"], dag_id
+
+
+def test_a_registry_that_is_down_costs_the_record_not_the_task(monkeypatch, tmp_path):
+    monkeypatch.setenv("FOCUSCRAWL_VAR", str(tmp_path))
+    said: list[str] = []
+    assert record_family(settings(), "sources", said.append) == []  # nothing listens on the MLflow port here
+    assert len(said) == 1 and said[0].startswith("WARNING: the model registry (MLflow at ")
+    assert "`focuscrawl services up --only mlflow` starts it" in said[0]
