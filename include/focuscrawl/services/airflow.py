@@ -21,6 +21,7 @@ from typing import Any, Callable
 
 from focuscrawl.config import Settings
 from focuscrawl.core.interpreter import path_with_venv, spark_home, venv_bin
+from focuscrawl.services.preload import ENV as PRELOAD_ENV
 from focuscrawl.services import spark_connect
 from focuscrawl.services.probe import PROBE_TIMEOUT, Probe
 from focuscrawl.services.process import ManagedProcess, kept_password, settings_env, wait_until, write_private
@@ -30,6 +31,9 @@ COMPONENTS = ("api-server", "scheduler", "dag-processor", "triggerer")
 # (0.0.0.0:8793/8794, not configurable). Every component runs on this machine and writes the task
 # logs to one folder, which the API server reads directly: nothing needs the log servers.
 SERVE_LOGS_OFF = {"scheduler": ("--skip-serve-logs",), "triggerer": ("--skip-serve-logs",)}
+# The components whose forks parse the DAG files and run the tasks: they import the libraries those
+# import once, so that no fork imports them again (focuscrawl.services.preload).
+PRELOADED = ("scheduler", "dag-processor")
 TERMINAL_STATES = {"success", "failed"}
 # The components whose heartbeat the API server's health endpoint reports, by their key in it.
 HEALTH_KEYS = {"scheduler": "scheduler", "dag-processor": "dag_processor", "triggerer": "triggerer"}
@@ -133,6 +137,11 @@ class AirflowService:
         })
         return env
 
+    @staticmethod
+    def component_env(component: str, env: dict[str, str]) -> dict[str, str]:
+        """``env`` for one component: the scheduler and the DAG processor also preload (:data:`PRELOADED`)."""
+        return {**env, PRELOAD_ENV: "1"} if component in PRELOADED else env
+
     # -- lifecycle -----------------------------------------------------------------------------
     def _airflow(self, *args: str, timeout: float = 300) -> str:
         env = dict(os.environ)
@@ -174,8 +183,8 @@ class AirflowService:
         self.migrate()
         env = self.env()
         parser = self.processes.get("dag-processor")
-        for proc in self.processes.values():
-            proc.env = env
+        for component, proc in self.processes.items():
+            proc.env = self.component_env(component, env)
             if proc is not parser:
                 proc.start()
         api = self.processes.get("api-server")
@@ -190,6 +199,11 @@ class AirflowService:
         for proc in self.processes.values():
             if not proc.running():
                 raise RuntimeError(f"{proc.name} exited. Last log lines ({proc.log_file}):\n{proc.log_tail()}")
+        # Up means every component heartbeats (what `status` probes): the scheduler and the DAG processor import
+        # the preloaded libraries before their first beat, seconds to half a minute under load (CI, 2026-12-05:
+        # `status` said "scheduler down (no heartbeat yet)" right after `services up`).
+        wait_until(lambda: self.probe().up, timeout,
+                   f"Airflow's components' first heartbeats ({self.url}/api/v2/monitor/health)", log=api)
 
     def health(self, timeout: float = 2.0) -> dict | None:
         """The API server's ``/api/v2/monitor/health`` document (no login needed), None when it does not answer."""
@@ -250,7 +264,7 @@ class AirflowService:
         env = self.env()
         dead = [c for c, p in self.processes.items() if not p.running()]  # by component: "api-server"
         for c in dead:
-            self.processes[c].env = env
+            self.processes[c].env = self.component_env(c, env)
             self.processes[c].start()
         if "api-server" in dead:
             wait_until(self._api_ready, timeout, f"Airflow API server on {self.url}", log=self.processes["api-server"])
