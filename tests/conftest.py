@@ -75,14 +75,18 @@ def shared_data(cfg):
     return cfg.data_dir
 
 
+def _running(service, **start):
+    """A service's fixture body: started (``start`` passed on), handed to the tests, stopped after them."""
+    service.start(**start)
+    yield service
+    service.stop()
+
+
 @pytest.fixture(scope="session")
 def kafka_broker(cfg):
     from focuscrawl.services.kafka import KafkaBroker
 
-    broker = KafkaBroker(cfg)
-    broker.start(timeout=180)  # a loaded 2-core machine can take minutes
-    yield broker
-    broker.stop()
+    yield from _running(KafkaBroker(cfg), timeout=180)  # a loaded 2-core machine can take minutes
 
 
 @pytest.fixture
@@ -97,10 +101,7 @@ def own_kafka_broker(cfg, tmp_path_factory):
     own = dataclasses.replace(cfg, var_dir=tmp_path_factory.mktemp("own-broker"), kafka_port=port,
                               kafka_controller_port=cfg.kafka_controller_port + 100,
                               kafka_bootstrap=f"{cfg.bind_host}:{port}")
-    broker = KafkaBroker(own)
-    broker.start(timeout=180)
-    yield broker
-    broker.stop()
+    yield from _running(KafkaBroker(own), timeout=180)
 
 
 @pytest.fixture
@@ -125,10 +126,7 @@ def world_service(cfg):
     session scope they found the port taken: 5 failed in CI, 2026-12-01)."""
     from focuscrawl.services.manager import WorldService
 
-    world = WorldService(cfg)
-    world.start()
-    yield world
-    world.stop()
+    yield from _running(WorldService(cfg))
 
 
 @pytest.fixture(scope="session")
@@ -136,10 +134,7 @@ def warm_spark(cfg):
     """The warm Spark (a Spark Connect server) the DAGs' Spark tasks run on, for tests that run one."""
     from focuscrawl.services.spark_connect import SparkConnect
 
-    service = SparkConnect(cfg)
-    service.start()
-    yield service
-    service.stop()
+    yield from _running(SparkConnect(cfg))
 
 
 @pytest.fixture(scope="session")
@@ -147,10 +142,7 @@ def mlflow_server(cfg):
     """The model registry's server (MLflow) the live platform's DAGs record the models in."""
     from focuscrawl.services.mlflow import MlflowServer
 
-    service = MlflowServer(cfg)
-    service.start()
-    yield service
-    service.stop()
+    yield from _running(MlflowServer(cfg))
 
 
 @pytest.fixture(scope="session")
@@ -159,7 +151,5 @@ def airflow(cfg):
     every test that runs a DAG; yields a logged-in REST client."""
     from focuscrawl.services.airflow import AirflowService
 
-    service = AirflowService(cfg)
-    service.start()
-    yield service.client()
-    service.stop()
+    for service in _running(AirflowService(cfg)):
+        yield service.client()

@@ -215,3 +215,43 @@ def test_heal_restarts_only_dead_components_and_waits_for_a_restarted_api_server
     svc.processes["dag-processor"].up = False
     svc.heal(timeout=5)
     assert not probes  # the API server was up: nothing to wait for
+
+
+def test_up_starts_the_cluster_first_then_the_others_side_by_side_and_fails_after_they_started(tmp_cfg):
+    import threading
+    import time
+
+    from focuscrawl.services.manager import ServiceManager
+
+    events: list[tuple[str, str]] = []
+    lock = threading.Lock()
+
+    class Fake:
+        url = "-"
+
+        def __init__(self, name, seconds, fails=False):
+            self.name, self.seconds, self.fails = name, seconds, fails
+
+        def start(self):
+            with lock:
+                events.append(("start", self.name))
+            time.sleep(self.seconds)
+            if self.fails:
+                raise RuntimeError(f"{self.name} did not start")
+            with lock:
+                events.append(("up", self.name))
+
+    manager = ServiceManager(tmp_cfg)
+    manager.services = {"spark": Fake("spark", 0.2), "kafka": Fake("kafka", 0.3), "mlflow": Fake("mlflow", 0.3),
+                        "airflow": Fake("airflow", 0.3)}
+    began = time.monotonic()
+    took = manager.up(["spark", "kafka", "mlflow", "airflow"], log=lambda line: None)
+    assert events[:2] == [("start", "spark"), ("up", "spark")]
+    assert {e for e in events[2:5]} == {("start", n) for n in ("kafka", "mlflow", "airflow")}
+    assert set(took) == {"spark", "kafka", "mlflow", "airflow"} and time.monotonic() - began < 0.2 + 0.3 * 2
+
+    events.clear()
+    manager.services["mlflow"] = Fake("mlflow", 0.0, fails=True)
+    with pytest.raises(RuntimeError, match="mlflow did not start"):
+        manager.up(["kafka", "mlflow", "airflow"], log=lambda line: None)
+    assert {("up", "kafka"), ("up", "airflow")} <= set(events)

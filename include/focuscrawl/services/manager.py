@@ -145,16 +145,32 @@ class ServiceManager:
         return [n for n in order if n in names]
 
     def up(self, names: list[str], log=print) -> dict[str, float]:
-        """Start ``names`` in order; returns seconds each took. The world is skipped while absent."""
-        took = {}
-        for name in names:
-            if name == "world" and not world_available():
-                log("world: skipped (module focuscrawl.world not installed yet)")
-                continue
+        """Start ``names``; returns seconds each took. The world is skipped while absent.
+
+        The Spark cluster, when named, starts first (the warm Spark's executors run on it); the others start
+        side by side, since none needs another to start: one after another they took 41 s on the live
+        platform's start (Airflow 13.8 s, the world 10.8 s, MLflow 6.8 s), each mostly one process's wait.
+        A service that fails to start fails ``up`` once the others have started (``down`` stops them)."""
+        from concurrent.futures import ThreadPoolExecutor
+
+        if "world" in names and not world_available():
+            log("world: skipped (module focuscrawl.world not installed yet)")
+            names = [n for n in names if n != "world"]
+        took: dict[str, float] = {}
+
+        def start(name: str) -> None:
             started = time.monotonic()
             self.services[name].start()
             took[name] = time.monotonic() - started
             log(f"{name}: up in {took[name]:.1f}s  {self.services[name].url}")
+
+        if "spark" in names:
+            start("spark")
+        rest = [n for n in names if n != "spark"]
+        with ThreadPoolExecutor(max(1, len(rest))) as pool:
+            futures = [pool.submit(start, name) for name in rest]
+        for future in futures:
+            future.result()  # the first failure, raised once every start has ended
         return took
 
     def down(self, log=print) -> list[str]:
