@@ -226,7 +226,7 @@ class Trace:
                 hist = DeltaTable(path).history()
             except Exception:  # noqa: BLE001 - a table not created yet has no commits
                 hist = []
-            self._history[path] = sorted((h["version"], h["timestamp"] / 1000) for h in hist if "version" in h)
+            self._history[path] = commit_times(hist)
             self._history_at[path] = time.time()
         return self._history[path]
 
@@ -235,6 +235,17 @@ class Trace:
 
     def commits_between(self, paths: list[str], after: float, before: float) -> list[float]:
         return sorted(t for p in paths for _v, t in self.history(p) if after < t <= before)
+
+
+def commit_times(history: list[dict]) -> list[tuple[int, float]]:
+    """``(version, commit epoch s)``, oldest first, from delta-rs's ``DeltaTable.history()`` (newest first).
+
+    Each commit's version is its place in the list, not the entry's ``version``: delta-rs (1.6) lists every
+    commit up to the newest in the log but numbers them down from the version the table was loaded at, so a
+    commit landing between the load and the listing shifts every label by one (seen here: the competing-load
+    run of 2026-12-05 put each page_snapshots commit 31 s late, one revisit period, and its commit→trigger
+    below zero). The tables' logs are complete (nothing here removes a commit), so the oldest is version 0."""
+    return [(version, h["timestamp"] / 1000) for version, h in enumerate(reversed(history)) if "timestamp" in h]
 
 
 def _location(uri: str) -> str:

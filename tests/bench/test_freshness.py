@@ -82,3 +82,18 @@ def test_a_time_scheduled_run_starts_its_closing_at_the_commit_its_reading_task_
     assert (s["commit→trigger"], s["trigger→queued"], s["queued→start"], s["job"], s["push→applied"]) == (
         2.0, None, None, 48.0, 1.0)
     assert s["total"] == 51.0 and s["stale"] == 81.0 and s["job: run queued→start (before the commit)"] == 1.0
+
+
+def test_commit_times_number_a_table_loaded_before_its_newest_commit_right(fb, tmp_path):
+    """delta-rs lists commits up to the newest but numbers them from the version it loaded: the race the
+    competing-load run hit (every page_snapshots commit one version late)."""
+    import pandas as pd
+    from deltalake import DeltaTable, write_deltalake
+
+    for n in range(3):
+        write_deltalake(str(tmp_path), pd.DataFrame({"n": [n]}), mode="append")
+    truth = [(h["version"], h["timestamp"] / 1000) for h in reversed(DeltaTable(str(tmp_path)).history())]
+    assert [v for v, _ in truth] == [0, 1, 2]
+    loaded_early = DeltaTable(str(tmp_path), version=1).history()  # as if commit 2 landed after the load
+    assert [h["version"] for h in loaded_early] == [1, 0, -1]
+    assert fb.commit_times(loaded_early) == truth
