@@ -183,13 +183,13 @@ def test_the_plan_passes_each_dags_asset_event_interval(tmp_path, var):
     assert _asset_events_intervals(paced) == {"graph_estimation": 600.0, "source_schedule": 90.0}
 
 
-def test_the_e2e_test_project_parses_and_keeps_source_schedule_from_rerunning_early(var, shared_data):
+def test_the_e2e_test_project_parses_and_paces_source_schedule_at_three_minutes(var, shared_data):
     from helpers import load_module
 
     live = load_module(ROOT / "tests" / "platform" / "conftest.py")
     project = live.derived_project()
     assert project.name == "platform-e2e" and project.schedules["delta_maintenance"] == "none"
-    assert _asset_events_intervals(project) == {"source_schedule": 600.0}
+    assert _asset_events_intervals(project) == {"source_schedule": 180.0}
 
 
 def test_the_explorer_reads_the_front_page_the_project_names(tmp_path, var):
