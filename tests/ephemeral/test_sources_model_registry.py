@@ -57,3 +57,21 @@ def test_a_fit_of_no_source_is_no_version(tmp_path, monkeypatch):
     planned, done = plan_estimates(store, lambda: estimates(0.1).iloc[:0], {}, {"source_recrawls": 0})
     assert planned.empty and done == "none fitted: no source has a recrawl or a fetched page yet"
     assert store.versions("estimates") == [] and store.champion("estimates") is None
+
+
+def test_a_rollback_made_during_a_fit_is_what_the_run_plans_with(tmp_path, monkeypatch):
+    # `models promote` lands while a source_schedule run fits: the run's fit is kept, unpromoted, and it plans
+    # with the rolled-back estimates, as every later run does until a newer version is promoted
+    monkeypatch.setenv("FOCUSCRAWL_VAR", str(tmp_path))
+    store = model_store(settings())
+    for lam in (0.1, 0.2):
+        plan_estimates(store, lambda: estimates(lam), {}, {})
+
+    def fit_while_rolled_back():
+        store.make_champion(store.versions("estimates")[0])
+        return estimates(0.3)
+
+    planned, done = plan_estimates(store, fit_while_rolled_back, {}, {})
+    assert done == "v3 fitted, not planned with: rolled back to v1 while it was fitted: the rollback holds"
+    pd.testing.assert_frame_equal(planned, estimates(0.1))
+    assert plan_estimates(store, lambda: estimates(0.4), {}, {})[1] == "rolled back: v1's estimates, none fitted"

@@ -223,7 +223,8 @@ def test_a_refit_per_run_model_keeps_its_newest_versions_and_the_champion(tmp_pa
     def refit(n):
         meta = store.register(ModelVersion(name="estimates", version=0, metrics={}, data_version=0, eval_period=0),
                               {"fit": n})
-        store.promote_newest(meta)
+        champion = store.champion("estimates")
+        store.promote_newest(meta, champion.version if champion else None)
         return meta
 
     for n in range(1, 6):
@@ -245,7 +246,7 @@ def test_the_loop_and_the_registry_each_write_only_their_own_fields_of_a_version
     store = ModelStore(tmp_path)
     stored = store.register(ModelVersion(name="estimates", version=0, metrics={}, data_version=0, eval_period=0), {})
     seen_by_registry = store.versions("estimates")[0]
-    store.promote_newest(stored)
+    store.promote_newest(stored, None)
     seen_by_registry.registry_version = 7
     store.save(seen_by_registry, ("registry_version",))
     (meta,) = store.versions("estimates")
@@ -255,3 +256,17 @@ def test_the_loop_and_the_registry_each_write_only_their_own_fields_of_a_version
     assert store.versions("estimates")[0].registry_version == 7
     assert store.rolled_back("estimates") is None
     assert sorted(p.name for p in store.folder(meta).iterdir()) == ["meta.json", "model.joblib"]
+
+
+def test_a_rollback_made_while_a_refit_ran_holds(tmp_path):
+    store = ModelStore(tmp_path)
+
+    def stored():
+        return store.register(ModelVersion(name="estimates", version=0, metrics={}, data_version=0, eval_period=0), {})
+
+    assert store.promote_newest(stored(), None)[0] and store.promote_newest(stored(), 1)[0]
+    running = stored()  # v3 is fitted over v2 ...
+    store.make_champion(store.versions("estimates")[0])  # ... while the operator rolls back to v1
+    promoted, why = store.promote_newest(running, 2)
+    assert not promoted and why == "rolled back to v1 while it was fitted: the rollback holds"
+    assert store.champion("estimates").version == 1 and store.rolled_back("estimates").version == 1

@@ -29,7 +29,7 @@ def plan_estimates(store: ModelStore, fit: Callable[[], pd.DataFrame], params: M
                    delta_versions: Mapping[str, int]) -> tuple[pd.DataFrame, str]:
     """``(estimates, what was done)``: the rolled-back champion's, or ``fit()`` stored as the new champion (when it
     estimated any source)."""
-    pinned = store.rolled_back(KEY)
+    pinned, champion = store.rolled_back(KEY), store.champion(KEY)
     if pinned is not None:
         return store.load(KEY, pinned.version)[1], f"rolled back: v{pinned.version}'s estimates, none fitted"
     estimates = fit()
@@ -39,7 +39,9 @@ def plan_estimates(store: ModelStore, fit: Callable[[], pd.DataFrame], params: M
         name=KEY, version=0, metrics={}, data_version=0, eval_period=0, delta_versions=dict(delta_versions),
         created_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
         params={**params, "sources": len(estimates)}), estimates.reset_index(drop=True))
-    store.promote_newest(meta)
+    promoted, why = store.promote_newest(meta, champion.version if champion is not None else None)
+    if not promoted:  # a rollback came during the fit: plan with the rolled-back champion's
+        return store.load(KEY)[1], f"v{meta.version} fitted, not planned with: {why}"
     return estimates, f"v{meta.version} fitted"
 
 

@@ -125,8 +125,8 @@ def refresh(cfg, method: str, seed: int, top_n: int, posts_uri: str, stats_uri: 
     """One ``fue_pseudo_training`` run of ``method``: retrain from the champion refresh (the newest replaces it,
     judged once), store the new one as the next version of ``pseudo/<method>`` with its parameters and the Delta
     versions it read, and write its re-scored candidates. After a rollback (the champion is older than the
-    newest, judged version) the champion re-scores and nothing is trained, until a newer version is promoted.
-    ``train`` is the original training set (default: :func:`original_training_set`)."""
+    newest, judged version) the champion re-scores and nothing is trained, until a newer version is promoted; a
+    rollback made while this run trained holds too (``ModelStore.promote_newest``). ``train`` is the original training set (default: :func:`original_training_set`)."""
     from datetime import datetime, timezone
 
     from focuscrawl.outlinks.store import ModelVersion
@@ -137,11 +137,15 @@ def refresh(cfg, method: str, seed: int, top_n: int, posts_uri: str, stats_uri: 
     seen: dict[str, int] = {}
     extracted, done = extracted_users(stats_uri or STATS_TABLE.path(cfg), method, seen)
     candidates = candidate_evidence(posts_uri, exclude=done, seen=seen)
-    if store.rolled_back(key) is not None:
+
+    def rescored_by_champion() -> list[tuple[str, float]]:
+        model = store.load(key)[1]
         texts = [text for _, text in candidates]
-        probabilities = current.predict_proba(texts) if texts else []
-        scores = sorted(((u, float(p)) for (u, _), p in zip(candidates, probabilities)), key=lambda x: -x[1])[:top_n]
-        kept = f"rolled back: v{champion.version} re-scored, none trained"
+        probabilities = model.predict_proba(texts) if texts else []
+        return sorted(((u, float(p)) for (u, _), p in zip(candidates, probabilities)), key=lambda x: -x[1])[:top_n]
+
+    if store.rolled_back(key) is not None:
+        scores, kept = rescored_by_champion(), f"rolled back: v{champion.version} re-scored, none trained"
     else:
         train = train if train is not None else original_training_set(seed, cfg.data_dir, Path(cfg.var_dir),
                                                                       FUE.max_donors)
@@ -152,8 +156,10 @@ def refresh(cfg, method: str, seed: int, top_n: int, posts_uri: str, stats_uri: 
             params={"method": method, "seed": seed, "top_n": top_n, "originals": len(train[1]),
                     "extracted": len(extracted), "candidates": len(candidates),
                     "previous": champion.version if champion is not None else None}), model)
-        store.promote_newest(meta)
+        promoted, why = store.promote_newest(meta, champion.version if champion is not None else None)
         kept = f"v{meta.version} trained"
+        if not promoted:  # a rollback came during the run: the rolled-back champion's scores are pushed
+            scores, kept = rescored_by_champion(), f"{kept}, not promoted: {why}; the champion re-scored"
     written = write_scores(CANDIDATE_SCORES_TABLE.path(cfg), method, scores, len(extracted))
     return {"method": method, "extracted": len(extracted), "candidates": len(candidates), "scored": written,
             "model": kept}
