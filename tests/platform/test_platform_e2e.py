@@ -16,7 +16,9 @@ budgets) for every assertion, in this order:
 4. Delta holds rows of every loop, each post once;
 5. on ``target = "sites"`` with the world's click log switched off, the sources loop's schedule is fitted
    from the fetched pages' relevance (the stated freshness half-life is every source's decay) and pushed,
-   and no process of the platform made a request to the world's evaluation port;
+   and no process of the platform made a request to the world's evaluation port; ``focuscrawl models
+   promote`` rolls the source estimates back to an older fit, and the next run's plan, made from it, is
+   followed (that run alone is triggered, after the loops' test);
 6. one process of each kind SIGKILLed comes back and its landing loses and doubles nothing;
 7. after ``down``, every landed table holds every committed record of its topic, once.
 
@@ -159,30 +161,34 @@ def test_fue_chooser_follows_the_pushed_scores(live_platform):
     assert _process(live_platform, "fue-chooser-")["restarts"] == 0, "the chooser was restarted"
 
 
-def test_source_crawler_follows_the_pushed_schedule(live_platform):
-    cfg, project = live_platform.cfg, live_platform.project
+def _crawler_follows_the_plan(cfg):
+    """``(crawler status, the planned rows it follows)`` when the source crawler applies ``source_schedule`` as
+    it is now; None while it does not (yet). A plan covers the sources whose recrawls or clicks had landed when
+    source_schedule ran; a source first recrawled later is in no plan until the next run, which the test
+    project paces at 3 minutes. Waiting for a plan that names every source was a wait on that next run
+    (issue 35: it failed CI when the run fell late)."""
     from focuscrawl.ephemeral.tables import SOURCE_SCHEDULE
 
-    # The first push the crawler applies is what is asserted. A plan covers the sources whose recrawls or
-    # clicks had landed when source_schedule ran; a source first recrawled later is in no plan until the
-    # next run, which the test project paces at 3 minutes. Waiting for a plan that names every source
-    # was a wait on that next run (issue 35: it failed CI when the run fell late).
-    def follows():
-        status = _status(cfg, "source-crawler")
-        if not status.get("schedules_applied"):
-            return None
-        plan = DeltaTable(SOURCE_SCHEDULE.path(cfg)).to_pandas().set_index("source_url")
-        planned = [url for url in status["intervals"] if url in plan.index]
-        if not planned:
-            return None
-        for url in planned:
-            interval, want = status["intervals"][url], plan.loc[url, "recrawl_interval_s"]
-            if (interval is None) != math.isnan(want) or (interval is not None and abs(interval - want) > 1e-6 * want):
-                return None  # a newer plan is written and on its way, or half applied: look again
-        return status, plan.loc[planned]
+    status = _status(cfg, "source-crawler")
+    if not status.get("schedules_applied"):
+        return None
+    plan = DeltaTable(SOURCE_SCHEDULE.path(cfg)).to_pandas().set_index("source_url")
+    planned = [url for url in status["intervals"] if url in plan.index]
+    if not planned:
+        return None
+    for url in planned:
+        interval, want = status["intervals"][url], plan.loc[url, "recrawl_interval_s"]
+        if (interval is None) != math.isnan(want) or (interval is not None and abs(interval - want) > 1e-6 * want):
+            return None  # a newer plan is written and on its way, or half applied: look again
+    return status, plan.loc[planned]
 
-    status, plan = wait_until(follows, 300, f"the crawler did not take up the pushed schedule: "
-                                            f"{_status(cfg, 'source-crawler')}", interval=3.0)
+
+def test_source_crawler_follows_the_pushed_schedule(live_platform):
+    cfg, project = live_platform.cfg, live_platform.project
+
+    # The first push the crawler applies is what is asserted.
+    status, plan = wait_until(lambda: _crawler_follows_the_plan(cfg), 300, f"the crawler did not take up the pushed "
+                              f"schedule: {_status(cfg, 'source-crawler')}", interval=3.0)
     # was: sources e2e: the plan spends the project's budget, on the sources the crawler found; with the
     # DAG's default politeness (60 s between two fetches of a host) the few world hosts cap it below
     # (measured: 0.038 of 0.05), so the live check is "within the budget", not "all of it"
@@ -327,6 +333,54 @@ def test_the_sources_schedule_is_fitted_from_relevance_without_a_click_log(live_
     entries = evaluation(cfg, "GET", "/eval_access_log")["entries"]
     strangers = [e for e in entries if not e["client"].endswith("|" + EVALUATION_AGENT)]
     assert not strangers, f"requests to the evaluation port from the live path: {strangers[:5]}"
+
+
+def test_a_rollback_of_the_source_estimates_is_planned_with_and_followed(live_platform):
+    """Issue 34: ``focuscrawl models promote sources.estimates V`` rolls the sources loop back to an older fit; the
+    next source_schedule run plans with that fit's estimates and fits none, and the crawler follows the schedule
+    pushed from them. The test asks for that run at once (Airflow's trigger, as an operator would after a
+    rollback) rather than wait up to the project's 3 minutes; promoting the newest fit again ends the rollback."""
+    import numpy as np
+
+    from focuscrawl.cli import main as cli
+    from focuscrawl.ephemeral.fitted import KEY
+    from focuscrawl.ephemeral.tables import SOURCE_ESTIMATES
+    from focuscrawl.orchestration.model_families import family
+
+    cfg = live_platform.cfg
+    store = family(cfg, "sources").store
+
+    def table():
+        return DeltaTable(SOURCE_ESTIMATES.path(cfg)).to_pandas().set_index("source_url").sort_index()
+
+    def same(a, b) -> bool:
+        return list(a.index) == list(b.index) and np.allclose(a["lam"], b["lam"])
+
+    def an_older_fit():  # a recorded fit whose estimates are not those planned with now
+        now = table()
+        for v in store.versions(KEY)[:-1]:
+            fit = store.load(KEY, v.version)[1].set_index("source_url").sort_index()
+            if v.registry_version is not None and not same(fit, now):
+                return v, fit
+        return None
+
+    older, wanted = wait_until(an_older_fit, 300, f"no recorded fit other than the planned one: {store.versions(KEY)}",
+                               interval=5.0)
+    assert cli.main(["models", "promote", "sources.estimates", str(older.registry_version)]) == 0
+    newest_before = store.versions(KEY)[-1].version
+    run = live_platform.airflow.trigger("source_schedule")
+    wait_until(lambda: live_platform.airflow.run_state("source_schedule", run) in ("success", "failed"), 360,
+               "the triggered source_schedule run did not end", interval=5.0)
+    assert live_platform.airflow.run_state("source_schedule", run) == "success"
+    wait_until(lambda: same(table(), wanted) and _crawler_follows_the_plan(cfg), 120,
+               f"no plan from the rolled-back v{older.version} followed: {_status(cfg, 'source-crawler')}", interval=3.0)
+    assert store.champion(KEY).version == older.version
+    # a run that was fitting when the rollback came stores its fit, judged and not promoted
+    assert not [v.version for v in store.versions(KEY) if v.version > newest_before and v.promoted]
+    newest = wait_until(lambda: (v := store.versions(KEY)[-1]).registry_version and v, 180,
+                        "the newest fit is not recorded", interval=5.0)
+    assert cli.main(["models", "promote", "sources.estimates", str(newest.registry_version)]) == 0
+    assert store.rolled_back(KEY) is None
 
 
 # -- supervisor: one process of each kind SIGKILLed (sup) ---------------------------------------
