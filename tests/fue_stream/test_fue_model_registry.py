@@ -100,6 +100,7 @@ def test_focuscrawl_train_stores_each_fit_and_records_classifiers_trained_before
     train_models(project, cfg, log=lambda _: None)
     store = fue_store(cfg)
     assert [v.params["users"] for v in store.versions("t/reference")] == [24] and store.champion("t/candidate")
+    assert set(store.versions("t/reference")[0].metrics) == {"cv_auc", "cv_auc_low", "cv_auc_high", "cv_folds"}
     train_models(project, cfg, log=lambda _: None)  # up to date: nothing new
     assert len(store.versions("t/reference")) == 1
     import shutil
@@ -107,3 +108,36 @@ def test_focuscrawl_train_stores_each_fit_and_records_classifiers_trained_before
     shutil.rmtree(store.root)  # as on a platform trained before the store kept versions
     train_models(project, cfg, log=lambda _: None)
     assert [v.version for v in store.versions("t/reference")] == [1] and store.versions("t/candidate")[0].promoted
+
+
+def test_the_classifiers_held_out_figures_are_cross_validated_by_user():
+    """Each user is scored once, by a fold model fitted on other users only: here every user's history carries a
+    word of its own and the labels are drawn at random, so a model scored on users it saw is perfect while the
+    cross-validated figure stays near chance."""
+    import random
+
+    from focuscrawl.fue.classifier import TermCounts, UserClassifier, whole_user_documents
+    from focuscrawl.fue.evaluation import cross_validated
+    from focuscrawl.relevance.evaluation import auc
+
+    rng = random.Random(1)
+    labels = [1] * 15 + [0] * 25
+    rng.shuffle(labels)
+    histories = [[f"{' '.join(rng.choices(OTHER, k=10))} ownword{chr(97 + u // 26)}{chr(97 + u % 26)}"] * 3
+                 for u in range(40)]
+    counts = TermCounts()
+    counts.add(whole_user_documents(histories))
+    fitted_on: list[list[int]] = []
+
+    def fit(rows):
+        fitted_on.append(rows)
+        return UserClassifier(min_df=1, C=1e4).fit_counts(counts, [labels[i] for i in rows], rows)
+
+    figures = cross_validated(fit, counts, labels)
+    assert figures["cv_folds"] == 5 and len(fitted_on) == 5
+    held = [sorted(set(range(40)) - set(rows)) for rows in fitted_on]
+    assert sorted(u for fold in held for u in fold) == list(range(40))  # each user held out exactly once
+    seen_all = UserClassifier(min_df=1, C=1e4).fit_counts(counts, labels)
+    assert auc(labels, seen_all.predict_proba_counted(counts, counts.matrix())) == 1.0
+    assert abs(figures["cv_auc"] - 0.5) < 0.25 and figures["cv_auc_low"] <= figures["cv_auc"] <= figures["cv_auc_high"]
+    assert cross_validated(fit, counts, [1] + [0] * 39) == {}  # one positive user: nothing to hold out

@@ -55,18 +55,21 @@ class UserClassifier:
         self.vectorizer_ = TfidfVectorizer(min_df=self.min_df, stop_words=self.stop_words)
         return self._fit_model(self.vectorizer_.fit_transform(documents), labels)
 
-    def fit_counts(self, counts: "TermCounts", labels: Sequence[int]) -> "UserClassifier":
-        """``fit`` on the documents already analysed in ``counts``: the same vocabulary, idf and model.
+    def fit_counts(self, counts: "TermCounts", labels: Sequence[int], rows: Sequence[int] | None = None
+                   ) -> "UserClassifier":
+        """``fit`` on the documents already analysed in ``counts`` (those of ``rows`` only, when given): the same
+        vocabulary, idf and model as ``fit`` on those documents.
 
         The vocabulary is pruned by ``min_df`` and sorted as ``TfidfVectorizer`` does, so the
-        features (and their order, which liblinear's coordinate descent follows) are identical.
+        features (and their order, which liblinear's coordinate descent follows) are identical; a term of
+        no document in ``rows`` is in none, so it is pruned whatever ``min_df``.
         """
         from sklearn.feature_extraction.text import TfidfTransformer, TfidfVectorizer
 
         if counts.stop_words != self.stop_words:
             raise ValueError(f"counts were analysed with stop_words={counts.stop_words!r}, not {self.stop_words!r}")
         self._check_labels(labels)
-        x = counts.matrix()
+        x = counts.matrix(rows)
         if x.shape[0] != len(labels):
             raise ValueError(f"{x.shape[0]} counted documents but {len(labels)} labels")
         min_count = self.min_df if isinstance(self.min_df, int) else self.min_df * x.shape[0]
@@ -110,7 +113,11 @@ class UserClassifier:
         For re-scoring the same waiting candidates with every new model: a candidate's text is
         tokenised once, not once per model.
         """
-        x = counts.project(counts.rows(texts), self.vectorizer_.vocabulary_)
+        return self.predict_proba_counted(counts, counts.rows(texts))
+
+    def predict_proba_counted(self, counts: "TermCounts", x) -> np.ndarray:
+        """``predict_proba`` of documents ``counts`` analysed into the counts ``x`` (its columns)."""
+        x = counts.project(x, self.vectorizer_.vocabulary_)
         return self.model_.predict_proba(self.vectorizer_._tfidf.transform(x, copy=False))[:, 1]
 
     def proba(self, text: str) -> float:
@@ -288,9 +295,9 @@ class TermCounts:
             out[j] = term
         return out
 
-    def matrix(self):
-        """The training documents' counts: a CSR matrix over every term seen so far."""
-        return self._stack(self._documents)
+    def matrix(self, rows: Sequence[int] | None = None):
+        """The training documents' counts (those of ``rows``, when given): a CSR matrix over every term seen so far."""
+        return self._stack(self._documents if rows is None else [self._documents[i] for i in rows])
 
     def rows(self, texts: Sequence[str]):
         """Counts of ``texts`` (not kept for training); texts of the previous call are not re-analysed."""

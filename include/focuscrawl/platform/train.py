@@ -63,7 +63,9 @@ def train_models(project, cfg, *, force: bool = False, log=print) -> Models:
                             **{f"reference.{k}": v for k, v in (done.get("reference_params") or {}).items()},
                             **{f"{role}.file": f["path"] for role, f in fingerprint["examples"].items()}})
         return models
-    from focuscrawl.fue.classifier import reference_params, train_candidate_classifier, train_reference_classifier
+    from focuscrawl.fue.classifier import (TermCounts, UserClassifier, reference_params, train_candidate_classifier,
+                                           whole_user_documents)
+    from focuscrawl.fue.evaluation import cross_validated
 
     started = time.monotonic()
     histories, labels = project.profile.training_set()
@@ -72,28 +74,42 @@ def train_models(project, cfg, *, force: bool = False, log=print) -> Models:
         raise ValueError("profile: the examples hold one class only; give both positive and negative users")
     log(f"train: {len(labels)} example users ({positives} positive) read in {time.monotonic() - started:.1f}s")
     params = reference_params(len(histories))
+    counts = TermCounts()  # every user's whole history analysed once: the reference's fit and the folds' scores
+    counts.add(whole_user_documents(histories))
     try:
-        reference = train_reference_classifier(histories, labels, **params)
+        reference = UserClassifier(**params).fit_counts(counts, labels)  # = train_reference_classifier
         candidate = train_candidate_classifier(histories, labels)
     except ValueError as exc:  # scikit-learn: e.g. no term left after min_df on a tiny set
         raise ValueError(f"profile: the classifiers cannot be trained on these {len(labels)} example users ({exc}); "
                          "give more example users with more writings") from None
+    fitted = time.monotonic()
+    held_out = {  # each fold fitted as the stored model is, with the hyper-parameters its size gives
+        "reference": cross_validated(lambda rows: UserClassifier(**reference_params(len(rows))).fit_counts(
+            counts, [labels[i] for i in rows], rows), counts, labels),
+        "candidate": cross_validated(lambda rows: train_candidate_classifier(
+            [histories[i] for i in rows], [labels[i] for i in rows]), counts, labels)}
+    for role, figures in held_out.items():
+        log(f"train: {role} classifier, cross-validated AUC " + (
+            f"{figures['cv_auc']:.3f} [{figures['cv_auc_low']:.3f}, {figures['cv_auc_high']:.3f}] over "
+            f"{figures['cv_folds']:.0f} folds" if figures else "not measured: too few users (or words) per fold")
+            + f" ({time.monotonic() - fitted:.1f}s)")
     reference.save(models.reference)
     candidate.save(models.candidate)
     write_status(stamp, {"fingerprint": fingerprint, "users": len(labels), "positives": positives,
                          "reference_params": params, "trained_at": time.time()})
     store_versions(project, cfg, {"reference": reference, "candidate": candidate},
                    {"users": len(labels), "positives": positives, **{f"reference.{k}": v for k, v in params.items()},
-                    **{f"{role}.file": f["path"] for role, f in fingerprint["examples"].items()}})
+                    **{f"{role}.file": f["path"] for role, f in fingerprint["examples"].items()}}, held_out)
     log(f"train: reference and candidate classifiers in {out} ({time.monotonic() - started:.1f}s)")
     return models
 
 
-def store_versions(project, cfg, fitted: dict, params: dict) -> None:
+def store_versions(project, cfg, fitted: dict, params: dict, metrics: dict | None = None) -> None:
     """Each of ``fitted`` (``{"reference": ..., "candidate": ...}``) as the next version of ``<project>/<role>`` in the
-    FUE model store (:func:`focuscrawl.fue.batch.model_store`) and its champion, the model registry's record. The
-    classifiers are fitted on every example user, so no held-out metric exists; they read no Delta table (the
-    example files are their data, named in ``params``)."""
+    FUE model store (:func:`focuscrawl.fue.batch.model_store`) and its champion, the model registry's record, with
+    its ``metrics`` by role. The classifiers are fitted on every example user, so their held-out figures are
+    cross-validated (:mod:`focuscrawl.fue.evaluation`); they read no Delta table (the example files are their
+    data, named in ``params``)."""
     from datetime import datetime, timezone
 
     from focuscrawl.fue.batch import model_store
@@ -101,10 +117,12 @@ def store_versions(project, cfg, fitted: dict, params: dict) -> None:
 
     store = model_store(cfg)
     for role, model in fitted.items():
-        meta = store.register(ModelVersion(name=f"{project.name}/{role}", version=0, metrics={}, data_version=0,
+        champion = store.champion(f"{project.name}/{role}")  # `train` is the operator's: its fit replaces any
+        meta = store.register(ModelVersion(name=f"{project.name}/{role}", version=0,
+                                           metrics=(metrics or {}).get(role, {}), data_version=0,
                                            eval_period=0, params={"role": role, **params},
                                            created_at=datetime.now(timezone.utc).isoformat(timespec="seconds")), model)
-        store.promote_newest(meta)
+        store.promote_newest(meta, champion.version if champion is not None else None)
 
 
 def main_train(args, cfg) -> int:
