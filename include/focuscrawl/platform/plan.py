@@ -36,6 +36,11 @@ from pathlib import Path
 from focuscrawl.platform.supervisor import ProcessSpec, RestartPolicy
 
 FETCHERS, STAGES, SINKS_TIER = 1, 2, 3
+# A consumer into Delta stopped by ``down`` lands what its topic holds first (``StreamConsumer._drain``): a
+# backlog of a few thousand records is a few Delta commits, slow on a busy machine, so it gets longer than
+# the other processes' 20 s, and its grace leaves room for the last commit after the drain.
+SINK_DRAIN_SECONDS = 45.0
+SINK_STOP_GRACE = SINK_DRAIN_SECONDS + 15.0
 # Loops whose crawlers send refusals (parser rejections, scope and trap refusals) to the dead-letter topic:
 # with any of them on, one ``dead_letter`` consumer lands them in the ``dead_letter`` table.
 CRAWLING_LOOPS = ("sources", "revisits")
@@ -72,6 +77,7 @@ class _Draft:
     pace: float | None = None  # a fetching process's own pace (FetchSpec.pace); None: it fetches nothing
     restart: RestartPolicy = field(default_factory=RestartPolicy)
     meta: dict = field(default_factory=dict)
+    stop_grace: float = 20.0
 
 
 def _fue(project, cfg, models: Models | None) -> list[_Draft]:
@@ -183,9 +189,10 @@ def _sinks(loop: str | None, landings: dict[str, str | None]) -> list[_Draft]:
             continue
         spec, group = sink(name), f"{name}-to-delta"
         drafts.append(_Draft(f"consumer-{name}", "consumer", loop, SINKS_TIER, "streaming/consumer.py",
-                             ["--sink", name, "--group", group, *(["--topic", topic] if topic else [])],
+                             ["--sink", name, "--group", group, *(["--topic", topic] if topic else []),
+                              "--drain-seconds", f"{SINK_DRAIN_SECONDS:g}"],
                              meta={"sink": name, "topic": topic or spec.topic, "group": group,
-                                   "table": spec.table.name}))
+                                   "table": spec.table.name}, stop_grace=SINK_STOP_GRACE))
     return drafts
 
 
@@ -231,7 +238,7 @@ def plan(project, cfg, *, models: Models | None = None, airflow: bool = True) ->
         specs.append(ProcessSpec(
             name=d.name, kind=d.kind, command=(sys.executable, str(home / d.script), *args), env=env,
             cwd=str(home), restart=d.restart, tier=d.tier, loop=d.loop, metrics_port=port,
-            status_file=str(status_file), meta=d.meta))
+            status_file=str(status_file), stop_grace=d.stop_grace, meta=d.meta))
         port += 1
     return specs
 

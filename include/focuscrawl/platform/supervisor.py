@@ -444,7 +444,7 @@ def read_state(var_dir: Path) -> dict:
     return read_status(Path(var_dir) / "platform" / "state.json")
 
 
-def stop_orphans(var_dir: Path, grace: float = 20.0, log_line=print) -> list[str]:
+def stop_orphans(var_dir: Path, log_line=print) -> list[str]:
     """Stop the processes of a supervisor that is gone (SIGKILLed), from the specs it wrote."""
     specs = [ProcessSpec.from_json(d) for d in read_status(Path(var_dir) / "platform" / "specs.json").get("specs", [])]
     if not specs:
@@ -455,7 +455,7 @@ def stop_orphans(var_dir: Path, grace: float = 20.0, log_line=print) -> list[str
         for m in (m for m in sup.procs.values() if m.spec.tier == tier):
             pid = m.process.pid()
             if pid is not None and cmdline(pid) == m.spec.command:
-                m.process.stop(timeout=min(grace, m.spec.stop_grace))
+                m.process.stop(timeout=m.spec.stop_grace)
                 stopped.append(m.spec.name)
                 log_line(f"{m.spec.name}: stopped (pid {pid})")
     return stopped
