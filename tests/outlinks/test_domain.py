@@ -223,8 +223,7 @@ def test_a_refit_per_run_model_keeps_its_newest_versions_and_the_champion(tmp_pa
     def refit(n):
         meta = store.register(ModelVersion(name="estimates", version=0, metrics={}, data_version=0, eval_period=0),
                               {"fit": n})
-        champion = store.champion("estimates")
-        store.promote_newest(meta, champion.version if champion else None)
+        store.promote_newest(meta, store.champion("estimates"))
         return meta
 
     for n in range(1, 6):
@@ -264,9 +263,10 @@ def test_a_rollback_made_while_a_refit_ran_holds(tmp_path):
     def stored():
         return store.register(ModelVersion(name="estimates", version=0, metrics={}, data_version=0, eval_period=0), {})
 
-    assert store.promote_newest(stored(), None)[0] and store.promote_newest(stored(), 1)[0]
-    running = stored()  # v3 is fitted over v2 ...
+    assert store.promote_newest(stored(), None)[0]
+    assert store.promote_newest(stored(), store.champion("estimates"))[0]
+    over, running = store.champion("estimates"), stored()  # v3 is fitted over v2 ...
     store.make_champion(store.versions("estimates")[0])  # ... while the operator rolls back to v1
-    promoted, why = store.promote_newest(running, 2)
+    promoted, why = store.promote_newest(running, over)
     assert not promoted and why == "rolled back to v1 while it was fitted: the rollback holds"
     assert store.champion("estimates").version == 1 and store.rolled_back("estimates").version == 1

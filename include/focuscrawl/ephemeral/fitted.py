@@ -39,7 +39,7 @@ def plan_estimates(store: ModelStore, fit: Callable[[], pd.DataFrame], params: M
         name=KEY, version=0, metrics={}, data_version=0, eval_period=0, delta_versions=dict(delta_versions),
         created_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
         params={**params, "sources": len(estimates)}), estimates.reset_index(drop=True))
-    promoted, why = store.promote_newest(meta, champion.version if champion is not None else None)
+    promoted, why = store.promote_newest(meta, champion)
     if not promoted:  # a rollback came during the fit: plan with the rolled-back champion's
         return store.load(KEY)[1], f"v{meta.version} fitted, not planned with: {why}"
     return estimates, f"v{meta.version} fitted"

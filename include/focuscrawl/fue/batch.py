@@ -138,14 +138,13 @@ def refresh(cfg, method: str, seed: int, top_n: int, posts_uri: str, stats_uri: 
     extracted, done = extracted_users(stats_uri or STATS_TABLE.path(cfg), method, seen)
     candidates = candidate_evidence(posts_uri, exclude=done, seen=seen)
 
-    def rescored_by_champion() -> list[tuple[str, float]]:
-        model = store.load(key)[1]
+    def rescored_by(model) -> list[tuple[str, float]]:
         texts = [text for _, text in candidates]
         probabilities = model.predict_proba(texts) if texts else []
         return sorted(((u, float(p)) for (u, _), p in zip(candidates, probabilities)), key=lambda x: -x[1])[:top_n]
 
     if store.rolled_back(key) is not None:
-        scores, kept = rescored_by_champion(), f"rolled back: v{champion.version} re-scored, none trained"
+        scores, kept = rescored_by(current), f"rolled back: v{champion.version} re-scored, none trained"
     else:
         train = train if train is not None else original_training_set(seed, cfg.data_dir, Path(cfg.var_dir),
                                                                       FUE.max_donors)
@@ -156,10 +155,10 @@ def refresh(cfg, method: str, seed: int, top_n: int, posts_uri: str, stats_uri: 
             params={"method": method, "seed": seed, "top_n": top_n, "originals": len(train[1]),
                     "extracted": len(extracted), "candidates": len(candidates),
                     "previous": champion.version if champion is not None else None}), model)
-        promoted, why = store.promote_newest(meta, champion.version if champion is not None else None)
+        promoted, why = store.promote_newest(meta, champion)
         kept = f"v{meta.version} trained"
         if not promoted:  # a rollback came during the run: the rolled-back champion's scores are pushed
-            scores, kept = rescored_by_champion(), f"{kept}, not promoted: {why}; the champion re-scored"
+            scores, kept = rescored_by(store.load(key)[1]), f"{kept}, not promoted: {why}; the champion re-scored"
     written = write_scores(CANDIDATE_SCORES_TABLE.path(cfg), method, scores, len(extracted))
     return {"method": method, "extracted": len(extracted), "candidates": len(candidates), "scored": written,
             "model": kept}

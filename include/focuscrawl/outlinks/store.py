@@ -131,16 +131,16 @@ class ModelStore:
             return None
         return champion
 
-    def promote_newest(self, candidate: ModelVersion, fitted_over: int | None) -> tuple[bool, str]:
+    def promote_newest(self, candidate: ModelVersion, fitted_over: ModelVersion | None) -> tuple[bool, str]:
         """The rule of a loop whose every refit replaces the last (a pseudo-trained refresh, a source plan):
         ``candidate`` becomes the champion, judged once, unless the champion moved while it was fitted from
-        ``fitted_over`` (the champion's version when the fit began, None for none): a rollback made meanwhile
+        ``fitted_over`` (the champion when the fit began, None for none): a rollback made meanwhile
         holds, and the candidate is kept unpromoted. Such a loop stores a version per run (the source
         schedule's about one a minute on the live platform), so only the newest :data:`KEEP_REFITS` stay on
         disk: older ones are removed (the model registry keeps those it recorded)."""
         candidate.considered = True
         champion = self.champion(candidate.name)
-        if (champion.version if champion is not None else None) != fitted_over:
+        if (champion.version if champion else None) != (fitted_over.version if fitted_over else None):
             self.save(candidate, ("considered",))
             return False, f"rolled back to v{champion.version} while it was fitted: the rollback holds"
         self.make_champion(candidate)

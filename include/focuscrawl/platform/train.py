@@ -122,7 +122,7 @@ def store_versions(project, cfg, fitted: dict, params: dict, metrics: dict | Non
                                            metrics=(metrics or {}).get(role, {}), data_version=0,
                                            eval_period=0, params={"role": role, **params},
                                            created_at=datetime.now(timezone.utc).isoformat(timespec="seconds")), model)
-        store.promote_newest(meta, champion.version if champion is not None else None)
+        store.promote_newest(meta, champion)
 
 
 def main_train(args, cfg) -> int:
