@@ -42,6 +42,21 @@ def test_stop_words_must_match_and_labels_must_line_up() -> None:
         UserClassifier().fit_counts(counts, LABELS)
     with pytest.raises(ValueError, match="labels"):
         UserClassifier(stop_words=None, min_df=1).fit_counts(counts, LABELS[:-1])
+    with pytest.raises(ValueError, match="stop_words"):  # scoring too: the analysis must be the model's
+        UserClassifier(stop_words=None, min_df=1).fit(DOCS, LABELS).predict_proba_counts(TermCounts(), ["numb"])
+
+
+def test_term_counts_survive_a_cache_round_trip() -> None:
+    import pickle
+
+    counts = TermCounts(stop_words=None)
+    counts.add(DOCS)
+    counts.rows(["numb cake"])
+    back = pickle.loads(pickle.dumps(counts))
+    assert back.terms() == counts.terms() and (back.matrix() != counts.matrix()).nnz == 0
+    assert back._remembered == {}  # what was scored is not cached, only the training documents
+    back.add(["brand new words"])
+    assert len(back) == len(DOCS) + 1 and "brand" in back.terms()
 
 
 def test_rows_remember_only_the_previous_call() -> None:

@@ -61,3 +61,31 @@ def test_pseudo_training_run_rescores_and_the_scores_round_trip(tmp_path, toy_cl
     # the push names the refreshed classifier and the table version its scores are read at
     assert scores_push(uri, "HCP-0.5-0.5") == [("x", 0.5, {"method": "HCP-0.5-0.5", "model_version": DeltaTable(
         uri).version(), "model": "candidate-classifier/HCP-0.5-0.5"})]
+
+
+def test_the_originals_are_analysed_once_and_a_cached_run_scores_as_a_fresh_one(tmp_path, toy_classifier):
+    """Every fue_pseudo_training run starts from the same original set: its analysis is read back from the
+    cache (keyed by the documents), and the run's model and scores are those of an uncached run."""
+    import numpy as np
+
+    from focuscrawl.fue.batch import analysed
+
+    docs = [f"{OTHER[i % 8]} {OTHER[(i + 1) % 8]}" for i in range(20)] + [f"{TARGET[i % 8]} crying" for i in range(20)]
+    train = (docs, [0] * 20 + [1] * 20)
+    first = analysed(docs, "english", tmp_path)
+    (cached,) = (tmp_path / "fue").glob("analysed-*.joblib")
+    again = analysed(docs, "english", tmp_path)
+    assert again is not first and again.terms() == first.terms()
+    assert (again.matrix() != first.matrix()).nnz == 0
+    analysed(docs[:-1] + ["another text"], "english", tmp_path)
+    assert len(list((tmp_path / "fue").glob("analysed-*.joblib"))) == 2  # other documents, another entry
+    candidates = [("odd", "zebra zebra"), ("sad", "hopeless numb"), ("meh", "recipe garden")]
+    extracted = [("zebra zebra crying", 0.97)] * 10 + [("football guitar", 0.05)]
+    plain = pseudo_training_run("HCP-POS", train, extracted, candidates, toy_classifier, top_n=3)
+    for _ in range(2):  # the cache written, then read
+        model, scores = pseudo_training_run("HCP-POS", train, extracted, candidates, toy_classifier, top_n=3,
+                                            cache_dir=tmp_path)
+        assert [u for u, _ in scores] == [u for u, _ in plain[1]]
+        np.testing.assert_allclose([s for _, s in scores], [s for _, s in plain[1]], atol=1e-12)
+        np.testing.assert_allclose(model.model_.coef_, plain[0].model_.coef_, atol=1e-12)
+    assert cached.exists()

@@ -15,13 +15,14 @@ job would only pay off beyond a single machine's memory; the step itself stays
 
 from __future__ import annotations
 
+import os
 import time
 from pathlib import Path
 from typing import Sequence
 
 import pyarrow as pa
 
-from focuscrawl.fue.classifier import UserClassifier, corpus_histories, reference_params, whole_user_documents
+from focuscrawl.fue.classifier import TermCounts, UserClassifier, corpus_histories, reference_params, whole_user_documents
 from focuscrawl.fue.evidence import EvidenceAggregator, Post
 from focuscrawl.fue.params import DEFAULT as FUE
 from focuscrawl.fue.pipeline import STATS_TABLE
@@ -96,16 +97,54 @@ def original_training_set(seed: int, data_dir: Path | None, cache_dir: Path,
     return train
 
 
+def analysed(documents: Sequence[str], stop_words: str | None, cache_dir: Path | None) -> TermCounts:
+    """``documents`` analysed into :class:`~focuscrawl.fue.classifier.TermCounts`, read from ``cache_dir/fue``
+    when the same documents were analysed before (keyed by their digest, the stop words and scikit-learn's
+    version, which fixes the analyser). Every ``fue_pseudo_training`` run starts from the same original set,
+    and analysing it (486 eRisk users, 50 MB of text) is most of a retrain (focuscrawl.fue.classifier.TermCounts)."""
+    import hashlib
+
+    import joblib
+    import sklearn
+
+    counts = TermCounts(stop_words=stop_words)
+    if cache_dir is None:
+        counts.add(documents)
+        return counts
+    digest = hashlib.blake2b(f"{stop_words}|{sklearn.__version__}|{len(documents)}".encode(), digest_size=16)
+    for d in documents:
+        digest.update(d.encode("utf-8", "surrogatepass") + b"\0")
+    cache = Path(cache_dir) / "fue" / f"analysed-{digest.hexdigest()}.joblib"
+    if cache.exists():
+        return joblib.load(cache)
+    counts.add(documents)
+    cache.parent.mkdir(parents=True, exist_ok=True)
+    partial = cache.with_suffix(f".{os.getpid()}.tmp")  # concurrent runs of two methods: whole files only
+    joblib.dump(counts, partial)
+    partial.replace(cache)
+    return counts
+
+
 def pseudo_training_run(method: str, train: tuple[Sequence[str], Sequence[int]], extracted: list[tuple[str, float]],
                         candidates: list[tuple[str, str]], current: UserClassifier | None,
-                        top_n: int = FUE.top_n) -> tuple[UserClassifier, list[tuple[str, float]]]:
+                        top_n: int = FUE.top_n, cache_dir: Path | None = None
+                        ) -> tuple[UserClassifier, list[tuple[str, float]]]:
     """Retrain ``method``'s prediction classifier (the reference's hyper-parameters on the original
-    whole-user set plus the pseudo-examples) and re-score the ``top_n`` best candidates by ``current``."""
+    whole-user set plus the pseudo-examples) and re-score the ``top_n`` best candidates by ``current``.
+    Each text is analysed once: the originals' analysis comes from ``cache_dir`` (:func:`analysed`), and the
+    candidates' is shared by ``current``'s scores and the new model's (when ``current`` was analysed alike)."""
+    params = reference_params(len(train[0]))
+    originals = analysed(train[0], UserClassifier(**params).stop_words, cache_dir)
     texts = [text for _, text in candidates]
-    now = current.predict_proba(texts) if current is not None and texts else [0.0] * len(texts)
-    return retrain_and_rescore(train[0], train[1], extracted, PseudoLabelling.for_method(method),
+    if current is None or not texts:
+        now = [0.0] * len(texts)
+    elif current.stop_words == originals.stop_words:  # the run's own kind of model: one analysis of the texts
+        now = current.predict_proba_counts(originals, texts)
+    else:
+        now = current.predict_proba(texts)
+    return retrain_and_rescore(originals, train[1], extracted, PseudoLabelling.for_method(method),
                                [(u, t, float(s)) for (u, t), s in zip(candidates, now)],
-                               top_n=top_n, classifier_params=reference_params(len(train[0])))
+                               top_n=top_n, classifier_params=params)
 
 
 def model_store(cfg) -> "ModelStore":
@@ -148,7 +187,8 @@ def refresh(cfg, method: str, seed: int, top_n: int, posts_uri: str, stats_uri: 
     else:
         train = train if train is not None else original_training_set(seed, cfg.data_dir, Path(cfg.var_dir),
                                                                       FUE.max_donors)
-        model, scores = pseudo_training_run(method, train, extracted, candidates, current, top_n)
+        model, scores = pseudo_training_run(method, train, extracted, candidates, current, top_n,
+                                            cache_dir=Path(cfg.var_dir))
         meta = store.register(ModelVersion(
             name=key, version=0, metrics={}, data_version=0, eval_period=0, delta_versions=dict(seen),
             created_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),

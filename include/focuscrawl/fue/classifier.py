@@ -117,6 +117,8 @@ class UserClassifier:
 
     def predict_proba_counted(self, counts: "TermCounts", x) -> np.ndarray:
         """``predict_proba`` of documents ``counts`` analysed into the counts ``x`` (its columns)."""
+        if counts.stop_words != self.stop_words:
+            raise ValueError(f"counts were analysed with stop_words={counts.stop_words!r}, not {self.stop_words!r}")
         x = counts.project(x, self.vectorizer_.vocabulary_)
         return self.model_.predict_proba(self.vectorizer_._tfidf.transform(x, copy=False))[:, 1]
 
@@ -283,6 +285,14 @@ class TermCounts:
 
     def __len__(self) -> int:
         return len(self._documents)
+
+    def __getstate__(self) -> dict:
+        """The analysed documents and their vocabulary (a cache's); the analyser is rebuilt on load."""
+        return {"stop_words": self.stop_words, "vocabulary": self._vocabulary, "documents": self._documents}
+
+    def __setstate__(self, state: dict) -> None:
+        self.__init__(state["stop_words"])
+        self._vocabulary, self._documents = state["vocabulary"], state["documents"]
 
     def add(self, documents: Iterable[str]) -> None:
         """Analyse training documents and keep their counts (rows of ``matrix``, in order)."""

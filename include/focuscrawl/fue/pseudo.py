@@ -63,15 +63,25 @@ class PseudoTrainer:
 
     def __init__(
         self,
-        train_documents: Sequence[str],
+        train_documents: Sequence[str] | TermCounts,
         train_labels: Sequence[int],
         labelling: PseudoLabelling,
         classifier_params: dict | None = None,
     ) -> None:
+        """``train_documents``: the original documents, or those documents already analysed (``TermCounts``,
+        e.g. from the DAG's cache: ``focuscrawl.fue.batch.analysed``), which the trainer then extends."""
         self.labelling = labelling
         self.classifier_params = classifier_params or {}
-        self.counts = TermCounts(stop_words=UserClassifier(**self.classifier_params).stop_words)
-        self.counts.add(train_documents)
+        stop_words = UserClassifier(**self.classifier_params).stop_words
+        if isinstance(train_documents, TermCounts):
+            if train_documents.stop_words != stop_words or len(train_documents) != len(train_labels):
+                raise ValueError(f"the analysed originals ({len(train_documents)} documents, stop_words="
+                                 f"{train_documents.stop_words!r}) do not match {len(train_labels)} labels and "
+                                 f"stop_words={stop_words!r}")
+            self.counts = train_documents
+        else:
+            self.counts = TermCounts(stop_words=stop_words)
+            self.counts.add(train_documents)
         self._labels: list[int] = list(train_labels)
         self._original = len(self._labels)
         self._trained_with = 0
@@ -108,7 +118,7 @@ class PseudoTrainer:
 
 
 def retrain_and_rescore(
-    train_documents: Sequence[str],
+    train_documents: Sequence[str] | TermCounts,
     train_labels: Sequence[int],
     extracted: Iterable[tuple[str, float]],
     labelling: PseudoLabelling,
