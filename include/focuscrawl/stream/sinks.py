@@ -9,7 +9,10 @@ default, the record -> row conversion and the column the table holds once (``uni
 :class:`StreamConsumer` is the loop: a kafka-python group member, auto-commit off; batches (by size
 or age) go to :class:`~focuscrawl.lake.delta_sink.DeltaSink`, whose commits carry the offsets; on every
 partition assignment it seeks to the offsets stored in the table, so a SIGKILL at any point neither
-loses nor duplicates a row. Kafka's committed offsets follow the table only as a hint for tools. No
+loses nor duplicates a row; a revocation drops what the open batch holds of the revoked partitions
+(their next owner reads it again), since a Delta commit inside the rebalance callback stalls the
+member's heartbeats; a stop lands the rest of its partitions, read outside the group (:meth:`StreamConsumer._drain`).
+Kafka's committed offsets follow the table only as a hint for tools. No
 client or Delta error ends it: it logs, drops the uncommitted batch, seeks back to the table's
 offsets and goes on.
 """
@@ -185,8 +188,10 @@ class StreamConsumer:
 
         class SeekToTable(ConsumerRebalanceListener):
             def on_partitions_revoked(self, revoked):
-                # Flush what we hold while the partitions are still ours.
-                outer._flush()
+                # Dropped, not flushed: a Delta commit in this callback blocks the consumer's event loop,
+                # heartbeats included (4.9 s in a CI run; the join that followed had not finished 20 s later).
+                # The records are read again by the partitions' next owner, from the table's offsets.
+                outer._drop(revoked)
 
             def on_partitions_assigned(self, assigned):
                 outer._seek_to_table(assigned)
@@ -246,33 +251,54 @@ class StreamConsumer:
         """On a stop, land what reached the topic before it: read the partitions this member holds up to
         their end offsets as they were at the stop, for at most ``drain_seconds``. The platform stops the
         fetchers first (``platform.supervisor``), so a clean ``down`` leaves nothing in Kafka that Delta
-        lacks; what a deadline leaves stays in the topic for the next start, from the table's offsets."""
-        assigned = self.consumer.assignment()
-        if not assigned or self.drain_seconds <= 0:
+        lacks; what a deadline leaves stays in the topic for the next start, from the table's offsets.
+
+        The drain reads outside the group. A member caught in a rebalance fetches nothing: in a CI run the
+        posts' member began a join after the e2e's SIGKILL round, had not finished it 20 s later when ``down``
+        came, and left 1,080 posts in the topic. The offsets live in the table, not the group, so the drain
+        flushes, leaves the group and reads its partitions by assignment from the table's offsets (every
+        partition, when a member mid-rebalance holds none); should another member take one meanwhile, the
+        table's positions skip what either already landed (``DeltaSink.write``)."""
+        from kafka import TopicPartition
+        from kafka.structs import MemberState
+
+        if self.drain_seconds <= 0:
             return
-        ends = self.consumer.end_offsets(list(assigned))
+        held = {tp for tp in self.consumer.assignment() if tp.topic == self.topic}
+        if not held and self.consumer.group_metadata().state == MemberState.STABLE:
+            return  # a settled member without partitions (more members than partitions) has nothing to land
+        self._flush()
+        self._close()
+        self.consumer = self.proc.consumer([], None, max_poll_records=self.batch_size,
+                                           client_id=f"focuscrawl-consumer-{self.group}-drain")
+        tps = sorted(held or {TopicPartition(self.topic, p) for p in self.consumer.partitions_for_topic(self.topic) or ()})
+        if not tps:
+            return
+        self.consumer.assign(tps)
+        self._seek_to_table(tps)
+        ends = self.consumer.end_offsets(tps)
         deadline = time.monotonic() + self.drain_seconds
         idle_since = None
-        while self.consumer is not None and time.monotonic() < deadline:
+        while time.monotonic() < deadline:
             if all(self.consumer.position(tp) >= end for tp, end in ends.items()):
                 break
-            if self._poll_once():
+            if self._poll_once(watch=False):
                 idle_since = None
                 continue
-            # One empty poll proves nothing on a busy machine (a fetch may take longer than the poll; a CI
-            # run's down once left posts in the topic); only a quiet spell says what remains is none.
+            # One empty poll proves nothing on a busy machine (a fetch may take longer than the poll); only
+            # a quiet spell says that what remains below the ends is no record (e.g. transaction markers).
             idle_since = idle_since if idle_since is not None else time.monotonic()
             if time.monotonic() - idle_since >= self.DRAIN_QUIET_SECONDS:
                 break
-        if self.consumer is not None:
-            behind = {tp.partition: end - self.consumer.position(tp) for tp, end in ends.items()
-                      if self.consumer.position(tp) < end}
-            log.info("stopping: drained %s%s", self.topic, f"; left in the topic (offsets per partition): {behind}" if behind else "")
+        behind = {tp.partition: end - self.consumer.position(tp) for tp, end in ends.items()
+                  if self.consumer.position(tp) < end}
+        log.info("stopping: drained %s%s", self.topic, f"; left in the topic (offsets per partition): {behind}" if behind else "")
 
-    def _poll_once(self) -> int:
-        """One poll into the open batch (flushed when full or old enough); returns the records read."""
+    def _poll_once(self, watch: bool = True) -> int:
+        """One poll into the open batch (flushed when full or old enough); returns the records read. ``watch``:
+        an empty poll checks the group assignment (``_watch_assignment``; not for the drain's group-less reads)."""
         polled = self.consumer.poll(timeout_ms=self.poll_ms, max_records=self.batch_size)
-        if not polled and self._watch_assignment():
+        if not polled and watch and self._watch_assignment():
             return 0
         for records in polled.values():
             for r in records:
@@ -318,6 +344,11 @@ class StreamConsumer:
         self._close()
         return True
 
+    def _drop(self, revoked) -> None:
+        """Forget the open batch's records of the ``revoked`` partitions (they are in no table yet)."""
+        gone = {(tp.topic, tp.partition) for tp in revoked}
+        self.batch = [r for r in self.batch if (r.topic, r.partition) not in gone]
+
     def _flush(self) -> None:
         if not self.batch:
             return
@@ -342,7 +373,7 @@ class StreamConsumer:
         assigned = self.consumer.assignment()
         offsets = {TopicPartition(t, p): OffsetAndMetadata(o, "", -1) for (t, p), o in positions.items()
                    if TopicPartition(t, p) in assigned}
-        if not offsets:
+        if not offsets or self.consumer.config["group_id"] is None:  # the drain's reads belong to no group
             return
         try:
             self.consumer.commit(offsets)
