@@ -4,8 +4,9 @@ Runs when a loop pushed or stored a model: the revisitor's priorities (`outlinks
 method's scores (`fue_pseudo_training`), the source schedule (`source_schedule`), the page relevance models
 (`page_relevance`). One task per model family (`focuscrawl.orchestration.model_families`): `record_outlinks`,
 `record_pages`, `record_fue` (also the reference and candidate classifiers `focuscrawl train` fits),
-`record_sources`. Each logs every stored version the registry lacks (its files, parameters, held-out metrics when
-the loop computes any, the Delta versions it read), registers it, and points the `champion` alias at the store's
+`record_sources`. Each logs every stored version the registry lacks (its files, parameters, held-out metrics: the
+loop's, or measured here from the tables at the Delta versions it read for the FUE refreshes and the source
+estimates; the Delta versions it read), registers it, and points the `champion` alias at the store's
 champion, which the loop's own rule chose (set only when it moved).
 
 No loop waits for it: recording a version takes several seconds of MLflow requests. A registry that is down

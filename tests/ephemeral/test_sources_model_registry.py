@@ -75,3 +75,42 @@ def test_a_rollback_made_during_a_fit_is_what_the_run_plans_with(tmp_path, monke
     assert done == "v3 fitted, not planned with: rolled back to v1 while it was fitted: the rollback holds"
     pd.testing.assert_frame_equal(planned, estimates(0.1))
     assert plan_estimates(store, lambda: estimates(0.4), {}, {})[1] == "rolled back: v1's estimates, none fitted"
+
+
+def test_a_fit_is_measured_on_what_came_after_its_data_and_a_failed_measure_costs_only_the_figures(tmp_path, monkeypatch):
+    """The registry measures each fit from the tables at the Delta versions it read (focuscrawl.ephemeral.fitted.held_out);
+    a measure that fails (e.g. a vacuumed version) is said in the task's line, and the fit is recorded without it."""
+    import dataclasses
+
+    import pyarrow as pa
+    from deltalake import write_deltalake
+
+    from focuscrawl.ephemeral.tables import SOURCE_RECRAWLS
+    from focuscrawl.lake import version
+    from tests.ephemeral.test_source_evaluation import SOURCES, clicks, recrawls
+
+    monkeypatch.setenv("FOCUSCRAWL_VAR", str(tmp_path))
+    cfg = settings()
+    rates = {s: 1e-4 * 2 ** i for i, s in enumerate(SOURCES)}
+    rows = recrawls(rates).assign(host=lambda f: f["source_url"].str[8:-1])
+    schema = SOURCE_RECRAWLS.arrow_schema()
+    def part(frame):
+        return pa.Table.from_pandas(frame.reindex(columns=schema.names), schema=schema, preserve_index=False)
+
+    write_deltalake(SOURCE_RECRAWLS.path(cfg), part(rows.iloc[: len(rows) // 2]))
+    read = {"source_recrawls": version(SOURCE_RECRAWLS, cfg)}
+    write_deltalake(SOURCE_RECRAWLS.path(cfg), part(rows.iloc[len(rows) // 2:]), mode="append")  # after the fit
+    plan_estimates(model_store(cfg), lambda: estimates(0.1), {"feedback": "CLICKS"}, read)
+    registry = FakeRegistry()
+    mirror(family(cfg, "sources"), registry)
+    metrics = registry.of(NAME)[0]["metrics"]
+    assert metrics["held_out_recrawls"] == round(0.2 * len(rows) // 2) and metrics["lam_skill_low"] > 0, metrics
+    assert model_store(cfg).versions("estimates")[0].metrics == metrics
+
+    def vacuumed(meta):
+        raise FileNotFoundError("part-0001.parquet: not found")
+
+    plan_estimates(model_store(cfg), lambda: estimates(0.2), {"feedback": "CLICKS"}, read)
+    lines = mirror(dataclasses.replace(family(cfg, "sources"), held_out=vacuumed), registry)
+    assert lines[0].endswith("held-out figures not measured for v2: FileNotFoundError: part-0001.parquet: not found")
+    assert registry.of(NAME)[1]["metrics"] == {}

@@ -16,6 +16,7 @@ from fake_registry import FakeRegistry
 from focuscrawl.config import settings
 from focuscrawl.fue.batch import model_store, read_scores, refresh
 from focuscrawl.fue.batch import CANDIDATE_SCORES_TABLE
+from focuscrawl.fue.pipeline import STATS_TABLE
 from focuscrawl.orchestration.model_families import family, mirror, promote_registered
 from focuscrawl.platform.train import store_versions
 from tests.fue_stream.test_fue_batch import _posts, _stats
@@ -28,7 +29,9 @@ TRAIN = ([f"{OTHER[i % 8]} {OTHER[(i + 1) % 8]}" for i in range(20)] + [f"{TARGE
 def test_each_refresh_is_a_version_and_a_rollback_holds(tmp_path, monkeypatch):
     monkeypatch.setenv("FOCUSCRAWL_VAR", str(tmp_path / "var"))
     cfg = settings()
-    stats, posts = _stats(tmp_path), _posts(tmp_path)
+    # the extractions where the registry's held-out figures read them; the original set the refreshes were given
+    stats, posts = _stats(Path(STATS_TABLE.path(cfg)).parent), _posts(tmp_path)
+    monkeypatch.setattr("focuscrawl.fue.batch.original_training_set", lambda *a, **k: TRAIN)
     first = refresh(cfg, "HCP-POS", 0, 10, posts, stats, train=TRAIN)
     second = refresh(cfg, "HCP-POS", 0, 10, posts, stats, train=TRAIN)
     assert (first["model"], second["model"]) == ("v1 trained", "v2 trained")
@@ -38,7 +41,10 @@ def test_each_refresh_is_a_version_and_a_rollback_holds(tmp_path, monkeypatch):
     assert len(logged) == 2 and logged[1]["experiment"] == "fue"
     assert logged[0]["delta_versions"] == {"fue_extractions": DeltaTable(stats).version(),
                                            "reddit_posts": DeltaTable(posts).version()}
-    assert logged[0]["metrics"] == {}  # the loop measures nothing on held-out data
+    # measured by the registry, as the refresh was fitted: folds of the original users, pseudo-labels by each
+    # fold's reference (fue.evaluation.pseudo_cross_validated); ann (0.97) joins as a positive, bob is dismissed
+    assert {"cv_auc", "cv_auc_reference", "cv_auc_gain", "cv_auc_gain_low"} <= logged[0]["metrics"].keys()
+    assert logged[0]["metrics"] == model_store(cfg).versions("pseudo/HCP-POS")[0].metrics
     assert {"method": "HCP-POS", "top_n": 10, "extracted": 2, "candidates": 2, "originals": 40,
             "previous": None}.items() <= logged[0]["params"].items() and logged[1]["params"]["previous"] == 1
     assert registry.aliases[NAME] == 2  # the newest refresh replaces the last
@@ -141,3 +147,41 @@ def test_the_classifiers_held_out_figures_are_cross_validated_by_user():
     assert auc(labels, seen_all.predict_proba_counted(counts, counts.matrix())) == 1.0
     assert abs(figures["cv_auc"] - 0.5) < 0.25 and figures["cv_auc_low"] <= figures["cv_auc"] <= figures["cv_auc_high"]
     assert cross_validated(fit, counts, [1] + [0] * 39) == {}  # one positive user: nothing to hold out
+
+
+def test_a_refresh_is_cross_validated_with_pseudo_labels_from_each_folds_own_reference():
+    """The extracted users here are two copies of each example user (each history has a word of its own, the labels
+    are random). Judged by a reference that saw every user, the copies join with their true labels and score their
+    originals perfectly; judged by each fold's own reference, as ``pseudo_cross_validated`` does, a held-out user's
+    label reaches no model of its fold, and the figure stays near chance."""
+    import random
+
+    import numpy as np
+
+    from focuscrawl.fue.classifier import TermCounts, UserClassifier, reference_params, whole_user_documents
+    from focuscrawl.fue.evaluation import pseudo_cross_validated
+    from focuscrawl.fue.pseudo import PseudoLabelling
+    from focuscrawl.relevance.evaluation import auc
+
+    rng = random.Random(2)
+    labels = [1] * 20 + [0] * 30
+    rng.shuffle(labels)
+    documents = whole_user_documents([[f"{' '.join(rng.choices(OTHER, k=10))} ownword{chr(97 + u // 26)}"
+                                       f"{chr(97 + u % 26)}"] * 3 for u in range(50)])
+    counts = TermCounts()
+    counts.add(documents * 3)  # rows 50-149: the extracted users, copies of the example users
+    copies, everyone = list(range(50, 150)), PseudoLabelling(0.5, 0.5)  # HCP-0.5-0.5: every extracted user joins
+    figures = pseudo_cross_validated(counts, labels, copies, everyone)
+    assert figures["cv_folds"] == 5 and figures["pseudo_examples"] == 100
+    assert abs(figures["cv_auc"] - 0.5) < 0.25 and abs(figures["cv_auc_reference"] - 0.5) < 0.25
+    assert figures["cv_auc_gain_low"] <= figures["cv_auc_gain"] <= figures["cv_auc_gain_high"]
+
+    # the leak the folds' references avoid: pseudo-labels from one reference fitted on every example user
+    judge = UserClassifier(min_df=1, C=1e4).fit_counts(counts, labels, rows=list(range(50)))
+    leaked = [everyone.label(p) for p in judge.predict_proba_counted(counts, counts.matrix(copies))]
+    assert leaked == labels * 2
+    held = np.arange(0, 50, 5)
+    rows = [r for r in range(50) if r not in held]
+    refreshed = UserClassifier(**reference_params(len(rows))).fit_counts(counts, [labels[r] for r in rows] + leaked,
+                                                                          rows=rows + copies)
+    assert auc(np.array(labels)[held], refreshed.predict_proba_counted(counts, counts.matrix(held.tolist()))) == 1.0

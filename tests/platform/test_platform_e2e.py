@@ -250,8 +250,8 @@ def test_revisitor_follows_the_pushed_priorities(live_platform):
 def test_the_registry_records_every_familys_models_with_their_lineage(live_platform):
     """Issue 34: the ``model_registry`` DAG, started by the loops' pushes, logged every stored version of every
     family in MLflow (the outlink models, the page relevance model, the FUE reference and candidate classifiers and
-    the pseudo-trained refresh, the source estimates), with held-out metrics where the loop computes them and the
-    Delta versions they read, and each ``champion`` alias names its store's champion, the version the loop uses."""
+    the pseudo-trained refresh, the source estimates), with held-out metrics (the loop's, or the registry's for the
+    refreshes and the source estimates) and the Delta versions they read, and each ``champion`` alias names its store's champion, the version the loop uses."""
     from focuscrawl.orchestration.model_families import FAMILIES, family
     from focuscrawl.services.model_registry import CHAMPION, ModelRegistry
 
@@ -285,6 +285,10 @@ def test_the_registry_records_every_familys_models_with_their_lineage(live_platf
     assert {f"fue.{project}.reference", f"fue.{project}.candidate"} <= set(listed)
     assert all(set(v.delta_versions) == {"fue_extractions", "reddit_posts"} for v in listed[f"fue.pseudo.{method}"])
     assert all(set(v.delta_versions) == {"source_recrawls", "source_pages"} for v in listed["sources.estimates"])
+    # the loops that refit every run measure nothing held out themselves: the registry measures each version it
+    # records (a source fit made before a second recrawl landed has nothing to be judged on)
+    assert all({"cv_auc", "cv_auc_reference", "cv_auc_gain"} <= set(v.metrics) for v in listed[f"fue.pseudo.{method}"])
+    assert any({"lam_mae", "lam_skill"} <= set(v.metrics) for v in listed["sources.estimates"])
     print("\nplatform e2e: registered versions " + ", ".join(f"{n} {len(vs)}" for n, vs in sorted(listed.items())))
 
 

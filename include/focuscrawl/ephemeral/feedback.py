@@ -47,6 +47,10 @@ class ProfitSignal(Protocol):
     def observations(self, rows: pd.DataFrame) -> pd.DataFrame:
         """One row per page: ``source_url, age_s, start_age_s, clicks`` (:data:`OBSERVATION_COLUMNS`)."""
 
+    def forward_split(self, rows: pd.DataFrame, at: float) -> tuple[pd.DataFrame, pd.DataFrame]:
+        """``(known, new)``: the rows a fit at ``at`` (epoch microseconds) would have read, and the rows of the
+        pages new from ``at`` on, whose profit it predicts (:mod:`focuscrawl.ephemeral.evaluation`)."""
+
     def mu_grid(self) -> np.ndarray:
         """The decay rates (per second) μ's posterior lives on."""
 
@@ -57,7 +61,7 @@ class ProfitSignal(Protocol):
 PROFIT_SIGNALS: Registry[ProfitSignal] = Registry("profit signal")
 
 
-def _micros(column: pd.Series) -> np.ndarray:
+def epoch_micros(column: pd.Series) -> np.ndarray:
     """Epoch microseconds of a timestamp column (pandas datetimes, as Spark and delta-rs hand them, or integers)."""
     if pd.api.types.is_datetime64_any_dtype(column):
         return (column.dt.tz_localize(None) if column.dt.tz is not None else column).astype("datetime64[us]") \
@@ -75,14 +79,19 @@ class ClicksSignal:
     def observations(self, rows: pd.DataFrame) -> pd.DataFrame:
         if rows.empty:
             return pd.DataFrame({c: pd.Series(dtype=object if c == "source_url" else float) for c in OBSERVATION_COLUMNS})
-        latest = rows.assign(_at=_micros(rows["observed_at"])).sort_values("_at", kind="stable") \
+        latest = rows.assign(_at=epoch_micros(rows["observed_at"])).sort_values("_at", kind="stable") \
             .drop_duplicates(["source_url", "page_url"], keep="last")
-        created = _micros(latest["created_at"])
+        created = epoch_micros(latest["created_at"])
         counted = latest["counted_from"].where(latest["counted_from"].notna(), latest["created_at"])
         return pd.DataFrame({"source_url": latest["source_url"].to_numpy(),
                              "age_s": (latest["_at"].to_numpy(float) - created) / 1e6,
-                             "start_age_s": (_micros(counted) - created) / 1e6,
+                             "start_age_s": (epoch_micros(counted) - created) / 1e6,
                              "clicks": latest["clicks"].to_numpy(float)})
+
+    def forward_split(self, rows: pd.DataFrame, at: float) -> tuple[pd.DataFrame, pd.DataFrame]:
+        # the counts read before `at` (of the pages created before it), and the pages created from `at` on
+        new = epoch_micros(rows["created_at"]) >= at
+        return rows[~new & (epoch_micros(rows["observed_at"]) < at)], rows[new]
 
     def mu_grid(self) -> np.ndarray:
         return MU_GRID
@@ -110,12 +119,17 @@ class RelevanceSignal:
         scored = rows[rows["relevance"].notna()] if len(rows) else rows
         if scored.empty:
             return pd.DataFrame({c: pd.Series(dtype=object if c == "source_url" else float) for c in OBSERVATION_COLUMNS})
-        fetched = _micros(scored["fetched_at"])
+        fetched = epoch_micros(scored["fetched_at"])
         published = scored["published_at"].where(scored["published_at"].notna(), scored["fetched_at"])
-        delay = np.maximum(fetched - _micros(published), 0.0) / 1e6
+        delay = np.maximum(fetched - epoch_micros(published), 0.0) / 1e6
         relevance = scored["relevance"].to_numpy(float)
         return pd.DataFrame({"source_url": scored["source_url"].to_numpy(), "age_s": np.full(len(scored), np.inf),
                              "start_age_s": delay, "clicks": relevance * np.exp(-self._mu() * delay)})
+
+    def forward_split(self, rows: pd.DataFrame, at: float) -> tuple[pd.DataFrame, pd.DataFrame]:
+        # a page's relevance is known from its fetch: the pages fetched before `at`, and those fetched after
+        new = epoch_micros(rows["fetched_at"]) >= at
+        return rows[~new], rows[new]
 
     def mu_grid(self) -> np.ndarray:
         return np.array([self._mu()])

@@ -5,7 +5,8 @@ of ``estimates`` in the sources model store (``$FOCUSCRAWL_VAR/models/sources``)
 the Delta versions of the tables it read; the newest fit replaces the last (the store's champion), and the model
 registry records it (docs/running.md#the-model-registry-mlflow). After a rollback (``focuscrawl models promote``)
 the plan is made from the champion's estimates and nothing is fitted, until a newer version is promoted.
-The fit measures nothing on held-out data, so a version has no metrics.
+A version's held-out figures (:func:`held_out`) are measured when the registry records it, off the loop's run,
+from the tables at the Delta versions the fit read.
 """
 
 from __future__ import annotations
@@ -45,4 +46,26 @@ def plan_estimates(store: ModelStore, fit: Callable[[], pd.DataFrame], params: M
     return estimates, f"v{meta.version} fitted"
 
 
-__all__ = ["KEY", "model_store", "plan_estimates"]
+def held_out(cfg, meta: ModelVersion) -> dict[str, float]:
+    """The forward held-out figures of the fit ``meta`` (:func:`focuscrawl.ephemeral.evaluation.held_out_figures`),
+    from ``source_recrawls`` and its profit signal's table at the Delta versions the fit read."""
+    from focuscrawl.ephemeral.evaluation import held_out_figures
+    from focuscrawl.ephemeral.feedback import profit_signal
+    from focuscrawl.ephemeral.params import DEFAULT
+    from focuscrawl.ephemeral.tables import BULKY_COLUMNS, HISTORY_TABLES, SOURCE_RECRAWLS
+    from focuscrawl.lake import open_table
+
+    signal = profit_signal(meta.params.get("feedback", DEFAULT.feedback),
+                           meta.params.get("freshness_half_life_s", DEFAULT.freshness_half_life_s))
+
+    def rows(spec) -> pd.DataFrame:
+        table = open_table(spec.path(cfg), version=meta.delta_versions.get(spec.name))
+        if table is None:
+            return pd.DataFrame(columns=spec.column_names)
+        columns = [f.name for f in table.schema().fields if f.name not in BULKY_COLUMNS]
+        return table.to_pyarrow_table(columns=columns).to_pandas()
+
+    return held_out_figures(rows(SOURCE_RECRAWLS), rows(HISTORY_TABLES[signal.table]), signal)
+
+
+__all__ = ["KEY", "held_out", "model_store", "plan_estimates"]

@@ -177,6 +177,10 @@ def schedule_sources(estimates: pd.DataFrame, hosts, budget: float, host_min_int
     return out[SOURCE_SCHEDULE.column_names]
 
 
+# the page text and its WARC record's reference: no profit signal reads them
+BULKY_COLUMNS = frozenset({"main_text", *(c.name for c in WARC_COLUMNS)})
+
+
 def recrawl_sums(recrawls: "DataFrame") -> "DataFrame":
     """Per source: summed new links and seconds, number of recrawls, its host."""
     from pyspark.sql import functions as F
@@ -188,8 +192,7 @@ def recrawl_sums(recrawls: "DataFrame") -> "DataFrame":
 
 def observations(rows: "DataFrame", signal: "ProfitSignal") -> "DataFrame":
     """The profit signal's observations (one row per page) from its table's rows, per source in Spark."""
-    bulky = {"main_text", *(c.name for c in WARC_COLUMNS)}  # the page text and its WARC ref: no signal reads them
-    columns = [c for c in rows.columns if c not in bulky]
+    columns = [c for c in rows.columns if c not in BULKY_COLUMNS]
     # a lambda of one argument: Spark counts a bound method's (self, rows) as (key, rows) and passes the key
     return rows.select(*columns).groupBy("source_url").applyInPandas(lambda pdf: signal.observations(pdf),
                                                                      OBSERVATION_SCHEMA)

@@ -45,20 +45,23 @@ CANDIDATE_SCORES_TABLE = table(
 )
 
 
-def _read(uri: str, columns: list[str], filters=None, seen: dict[str, int] | None = None) -> list[dict]:
-    """The rows of the table at ``uri``; ``seen`` gets the Delta version read, under the table's folder name."""
+def _read(uri: str, columns: list[str], filters=None, seen: dict[str, int] | None = None,
+          version: int | None = None) -> list[dict]:
+    """The rows of the table at ``uri`` (as of ``version``: None, the latest); ``seen`` gets the Delta version
+    read, under the table's folder name."""
     from focuscrawl.lake import open_table
 
-    table = open_table(uri)
+    table = open_table(uri, version=version)
     if table is not None and seen is not None:
         seen[Path(uri.rstrip("/")).name] = int(table.version())
     return [] if table is None else table.to_pyarrow_table(columns=columns, filters=filters).to_pylist()
 
 
-def extracted_users(stats_uri: str, method: str,
-                    seen: dict[str, int] | None = None) -> tuple[list[tuple[str, float]], set[str]]:
-    """``(history text, reference probability)`` of the users ``method`` extracted, and their names."""
-    rows = _read(stats_uri, ["user", "history_text", "probability"], [("method", "=", method)], seen)
+def extracted_users(stats_uri: str, method: str, seen: dict[str, int] | None = None,
+                    version: int | None = None) -> tuple[list[tuple[str, float]], set[str]]:
+    """``(history text, reference probability)`` of the users ``method`` extracted (by the table's ``version``:
+    None, the latest), and their names."""
+    rows = _read(stats_uri, ["user", "history_text", "probability"], [("method", "=", method)], seen, version)
     return [(r["history_text"] or "", float(r["probability"])) for r in rows], {r["user"] for r in rows}
 
 
@@ -202,6 +205,25 @@ def refresh(cfg, method: str, seed: int, top_n: int, posts_uri: str, stats_uri: 
     written = write_scores(CANDIDATE_SCORES_TABLE.path(cfg), method, scores, len(extracted))
     return {"method": method, "extracted": len(extracted), "candidates": len(candidates), "scored": written,
             "model": kept}
+
+
+def held_out(cfg, meta: "ModelVersion") -> dict[str, float]:
+    """The held-out figures of the refresh ``meta`` (:func:`focuscrawl.fue.evaluation.pseudo_cross_validated`), from
+    what it was fitted on: the original training set of its seed and the users its method had extracted at the
+    Delta version of ``fue_extractions`` it read. Empty for a refresh without that version (stored before it was
+    kept), or a reference or candidate classifier (``focuscrawl train`` measures those)."""
+    from focuscrawl.fue.evaluation import pseudo_cross_validated
+
+    version = meta.delta_versions.get(Path(STATS_TABLE.path(cfg).rstrip("/")).name)
+    if not meta.name.startswith(pseudo_key("")) or version is None:
+        return {}
+    method = meta.params["method"]
+    documents, labels = original_training_set(int(meta.params["seed"]), cfg.data_dir, Path(cfg.var_dir),
+                                              FUE.max_donors)
+    counts = analysed(documents, UserClassifier(**reference_params(len(documents))).stop_words, Path(cfg.var_dir))
+    extracted, _ = extracted_users(STATS_TABLE.path(cfg), method, version=version)
+    counts.add([text for text, _ in extracted])
+    return pseudo_cross_validated(counts, labels, range(len(labels), len(counts)), PseudoLabelling.for_method(method))
 
 
 def write_scores(uri: str, method: str, scores: list[tuple[str, float]], extracted_users: int) -> int:

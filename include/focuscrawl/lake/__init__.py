@@ -40,13 +40,14 @@ def is_table(uri: str, storage_options: dict[str, str] | None = None) -> bool:
 
 
 def open_table(uri: str, storage_options: dict[str, str] | None = None,
-               without_files: bool = False) -> "DeltaTable | None":
-    """The Delta table at ``uri``, or ``None`` while there is none (readers create nothing)."""
+               without_files: bool = False, version: int | None = None) -> "DeltaTable | None":
+    """The Delta table at ``uri`` (as of ``version``: None, the latest), or ``None`` while there is none
+    (readers create nothing)."""
     from deltalake import DeltaTable
 
     if not is_table(uri, storage_options):
         return None
-    return DeltaTable(uri, storage_options=storage_options, without_files=without_files)
+    return DeltaTable(uri, version=version, storage_options=storage_options, without_files=without_files)
 
 
 def ensure_table(uri: str, spec: TableSpec, storage_options: dict[str, str] | None = None) -> "DeltaTable":

@@ -3,10 +3,10 @@
 A family is a loop's model store (:class:`focuscrawl.outlinks.store.ModelStore`: the files its running processes
 or its next DAG run read, one champion per model) and how the registry names its models. :func:`mirror` brings
 the registry up to a family's store: every stored version it lacks is logged (its files, the parameters it was
-fitted with, its held-out metrics when the loop computes any, the Delta versions of the tables it read) and
-registered, and the ``champion`` alias follows the store's champion, which the loop's own promotion rule
-moved. :func:`promote_registered` is the rollback (``focuscrawl models promote NAME VERSION``): it moves the
-store's champion, which the loop then follows, and the alias. The ``model_registry`` DAG runs :func:`mirror`
+fitted with, its held-out metrics, the loop's or, for a loop that measures none, measured here: ``held_out``;
+the Delta versions of the tables it read) and registered, and the ``champion`` alias follows the store's
+champion, which the loop's own promotion rule moved. :func:`promote_registered` is the rollback (``focuscrawl
+models promote NAME VERSION``): it moves the store's champion, which the loop then follows, and the alias. The ``model_registry`` DAG runs :func:`mirror`
 once per family when a loop pushed or stored a model (docs/running.md#the-model-registry-mlflow).
 
 The families (:func:`families`):
@@ -24,6 +24,7 @@ The families (:func:`families`):
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Callable
 
@@ -38,7 +39,9 @@ class ModelFamily:
     """A loop's model store as the registry records it. ``name`` is the registry's experiment and the prefix of
     its model names; ``data_table`` names the table whose Delta version a version's ``data_version`` is (the
     outlink models'); ``follows`` says when the loop follows a new champion (what a rollback prints);
-    ``on_champion`` runs after a rollback moved the store's champion (e.g. to copy it where processes read it)."""
+    ``on_champion`` runs after a rollback moved the store's champion (e.g. to copy it where processes read it);
+    ``held_out`` measures a stored version that has no metrics yet, before it is recorded (the loops that refit
+    every run measure nothing themselves: the registry does it, off their runs)."""
 
     name: str
     store: ModelStore
@@ -46,6 +49,7 @@ class ModelFamily:
     data_table: str | None = None
     follows: str = ""
     on_champion: Callable[[ModelStore, ModelVersion], None] | None = None
+    held_out: Callable[[ModelVersion], dict[str, float]] | None = None
 
     def models(self) -> list[str]:
         return list(self.keys) if self.keys is not None else self.store.names()
@@ -86,7 +90,14 @@ def mirror(family: ModelFamily, registry) -> list[str]:
     for key in family.models():
         name = family.registered_name(key)
         logged = [v for v in family.store.versions(key) if v.registry_version is None]
+        unmeasured = []
         for version in logged:
+            if family.held_out is not None and not version.metrics:
+                try:
+                    version.metrics = family.held_out(version)
+                except Exception as exc:  # noqa: BLE001 - a figure that cannot be measured costs the figure, not the record
+                    unmeasured.append(f"v{version.version}: {type(exc).__name__}: {str(exc).splitlines()[0][:200]}")
+                family.store.save(version, ("metrics",))
             family.record(registry, version)
         champion = family.store.champion(key)
         moved = ""
@@ -96,7 +107,8 @@ def mirror(family: ModelFamily, registry) -> list[str]:
                 moved = " (alias moved)"
         done.append(f"{name}: logged store version(s) {[v.version for v in logged] or 'none new'}; champion "
                     + (f"v{champion.registry_version}{moved}" if champion is not None and champion.registry_version
-                       is not None else "none"))
+                       is not None else "none")
+                    + (f"; held-out figures not measured for {'; '.join(unmeasured)}" if unmeasured else ""))
     return done
 
 
@@ -154,14 +166,16 @@ def family(cfg: Settings, name: str) -> ModelFamily | None:
     if name == "fue":
         from focuscrawl.fue.batch import model_store as fue_store
 
-        return ModelFamily("fue", fue_store(cfg), on_champion=_copy_to_live_path(cfg),
+        from focuscrawl.fue.batch import held_out
+
+        return ModelFamily("fue", fue_store(cfg), on_champion=_copy_to_live_path(cfg), held_out=partial(held_out, cfg),
                            follows="a pseudo-trained method's next fue_pseudo_training run re-scores with it and "
                                    "pushes; a reference or candidate classifier is loaded by the processes "
                                    "started after it")
     if name == "sources":
-        from focuscrawl.ephemeral.fitted import model_store as sources_store
+        from focuscrawl.ephemeral.fitted import held_out, model_store as sources_store
 
-        return ModelFamily("sources", sources_store(cfg),
+        return ModelFamily("sources", sources_store(cfg), held_out=partial(held_out, cfg),
                            follows="the next source_schedule run plans with these estimates and pushes")
     raise ValueError(f"no model family {name!r}; the families are {', '.join(FAMILIES)}")
 
