@@ -26,6 +26,10 @@ class FakeAirflow:
         return {"id": len(self.events)}
 
     busy: set = set()  # DAG ids with a run queued or running
+    paused: set = set()
+
+    def dag(self, dag_id):
+        return {"dag_id": dag_id, "is_paused": dag_id in self.paused}
 
     def dag_runs(self, dag_id, state=(), limit=100):
         return [{"dag_id": dag_id, "state": "running"}] if dag_id in self.busy and "running" in state else []
@@ -116,6 +120,19 @@ def test_holds_the_event_while_every_dag_on_the_table_has_a_run_in_flight(tmp_pa
     assert poster.poll() == []  # free, but the rate limit still holds
     clock.now = 66
     assert poster.poll() == [("delta.page_snapshots", 1)]
+
+
+def test_holds_the_event_while_the_dag_is_paused_and_posts_the_newest_version_once_it_is_unpaused(tmp_path):
+    # `up` starts the stream processes before it unpauses the DAGs: Airflow would queue no run for an event then
+    table = tmp_path / "graph_sample"
+    client = FakeAirflow([_asset(7, "delta.graph_sample", f"file://{table}", scheduled=["graph_estimation"])])
+    client.paused, client.busy = {"graph_estimation"}, set()
+    poster = LakeEventPoster(client, tmp_path / "state.json", min_interval=60, clock=Clock())
+    poster.refresh()
+    _append(table), _append(table)
+    assert poster.poll() == [] and client.events == []
+    client.paused = set()
+    assert poster.poll() == [("delta.graph_sample", 1)]  # at once: the first event of the DAG
 
 
 def test_the_minimum_interval_is_per_dag_and_a_dags_tables_post_together(tmp_path):

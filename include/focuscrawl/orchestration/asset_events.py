@@ -23,7 +23,11 @@ scheduled on their tables (``outlinks_features`` on ``page_snapshots``, ``source
    once, it would queue a run behind the active one, with the time of the event in its run id;
    the spark pool serves older runs first (``focuscrawl.orchestration.airflow_priority``), and such early-queued
    runs of the busy DAGs went before the first run of ``outlinks_train``, whose Asset a task posts
-   (2026-12-01: its train task waited behind a whole second outlinks chain).
+   (2026-12-01: its train task waited behind a whole second outlinks chain);
+5. nor while every DAG it is due for is paused: Airflow queues no run of a paused DAG for an event, so one
+   posted then would be spent, and the DAG's first run after ``up`` unpauses it would wait for the next
+   version and the minimum interval (``up`` starts the stream processes before Airflow holds the project's
+   schedules: ``focuscrawl.platform.up``).
 
 The last version posted per Asset is kept in a small JSON file, so a restarted poster neither
 re-posts an old version nor misses one that landed while it was down (when it last posted is not
@@ -128,7 +132,7 @@ class LakeEventPoster:
         now = self.clock()
         due = {dag for asset in self.assets for dag in asset.dags
                if dag not in self._last_post or now - self._last_post[dag] >= self.interval(dag)}
-        busy: dict[str, bool] = {}  # asked once per pass: a DAG's first table must not hold back its second
+        held: dict[str, bool] = {}  # asked once per pass: a DAG's first table must not hold back its second
         started: set[str] = set()
         events = []
         for asset in self.assets:
@@ -139,10 +143,10 @@ class LakeEventPoster:
             if not waiting:
                 continue  # rate limit: the first pass after the interval posts the newest version
             for dag in waiting:
-                if dag not in busy:
-                    busy[dag] = self._busy(dag)
-            if all(busy[dag] for dag in waiting):
-                continue  # held until a run ends (point 4 of the module docstring)
+                if dag not in held:
+                    held[dag] = self._held(dag)
+            if all(held[dag] for dag in waiting):
+                continue  # held until a run ends or the DAG is unpaused (points 4 and 5 of the module docstring)
             self.client.post_asset_event(asset.id, {"table": asset.name.removeprefix("delta."), "delta_version": version,
                                                     "posted_by": "focuscrawl.orchestration.asset_events"})
             self.versions[asset.name] = version
@@ -154,9 +158,10 @@ class LakeEventPoster:
         self._last_post.update(dict.fromkeys(started, now))
         return events
 
-    def _busy(self, dag_id: str) -> bool:
-        """``dag_id`` has a run queued or running."""
-        return bool(self.client.dag_runs(dag_id, state=["queued", "running"], limit=1))
+    def _held(self, dag_id: str) -> bool:
+        """``dag_id`` is paused, or has a run queued or running."""
+        return bool(self.client.dag(dag_id)["is_paused"]
+                    or self.client.dag_runs(dag_id, state=["queued", "running"], limit=1))
 
     def status(self) -> dict:
         return {"watched": {a.name: list(a.dags) for a in self.assets}, "versions": dict(self.versions),
