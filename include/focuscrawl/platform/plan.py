@@ -77,7 +77,7 @@ class _Draft:
     pace: float | None = None  # a fetching process's own pace (FetchSpec.pace); None: it fetches nothing
     restart: RestartPolicy = field(default_factory=RestartPolicy)
     meta: dict = field(default_factory=dict)
-    stop_grace: float = 20.0
+    stop_grace: float = ProcessSpec.stop_grace  # the supervisor's default, unless the process needs longer
 
 
 def _fue(project, cfg, models: Models | None) -> list[_Draft]:

@@ -213,7 +213,7 @@ class StreamConsumer:
         consumer.subscribe([self.topic], listener=SeekToTable())
         return consumer
 
-    def _seek_to_table(self, partitions) -> None:
+    def _seek_to_table(self, partitions, why: str = "assigned") -> None:
         positions = self.sink.positions(self.topic, [tp.partition for tp in partitions if tp.topic == self.topic])
         for tp in partitions:
             pos = positions.get(tp.partition)
@@ -221,7 +221,7 @@ class StreamConsumer:
                 self.consumer.seek_to_beginning(tp)
             else:
                 self.consumer.seek(tp, pos)
-        log.info("assigned %s; resuming from the table's offsets %s", sorted(tp.partition for tp in partitions), positions)
+        log.info("%s %s; resuming from the table's offsets %s", why, sorted(tp.partition for tp in partitions), positions)
 
     # -- the loop ---------------------------------------------------------------------------
 
@@ -275,7 +275,7 @@ class StreamConsumer:
         if not tps:
             return
         self.consumer.assign(tps)
-        self._seek_to_table(tps)
+        self._seek_to_table(tps, "stopping: draining, outside the group,")
         ends = self.consumer.end_offsets(tps)
         deadline = time.monotonic() + self.drain_seconds
         idle_since = None
