@@ -27,6 +27,8 @@ FOCUSCRAWL_AIRFLOW_DB               Airflow metadata DB (SQLAlchemy URL, e.g.   
 FOCUSCRAWL_MLFLOW_PORT              MLflow's tracking server (model registry)   ``18100`` + offset
 FOCUSCRAWL_MLFLOW_USER              its admin login                             ``admin``
 FOCUSCRAWL_MLFLOW_PASSWORD          its password (else generated, kept in var)  generated
+FOCUSCRAWL_MLFLOW_DB                its runs, registry and users (SQLAlchemy    SQLite in var
+                                    URL, e.g. ``postgresql+psycopg2://u:p@host/mlflow``)
 FOCUSCRAWL_WORLD_PORT               the world's HTTP server                     ``18090`` + offset
 FOCUSCRAWL_WORLD_EVAL_PORT          the world's ground-truth interface          ``18091`` + offset
 FOCUSCRAWL_METRICS_PORT             first Prometheus port ``focuscrawl up``     ``18200`` + offset
@@ -76,8 +78,9 @@ class Settings:
     kafka_heap: str
     airflow_port: int
     airflow_user: str
-    airflow_password: str | None
-    airflow_db: str | None
+    # secrets (a password, or a database URL carrying one): left out of repr, so no log or error shows them
+    airflow_password: str | None = field(repr=False)
+    airflow_db: str | None = field(repr=False)
     world_port: int
     world_eval_port: int
     spark_master: str
@@ -92,7 +95,8 @@ class Settings:
     s3_endpoint: str | None = None
     mlflow_port: int = 18100
     mlflow_user: str = "admin"
-    mlflow_password: str | None = None
+    mlflow_password: str | None = field(default=None, repr=False)
+    mlflow_db: str | None = field(default=None, repr=False)
 
     @property
     def kafka_jars(self) -> Path:
@@ -175,4 +179,5 @@ def settings() -> Settings:
         mlflow_port=int(_env("FOCUSCRAWL_MLFLOW_PORT", str(18100 + offset))),
         mlflow_user=_env("FOCUSCRAWL_MLFLOW_USER", "admin"),
         mlflow_password=os.environ.get("FOCUSCRAWL_MLFLOW_PASSWORD") or None,
+        mlflow_db=os.environ.get("FOCUSCRAWL_MLFLOW_DB") or None,
     )

@@ -8,14 +8,7 @@ schema there, the scheduler's LocalExecutor runs a DAG, and the run's rows are r
 from __future__ import annotations
 
 import dataclasses
-import glob
-import os
-import pwd
-import secrets
-import shutil
 import socket
-import subprocess
-import tempfile
 from pathlib import Path
 
 import pytest
@@ -27,53 +20,16 @@ pytestmark = [pytest.mark.integration, pytest.mark.timeout(900)]
 DAGS = Path(__file__).resolve().parents[1] / "services" / "dags_fixture"
 
 
-def pg_bin() -> Path:
-    found = sorted(glob.glob("/usr/lib/postgresql/*/bin/initdb")) or [shutil.which("initdb") or ""]
-    if not found[-1]:
-        pytest.skip("PostgreSQL server binaries not installed (`make sysdeps` installs Debian's postgresql)")
-    return Path(found[-1]).parent
-
-
 def free_port(host: str) -> int:
     with socket.socket() as s:
         s.bind((host, 0))
         return s.getsockname()[1]
 
 
-def as_owner(command: list[str]) -> list[str]:
-    """PostgreSQL refuses to run as root: as root (CI), run it as the package's ``postgres`` user."""
-    return ["runuser", "-u", "postgres", "--", *command] if os.geteuid() == 0 else command
-
-
 @pytest.fixture(scope="module")
-def postgres(cfg):
-    """``postgresql+psycopg2://`` URL of a fresh database ``airflow`` on a private PostgreSQL cluster."""
-    import psycopg2
-
-    # Not under pytest's tmp folder: that one is private to root, and the server runs as ``postgres``.
-    bindir, root = pg_bin(), Path(tempfile.mkdtemp(prefix="fc-postgres-"))
-    data, password = root / "data", secrets.token_urlsafe(16)
-    (root / "pw").write_text(password + "\n")
-    if os.geteuid() == 0:
-        user = pwd.getpwnam("postgres")
-        for p in (root, root / "pw"):
-            os.chown(p, user.pw_uid, user.pw_gid)
-    subprocess.run(as_owner([str(bindir / "initdb"), "-D", str(data), "-U", "airflow", "--pwfile", str(root / "pw"),
-                             "--auth=scram-sha-256", "-E", "UTF8"]), check=True, capture_output=True, timeout=180)
-    port = free_port(cfg.bind_host)
-    options = f"-c listen_addresses={cfg.bind_host} -p {port} -k {root}"
-    subprocess.run(as_owner([str(bindir / "pg_ctl"), "-D", str(data), "-o", options, "-l", str(root / "postgres.log"),
-                             "-w", "-t", "120", "start"]), check=True, capture_output=True, timeout=180)
-    try:
-        admin = psycopg2.connect(host=cfg.bind_host, port=port, user="airflow", password=password, dbname="postgres")
-        admin.autocommit = True
-        admin.cursor().execute("CREATE DATABASE airflow")
-        admin.close()
-        yield f"postgresql+psycopg2://airflow:{password}@{cfg.bind_host}:{port}/airflow"
-    finally:
-        subprocess.run(as_owner([str(bindir / "pg_ctl"), "-D", str(data), "-m", "fast", "-w", "stop"]),
-                       capture_output=True, timeout=120)
-        shutil.rmtree(root, ignore_errors=True)
+def postgres(postgres_cluster):
+    """``postgresql+psycopg2://`` URL of a fresh database ``airflow`` on the throw-away cluster (conftest.py)."""
+    return postgres_cluster.database("airflow")
 
 
 def test_airflow_migrates_and_runs_a_dag_on_postgresql(cfg, postgres, tmp_path):
