@@ -62,3 +62,35 @@ def test_a_registry_that_is_down_is_named_with_its_fix(tmp_cfg):
     assert connect(dataclasses.replace(tmp_cfg, mlflow_port=1), log=lines.append) is None
     assert len(lines) == 1 and "nothing listens on http://127.0.0.1:1" in lines[0]
     assert "`focuscrawl services up --only mlflow`" in lines[0]
+
+
+def test_a_killed_servers_worker_holding_the_port_is_stopped_before_it_starts_again(tmp_cfg):
+    """A SIGKILLed ``mlflow server`` leaves its uvicorn worker on the port, in the killed server's session: the
+    live platform's test saw MLflow refuse to start again ("port taken") until the watch gave up."""
+    import socket
+    import subprocess
+    import sys
+    import time
+
+    from focuscrawl.services.process import pid_alive, port_open
+
+    server = MlflowServer(dataclasses.replace(tmp_cfg, mlflow_port=0))
+    with socket.socket() as s:
+        s.bind((tmp_cfg.bind_host, 0))
+        port = s.getsockname()[1]
+    server.cfg = dataclasses.replace(tmp_cfg, mlflow_port=port)
+    # the "server" forks a "worker" that holds the port, then dies as a SIGKILL would leave it
+    code = (f"import os, socket, time\nif os.fork() == 0:\n s = socket.socket(); s.bind(({tmp_cfg.bind_host!r}, {port}));"
+            f" s.listen(); time.sleep(60)\nos._exit(0)")
+    leader = subprocess.Popen([sys.executable, "-c", code], start_new_session=True)
+    leader.wait()
+    server.process.run_dir.mkdir(parents=True, exist_ok=True)
+    server.process.pid_file.write_text(str(leader.pid))
+    deadline = time.monotonic() + 10
+    while not port_open(tmp_cfg.bind_host, port) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert port_open(tmp_cfg.bind_host, port) and not pid_alive(leader.pid)
+    started = []
+    server.process.start_until = lambda *a, **k: started.append(port_open(tmp_cfg.bind_host, port))
+    server.start()
+    assert started == [False]  # the worker was stopped, so the new server can bind

@@ -236,7 +236,7 @@ def our_processes(cfg: Settings) -> dict[int, int]:
     """``{pid: pgid}`` of live processes run out of our var folder: its path on their command
     line, our ``AIRFLOW_HOME`` in their environment (Airflow's task workers), or a member of the
     session of a process our pid files name, alive or killed (the LocalExecutor workers of a
-    SIGKILLed scheduler, whose title overwrites their environment: ``ManagedProcess._stop_leftovers``).
+    SIGKILLed scheduler, whose title overwrites their environment: ``ManagedProcess.stop_leftovers``).
     The caller and its ancestors (a shell or pytest holding FOCUSCRAWL_VAR) are never counted."""
     var = str(Path(cfg.var_dir))
     airflow_home = f"AIRFLOW_HOME={Path(cfg.var_dir) / 'airflow'}".encode()

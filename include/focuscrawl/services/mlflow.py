@@ -149,6 +149,10 @@ class MlflowServer:
     def start(self, timeout: float = 180.0) -> None:  # 15 s idle, 74 s at load 7 on two cores (imports)
         if self.healthy():
             return
+        # A SIGKILLed server leaves its uvicorn worker holding the port: that is ours to stop (a kill in the live
+        # platform's test left MLflow down for good, "port taken", until this).
+        if not self.process.running():
+            self.process.stop_leftovers()
         if port_open(self.cfg.bind_host, self.cfg.mlflow_port):  # another var folder's: ours could not bind
             raise RuntimeError(f"port {self.cfg.mlflow_port} is taken by another process; stop it, or give this "
                                "platform other ports (FOCUSCRAWL_PORT_OFFSET or FOCUSCRAWL_MLFLOW_PORT)")

@@ -113,7 +113,7 @@ class ManagedProcess:
         existing = self.pid()
         if existing:
             return existing
-        self._stop_leftovers()
+        self.stop_leftovers()
         self.run_dir.mkdir(parents=True, exist_ok=True)
         self.log_dir.mkdir(parents=True, exist_ok=True)
         env = dict(os.environ)
@@ -132,7 +132,7 @@ class ManagedProcess:
         self.pid_file.write_text(str(proc.pid))
         return proc.pid
 
-    def _stop_leftovers(self) -> bool:
+    def stop_leftovers(self) -> bool:
         """A process's children may outlive it in its session (Airflow's scheduler leaves its LocalExecutor
         workers, and each task runs in a process group of its own there): stop them (before a new one starts,
         and on stop), so none is orphaned. True if there were any.
@@ -177,7 +177,7 @@ class ManagedProcess:
         """Signal the process group, wait, then SIGKILL what is left. True if something was stopped."""
         pid = self.pid()
         if pid is None:  # gone, perhaps SIGKILLed: what it started may still run in its group
-            left = self._stop_leftovers()
+            left = self.stop_leftovers()
             self.pid_file.unlink(missing_ok=True)
             return left
         try:
@@ -193,7 +193,7 @@ class ManagedProcess:
             deadline = time.monotonic() + 10
             while time.monotonic() < deadline and _group_alive(pgid):
                 time.sleep(0.1)
-        self._stop_leftovers()  # its session's other groups (an Airflow task's own group)
+        self.stop_leftovers()  # its session's other groups (an Airflow task's own group)
         self.pid_file.unlink(missing_ok=True)
         return True
 
