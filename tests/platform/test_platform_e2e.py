@@ -16,11 +16,14 @@ budgets) for every assertion, in this order:
 4. Delta holds rows of every loop, each post once;
 5. on ``target = "sites"`` with the world's click log switched off, the sources loop's schedule is fitted
    from the fetched pages' relevance (the stated freshness half-life is every source's decay) and pushed,
-   and no process of the platform made a request to the world's evaluation port; ``focuscrawl models
-   promote`` rolls the source estimates back to an older fit, and the next run's plan, made from it, is
-   followed (that run alone is triggered, after the loops' test);
-6. one process of each kind SIGKILLed comes back and its landing loses and doubles nothing;
-7. after ``down``, every landed table holds every committed record of its topic, once.
+   and no process of the platform made a request to the world's evaluation port;
+6. every service (Kafka, the world, the warm Spark, MLflow, each Airflow component) SIGKILLed at once comes
+   back by itself (the platform's watch); then ``focuscrawl models promote`` rolls the source estimates back to
+   an older fit through MLflow, and the next run's plan, made from it on the warm Spark, is followed by the
+   crawler through Kafka (that run alone is triggered, after the loops' test);
+7. one process of each kind SIGKILLed comes back and its landing loses and doubles nothing;
+8. after ``down``, every landed table holds every committed record of its topic, once, the records that
+   went through the restarted Kafka too.
 
 This file replaced the per-loop end-to-end tests (thin loop, FUE pseudo-training, sources, outlinks,
 graph DAG run), which each started their own crawl and triggered their DAG by hand; the assertions
@@ -337,6 +340,55 @@ def test_the_sources_schedule_is_fitted_from_relevance_without_a_click_log(live_
     entries = evaluation(cfg, "GET", "/eval_access_log")["entries"]
     strangers = [e for e in entries if not e["client"].endswith("|" + EVALUATION_AGENT)]
     assert not strangers, f"requests to the evaluation port from the live path: {strangers[:5]}"
+
+
+def _service_pids(var: Path, watched: list[str]) -> dict[str, int]:
+    """The live pid of each process of the services the platform watches (its pid file in ``var/run``)."""
+    from focuscrawl.services.process import pid_alive, recorded_pid
+
+    pids = {}
+    for path in (var / "run").glob("*.pid"):
+        service = "airflow" if path.stem.startswith("airflow-") else path.stem
+        pid = recorded_pid(path)
+        if service in watched and pid is not None and pid_alive(pid):
+            pids[path.stem] = pid
+    return pids
+
+
+def test_every_service_comes_back_by_itself_after_sigkill(live_platform):
+    """Issue 33: one kill of each service, all at once, as an OOM killer could; the platform's watch
+    (focuscrawl.platform.service_watch) starts each again, the world resuming its clock. What runs on them is
+    checked by the tests after this one: the rollback's run through MLflow, Airflow and the warm Spark followed
+    through Kafka; the landings' exactly-once checks and ``down``'s over the records of the restarted Kafka."""
+    import os
+    import signal
+
+    from focuscrawl.platform.service_watch import watched
+
+    var, watch = Path(live_platform.cfg.var_dir), live_platform.platform.watch
+    services = sorted(watch.services)
+    assert {"kafka", "world", "spark-connect", "mlflow", "airflow"} <= set(services), services
+    before = _service_pids(var, services)
+    assert {"kafka", "world", "spark-connect", "mlflow", "airflow-scheduler", "airflow-dag-processor",
+            "airflow-api-server", "airflow-triggerer"} <= set(before), before
+    restarts = {name: watched(var).get(name, {}).get("restarts", 0) for name in services}
+    killed_at = time.monotonic()
+    for pid in before.values():
+        os.kill(pid, signal.SIGKILL)
+
+    def back():
+        now, seen = _service_pids(var, services), watched(var)
+        return (all(now.get(name) not in (None, before[name]) for name in before)
+                and all(seen.get(name, {}).get("state") == "up" and seen[name].get("restarts", 0) > restarts[name]
+                        for name in services) and now)
+
+    try:
+        now = wait_until(back, 300, "a killed service did not come back by itself", interval=2.0)
+    except TimeoutError as exc:
+        raise AssertionError(f"{exc}: watch {watched(var)}, pids {_service_pids(var, services)} (killed {before})")
+    wait_until(lambda: live_platform.airflow.dags(), 120, "Airflow's API did not answer again")
+    print(f"\nservices: {len(before)} processes of {len(services)} services SIGKILLed, all back by themselves in "
+          f"{time.monotonic() - killed_at:.0f}s (new pids {now})")
 
 
 def test_a_rollback_of_the_source_estimates_is_planned_with_and_followed(live_platform):

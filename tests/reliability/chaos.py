@@ -3,9 +3,9 @@
 ``focuscrawl up projects/world.toml`` runs as an operator starts it (its own var folder, the supervisor in a
 process of its own). Once every process is up, every ``--every`` seconds (30-40 by default) for
 ``--minutes`` (30) one process or service is SIGKILLed, as the kernel's OOM killer would: every
-supervised process of the plan, Kafka, the warm Spark, each Airflow component and the world. The victims are dealt from a
-shuffled deck of every kind, so each kind is killed before any is killed twice. Then the campaign settles
-and checks, from the outside:
+supervised process of the plan, Kafka, the warm Spark, MLflow, each Airflow component and the world. The victims
+are dealt from a shuffled deck of every kind, so each kind is killed before any is killed twice. Then the campaign
+settles and checks, from the outside:
 
 - every victim came back by itself (a new pid, up), and how long it took;
 - every loop closed again after the last kill: a run of its pushing DAG that started after the kill
@@ -46,7 +46,7 @@ FOCUSCRAWL = str(Path(sys.executable).with_name("focuscrawl"))  # the venv's com
 # each service process (its pid file in $FOCUSCRAWL_VAR/run) -> the service the platform's watch restarts
 SERVICES = {"kafka": "kafka", "airflow-scheduler": "airflow", "airflow-dag-processor": "airflow",
             "airflow-api-server": "airflow", "airflow-triggerer": "airflow", "world": "world",
-            "spark-connect": "spark-connect"}
+            "spark-connect": "spark-connect", "mlflow": "mlflow"}
 
 
 def say(msg: str) -> None:
