@@ -10,6 +10,7 @@
   input tables for a small synthetic site, with numpy's exact neighbours to check the jobs against.
 - :func:`fetch_spec`: a stream process's ``--fetch-spec`` file for a site at a URL (what the platform's
   plan writes for a project's site), for the tests that start one process by hand.
+- :func:`mlflow_login_is_required`: an MLflow server of ours answers its API to its admin only.
 """
 
 from __future__ import annotations
@@ -220,3 +221,17 @@ def write_outlinks_job_inputs(cfg, embeddings, features) -> None:
     write_deltalake(EMBEDDINGS.path(cfg), pa.Table.from_pandas(embeddings, schema=EMBEDDINGS.arrow_schema(),
                                                                preserve_index=False))
     write_deltalake(FEATURES.path(cfg), pa.Table.from_pandas(features, preserve_index=False), partition_by=["period"])
+
+
+def mlflow_login_is_required(server) -> None:
+    """``server`` (``focuscrawl.services.mlflow.MlflowServer``, running) refuses its API without a login and with a
+    wrong password (401), and serves it to its admin."""
+    import requests
+
+    from focuscrawl.services.mlflow import credentials
+
+    user, password = credentials(server.cfg)
+    url = server.url + "/api/2.0/mlflow/registered-models/search"
+    assert requests.get(url, timeout=10).status_code == 401
+    assert requests.get(url, auth=(user, "not-" + password), timeout=10).status_code == 401
+    assert requests.get(url, auth=(user, password), timeout=10).status_code == 200

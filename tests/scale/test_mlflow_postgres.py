@@ -17,19 +17,18 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
-import requests
 
 from focuscrawl.cli import main as cli
 from focuscrawl.core.redact import MASK, redact
 from focuscrawl.platform.status import services
-from focuscrawl.services.mlflow import MlflowServer, credentials
+from focuscrawl.services.mlflow import MlflowServer
 from focuscrawl.services.model_registry import CHAMPION, ModelRegistry
 from focuscrawl.services.process import group_members
+from helpers import mlflow_login_is_required
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(900)]
 
 NAME = "outlinks.NNL-ET_LBLA.int"
-SEARCH = "/api/2.0/mlflow/registered-models/search"
 
 
 def free_port(host: str) -> int:
@@ -86,11 +85,7 @@ def test_a_registered_version_and_the_admin_live_in_postgresql(server, tmp_path)
 
 
 def test_a_wrong_password_is_refused(server):
-    user, password = credentials(server.cfg)
-    url = server.url + SEARCH
-    assert requests.get(url, timeout=10).status_code == 401
-    assert requests.get(url, auth=(user, "not-" + password), timeout=10).status_code == 401
-    assert requests.get(url, auth=(user, password), timeout=10).status_code == 200
+    mlflow_login_is_required(server)
 
 
 def test_the_database_password_reaches_no_log_status_or_command_line(server, monkeypatch, capsys):

@@ -16,7 +16,6 @@ import sys
 from pathlib import Path
 
 import pytest
-import requests
 
 from focuscrawl.cli import main as cli
 from focuscrawl.config import settings
@@ -28,6 +27,7 @@ from focuscrawl.services.manager import ServiceManager
 from focuscrawl.services.mlflow import MlflowServer, credentials
 from focuscrawl.services.model_registry import CHAMPION, ModelRegistry
 from focuscrawl.services.process import group_members, wait_until
+from helpers import mlflow_login_is_required
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
 
@@ -36,7 +36,6 @@ from train_bench import features as synthetic_features  # noqa: E402  (the train
 pytestmark = pytest.mark.integration
 
 INT = "outlinks.NNL-ET_LBLA.int"
-SEARCH = "/api/2.0/mlflow/registered-models/search"
 
 
 @pytest.fixture(scope="module")
@@ -64,11 +63,7 @@ def test_status_shows_it_up_from_its_health(server):
 
 
 def test_login_is_required_and_a_wrong_password_is_refused(server):
-    user, password = credentials(server.cfg)
-    url = server.url + SEARCH
-    assert requests.get(url, timeout=10).status_code == 401
-    assert requests.get(url, auth=(user, "not-" + password), timeout=10).status_code == 401
-    assert requests.get(url, auth=(user, password), timeout=10).status_code == 200
+    mlflow_login_is_required(server)
 
 
 def test_it_listens_on_loopback_only(server):
