@@ -94,3 +94,13 @@ def test_a_killed_servers_worker_holding_the_port_is_stopped_before_it_starts_ag
     server.process.start_until = lambda *a, **k: started.append(port_open(tmp_cfg.bind_host, port))
     server.start()
     assert started == [False]  # the worker was stopped, so the new server can bind
+
+
+def test_a_database_urls_password_is_masked_as_written_and_unquoted():
+    from focuscrawl.core.redact import MASK, redact, register_url_secret
+
+    register_url_secret("postgresql+psycopg2://airflow:s3cr%40t-pw@db.example:5432/airflow")
+    assert redact("could not connect: password s3cr@t-pw for airflow") == f"could not connect: password {MASK} for airflow"
+    assert "s3cr%40t-pw" not in redact("conn=postgresql+psycopg2://airflow:s3cr%40t-pw@db.example/airflow")
+    register_url_secret("not a url :// at all")  # nothing to mask, no error
+    register_url_secret(None)

@@ -31,6 +31,19 @@ def register_secret(value: str | None) -> None:
             _secrets.add(value)
 
 
+def register_url_secret(url: str | None) -> None:
+    """The password a URL carries (``scheme://user:PASSWORD@host/...``, e.g. a database's), as written and
+    unquoted (as a driver may echo it), masked from now on."""
+    from urllib.parse import unquote, urlsplit
+
+    try:
+        password = urlsplit(url).password if url else None
+    except ValueError:  # not a URL: nothing in it is known to be a password
+        return
+    register_secret(password)
+    register_secret(unquote(password) if password else None)
+
+
 def redact(text: str) -> str:
     """``text`` with every registered secret and credential-shaped value replaced by ``***``."""
     with _lock:
@@ -83,4 +96,5 @@ def install(logger: logging.Logger | None = None) -> int:
     return added
 
 
-__all__ = ["CREDENTIAL_HEADERS", "MASK", "RedactingFilter", "install", "redact", "redact_header", "register_secret"]
+__all__ = ["CREDENTIAL_HEADERS", "MASK", "RedactingFilter", "install", "redact", "redact_header", "register_secret",
+           "register_url_secret"]

@@ -21,6 +21,7 @@ from typing import Any, Callable
 
 from focuscrawl.config import Settings
 from focuscrawl.core.interpreter import path_with_venv, spark_home, venv_bin
+from focuscrawl.core.redact import redact, register_url_secret
 from focuscrawl.services.preload import ENV as PRELOAD_ENV
 from focuscrawl.services import spark_connect
 from focuscrawl.services.probe import PROBE_TIMEOUT, Probe
@@ -95,6 +96,7 @@ class AirflowService:
     def env(self) -> dict[str, str]:
         """Environment of every Airflow process, and so of every task it runs."""
         c = self.cfg
+        register_url_secret(c.airflow_db)  # masked in whatever of Airflow's output an error of ours quotes
         keys = self._secrets()
         env = settings_env(c)
         env.update({
@@ -150,8 +152,9 @@ class AirflowService:
             [str(venv_bin() / "airflow"), *args], env=env, cwd=str(self.cfg.home),
             capture_output=True, text=True, timeout=timeout,
         )
-        if out.returncode != 0:
-            raise RuntimeError(f"`airflow {' '.join(args)}` failed ({out.returncode}):\n{out.stdout[-3000:]}\n{out.stderr[-3000:]}")
+        if out.returncode != 0:  # its output may quote the database URL (FOCUSCRAWL_AIRFLOW_DB): masked
+            raise RuntimeError(redact(f"`airflow {' '.join(args)}` failed ({out.returncode}):\n{out.stdout[-3000:]}\n"
+                                      f"{out.stderr[-3000:]}"))
         return out.stdout
 
     def migrate(self) -> bool:
@@ -198,7 +201,7 @@ class AirflowService:
         wait_until(self._api_ready, timeout, f"Airflow API server on {self.url}", log=api)
         for proc in self.processes.values():
             if not proc.running():
-                raise RuntimeError(f"{proc.name} exited. Last log lines ({proc.log_file}):\n{proc.log_tail()}")
+                raise RuntimeError(redact(f"{proc.name} exited. Last log lines ({proc.log_file}):\n{proc.log_tail()}"))
         # Up means every component heartbeats (what `status` probes): the scheduler and the DAG processor import
         # the preloaded libraries before their first beat, seconds to half a minute under load (CI, 2026-12-05:
         # `status` said "scheduler down (no heartbeat yet)" right after `services up`).

@@ -23,11 +23,11 @@ database from there only); :mod:`focuscrawl.core.redact` masks it in the error o
 from __future__ import annotations
 
 from pathlib import Path
-from urllib.parse import unquote, urlsplit
+from urllib.parse import urlsplit
 
 from focuscrawl.config import Settings
 from focuscrawl.core.interpreter import venv_bin
-from focuscrawl.core.redact import redact, register_secret
+from focuscrawl.core.redact import redact, register_url_secret
 from focuscrawl.services.probe import PROBE_TIMEOUT, Probe, failed
 from focuscrawl.services.process import ManagedProcess, kept_password, kept_secret, port_open, write_private
 
@@ -61,9 +61,7 @@ def database(cfg: Settings) -> str | None:
         parts = urlsplit(cfg.mlflow_db)
     except ValueError as exc:  # its message names the part, never the URL
         raise ValueError(f"FOCUSCRAWL_MLFLOW_DB is not a URL ({exc}): {DB_FIX}") from None
-    if parts.password:
-        register_secret(parts.password)
-        register_secret(unquote(parts.password))  # as the driver sees it, and so may echo it
+    register_url_secret(cfg.mlflow_db)
     if parts.scheme.partition("+")[0] not in DATABASES:
         raise ValueError(f"FOCUSCRAWL_MLFLOW_DB is not a database URL MLflow takes (scheme {parts.scheme!r}, not one "
                          f"of {', '.join(DATABASES)}): {DB_FIX}")
