@@ -16,11 +16,11 @@ budgets) for every assertion, in this order:
 4. Delta holds rows of every loop, each post once;
 5. on ``target = "sites"`` with the world's click log switched off, the sources loop's schedule is fitted
    from the fetched pages' relevance (the stated freshness half-life is every source's decay) and pushed,
-   and no process of the platform made a request to the world's evaluation port;
+   and no process of the platform made a request to the world's evaluation port; ``focuscrawl models promote``
+   rolls the source estimates back to an older fit, and the next run's plan, made from it, is followed (that
+   run alone is triggered, after the loops' test);
 6. every service (Kafka, the world, the warm Spark, MLflow, each Airflow component) SIGKILLed at once comes
-   back by itself (the platform's watch); then ``focuscrawl models promote`` rolls the source estimates back to
-   an older fit through MLflow, and the next run's plan, made from it on the warm Spark, is followed by the
-   crawler through Kafka (that run alone is triggered, after the loops' test);
+   back by itself (the platform's watch);
 7. one process of each kind SIGKILLed comes back and its landing loses and doubles nothing;
 8. after ``down``, every landed table holds every committed record of its topic, once, the records that
    went through the restarted Kafka too.
@@ -331,64 +331,22 @@ def test_the_sources_schedule_is_fitted_from_relevance_without_a_click_log(live_
     pages = DeltaTable(cfg.table_path("source_pages")).to_pandas(columns=["source_url", "relevance"])
     scored = pages[pages.relevance.notna()]
     assert len(scored), "no fetched new page was scored for relevance"
-    estimates = DeltaTable(cfg.table_path("source_estimates")).to_pandas()
+    # A run that came before the first scored page landed fitted every source from the prior alone (n_pages 0);
+    # the next one (paced at 3 minutes) fits from the pages (a run of the file, 2026-12-05, asked too soon).
+    def estimates():
+        found = DeltaTable(cfg.table_path("source_estimates")).to_pandas()
+        return (found.n_pages > 0).any() and found
+
+    estimates = wait_until(estimates, 300, "no source estimate was fitted from a fetched page", interval=5.0)
     assert np.allclose(estimates["mu"], np.log(2) / 86400.0), estimates[["source_url", "mu"]]
     fitted = estimates[estimates.n_pages > 0]
-    assert len(fitted) and set(fitted.source_url) <= set(scored.source_url), fitted
+    scored = DeltaTable(cfg.table_path("source_pages")).to_pandas(columns=["source_url", "relevance"]).dropna()
+    assert set(fitted.source_url) <= set(scored.source_url), fitted
     assert ((fitted.P >= 0) & (fitted.P <= 1)).all(), fitted[["source_url", "P"]]  # relevance, not clicks
     # No process of the platform asked the evaluation port anything; the fixture's own requests are marked.
     entries = evaluation(cfg, "GET", "/eval_access_log")["entries"]
     strangers = [e for e in entries if not e["client"].endswith("|" + EVALUATION_AGENT)]
     assert not strangers, f"requests to the evaluation port from the live path: {strangers[:5]}"
-
-
-def _service_pids(var: Path, watched: list[str]) -> dict[str, int]:
-    """The live pid of each process of the services the platform watches (its pid file in ``var/run``)."""
-    from focuscrawl.services.process import pid_alive, recorded_pid
-
-    pids = {}
-    for path in (var / "run").glob("*.pid"):
-        service = "airflow" if path.stem.startswith("airflow-") else path.stem
-        pid = recorded_pid(path)
-        if service in watched and pid is not None and pid_alive(pid):
-            pids[path.stem] = pid
-    return pids
-
-
-def test_every_service_comes_back_by_itself_after_sigkill(live_platform):
-    """Issue 33: one kill of each service, all at once, as an OOM killer could; the platform's watch
-    (focuscrawl.platform.service_watch) starts each again, the world resuming its clock. What runs on them is
-    checked by the tests after this one: the rollback's run through MLflow, Airflow and the warm Spark followed
-    through Kafka; the landings' exactly-once checks and ``down``'s over the records of the restarted Kafka."""
-    import os
-    import signal
-
-    from focuscrawl.platform.service_watch import watched
-
-    var, watch = Path(live_platform.cfg.var_dir), live_platform.platform.watch
-    services = sorted(watch.services)
-    assert {"kafka", "world", "spark-connect", "mlflow", "airflow"} <= set(services), services
-    before = _service_pids(var, services)
-    assert {"kafka", "world", "spark-connect", "mlflow", "airflow-scheduler", "airflow-dag-processor",
-            "airflow-api-server", "airflow-triggerer"} <= set(before), before
-    restarts = {name: watched(var).get(name, {}).get("restarts", 0) for name in services}
-    killed_at = time.monotonic()
-    for pid in before.values():
-        os.kill(pid, signal.SIGKILL)
-
-    def back():
-        now, seen = _service_pids(var, services), watched(var)
-        return (all(now.get(name) not in (None, before[name]) for name in before)
-                and all(seen.get(name, {}).get("state") == "up" and seen[name].get("restarts", 0) > restarts[name]
-                        for name in services) and now)
-
-    try:
-        now = wait_until(back, 300, "a killed service did not come back by itself", interval=2.0)
-    except TimeoutError as exc:
-        raise AssertionError(f"{exc}: watch {watched(var)}, pids {_service_pids(var, services)} (killed {before})")
-    wait_until(lambda: live_platform.airflow.dags(), 120, "Airflow's API did not answer again")
-    print(f"\nservices: {len(before)} processes of {len(services)} services SIGKILLed, all back by themselves in "
-          f"{time.monotonic() - killed_at:.0f}s (new pids {now})")
 
 
 def test_a_rollback_of_the_source_estimates_is_planned_with_and_followed(live_platform):
@@ -444,6 +402,60 @@ def test_a_rollback_of_the_source_estimates_is_planned_with_and_followed(live_pl
 # -- supervisor: one process of each kind SIGKILLed (sup) ---------------------------------------
 
 
+def _service_pids(var: Path, watched: list[str]) -> dict[str, int]:
+    """The live pid of each process of the services the platform watches (its pid file in ``var/run``)."""
+    from focuscrawl.services.process import pid_alive, recorded_pid
+
+    pids = {}
+    for path in (var / "run").glob("*.pid"):
+        service = "airflow" if path.stem.startswith("airflow-") else path.stem
+        pid = recorded_pid(path)
+        if service in watched and pid is not None and pid_alive(pid):
+            pids[path.stem] = pid
+    return pids
+
+
+def test_every_service_comes_back_by_itself_after_sigkill(live_platform):
+    """Issue 33: one kill of each service, all at once, as an OOM killer could; the platform's watch
+    (focuscrawl.platform.service_watch) starts each again, the world resuming its clock. What runs on them is
+    checked by the tests after this one: the landings' exactly-once checks of the process round and ``down``'s,
+    over the records of the restarted Kafka. (Before the rollback test, it made that test's run on the cold,
+    restarted Airflow and warm Spark take 235 s in CI, and the suite over its 35 minutes.)"""
+    import os
+    import signal
+
+    from focuscrawl.platform.service_watch import watched
+
+    var, watch = Path(live_platform.cfg.var_dir), live_platform.platform.watch
+    services = sorted(watch.services)
+    assert {"kafka", "world", "spark-connect", "mlflow", "airflow"} <= set(services), services
+    before = _service_pids(var, services)
+    assert {"kafka", "world", "spark-connect", "mlflow", "airflow-scheduler", "airflow-dag-processor",
+            "airflow-api-server", "airflow-triggerer"} <= set(before), before
+    restarts = {name: watched(var).get(name, {}).get("restarts", 0) for name in services}
+    killed_at = time.monotonic()
+    for pid in before.values():
+        os.kill(pid, signal.SIGKILL)
+
+    def back():
+        now, seen = _service_pids(var, services), watched(var)
+        return (all(now.get(name) not in (None, before[name]) for name in before)
+                and all(seen.get(name, {}).get("state") == "up" and seen[name].get("restarts", 0) > restarts[name]
+                        for name in services) and now)
+
+    try:
+        now = wait_until(back, 300, "a killed service did not come back by itself", interval=2.0)
+    except TimeoutError as exc:
+        raise AssertionError(f"{exc}: watch {watched(var)}, pids {_service_pids(var, services)} (killed {before})")
+    wait_until(lambda: live_platform.airflow.dags(), 120, "Airflow's API did not answer again")
+    # the processes rode out Kafka's absence or were restarted by the supervisor: every one is up again
+    names = {spec.name for spec in live_platform.platform.specs}
+    wait_until(lambda: all(p["state"] == "up" for p in read_state(var).get("processes", []) if p["name"] in names),
+               240, "not every process is up again after the services came back", interval=2.0)
+    print(f"\nservices: {len(before)} processes of {len(services)} services SIGKILLed, all back by themselves in "
+          f"{time.monotonic() - killed_at:.0f}s (new pids {now})")
+
+
 def test_every_kind_of_process_comes_back_after_sigkill_and_the_lake_loses_nothing(live_platform):
     platform, cfg = live_platform.platform, live_platform.cfg
     sup = platform.supervisor
@@ -476,7 +488,8 @@ def test_every_kind_of_process_comes_back_after_sigkill_and_the_lake_loses_nothi
     back = {name: sup.wait_up(name, 240, after_pid=old[name]) for name in victims.values()}
     for name in victims.values():
         s = sup.state_of(name)
-        assert back[name] != old[name] and s.restarts == restarts[name] + 1 and s.last_exit == -9, (name, s)
+        # (>=: a process the service round before this one had knocked over may have restarted once more meanwhile)
+        assert back[name] != old[name] and s.restarts >= restarts[name] + 1 and s.last_exit == -9, (name, s)
     # Health is what the process exposes: each is serving metrics or writing its status again.
     for name in victims.values():
         if sup.procs[name].spec.metrics_port or sup.procs[name].spec.status_file:

@@ -50,11 +50,13 @@ def shot(driver, name: str) -> None:
 
 
 def wait_for(driver, condition, what: str, timeout: float = TIMEOUT):
-    from selenium.common.exceptions import TimeoutException
+    from selenium.common.exceptions import NoSuchElementException, StaleElementReferenceException, TimeoutException
     from selenium.webdriver.support.ui import WebDriverWait
 
     try:
-        return WebDriverWait(driver, timeout, poll_frequency=0.5).until(condition)
+        # an element found as the page re-renders (a form's reply replaces it) is stale: look again (CI, 2026-12-05)
+        return WebDriverWait(driver, timeout, poll_frequency=0.5,
+                             ignored_exceptions=(NoSuchElementException, StaleElementReferenceException)).until(condition)
     except TimeoutException:
         shot(driver, f"timeout-{what.replace(' ', '-')}")
         raise AssertionError(f"UI: {what} not seen within {timeout:.0f}s at {driver.current_url}") from None
