@@ -333,11 +333,11 @@ def test_the_sources_schedule_is_fitted_from_relevance_without_a_click_log(live_
     assert len(scored), "no fetched new page was scored for relevance"
     # A run that came before the first scored page landed fitted every source from the prior alone (n_pages 0);
     # the next one (paced at 3 minutes) fits from the pages (a run of the file, 2026-12-05, asked too soon).
-    def estimates():
+    def fitted_from_pages():
         found = DeltaTable(cfg.table_path("source_estimates")).to_pandas()
-        return (found.n_pages > 0).any() and found
+        return (found,) if (found.n_pages > 0).any() else None
 
-    estimates = wait_until(estimates, 300, "no source estimate was fitted from a fetched page", interval=5.0)
+    (estimates,) = wait_until(fitted_from_pages, 300, "no source estimate was fitted from a fetched page", interval=5.0)
     assert np.allclose(estimates["mu"], np.log(2) / 86400.0), estimates[["source_url", "mu"]]
     fitted = estimates[estimates.n_pages > 0]
     scored = DeltaTable(cfg.table_path("source_pages")).to_pandas(columns=["source_url", "relevance"]).dropna()
