@@ -76,8 +76,9 @@ def held_out_figures(recrawls: pd.DataFrame, rows: pd.DataFrame, signal: ProfitS
     on before the split or nothing after it."""
     if len(recrawls) < 2:
         return {}
-    at = np.quantile(epoch_micros(recrawls["recrawled_at"]), 1.0 - held_out)
-    late = epoch_micros(recrawls["recrawled_at"]) >= at
+    when = epoch_micros(recrawls["recrawled_at"])
+    at = np.quantile(when, 1.0 - held_out)
+    late = when >= at
     train_recrawls, test_recrawls = recrawls[~late], recrawls[late]
     train_rows, test_rows = signal.forward_split(rows, at)
     train, test = signal.observations(train_rows), signal.observations(test_rows)
