@@ -125,11 +125,9 @@ def main(argv: list[str] | None = None) -> int:
     crawl_ids = None if chosen == ["all"] else chosen or pending_crawls(spark, cfg)
     if crawl_ids == []:
         print("graph_estimation: every crawl is estimated already")
-        spark.stop()
         return 0
     n = run(spark, cfg, crawl_ids=crawl_ids, params=params)
     print(f"graph_estimation: {n} estimates -> {GRAPH_ESTIMATES.path(cfg)}")
-    spark.stop()
     return 0
 
 

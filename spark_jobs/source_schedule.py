@@ -67,7 +67,6 @@ def main(argv: list[str] | None = None) -> int:
     spark = get_session("source_schedule", cfg=cfg)
     n = run(spark, cfg, args.budget, args.host_min_interval_s, args.optimism, args.feedback, args.freshness_half_life_s)
     print(f"source_schedule: {n} sources ({args.feedback} feedback) -> {SOURCE_SCHEDULE.path(cfg)}")
-    spark.stop()
     return 0
 
 

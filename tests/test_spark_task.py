@@ -1,11 +1,40 @@
 """A DAG's Spark task (focuscrawl.orchestration.spark_task): a job whose input is not ready yet skips the task
-instead of failing it, so Airflow does not retry what cannot succeed before the next asset event."""
+instead of failing it, so Airflow does not retry what cannot succeed before the next asset event; every task
+joins the jobs' one session on the warm Spark, renews it once the server has closed it, and a killed task
+interrupts its own operations only."""
 
 from __future__ import annotations
 
 import types
 
 import pytest
+
+
+class FakeSession:
+    """A Spark Connect client as the operator uses it; ``closed`` names the session ids the server has closed."""
+
+    closed: set = set()
+    made: list = []
+
+    def __init__(self, url):
+        self.url, self.tags, self.interrupted, self.stopped = url, [], [], False
+        self.release_session_on_close = True
+        FakeSession.made.append(self)
+
+    @property
+    def version(self):
+        if self.url.rsplit("session_id=", 1)[1] in FakeSession.closed:
+            raise RuntimeError("[INVALID_HANDLE.SESSION_CLOSED] The handle is invalid. Session was closed.")
+        return "4.2.0"
+
+    def addTag(self, tag):
+        self.tags.append(tag)
+
+    def interruptTag(self, tag):
+        self.interrupted.append(tag)
+
+    def stop(self):
+        self.stopped = True
 
 
 @pytest.fixture
@@ -17,20 +46,29 @@ def operator(monkeypatch, tmp_path):
     import focuscrawl.orchestration.spark_task as spark_task
 
     monkeypatch.setenv("SPARK_REMOTE", "")  # execute sets it for its process: restored after the test
+    monkeypatch.setenv("FOCUSCRAWL_VAR", str(tmp_path / "var"))
     monkeypatch.setattr(SparkConnectHook, "get_connection_url", lambda self: "sc://localhost:1/;token=t")
+    monkeypatch.setattr(FakeSession, "closed", set())
+    monkeypatch.setattr(FakeSession, "made", [])
 
     class Builder:
         def remote(self, url):
+            self.url = url
             return self
 
-        def getOrCreate(self):
-            return types.SimpleNamespace(version="4.2.0")
+        def create(self):
+            return FakeSession(self.url)
 
     monkeypatch.setattr(SparkSession, "builder", Builder())
     status = {"n": 0}
     monkeypatch.setattr(spark_task, "load_chain", lambda jobs_dir: types.SimpleNamespace(main=lambda steps: status["n"]))
-    op = spark_task.SparkConnectJobOperator(task_id="train", jobs_dir=str(tmp_path), steps=["outlinks_train.py"])
+
+    def make(task_id="train"):
+        return spark_task.SparkConnectJobOperator(task_id=task_id, jobs_dir=str(tmp_path), steps=["outlinks_train.py"])
+
+    op = make()
     op.set_status = lambda n: status.__setitem__("n", n)
+    op.make = make
     return op
 
 
@@ -47,3 +85,43 @@ def test_a_job_with_nothing_to_do_skips_its_task_and_a_failed_one_fails_it(opera
     operator.set_status(1)
     with pytest.raises(SparkJobFailed, match="exited with status 1"):
         operator.execute({})
+
+
+def test_every_task_joins_the_jobs_one_session_and_interrupts_only_its_own_operations(operator):
+    import os
+
+    from focuscrawl.config import settings
+    from focuscrawl.services.spark_connect import jobs_session
+
+    other = operator.make("features")
+    operator.execute({})
+    other.execute({})
+    first, second = FakeSession.made
+    session = jobs_session(settings())
+    assert first.url == second.url == f"sc://localhost:1/;token=t;session_id={session}"
+    assert os.environ["SPARK_REMOTE"] == first.url  # what each job's get_session connects with
+    assert first.tags and first.tags != second.tags  # each task tags its own operations
+    operator.on_kill()
+    assert first.interrupted == first.tags and not second.interrupted and not first.stopped
+
+
+def test_a_session_the_server_closed_is_renewed_once_and_kept_for_the_next_tasks(operator, monkeypatch):
+    import focuscrawl.services.spark_connect as spark_connect
+    from focuscrawl.config import settings
+    from focuscrawl.orchestration.spark_task import SparkJobFailed
+
+    closed = spark_connect.jobs_session(settings())
+    FakeSession.closed.add(closed)
+    operator.execute({})
+    refused, joined = FakeSession.made
+    renewed = spark_connect.jobs_session(settings())
+    assert renewed != closed and joined.url.endswith(f"session_id={renewed}")
+    assert refused.stopped and not refused.release_session_on_close  # the client closed, nothing released
+    operator.make().execute({})
+    assert FakeSession.made[-1].url.endswith(f"session_id={renewed}")
+
+    # Refused again after the renewal: no loop of renewals, the task fails naming the fix.
+    FakeSession.closed.add(renewed)
+    monkeypatch.setattr(spark_connect, "renew_jobs_session", lambda cfg: renewed)
+    with pytest.raises(SparkJobFailed, match="services up --only spark-connect"):
+        operator.make().execute({})

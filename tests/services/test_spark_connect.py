@@ -91,3 +91,52 @@ print("java children", [p.pid for p in psutil.Process().children(recursive=True)
     np.testing.assert_allclose(got["similarity"], want["similarity"], rtol=0, atol=1e-5)
     models = DeltaTable(MODELS.path(run_cfg)).to_pandas()
     assert len(models) and all(n.startswith(MODEL) for n in models["name"]) and models["spearman"].notna().all()
+
+
+WORKER_PIDS_JOB = '''
+def main(argv):
+    from focuscrawl.lake.spark import get_session
+
+    def pids(batches):
+        import os
+        import pandas as pd
+        for batch in batches:
+            yield pd.DataFrame({"pid": [os.getpid()] * len(batch)})
+
+    rows = get_session().range(2, numPartitions=1).mapInPandas(pids, "pid long").collect()
+    print("worker pids", sorted({row.pid for row in rows}))
+    return 0
+'''
+
+
+def test_tasks_share_the_jobs_session_and_its_python_workers_and_a_closed_one_is_renewed(warm_spark, cfg, tmp_path):
+    """Two tasks, each a process of its own as Airflow runs them, run their ``mapInPandas`` in the same Python
+    worker of the server (a session each would start a daemon and workers each); a session the server closed is
+    replaced by the next task, which the one after it joins."""
+    import shutil
+
+    from focuscrawl.services.spark_connect import jobs_session
+
+    jobs = tmp_path / "jobs"
+    jobs.mkdir()
+    shutil.copy(cfg.home / "spark_jobs" / "chain.py", jobs)
+    (jobs / "worker_pids.py").write_text(WORKER_PIDS_JOB)
+    env = {**settings_env(cfg), "AIRFLOW_CONN_SPARK_CONNECT_DEFAULT": json.dumps(connection(cfg))}
+    task = ("from focuscrawl.orchestration.spark_task import SparkConnectJobOperator\n"
+            f"SparkConnectJobOperator(task_id='t', jobs_dir={str(jobs)!r}, steps=['worker_pids.py']).execute({{}})\n")
+
+    def worker_pids() -> str:
+        return next(line for line in in_a_process_of_its_own(task, env).splitlines() if line.startswith("worker pids"))
+
+    first = worker_pids()
+    assert worker_pids() == first
+    session = jobs_session(cfg)
+
+    # The server closes the session (as it does one idle past its timeout): the next task opens a new one.
+    token = connection(cfg)["password"]
+    in_a_process_of_its_own("from pyspark.sql import SparkSession\n"
+                            f"SparkSession.builder.remote('{warm_spark.url}/;token={token};session_id={session}')"
+                            ".create().stop()\n")
+    renewed = worker_pids()
+    assert jobs_session(cfg) != session
+    assert worker_pids() == renewed

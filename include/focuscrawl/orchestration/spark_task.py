@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import uuid
 from pathlib import Path
 
 from airflow.sdk import BaseOperator
@@ -43,23 +44,51 @@ class SparkConnectJobOperator(BaseOperator):
         super().__init__(**kwargs)
         self.jobs_dir, self.steps, self.conn_id = jobs_dir, steps, conn_id
         self._session = None
+        self._tag = f"focuscrawl-task-{uuid.uuid4().hex}"
+
+    def _join(self, url: str):
+        """A client of the jobs' shared session (``focuscrawl.services.spark_connect.jobs_session``), its URL in
+        pyspark's ``SPARK_REMOTE`` for this process only (it carries the token: never logged), so each job's
+        ``get_session`` returns it. A session the server closed (idle past its timeout) is renewed once."""
+        from pyspark.sql import SparkSession
+
+        from focuscrawl.config import settings
+        from focuscrawl.services.spark_connect import jobs_session, renew_jobs_session
+
+        def client(session_id: str):
+            os.environ["SPARK_REMOTE"] = f"{url};session_id={session_id}"
+            return SparkSession.builder.remote(os.environ["SPARK_REMOTE"]).create()
+
+        cfg = settings()
+        session = client(jobs_session(cfg))
+        try:
+            version = session.version  # the first call that reaches the server
+        except Exception as exc:  # noqa: BLE001 - pyspark raises its own classes per error
+            if "SESSION_CLOSED" not in str(exc):
+                raise
+            self.log.warning("the jobs' session on the warm Spark was closed; this task opens a new one")
+            session.release_session_on_close = False  # the server has released it already
+            session.stop()
+            session = client(renew_jobs_session(cfg))
+            version = session.version
+        self.log.info("on the warm Spark %s", version)
+        return session
 
     def execute(self, context) -> None:
         from airflow.providers.apache.spark.hooks.spark_connect import SparkConnectHook
-        from pyspark.sql import SparkSession
 
         from focuscrawl.core.blas import pin_openblas_kernels
 
         pin_openblas_kernels()  # before any step imports FAISS (chain.py's own entry does the same)
-        # The URL carries the token: set for this task's process only, never logged.
-        os.environ["SPARK_REMOTE"] = SparkConnectHook(self.conn_id).get_connection_url()
+        url = SparkConnectHook(self.conn_id).get_connection_url()
         try:
-            self._session = SparkSession.builder.remote(os.environ["SPARK_REMOTE"]).getOrCreate()
-            self.log.info("on the warm Spark %s", self._session.version)  # the first call that reaches the server
+            self._session = self._join(url)
         except Exception as exc:  # noqa: BLE001 - whatever the client raises, the fix is the same
             raise SparkJobFailed(f"the warm Spark (connection {self.conn_id}) did not answer: {type(exc).__name__}; "
                                  "`focuscrawl services status` shows it, `focuscrawl services up --only spark-connect` "
                                  "starts it") from exc
+        # This task's operations carry its tag: ``on_kill`` interrupts them, not the other tasks' in the session.
+        self._session.addTag(self._tag)
         status = load_chain(Path(self.jobs_dir)).main([str(s) for s in self.steps]) or 0
         if status == NOTHING_TO_DO:
             from airflow.sdk.exceptions import AirflowSkipException
@@ -70,9 +99,9 @@ class SparkConnectJobOperator(BaseOperator):
             raise SparkJobFailed(f"{' '.join(map(str, self.steps))}: exited with status {status} (its log above says why)")
 
     def on_kill(self) -> None:
-        # The server keeps running the killed task's queries unless told: stop this session's, not the others'.
+        # The server keeps running the killed task's queries unless told: this task's, not the others' in the session.
         if self._session is not None:
             try:
-                self._session.interruptAll()
+                self._session.interruptTag(self._tag)
             except Exception:  # noqa: BLE001 - a stopped session has nothing left to interrupt
                 pass
