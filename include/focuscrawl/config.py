@@ -29,6 +29,7 @@ FOCUSCRAWL_MLFLOW_USER              its admin login                             
 FOCUSCRAWL_MLFLOW_PASSWORD          its password (else generated, kept in var)  generated
 FOCUSCRAWL_MLFLOW_DB                its runs, registry and users (SQLAlchemy    SQLite in var
                                     URL, e.g. ``postgresql+psycopg2://u:p@host/mlflow``)
+FOCUSCRAWL_MLFLOW_URL               where clients reach it (another host's)     ``http://`` bind host ``:`` port
 FOCUSCRAWL_WORLD_PORT               the world's HTTP server                     ``18090`` + offset
 FOCUSCRAWL_WORLD_EVAL_PORT          the world's ground-truth interface          ``18091`` + offset
 FOCUSCRAWL_METRICS_PORT             first Prometheus port ``focuscrawl up``     ``18200`` + offset
@@ -97,6 +98,7 @@ class Settings:
     mlflow_user: str = "admin"
     mlflow_password: str | None = field(default=None, repr=False)
     mlflow_db: str | None = field(default=None, repr=False)
+    mlflow_address: str | None = None  # FOCUSCRAWL_MLFLOW_URL: the server as clients reach it, when not on this host
 
     @property
     def kafka_jars(self) -> Path:
@@ -112,7 +114,7 @@ class Settings:
 
     @property
     def mlflow_url(self) -> str:
-        return f"http://{self.bind_host}:{self.mlflow_port}"
+        return (self.mlflow_address or f"http://{self.bind_host}:{self.mlflow_port}").rstrip("/")
 
     @property
     def world_url(self) -> str:
@@ -180,4 +182,5 @@ def settings() -> Settings:
         mlflow_user=_env("FOCUSCRAWL_MLFLOW_USER", "admin"),
         mlflow_password=os.environ.get("FOCUSCRAWL_MLFLOW_PASSWORD") or None,
         mlflow_db=os.environ.get("FOCUSCRAWL_MLFLOW_DB") or None,
+        mlflow_address=os.environ.get("FOCUSCRAWL_MLFLOW_URL") or None,
     )

@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-SECRETS = {"POSTGRES_PASSWORD": "p", "AIRFLOW_PASSWORD": "a", "AIRFLOW_JWT_SECRET": "j", "AIRFLOW_SECRET_KEY": "k"}
+SECRETS = {"POSTGRES_PASSWORD": "p", "AIRFLOW_PASSWORD": "a", "AIRFLOW_JWT_SECRET": "j", "AIRFLOW_SECRET_KEY": "k",
+           "MLFLOW_PASSWORD": "m"}
 
 
 def _compose_client() -> list[str] | None:
@@ -47,7 +48,7 @@ def test_compose_file_is_valid(compose):
     assert sorted(services) == sorted([
         "kafka", "spark-master", "spark-worker-1", "spark-worker-2", "postgres", "airflow-init",
         "airflow-api-server", "airflow-scheduler", "airflow-dag-processor", "airflow-triggerer",
-        "world", "crawler", "consumer", "prometheus",
+        "world", "crawler", "consumer", "prometheus", "mlflow",
     ])
 
 
@@ -80,7 +81,7 @@ def test_secrets_must_come_from_the_environment(compose):
     env = {k: v for k, v in os.environ.items() if k not in SECRETS}
     out = _config(compose, env, "-q")
     assert out.returncode != 0
-    assert "POSTGRES_PASSWORD" in out.stderr or "AIRFLOW_" in out.stderr
+    assert any(name in out.stderr for name in SECRETS), out.stderr
 
 
 def test_published_ports_are_loopback_only():
@@ -89,3 +90,31 @@ def test_published_ports_are_loopback_only():
     doc = yaml.safe_load((ROOT / "docker-compose.yml").read_text())
     ports = [p for svc in doc["services"].values() for p in svc.get("ports", [])]
     assert ports and all(str(p).startswith("127.0.0.1:") for p in ports)
+
+
+def test_the_model_registry_runs_on_its_own_postgresql_database_and_every_client_reaches_it(compose):
+    """MLflow (issue 34) in the scale-out layout: ``focuscrawl services serve mlflow`` on PostgreSQL's database
+    ``mlflow``, which the init script creates; every focuscrawl container is told its URL and login, and its
+    password is a secret of the environment like the others."""
+    import os
+    import re
+
+    import yaml
+
+    config = yaml.safe_load(_config(compose, {**os.environ, **SECRETS}).stdout)
+    services = config["services"]
+    mlflow = services["mlflow"]
+    command = mlflow["command"] if isinstance(mlflow["command"], str) else " ".join(mlflow["command"])
+    assert command == "focuscrawl services serve mlflow"
+    database = mlflow["environment"]["FOCUSCRAWL_MLFLOW_DB"]
+    assert re.fullmatch(r"postgresql\+psycopg2://airflow:p@postgres:5432/mlflow", database), database
+    init = (ROOT / "postgres" / "init-mlflow.sql").read_text()
+    assert "CREATE DATABASE mlflow;" in init
+    assert any("init-mlflow.sql:/docker-entrypoint-initdb.d/" in str(v) for v in services["postgres"]["volumes"])
+    assert mlflow["depends_on"]["postgres"]["condition"] == "service_healthy"
+    port = mlflow["environment"]["FOCUSCRAWL_MLFLOW_PORT"]
+    for name in ("airflow-scheduler", "airflow-api-server", "mlflow"):
+        env = services[name]["environment"]
+        assert env["FOCUSCRAWL_MLFLOW_URL"] == f"http://mlflow:{port}" and env["FOCUSCRAWL_MLFLOW_PASSWORD"] == "m"
+    out = _config(compose, {k: v for k, v in {**os.environ, **SECRETS}.items() if k != "MLFLOW_PASSWORD"}, "-q")
+    assert out.returncode != 0 and "MLFLOW_PASSWORD" in out.stderr

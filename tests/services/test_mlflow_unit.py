@@ -104,3 +104,39 @@ def test_a_database_urls_password_is_masked_as_written_and_unquoted():
     assert "s3cr%40t-pw" not in redact("conn=postgresql+psycopg2://airflow:s3cr%40t-pw@db.example/airflow")
     register_url_secret("not a url :// at all")  # nothing to mask, no error
     register_url_secret(None)
+
+
+def test_served_in_the_foreground_it_runs_the_same_command_with_its_secrets_in_the_environment(tmp_cfg, monkeypatch):
+    """``focuscrawl services serve mlflow``, a container's command (docker-compose.yml): this process becomes the
+    server ``services up`` would start, its database and password in its environment, never in its argv."""
+    import os
+
+    from focuscrawl.cli.main import main
+
+    database = "postgresql+psycopg2://mlflow:s3cret@db.invalid:5432/mlflow"
+    monkeypatch.setenv("FOCUSCRAWL_MLFLOW_DB", database)
+    monkeypatch.setenv("FOCUSCRAWL_MLFLOW_PASSWORD", "chosen-one")
+    monkeypatch.setenv("FOCUSCRAWL_MLFLOW_URL", "http://mlflow:5000/")
+    monkeypatch.setattr("focuscrawl.services.mlflow.connectable", lambda url: None)
+    execs = []
+
+    def execvpe(file, argv, env):
+        execs.append((file, argv, env, os.getcwd()))
+        raise SystemExit(0)
+
+    monkeypatch.setattr(os, "execvpe", execvpe)
+    monkeypatch.chdir(tmp_cfg.home)
+    with pytest.raises(SystemExit):
+        main(["services", "serve", "mlflow"])
+    (file, argv, env, cwd), = execs
+    cfg = settings()
+    assert cfg.mlflow_url == "http://mlflow:5000" and settings_env(cfg)["FOCUSCRAWL_MLFLOW_URL"] == "http://mlflow:5000/"
+    assert argv == MlflowServer(cfg).process.command and file == argv[0] and cwd == str(MlflowServer(cfg).home)
+    assert env["MLFLOW_BACKEND_STORE_URI"] == database and env["MLFLOW_AUTH_ADMIN_PASSWORD"] == "chosen-one"
+    assert "s3cret" not in " ".join(argv) and "chosen-one" not in " ".join(argv)
+
+    def unreachable(url):
+        raise RuntimeError("MLflow's database refused a connection (timeout); check FOCUSCRAWL_MLFLOW_DB")
+
+    monkeypatch.setattr("focuscrawl.services.mlflow.connectable", unreachable)
+    assert main(["services", "serve", "mlflow"]) == 2 and len(execs) == 1

@@ -1,7 +1,7 @@
 """The ``focuscrawl`` command.
 
     focuscrawl services up [--only kafka,spark-connect,mlflow,airflow,world] [--spark-cluster]
-    focuscrawl services down | status
+    focuscrawl services down | status | serve mlflow
     focuscrawl models [promote NAME VERSION]   the model registry's versions; move a model's champion
     focuscrawl sql ["SELECT ..."]          one query, or an interactive prompt without one
     focuscrawl pyspark                     a pyspark shell with the Delta tables registered
@@ -60,6 +60,9 @@ def build_parser() -> argparse.ArgumentParser:
     subcommand(act, "down", "stop every engine of ours started out of $FOCUSCRAWL_VAR", "focuscrawl services down")
     subcommand(act, "status", "each engine up or down by its real health probe, with its URL and the fix",
                "focuscrawl services status")
+    serve = subcommand(act, "serve", "run one engine in the foreground, as a container's command (docker-compose.yml)",
+                       "focuscrawl services serve mlflow")
+    serve.add_argument("name", choices=["mlflow"], help="the engine")
 
     models = subcommand(sub, "models", "the registered models' versions, metrics and lineage; promote or roll back",
                         "focuscrawl models", "focuscrawl models promote outlinks.NNL-ET_LBLA.int 3",
@@ -212,6 +215,14 @@ def _services(args) -> int:
             return 2
         ServiceManager(cfg, dags_folder=args.airflow_dags, spark_cluster="spark" in names).up(names)
         return _services(argparse.Namespace(action="status"))
+    if args.action == "serve":
+        from focuscrawl.services.mlflow import MlflowServer
+
+        try:
+            MlflowServer(cfg).serve()
+        except (RuntimeError, ValueError) as e:  # a database it cannot reach or a URL it does not take
+            print(f"focuscrawl: {e}", file=sys.stderr)
+            return 2
     manager = ServiceManager(cfg)
     if args.action == "down":
         manager.down()

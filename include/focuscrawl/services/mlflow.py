@@ -22,7 +22,9 @@ database from there only); :mod:`focuscrawl.core.redact` masks it in the error o
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
+from typing import NoReturn
 from urllib.parse import urlsplit
 
 from focuscrawl.config import Settings
@@ -164,6 +166,15 @@ class MlflowServer:
                 raise
             raise type(exc)(f"{redact(str(exc))}\nIf it could not use its database, check FOCUSCRAWL_MLFLOW_DB (host, "
                             f"port, user, password, database name): {DB_FIX}") from None
+
+    def serve(self) -> NoReturn:
+        """Run the server in the foreground in place of this process, as a container's command (``focuscrawl
+        services serve mlflow``: docker-compose.yml), with the command and environment :meth:`start` gives it."""
+        if self.cfg.mlflow_db is not None:
+            connectable(self.cfg.mlflow_db)
+        env = {**os.environ, **self.env()}
+        os.chdir(self.home)
+        os.execvpe(self.process.command[0], self.process.command, env)
 
     def probe(self, timeout: float = PROBE_TIMEOUT) -> Probe:
         """MLflow's ``/health`` (answered without login), and that the API asks for one: a server without

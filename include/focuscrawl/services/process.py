@@ -302,5 +302,7 @@ def settings_env(cfg) -> dict[str, str]:
     }
     if cfg.data_dir is not None:
         env["FOCUSCRAWL_DATA"] = str(cfg.data_dir)
+    if cfg.mlflow_address is not None:
+        env["FOCUSCRAWL_MLFLOW_URL"] = cfg.mlflow_address
     return env
 
