@@ -5,7 +5,9 @@ Seed 002 ("Look back, look around"); docs/loops/outlinks.md. Two data-aware DAGs
 **outlinks_features** runs when the revisitor's `page_snapshots` table changes:
 1. `quality_page_snapshots`: the table's Great Expectations suite, derived from its spec
    (`focuscrawl.lake.quality.gx_gate`, keyed on url and period; fails the run and says why);
-2. `features`: four Spark jobs in one task on the warm Spark (`spark_jobs/chain.py`), in order:
+2. `features`: four Spark jobs in one task on the warm Spark (`spark_jobs/chain.py`), in order, after
+   `spark_jobs/outlinks_ready.py`, which skips the task while no model could use the features yet (a young
+   crawl's snapshots span fewer than the three periods the first model trains on, and none is trained):
    - `spark_jobs/outlinks_embed.py`: TF-IDF + LSA vector per page -> `page_embeddings`;
    - `spark_jobs/outlinks_related.py`: the k=30 most similar pages on FAISS (a registered method:
      exact `EXACT`, approximate `HNSW` or `IVF`) -> `related_pages`;
@@ -82,6 +84,7 @@ RELEVANCE_ARGS = active_relevance_args(cfg)
 )
 def outlinks_features():
     features = spark_chain("features", [
+        ("outlinks_ready.py", []),
         ("outlinks_embed.py", cli_args(["dimensions"])),
         ("outlinks_related.py", cli_args(RELATED_KNOBS)),
         ("outlinks_features.py", [*cli_args(FEATURE_KNOBS), *RELEVANCE_ARGS]),

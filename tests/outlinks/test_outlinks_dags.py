@@ -35,11 +35,11 @@ def test_the_related_method_param_offers_every_registered_method(dags):
 def test_data_aware_chain(dags, cfg):
     feats, train = dags["outlinks_features"], dags["outlinks_train"]
     assert [t.task_id for t in feats.topological_sort()] == ["quality_page_snapshots", "features"]
-    chain = feats.get_task("features")  # four jobs in one task, in this order
+    chain = feats.get_task("features")  # four jobs in one task, in this order, once a model could use them
     assert chain.jobs_dir == str(cfg.home / "spark_jobs") and chain.pool == "spark"
     assert [a for a in chain.steps if a.endswith(".py")] == [
-        "outlinks_embed.py", "outlinks_related.py", "outlinks_features.py", "near_duplicates.py"]
-    assert chain.steps.count("--") == 3
+        "outlinks_ready.py", "outlinks_embed.py", "outlinks_related.py", "outlinks_features.py", "near_duplicates.py"]
+    assert chain.steps.count("--") == 4
     # the gate runs beside train; score (promote, then the champion scores and pushes) waits for both, and
     # has no short circuit: a run that promoted nothing still pushes its new period's scores; the push starts the
     # model_registry DAG, which records the models outside this run (tests/services/test_model_registry_dag.py)

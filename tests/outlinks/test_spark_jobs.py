@@ -172,3 +172,45 @@ def test_a_crawl_of_one_period_has_no_vectors_yet_and_its_chain_runs(spark, lake
 
     with pytest.raises(NotEnoughHistory, match="0 labelled period"):
         job(local, "outlinks_train").run(spark, local, history_size=2)
+
+
+def test_features_wait_until_a_model_could_train_or_score_on_them(lake_cfg, tmp_path, capsys):
+    """outlinks_features' first step: a young crawl's snapshots of one or two periods give no model anything to
+    train on (a label is the next period's snapshot, and one labelled period is held out), so the DAG's chain stops
+    there (``NOTHING_TO_DO``: its task is skipped) until the third period lands, or at once when a model is
+    already trained to score with."""
+    from deltalake import write_deltalake
+
+    from focuscrawl.lake.spark import NOTHING_TO_DO
+    from focuscrawl.outlinks.store import ModelVersion
+    from focuscrawl.outlinks.training import model_store
+
+    cfg, snapshots = lake_cfg
+    local = dataclasses.replace(cfg, lake=str(tmp_path / "lake"), var_dir=tmp_path)
+    ready = job(local, "outlinks_ready")
+    monkey = pytest.MonkeyPatch()
+    monkey.setattr(ready, "settings", lambda: local)
+    try:
+        assert ready.main([]) == NOTHING_TO_DO  # no table yet
+        periods = sorted(snapshots["period"].unique())
+        for n, want in ((1, NOTHING_TO_DO), (2, NOTHING_TO_DO), (3, 0)):
+            write_deltalake(SNAPSHOTS.path(local), pa.Table.from_pandas(
+                snapshots[snapshots["period"] == periods[n - 1]], schema=SNAPSHOTS.arrow_schema(), preserve_index=False),
+                partition_by=["period"], mode="append")
+            assert ready.main([]) == want, n
+        said = capsys.readouterr().out
+        assert "2 period(s) of snapshots: the first model trains on 3" in said and "3 period(s)" in said
+
+        # One period of a fresh lake beside a model trained before: its features are scored at once.
+        fresh = dataclasses.replace(local, lake=str(tmp_path / "fresh"))
+        write_deltalake(SNAPSHOTS.path(fresh), pa.Table.from_pandas(
+            snapshots[snapshots["period"] == periods[0]], schema=SNAPSHOTS.arrow_schema(), preserve_index=False),
+            partition_by=["period"])
+        monkey.setattr(ready, "settings", lambda: fresh)
+        assert ready.main([]) == NOTHING_TO_DO
+        store = model_store(fresh)
+        store.promote_newest(store.register(ModelVersion(name="NNL-ET_LBLA/int", version=0, metrics={}, data_version=0,
+                                                         eval_period=0, params={}, created_at="2026-12-05"), {}), None)
+        assert ready.main([]) == 0
+    finally:
+        monkey.undo()

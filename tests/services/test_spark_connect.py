@@ -111,10 +111,12 @@ def main(argv):
 
 def test_tasks_share_the_jobs_session_and_its_python_workers_and_a_closed_one_is_renewed(warm_spark, cfg, tmp_path):
     """Two tasks, each a process of its own as Airflow runs them, run their ``mapInPandas`` in the same Python
-    worker of the server (a session each would start a daemon and workers each); a session the server closed is
-    replaced by the next task, which the one after it joins."""
+    worker of the server, one its start-up warm-up started (a session each would start a daemon and workers each);
+    a session the server closed is replaced by the next task, which the one after it joins."""
+    import re
     import shutil
 
+    from focuscrawl.services.process import wait_until
     from focuscrawl.services.spark_connect import jobs_session
 
     jobs = tmp_path / "jobs"
@@ -128,8 +130,15 @@ def test_tasks_share_the_jobs_session_and_its_python_workers_and_a_closed_one_is
     def worker_pids() -> str:
         return next(line for line in in_a_process_of_its_own(task, env).splitlines() if line.startswith("worker pids"))
 
-    first = worker_pids()
-    assert worker_pids() == first
+    # The server was warmed in the jobs' session when it started: a task's job runs in a worker the warm-up started.
+    log = cfg.var_dir / "logs" / "spark-connect-warm-up.log"
+    warmed = wait_until(lambda: log.exists() and re.findall(r"warm-up: Python workers \[([\d, ]+)\]", log.read_text()),
+                        300, "the warm Spark's warm-up did not finish")
+    def pids(said: str) -> set[str]:
+        return set(said.split("[")[1].rstrip("]").split(", "))
+
+    tasks = [worker_pids(), worker_pids()]  # (either of the idle warmed workers may serve a task)
+    assert all(pids(said) <= set(warmed[-1].split(", ")) for said in tasks), (tasks, warmed)
     session = jobs_session(cfg)
 
     # The server closes the session (as it does one idle past its timeout): the next task opens a new one.

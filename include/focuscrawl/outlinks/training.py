@@ -34,6 +34,23 @@ def model_key(name: str, scope: str) -> str:
     return f"{name}/{scope}"
 
 
+# A period is labelled by its next (its targets are what the next snapshot shows) and training holds the last
+# labelled one out (:func:`held_out_split`): the first model needs three periods of snapshots.
+PERIODS_TO_TRAIN = 3
+
+
+def features_of_no_use(periods: int, store: ModelStore) -> str | None:
+    """Why features of snapshots spanning ``periods`` periods are of no use yet, ``None`` once they are: too few
+    periods for a model to train on, and no champion to score them with. A young crawl's first features runs
+    computed embeddings, related pages and features that nothing read (the first run on the warm Spark is its
+    slowest: 134 s of the loaded freshness bench at 88a2183) and kept the DAG busy past the period that could
+    train."""
+    if periods >= PERIODS_TO_TRAIN or any(store.champion(name) for name in store.names()):
+        return None
+    return (f"{periods} period(s) of snapshots: the first model trains on {PERIODS_TO_TRAIN} (a period is labelled by "
+            "its next, and one labelled period is held out), and no model is trained yet to score with")
+
+
 class NotEnoughHistory(ValueError):
     """The feature table holds fewer than two labelled periods: one to train on and one to hold out."""
 
