@@ -1,0 +1,71 @@
+"""The Airflow REST client (``focuscrawl.services.airflow.AirflowClient``) over a real HTTP server standing in for
+Airflow's API: a read answered with a server error is asked again (a loaded API server answers one now and then),
+a write never is, and a read that keeps failing raises with the answer."""
+
+from __future__ import annotations
+
+import json
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+
+import focuscrawl.services.airflow as airflow
+
+
+@pytest.fixture
+def api(monkeypatch):
+    """``(client, answers, seen)``: ``answers[path]`` lists the statuses to give, in turn (then 200)."""
+    answers: dict[str, list[int]] = {}
+    seen: list[tuple[str, str]] = []
+
+    class Handler(BaseHTTPRequestHandler):
+        def _answer(self):
+            seen.append((self.command, self.path.split("?")[0]))
+            if self.path == "/auth/token":
+                body, status = {"access_token": "t"}, 201
+            else:
+                pending = answers.get(self.path.split("?")[0], [])
+                status = pending.pop(0) if pending else 200
+                body = {"dags": [{"dag_id": "d"}]} if status == 200 else {"detail": "Internal Server Error"}
+            data = json.dumps(body).encode()
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        do_GET = do_POST = do_PATCH = _answer
+
+        def log_message(self, *args):
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    monkeypatch.setattr(airflow, "READ_RETRY_PAUSES", (0.0, 0.0))
+    client = airflow.AirflowClient(f"http://127.0.0.1:{server.server_port}", "admin", "pw")
+    yield client, answers, seen
+    server.shutdown()
+
+
+def test_a_read_is_asked_again_after_a_server_error(api):
+    client, answers, seen = api
+    answers["/api/v2/dags"] = [500, 503]
+    assert client.dags() == [{"dag_id": "d"}]
+    assert [s for s in seen if s[1] == "/api/v2/dags"] == [("GET", "/api/v2/dags")] * 3
+
+
+def test_a_read_that_keeps_failing_raises_with_the_answer(api):
+    client, answers, seen = api
+    answers["/api/v2/dags"] = [500, 500, 500, 500]
+    with pytest.raises(airflow.AirflowError, match="GET /api/v2/dags -> 500: .*Internal Server Error"):
+        client.dags()
+    assert len([s for s in seen if s[1] == "/api/v2/dags"]) == 1 + len(airflow.READ_RETRY_PAUSES)
+
+
+def test_a_write_is_not_repeated(api):
+    client, answers, seen = api
+    answers["/api/v2/dags/d"] = [500]
+    with pytest.raises(airflow.AirflowError, match="PATCH /api/v2/dags/d -> 500"):
+        client.pause("d")
+    assert [s for s in seen if s[1] == "/api/v2/dags/d"] == [("PATCH", "/api/v2/dags/d")]
