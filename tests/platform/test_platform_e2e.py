@@ -21,7 +21,8 @@ budgets) for every assertion, in this order:
    run alone is triggered, after the loops' test);
 6. every service (Kafka, the world, the warm Spark, MLflow, each Airflow component) SIGKILLed at once comes
    back by itself (the platform's watch);
-7. one process of each kind SIGKILLed comes back and its landing loses and doubles nothing;
+7. one process of each kind SIGKILLed comes back, its landing loses and doubles nothing, and each loop a
+   process follows closes again after the kills;
 8. after ``down``, every landed table holds every committed record of its topic, once, the records that
    went through the restarted Kafka too.
 
@@ -40,7 +41,7 @@ from pathlib import Path
 import pytest
 from deltalake import DeltaTable
 
-from focuscrawl.cli.demo import dag_runs, succeeded_by_itself
+from focuscrawl.cli.demo import FOLLOWERS, dag_runs, succeeded_by_itself
 from focuscrawl.platform.supervisor import read_state
 from focuscrawl.services.process import wait_until
 from focuscrawl.core.status_file import read_status
@@ -95,6 +96,23 @@ def _writers(live, table: str) -> list[str]:
 
 def _when(stamp: str) -> datetime:
     return datetime.fromisoformat(stamp.replace("Z", "+00:00"))
+
+
+def _closed_after(live, loop: str, after: float) -> str | None:
+    """How ``loop`` closed after ``after`` (epoch s), ``None`` while it has not: a run of its pushing DAG started
+    after it succeeded, and the loop's follower applied a push recorded after that run started (``make chaos``'s
+    test of a closing, tests/reliability/chaos.py)."""
+    from focuscrawl.platform.up import LOOP_DAGS as DAGS_OF
+
+    dag = DAGS_OF[loop][-1]
+    runs = sorted((r for r in live.airflow.dag_runs(dag, state=["success"],
+                                                    start_date_gte=datetime.fromtimestamp(after).astimezone().isoformat())
+                   if r.get("start_date")), key=lambda r: r["start_date"])
+    starts = [_when(r["start_date"]).timestamp() for r in runs]
+    pushes = _status(live.cfg, FOLLOWERS[loop][0]).get("applied_pushes") or []
+    late = [(p, run) for p in pushes for run, began in zip(runs, starts)
+            if p["first_record_ms"] / 1000 >= began and p.get("last_applied_ms")]
+    return f"a push of {late[0][0]['records']} records applied after {dag} {late[0][1]['dag_run_id']}" if late else None
 
 
 def test_every_declared_process_is_up(live_platform):
@@ -483,6 +501,7 @@ def test_every_kind_of_process_comes_back_after_sigkill_and_the_lake_loses_nothi
     old = {name: sup.wait_up(name, 240) for name in victims.values()}
     before = {s.meta["sink"]: landing_snapshot(cfg, s.meta) for s in consumers}
     restarts = {name: sup.state_of(name).restarts for name in victims.values()}
+    killed_at = time.time()
     for name in victims.values():
         platform.kill(name)
     back = {name: sup.wait_up(name, 240, after_pid=old[name]) for name in victims.values()}
@@ -518,7 +537,23 @@ def test_every_kind_of_process_comes_back_after_sigkill_and_the_lake_loses_nothi
         raise AssertionError(f"{exc}; partitions not landed past their position before the kill: {behind}") from None
     checked = {s.meta["sink"]: landed_exactly_once(cfg, s.meta, before[s.meta["sink"]]) for s in consumers}
     assert all(name in checked for name in landed_before) and sum(checked.values()) > 0, checked
-    print(f"\nsupervisor: {len(victims)} kinds SIGKILLed and back; records checked per landing: {checked}")
+
+    # Every loop a process follows closes again after the kills (make chaos's settle checks the graph loop too:
+    # its sampler's rounds land every few minutes, longer than this round may take).
+    closed: dict[str, str] = {}
+
+    def every_loop_closed():
+        for loop in FOLLOWERS:
+            if loop not in closed and (how := _closed_after(live_platform, loop, killed_at)):
+                closed[loop] = f"{time.time() - killed_at:.0f}s after the kills, {how}"
+        return len(closed) == len(FOLLOWERS)
+
+    try:
+        wait_until(every_loop_closed, 420, "a loop did not close again after the kills", interval=5.0)
+    except TimeoutError as exc:
+        raise AssertionError(f"{exc}; closed: {closed}") from None
+    print(f"\nsupervisor: {len(victims)} kinds SIGKILLed and back; records checked per landing: {checked}; "
+          f"loops closed again: {closed}")
 
 
 def test_down_lands_every_record_that_reached_kafka(live_platform):
