@@ -7,7 +7,8 @@ Seed 002 ("Look back, look around"); docs/loops/outlinks.md. Two data-aware DAGs
    (`focuscrawl.lake.quality.gx_gate`, keyed on url and period; fails the run and says why);
 2. `features`: four Spark jobs in one task on the warm Spark (`spark_jobs/chain.py`), in order, after
    `spark_jobs/outlinks_ready.py`, which skips the task while no model could use the features yet (a young
-   crawl's snapshots span fewer than the three periods the first model trains on, and none is trained):
+   crawl's snapshots span fewer periods than the first model trains on, `history_size` + 3, and none is
+   trained):
    - `spark_jobs/outlinks_embed.py`: TF-IDF + LSA vector per page -> `page_embeddings`;
    - `spark_jobs/outlinks_related.py`: the k=30 most similar pages on FAISS (a registered method:
      exact `EXACT`, approximate `HNSW` or `IVF`) -> `related_pages`;
@@ -84,7 +85,7 @@ RELEVANCE_ARGS = active_relevance_args(cfg)
 )
 def outlinks_features():
     features = spark_chain("features", [
-        ("outlinks_ready.py", []),
+        ("outlinks_ready.py", cli_args(["history_size"])),
         ("outlinks_embed.py", cli_args(["dimensions"])),
         ("outlinks_related.py", cli_args(RELATED_KNOBS)),
         ("outlinks_features.py", [*cli_args(FEATURE_KNOBS), *RELEVANCE_ARGS]),

@@ -174,32 +174,48 @@ def test_a_crawl_of_one_period_has_no_vectors_yet_and_its_chain_runs(spark, lake
         job(local, "outlinks_train").run(spark, local, history_size=2)
 
 
-def test_features_wait_until_a_model_could_train_or_score_on_them(lake_cfg, tmp_path, capsys):
-    """outlinks_features' first step: a young crawl's snapshots of one or two periods give no model anything to
-    train on (a label is the next period's snapshot, and one labelled period is held out), so the DAG's chain stops
-    there (``NOTHING_TO_DO``: its task is skipped) until the third period lands, or at once when a model is
-    already trained to score with."""
+def test_features_wait_until_a_model_could_train_or_score_on_them(spark, lake_cfg, tmp_path, capsys):
+    """outlinks_features' first step: a young crawl's snapshots give no model anything to train on until they span
+    ``history_size`` look-back periods, one labelled by its next and one more held out, so the DAG's chain stops
+    there (``NOTHING_TO_DO``: its task is skipped) until then, or at once when a model is already trained to score
+    with."""
     from deltalake import write_deltalake
 
+    from focuscrawl import lake
     from focuscrawl.lake.spark import NOTHING_TO_DO
     from focuscrawl.outlinks.store import ModelVersion
-    from focuscrawl.outlinks.training import model_store
+    from focuscrawl.outlinks.features import labelled
+    from focuscrawl.outlinks.tables import FEATURES
+    from focuscrawl.outlinks.training import NotEnoughHistory, held_out_split, model_store
 
     cfg, snapshots = lake_cfg
     local = dataclasses.replace(cfg, lake=str(tmp_path / "lake"), var_dir=tmp_path)
     ready = job(local, "outlinks_ready")
+    history = ["--history-size", "2"]
     monkey = pytest.MonkeyPatch()
     monkey.setattr(ready, "settings", lambda: local)
     try:
-        assert ready.main([]) == NOTHING_TO_DO  # no table yet
+        assert ready.main(history) == NOTHING_TO_DO  # no table yet
         periods = sorted(snapshots["period"].unique())
-        for n, want in ((1, NOTHING_TO_DO), (2, NOTHING_TO_DO), (3, 0)):
+        for n in range(1, 6):
             write_deltalake(SNAPSHOTS.path(local), pa.Table.from_pandas(
                 snapshots[snapshots["period"] == periods[n - 1]], schema=SNAPSHOTS.arrow_schema(), preserve_index=False),
                 partition_by=["period"], mode="append")
-            assert ready.main([]) == want, n
+            assert ready.main(history) == (0 if n == 5 else NOTHING_TO_DO), n
+            if n >= 4:  # the rule is the training's own: four periods' features cannot train, five can
+                assert job(local, "outlinks_embed").run(spark, local, dimensions=8) > 0
+                job(local, "outlinks_related").run(spark, local, k=3)
+                job(local, "outlinks_features").run(spark, local, history_size=2)
+                features = lake.to_pandas(FEATURES, local)
+                if n == 4:
+                    with pytest.raises(NotEnoughHistory, match="1 labelled period"):
+                        held_out_split(features)
+                else:
+                    held_out_split(features)
+                    assert labelled(features)["period"].nunique() == 2
         said = capsys.readouterr().out
-        assert "2 period(s) of snapshots: the first model trains on 3" in said and "3 period(s)" in said
+        assert "4 period(s) of snapshots: the first model trains on 5" in said and "5 period(s)" in said
+        assert ready.main(["--history-size", "3"]) == NOTHING_TO_DO  # a longer look-back needs a sixth
 
         # One period of a fresh lake beside a model trained before: its features are scored at once.
         fresh = dataclasses.replace(local, lake=str(tmp_path / "fresh"))
@@ -207,10 +223,10 @@ def test_features_wait_until_a_model_could_train_or_score_on_them(lake_cfg, tmp_
             snapshots[snapshots["period"] == periods[0]], schema=SNAPSHOTS.arrow_schema(), preserve_index=False),
             partition_by=["period"])
         monkey.setattr(ready, "settings", lambda: fresh)
-        assert ready.main([]) == NOTHING_TO_DO
+        assert ready.main(history) == NOTHING_TO_DO
         store = model_store(fresh)
         store.promote_newest(store.register(ModelVersion(name="NNL-ET_LBLA/int", version=0, metrics={}, data_version=0,
                                                          eval_period=0, params={}, created_at="2026-12-05"), {}), None)
-        assert ready.main([]) == 0
+        assert ready.main(history) == 0
     finally:
         monkey.undo()

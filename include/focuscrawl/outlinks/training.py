@@ -34,21 +34,24 @@ def model_key(name: str, scope: str) -> str:
     return f"{name}/{scope}"
 
 
-# A period is labelled by its next (its targets are what the next snapshot shows) and training holds the last
-# labelled one out (:func:`held_out_split`): the first model needs three periods of snapshots.
-PERIODS_TO_TRAIN = 3
+def periods_to_train(history_size: int) -> int:
+    """Periods of snapshots the first model needs: a labelled feature row of period ``t`` needs a page's snapshots
+    of ``t - history_size`` to ``t + 1`` (its look-back intervals, ``features.page_look_back``, and its target's),
+    and training holds one labelled period out (:func:`held_out_split`)."""
+    return history_size + 3
 
 
-def features_of_no_use(periods: int, store: ModelStore) -> str | None:
+def features_of_no_use(periods: int, history_size: int, store: ModelStore) -> str | None:
     """Why features of snapshots spanning ``periods`` periods are of no use yet, ``None`` once they are: too few
     periods for a model to train on, and no champion to score them with. A young crawl's first features runs
     computed embeddings, related pages and features that nothing read (the first run on the warm Spark is its
     slowest: 134 s of the loaded freshness bench at 88a2183) and kept the DAG busy past the period that could
     train."""
-    if periods >= PERIODS_TO_TRAIN or any(store.champion(name) for name in store.names()):
+    needed = periods_to_train(history_size)
+    if periods >= needed or any(store.champion(name) for name in store.names()):
         return None
-    return (f"{periods} period(s) of snapshots: the first model trains on {PERIODS_TO_TRAIN} (a period is labelled by "
-            "its next, and one labelled period is held out), and no model is trained yet to score with")
+    return (f"{periods} period(s) of snapshots: the first model trains on {needed} ({history_size} to look back, "
+            "one labelled by its next, one more held out), and no model is trained yet to score with")
 
 
 class NotEnoughHistory(ValueError):
