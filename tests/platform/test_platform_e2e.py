@@ -55,7 +55,7 @@ pytestmark = [pytest.mark.integration, pytest.mark.timeout(2400)]
 
 LOOP_DAGS = ("fue_pseudo_training", "source_schedule", "outlinks_features", "outlinks_train", "graph_estimation")
 # From `up` until every loop DAG has succeeded once by itself: the revisits need ~2 minutes of
-# history (6 periods of 15 s, tests/platform/conftest.py) before seed 002's first model can train, then
+# history (7 periods of 15 s, tests/platform/conftest.py; focuscrawl.outlinks.training.periods_to_train) before seed 002's first model can train, then
 # two DAGs of Spark jobs on two shared cores.
 LOOPS_DEADLINE = 1500.0
 
