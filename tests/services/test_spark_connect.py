@@ -93,26 +93,29 @@ print("java children", [p.pid for p in psutil.Process().children(recursive=True)
     assert len(models) and all(n.startswith(MODEL) for n in models["name"]) and models["spearman"].notna().all()
 
 
-WORKER_PIDS_JOB = '''
+WORKER_STATE_JOB = '''
 def main(argv):
     from focuscrawl.lake.spark import get_session
 
-    def pids(batches):
-        import os
+    def state(batches):
+        import sys
         import pandas as pd
+        warm = "focuscrawl.outlinks.spark_transforms" in sys.modules  # imported by an earlier task or the warm-up
+        import focuscrawl.outlinks.spark_transforms  # noqa: F401
         for batch in batches:
-            yield pd.DataFrame({"pid": [os.getpid()] * len(batch)})
+            yield pd.DataFrame({"warm": [warm] * len(batch)})
 
-    rows = get_session().range(2, numPartitions=1).mapInPandas(pids, "pid long").collect()
-    print("worker pids", sorted({row.pid for row in rows}))
+    rows = get_session().range(2, numPartitions=1).mapInPandas(state, "warm boolean").collect()
+    print("worker warm", sorted({row.warm for row in rows}))
     return 0
 '''
 
 
 def test_tasks_share_the_jobs_session_and_its_python_workers_and_a_closed_one_is_renewed(warm_spark, cfg, tmp_path):
-    """Two tasks, each a process of its own as Airflow runs them, run their ``mapInPandas`` in the same Python
-    worker of the server, one its start-up warm-up started (a session each would start a daemon and workers each);
-    a session the server closed is replaced by the next task, which the one after it joins."""
+    """A task, a process of its own as Airflow runs it, runs its ``mapInPandas`` in a Python worker of the jobs'
+    session that has imported the jobs' modules already (the warm-up's, started with the server, or an earlier
+    task's); a session the server closed is replaced by the next task, whose worker is new and cold, and the task
+    after it finds that worker warm."""
     import re
     import shutil
 
@@ -122,23 +125,18 @@ def test_tasks_share_the_jobs_session_and_its_python_workers_and_a_closed_one_is
     jobs = tmp_path / "jobs"
     jobs.mkdir()
     shutil.copy(cfg.home / "spark_jobs" / "chain.py", jobs)
-    (jobs / "worker_pids.py").write_text(WORKER_PIDS_JOB)
+    (jobs / "worker_state.py").write_text(WORKER_STATE_JOB)
     env = {**settings_env(cfg), "AIRFLOW_CONN_SPARK_CONNECT_DEFAULT": json.dumps(connection(cfg))}
     task = ("from focuscrawl.orchestration.spark_task import SparkConnectJobOperator\n"
-            f"SparkConnectJobOperator(task_id='t', jobs_dir={str(jobs)!r}, steps=['worker_pids.py']).execute({{}})\n")
+            f"SparkConnectJobOperator(task_id='t', jobs_dir={str(jobs)!r}, steps=['worker_state.py']).execute({{}})\n")
 
-    def worker_pids() -> str:
-        return next(line for line in in_a_process_of_its_own(task, env).splitlines() if line.startswith("worker pids"))
+    def worker_state() -> str:
+        return next(line for line in in_a_process_of_its_own(task, env).splitlines() if line.startswith("worker warm"))
 
-    # The server was warmed in the jobs' session when it started: a task's job runs in a worker the warm-up started.
     log = cfg.var_dir / "logs" / "spark-connect-warm-up.log"
-    warmed = wait_until(lambda: log.exists() and re.findall(r"warm-up: Python workers \[([\d, ]+)\]", log.read_text()),
-                        300, "the warm Spark's warm-up did not finish")
-    def pids(said: str) -> set[str]:
-        return set(said.split("[")[1].rstrip("]").split(", "))
-
-    tasks = [worker_pids(), worker_pids()]  # (either of the idle warmed workers may serve a task)
-    assert all(pids(said) <= set(warmed[-1].split(", ")) for said in tasks), (tasks, warmed)
+    wait_until(lambda: log.exists() and re.search(r"warm-up: Python workers \[[\d, ]+\] imported", log.read_text()),
+               300, "the warm Spark's warm-up did not finish")
+    assert worker_state() == "worker warm [True]"
     session = jobs_session(cfg)
 
     # The server closes the session (as it does one idle past its timeout): the next task opens a new one.
@@ -146,6 +144,6 @@ def test_tasks_share_the_jobs_session_and_its_python_workers_and_a_closed_one_is
     in_a_process_of_its_own("from pyspark.sql import SparkSession\n"
                             f"SparkSession.builder.remote('{warm_spark.url}/;token={token};session_id={session}')"
                             ".create().stop()\n")
-    renewed = worker_pids()
+    assert worker_state() == "worker warm [False]"  # a new session's worker: the server keys them by session
     assert jobs_session(cfg) != session
-    assert worker_pids() == renewed
+    assert worker_state() == "worker warm [True]"

@@ -22,9 +22,9 @@ live run took 62.8 s to embed 76 pages, later ones 15-22 s). One session for all
 session holds besides (SQL conf, temporary views) no job sets, and a task interrupts only its own operations
 (by tag: :class:`focuscrawl.orchestration.spark_task.SparkConnectJobOperator`), never the session's.
 
-A started server is warmed in that session (:func:`warm_up`, a process of its own beside it): its Python workers
-import what the jobs' functions need, and its driver runs a Delta write and read once, while the platform's first
-data is still being fetched. Unwarmed, the loops' first runs paid for it (the first features task of a loaded
+A started server is warmed in that session (``spark_jobs/warm_up.py``, a process of its own beside it): its Python
+workers import what the jobs' functions need, and its driver runs a Delta write and read once, while the platform's
+first data is still being fetched. Unwarmed, the loops' first runs paid for it (the first features task of a loaded
 live run: 134 s, against 55 s for its second).
 """
 
@@ -75,47 +75,6 @@ def renew_jobs_session(cfg: Settings) -> str:
     session = str(uuid.uuid4())
     write_private(_jobs_session_file(cfg), session + "\n")
     return session
-
-
-def _import_the_jobs_modules(batches):
-    """A ``mapInPandas`` function: a Python worker imports what the jobs' functions need (the modules their pickled
-    functions and objects name), and says which it is and how long it took."""
-    import os
-    import time
-
-    import pandas as pd
-
-    began = time.monotonic()
-    import focuscrawl.ephemeral.estimate  # noqa: F401 - the sources loop's estimates
-    import focuscrawl.ephemeral.feedback  # noqa: F401
-    import focuscrawl.outlinks.spark_transforms  # noqa: F401 - embeddings (scikit-learn), features, near duplicates
-    from focuscrawl.core.blas import load_faiss
-
-    load_faiss()  # the related pages' index
-    took = time.monotonic() - began
-    for batch in batches:
-        yield pd.DataFrame({"id": batch["id"], "pid": [os.getpid()] * len(batch), "import_s": [took] * len(batch)})
-
-
-def warm_up(cfg: Settings) -> str:
-    """In the jobs' session: every Python worker imports the jobs' modules, and the driver writes and reads a small
-    Delta table (``$FOCUSCRAWL_VAR/spark-connect/warm-up``); returns what it did, with the times."""
-    import time
-
-    from pyspark.sql import SparkSession
-
-    from focuscrawl.lake.spark import parallelism
-
-    began = time.monotonic()
-    spark = SparkSession.builder.remote(f"{url(cfg)}/;token={connect_token(cfg)};session_id={jobs_session(cfg)}").create()
-    workers = parallelism(spark)
-    table = str(Path(cfg.var_dir) / "spark-connect" / "warm-up")
-    (spark.range(workers, numPartitions=workers)
-     .mapInPandas(_import_the_jobs_modules, "id long, pid long, import_s double")
-     .write.format("delta").mode("overwrite").save(table))
-    done = spark.read.format("delta").load(table).toPandas()
-    return (f"warm-up: Python workers {sorted(set(done['pid'].tolist()))} imported the jobs' modules (at most "
-            f"{done['import_s'].max():.1f}s), a Delta table written and read, in {time.monotonic() - began:.1f}s")
 
 
 def url(cfg: Settings) -> str:
@@ -177,20 +136,19 @@ class SparkConnect:
         self.warm()
 
     def warm(self) -> threading.Thread:
-        """:func:`warm_up` in a process of its own, not waited for (its log: ``logs/spark-connect-warm-up.log``); a
-        failed warm-up costs the first jobs their cold start, nothing else."""
+        """``spark_jobs/warm_up.py`` on the jobs' session in a process of its own, not waited for (its log:
+        ``logs/spark-connect-warm-up.log``); a failed warm-up costs the first jobs their cold start, nothing else.
+        The session's URL carries the token: it goes in the process's environment, never on its command line."""
         log = Path(self.cfg.var_dir) / "logs" / "spark-connect-warm-up.log"
         log.parent.mkdir(parents=True, exist_ok=True)
-
-        code = ("from focuscrawl.config import settings\n"
-                "from focuscrawl.services.spark_connect import warm_up\n"
-                "print(warm_up(settings()), flush=True)\n")
+        env = {**os.environ, **settings_env(self.cfg),
+               "SPARK_REMOTE": f"{self.url}/;token={connect_token(self.cfg)};session_id={jobs_session(self.cfg)}"}
 
         def run() -> None:
             with open(log, "a") as out:
                 try:
-                    subprocess.run([sys.executable, "-c", code], stdout=out, stderr=subprocess.STDOUT, timeout=900,
-                                   env={**os.environ, **settings_env(self.cfg)}, check=False)
+                    subprocess.run([sys.executable, str(self.cfg.home / "spark_jobs" / "warm_up.py")], stdout=out,
+                                   stderr=subprocess.STDOUT, timeout=900, env=env, check=False)
                 except subprocess.TimeoutExpired:
                     out.write("warm-up: not done after 900 s; stopped (the first jobs pay their cold start)\n")
 
