@@ -30,11 +30,11 @@ live run: 134 s, against 55 s for its second).
 
 from __future__ import annotations
 
-import uuid
 import os
 import subprocess
 import sys
 import threading
+import uuid
 from pathlib import Path
 
 from focuscrawl.config import Settings
