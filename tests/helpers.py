@@ -11,6 +11,7 @@
 - :func:`fetch_spec`: a stream process's ``--fetch-spec`` file for a site at a URL (what the platform's
   plan writes for a project's site), for the tests that start one process by hand.
 - :func:`mlflow_login_is_required`: an MLflow server of ours answers its API to its admin only.
+- :func:`free_port`: a port no one listens on now, for a server a test starts outside the offset's ports.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import importlib
 import importlib.util
 import os
 import re
+import socket
 import sys
 import threading
 import time
@@ -102,6 +104,14 @@ class HttpSite:
 
     def __exit__(self, *exc) -> None:
         self.stop()
+
+
+def free_port(host: str = "127.0.0.1") -> int:
+    """A port on ``host`` the kernel gave no one now (bound and released: a race another process may win, which
+    the tests that use it accept)."""
+    with socket.socket() as s:
+        s.bind((host, 0))
+        return s.getsockname()[1]
 
 
 def parse_dags(dag_file: str | Path | None = None) -> dict:

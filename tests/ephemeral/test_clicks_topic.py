@@ -14,6 +14,7 @@ import pytest
 
 from focuscrawl.ephemeral.tables import PAGE_CLICKS, ClickRecord, click_row
 from focuscrawl.lake.delta_sink import LINEAGE_COLUMNS, RecordRejected, StreamRecord
+from helpers import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -95,7 +96,6 @@ def test_records_on_the_projects_click_topic_land_in_page_clicks_and_a_malformed
     (its raw payload, the field at fault, its topic and offset), and the consumer goes on."""
     import os
     import signal
-    import socket
     import subprocess
     import uuid
 
@@ -108,9 +108,7 @@ def test_records_on_the_projects_click_topic_land_in_page_clicks_and_a_malformed
     from focuscrawl.services.process import wait_until
 
     topic = f"shop.clicks-{uuid.uuid4().hex[:8]}"
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+    port = free_port()
     here = dataclasses.replace(cfg, var_dir=tmp_path / "var", lake=str(tmp_path / "lake"), metrics_port=port)
     specs = {s.name: s for s in plan(_project_with_click_topic(tmp_path, topic), here, airflow=False)}
     consumer = specs["consumer-page_clicks"]

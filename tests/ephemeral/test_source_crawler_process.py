@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -16,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import fetch_spec
+from helpers import fetch_spec, free_port
 
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -85,11 +84,6 @@ def test_sites_bootstrap_and_land_parse_as_before():
     with pytest.raises(SystemExit):
         source_crawler.parse(["crawl"], cfg)  # neither a root nor a project
 
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def main_thread_switches(pid: int) -> int:

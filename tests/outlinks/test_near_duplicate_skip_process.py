@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import os
 import signal
-import socket
 import subprocess
 import sys
 import uuid
@@ -17,7 +16,7 @@ from focuscrawl.stream.metrics import scrape
 from focuscrawl.services.process import wait_until
 from focuscrawl.core.status_file import read_status
 
-from helpers import HttpSite, fetch_spec
+from helpers import HttpSite, fetch_spec, free_port
 from test_near_duplicate_skip import TEXTS, html  # tests/outlinks is on the path (rootdir-less test folders)
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -32,11 +31,6 @@ def planted(handler) -> tuple[int, dict, bytes]:
     links = [f"/wiki/{n}" for n in TEXTS if n != "Original"] if name == "Original" else ["/wiki/Original"]
     return 200, {"Content-Type": "text/html; charset=utf-8"}, html(TEXTS[name], links)
 
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def test_the_revisitor_process_counts_its_skips(cfg, kafka_broker, tmp_path):

@@ -11,13 +11,14 @@ import os
 import pwd
 import secrets
 import shutil
-import socket
 import subprocess
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+
+from helpers import free_port
 
 
 def pg_bin() -> Path:
@@ -64,9 +65,7 @@ def postgres_cluster(cfg):
             os.chown(p, user.pw_uid, user.pw_gid)
     subprocess.run(as_owner([str(bindir / "initdb"), "-D", str(data), "-U", "focuscrawl", "--pwfile", str(root / "pw"),
                              "--auth=scram-sha-256", "-E", "UTF8"]), check=True, capture_output=True, timeout=180)
-    with socket.socket() as s:
-        s.bind((cfg.bind_host, 0))
-        port = s.getsockname()[1]
+    port = free_port(cfg.bind_host)
     options = f"-c listen_addresses={cfg.bind_host} -p {port} -k {root}"
     subprocess.run(as_owner([str(bindir / "pg_ctl"), "-D", str(data), "-o", options, "-l", str(root / "postgres.log"),
                              "-w", "-t", "120", "start"]), check=True, capture_output=True, timeout=180)

@@ -8,22 +8,17 @@ schema there, the scheduler's LocalExecutor runs a DAG, and the run's rows are r
 from __future__ import annotations
 
 import dataclasses
-import socket
 from pathlib import Path
 
 import pytest
 
 from focuscrawl.services.airflow import AirflowService
+from helpers import free_port
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(900)]
 
 DAGS = Path(__file__).resolve().parents[1] / "services" / "dags_fixture"
 
-
-def free_port(host: str) -> int:
-    with socket.socket() as s:
-        s.bind((host, 0))
-        return s.getsockname()[1]
 
 
 @pytest.fixture(scope="module")

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import socket
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -24,17 +23,12 @@ from focuscrawl.platform.status import services
 from focuscrawl.services.mlflow import MlflowServer
 from focuscrawl.services.model_registry import CHAMPION, ModelRegistry
 from focuscrawl.services.process import group_members
-from helpers import mlflow_login_is_required
+from helpers import free_port, mlflow_login_is_required
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(900)]
 
 NAME = "outlinks.NNL-ET_LBLA.int"
 
-
-def free_port(host: str) -> int:
-    with socket.socket() as s:
-        s.bind((host, 0))
-        return s.getsockname()[1]
 
 
 def own_settings(cfg, var: Path, mlflow_db: str):

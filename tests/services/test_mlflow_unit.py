@@ -14,6 +14,7 @@ from focuscrawl.config import settings
 from focuscrawl.services.mlflow import MlflowServer, credentials, password_file
 from focuscrawl.services.model_registry import connect
 from focuscrawl.services.process import settings_env
+from helpers import free_port
 
 
 @pytest.fixture
@@ -67,7 +68,6 @@ def test_a_registry_that_is_down_is_named_with_its_fix(tmp_cfg):
 def test_a_killed_servers_worker_holding_the_port_is_stopped_before_it_starts_again(tmp_cfg):
     """A SIGKILLed ``mlflow server`` leaves its uvicorn worker on the port, in the killed server's session: the
     live platform's test saw MLflow refuse to start again ("port taken") until the watch gave up."""
-    import socket
     import subprocess
     import sys
     import time
@@ -75,9 +75,7 @@ def test_a_killed_servers_worker_holding_the_port_is_stopped_before_it_starts_ag
     from focuscrawl.services.process import pid_alive, port_open
 
     server = MlflowServer(dataclasses.replace(tmp_cfg, mlflow_port=0))
-    with socket.socket() as s:
-        s.bind((tmp_cfg.bind_host, 0))
-        port = s.getsockname()[1]
+    port = free_port(tmp_cfg.bind_host)
     server.cfg = dataclasses.replace(tmp_cfg, mlflow_port=port)
     # the "server" forks a "worker" that holds the port, then dies as a SIGKILL would leave it
     code = (f"import os, socket, time\nif os.fork() == 0:\n s = socket.socket(); s.bind(({tmp_cfg.bind_host!r}, {port}));"

@@ -9,7 +9,6 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
-import socket
 import subprocess
 import sys
 import textwrap
@@ -22,6 +21,7 @@ from focuscrawl.config import settings
 from focuscrawl.services.object_store import ObjectStore
 from focuscrawl.lake.spark import session_conf
 from focuscrawl.lake.storage import s3a_conf, storage_options
+from helpers import free_port
 
 BUCKET = "focuscrawl-test"
 WRITERS, BATCHES, ROWS = 2, 5, 3
@@ -80,16 +80,11 @@ def test_object_store_service_refuses_what_it_cannot_serve(cfg, lake, endpoint):
 
 # --- real engines ------------------------------------------------------------------------------
 
-def _free_port(host: str) -> int:
-    with socket.socket() as s:
-        s.bind((host, 0))
-        return s.getsockname()[1]
-
 
 @pytest.fixture(scope="module")
 def s3(cfg):
     """A moto S3 server with the bucket, and the settings/credentials env pointing at it."""
-    s3_cfg = _s3_cfg(cfg, f"http://{cfg.bind_host}:{_free_port(cfg.bind_host)}")
+    s3_cfg = _s3_cfg(cfg, f"http://{cfg.bind_host}:{free_port(cfg.bind_host)}")
     env = {
         "FOCUSCRAWL_LAKE": s3_cfg.lake, "FOCUSCRAWL_S3_ENDPOINT": s3_cfg.s3_endpoint,
         # moto takes any keys; the clients still sign, so they need some.

@@ -8,7 +8,6 @@ import json
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -20,6 +19,7 @@ import requests
 from prometheus_client.parser import text_string_to_metric_families
 
 from focuscrawl.stream.metrics import prometheus_config, write_targets
+from helpers import free_port
 
 pytestmark = pytest.mark.integration
 
@@ -34,11 +34,6 @@ NAMED = ["focuscrawl_fetches", "focuscrawl_fetch_failures", "focuscrawl_fetch_se
          "focuscrawl_pushed_scores_applied", "focuscrawl_extracted_users", "focuscrawl_relevant_users",
          "focuscrawl_harvest_ratio", "focuscrawl_process_info"]
 
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @pytest.fixture

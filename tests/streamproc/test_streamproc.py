@@ -16,6 +16,7 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from focuscrawl.stream.metrics import scrape
+from helpers import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -38,11 +39,6 @@ with StreamProcess("probe", args, cfg) as proc:
         proc.wait(0.05)
 """
 
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def start(tmp_path: Path, *args: str) -> subprocess.Popen:

@@ -19,6 +19,7 @@ from deltalake import DeltaTable
 from focuscrawl.fue.pipeline import StatsEvent
 from focuscrawl.stream.metrics import scrape
 from focuscrawl.topics.specs import TopicSpec, ensure_topics
+from helpers import free_port
 
 pytestmark = pytest.mark.integration
 
@@ -120,7 +121,6 @@ def test_consumer_entry_point_lands_a_registered_sink_with_its_metrics(kafka_bro
     rows, harvest by method and the lag back to 0 on the endpoint."""
     from kafka import KafkaProducer
 
-    import socket
 
     topic, n = f"st-{uuid.uuid4().hex[:8]}", 40
     producer = KafkaProducer(bootstrap_servers=kafka_broker.url, acks="all")
@@ -130,9 +130,7 @@ def test_consumer_entry_point_lands_a_registered_sink_with_its_metrics(kafka_bro
     producer.flush(30)
     producer.close()
 
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+    port = free_port()
     lake = tmp_path / "lake"
     log = tmp_path / "consumer.log"
     status = tmp_path / "consumer.json"
