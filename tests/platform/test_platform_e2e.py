@@ -45,6 +45,7 @@ from focuscrawl.cli.demo import FOLLOWERS, dag_runs, succeeded_by_itself
 from focuscrawl.platform.supervisor import read_state
 from focuscrawl.services.process import wait_until
 from focuscrawl.core.status_file import read_status
+from closings import closed_after
 from landing_checks import landed_exactly_once, landing_snapshot
 from stream_positions import end_offsets
 
@@ -96,23 +97,6 @@ def _writers(live, table: str) -> list[str]:
 
 def _when(stamp: str) -> datetime:
     return datetime.fromisoformat(stamp.replace("Z", "+00:00"))
-
-
-def _closed_after(live, loop: str, after: float) -> str | None:
-    """How ``loop`` closed after ``after`` (epoch s), ``None`` while it has not: a run of its pushing DAG started
-    after it succeeded, and the loop's follower applied a push recorded after that run started (``make chaos``'s
-    test of a closing, tests/reliability/chaos.py)."""
-    from focuscrawl.platform.up import LOOP_DAGS as DAGS_OF
-
-    dag = DAGS_OF[loop][-1]
-    runs = sorted((r for r in live.airflow.dag_runs(dag, state=["success"],
-                                                    start_date_gte=datetime.fromtimestamp(after).astimezone().isoformat())
-                   if r.get("start_date")), key=lambda r: r["start_date"])
-    starts = [_when(r["start_date"]).timestamp() for r in runs]
-    pushes = _status(live.cfg, FOLLOWERS[loop][0]).get("applied_pushes") or []
-    late = [(p, run) for p in pushes for run, began in zip(runs, starts)
-            if p["first_record_ms"] / 1000 >= began and p.get("last_applied_ms")]
-    return f"a push of {late[0][0]['records']} records applied after {dag} {late[0][1]['dag_run_id']}" if late else None
 
 
 def test_every_declared_process_is_up(live_platform):
@@ -544,8 +528,9 @@ def test_every_kind_of_process_comes_back_after_sigkill_and_the_lake_loses_nothi
 
     def every_loop_closed():
         for loop in FOLLOWERS:
-            if loop not in closed and (how := _closed_after(live_platform, loop, killed_at)):
-                closed[loop] = f"{time.time() - killed_at:.0f}s after the kills, {how}"
+            found = None if loop in closed else closed_after(live_platform.cfg, live_platform.airflow, loop, killed_at)
+            if found:
+                closed[loop] = f"{found[0] - killed_at:.0f}s after the kills, {found[1]}"
         return len(closed) == len(FOLLOWERS)
 
     try:

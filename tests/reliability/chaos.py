@@ -8,9 +8,9 @@ are dealt from a shuffled deck of every kind, so each kind is killed before any 
 settles and checks, from the outside:
 
 - every victim came back by itself (a new pid, up), and how long it took;
-- every loop closed again after the last kill: a run of its pushing DAG that started after the kill
-  succeeded (``focuscrawl.platform.up.LOOP_DAGS``, the last of each loop's), and its following process
-  applied a push after that run ended (``focuscrawl.cli.demo.FOLLOWERS``; the graph loop has none);
+- every loop closed again after the last kill (tests/closings.py): a run of its pushing DAG that started after
+  the kill succeeded, and its following process applied a push sent after that run started (the graph loop,
+  which none follows, closed when the run ended);
 - after ``focuscrawl down``: every landed table holds every committed record of its topic once, by Kafka
   offsets (tests/landing_checks.py); no user was extracted twice; ``page_snapshots`` holds each
   ``(url, period)`` once; and no process runs out of the campaign's var folder.
@@ -35,7 +35,6 @@ import signal
 import statistics
 import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
 
@@ -59,8 +58,6 @@ class Campaign:
         self.var = Path(cfg.var_dir)
         self.up_proc: subprocess.Popen | None = None
         self.kills: list[dict] = []
-        self.samples: dict[str, list[tuple[float, int | None, int]]] = {}  # loop -> (t, pid, applied)
-        self._stop = threading.Event()
 
     # -- the platform as an operator runs it ---------------------------------------------------
 
@@ -106,46 +103,6 @@ class Campaign:
         if kind in SERVICES:
             return self.services_up()[kind]
         return self.processes()[kind]["state"] == "up"
-
-    # -- loops ------------------------------------------------------------------------------------
-
-    def watch_followers(self) -> None:
-        """Sample each follower's applied pushes every 3 s (a closing is a push applied after a DAG run)."""
-        from focuscrawl.cli.demo import FOLLOWERS
-        from focuscrawl.core.status_file import read_status
-
-        while not self._stop.wait(3.0):
-            for loop, (prefix, applied_key, _) in FOLLOWERS.items():
-                for path in sorted((self.var / "status").glob(f"{prefix}*.json"))[:1]:
-                    s = read_status(path)
-                    self.samples.setdefault(loop, []).append((time.time(), s.get("pid"), int(s.get(applied_key) or 0)))
-
-    def closed_after(self, client, loop: str, after: float) -> float | None:
-        """When ``loop`` closed after ``after`` (epoch s): its pushing DAG's run started after it succeeded,
-        and the follower applied a push after that run ended; None while it has not."""
-        from datetime import datetime
-
-        from focuscrawl.platform.up import LOOP_DAGS
-
-        def epoch(stamp):
-            return datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp() if stamp else None
-
-        dag = LOOP_DAGS[loop][-1]
-        ends = sorted(epoch(r["end_date"]) for r in client.dag_runs(dag)
-                      if r["state"] == "success" and (epoch(r.get("start_date")) or 0) > after)
-        if not ends:
-            return None
-        if loop not in self.samples and loop != "graph":
-            return None
-        if loop == "graph":  # no process follows the graph estimates
-            return ends[0]
-        samples = self.samples[loop]
-        for end in ends:
-            before = [s for s in samples if s[0] <= end]
-            for t, pid, applied in (s for s in samples if s[0] > end):
-                if not before or pid != before[-1][1] or applied > before[-1][2]:
-                    return t
-        return None
 
     # -- the campaign -----------------------------------------------------------------------------
 
@@ -308,6 +265,7 @@ def main(argv: list[str] | None = None) -> int:
     from focuscrawl.services.airflow import AirflowService
     from focuscrawl.services.manager import our_processes
     from focuscrawl.services.process import wait_until
+    from closings import closed_after
 
     cfg = settings()
     campaign = Campaign(cfg, args.project, args.seed)
@@ -317,8 +275,6 @@ def main(argv: list[str] | None = None) -> int:
     started = time.time()
     wait_until(campaign.all_up, 1800, "every process and service up after `focuscrawl up`", interval=5.0)
     say(f"everything up in {time.time() - started:.0f} s; kills begin")
-    watcher = threading.Thread(target=campaign.watch_followers, daemon=True)
-    watcher.start()
     chaos_started = time.time()
     last_kill = campaign.run(args.minutes, tuple(args.every))
     say(f"last kill at +{(last_kill - chaos_started) / 60:.1f} min; settling")
@@ -329,12 +285,12 @@ def main(argv: list[str] | None = None) -> int:
     while time.time() < deadline and any(v is None for v in closed.values()):
         for loop in (l for l, v in closed.items() if v is None):
             try:
-                closed[loop] = campaign.closed_after(client, loop, last_kill)
+                found = closed_after(cfg, client, loop, last_kill)
+                closed[loop] = found and found[0]
             except Exception as exc:  # noqa: BLE001 - a slow API answer under load: asked again
                 say(f"{loop}: {exc}")
         time.sleep(15)
     say(f"loops closed after the last kill: { {l: None if t is None else round(t - last_kill) for l, t in closed.items()} }")
-    campaign._stop.set()
     down = campaign.focuscrawl("down", timeout=600)
     if campaign.up_proc is not None:
         try:
