@@ -46,16 +46,14 @@ DEMO_FOR ?= 10m
 demo: setup
 	$(BIN)/focuscrawl demo --for $(DEMO_FOR)
 
-# The unit tests, then the integration tests, each phase on both cores (pytest-xdist, a file per worker,
-# each worker with ports, a state folder and engines of its own: tests/conftest.py). The integration tests
-# wait on engines more than they compute (the CI of 7be0750, one at a time: 29.4 CPU minutes in 34.7), so
-# two at a time share the cores; xdist hands out the files with the most tests first, the live platform's first.
-# Both phases run even when the first fails; every test's outcome and time as JUnit XML
+# The unit tests on both cores (pytest-xdist, a file per worker, each worker with ports and a state folder
+# of its own: tests/conftest.py), then the integration tests one at a time (they share the session's
+# engines). Both phases run even when the first fails; every test's outcome and time as JUnit XML
 # (var/junit-unit.xml, var/junit.xml), the format CI systems read.
 test: setup sysdeps
 	@rc=0; \
 	$(BIN)/python -m pytest -m "not integration" -n 2 --dist loadfile --junitxml=var/junit-unit.xml $(PYTEST_ARGS) || rc=$$?; \
-	$(BIN)/python -m pytest -m integration -n 2 --dist loadfile --junitxml=var/junit.xml $(PYTEST_ARGS) || rc=$$?; \
+	$(BIN)/python -m pytest -m integration --junitxml=var/junit.xml $(PYTEST_ARGS) || rc=$$?; \
 	exit $$rc
 
 # The live platform end to end (focuscrawl up on the world, every loop closing through Airflow, a SIGKILL of

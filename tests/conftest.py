@@ -1,5 +1,4 @@
-"""Shared fixtures: one Kafka broker and one Spark session per test run, or per worker of one (they take seconds
-to start).
+"""Shared fixtures: one Kafka broker and one Spark session per test run (they take seconds to start).
 
 Tests run on their own ports and state folder so they never touch services a developer has up:
 FOCUSCRAWL_PORT_OFFSET defaults to 1000 here and FOCUSCRAWL_VAR to var/test.
@@ -18,7 +17,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 os.environ.setdefault("FOCUSCRAWL_PORT_OFFSET", "1000")
-# pytest-xdist's workers (make test runs each phase on two) inherit the controller's offset and
+# pytest-xdist's workers (make test runs the unit tests on two) inherit the controller's offset and
 # folder, and the controller holds their lock: each worker takes ports and a state folder of its own.
 if _worker := os.environ.get("PYTEST_XDIST_WORKER"):
     _offset = int(os.environ["FOCUSCRAWL_PORT_OFFSET"]) + 500 * (int(_worker.removeprefix("gw")) + 1)
