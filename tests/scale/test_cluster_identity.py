@@ -1,8 +1,9 @@
 """Issue 10, point 1: the related-pages and training jobs give the same results on a standalone Spark
 cluster (1 master, 2 workers, started by the product) as on ``local[*]``, with only the master URL changed.
 
-Both runs go through ``spark_submit`` (the DAGs' command line) on identical input tables; the cluster run
-must really have run on the cluster (the master lists both applications as completed).
+Both runs go through ``spark_submit`` (the DAGs' command line) on identical input tables, the two jobs chained in
+one application (``spark_jobs/chain.py``, as ``outlinks_features`` chains its jobs: one driver start a side, not
+two); the cluster run must really have run on the cluster (the master lists the application as completed).
 """
 
 from __future__ import annotations
@@ -41,9 +42,9 @@ def run_jobs(cfg, root, master: str, inputs) -> object:
     embeddings, features, _ = inputs
     run_cfg = dataclasses.replace(cfg, var_dir=root, lake=str(root / "lake"), spark_master=master)
     write_outlinks_job_inputs(run_cfg, embeddings, features)
-    jobs = cfg.home / "spark_jobs"
-    assert f"{len(embeddings) * K} pairs" in spark_submit(run_cfg, jobs / "outlinks_related.py", "--k", str(K))
-    spark_submit(run_cfg, jobs / "outlinks_train.py", "--models", MODEL, "--history-size", str(HISTORY))
+    said = spark_submit(run_cfg, cfg.home / "spark_jobs" / "chain.py", "outlinks_related.py", "--k", str(K), "--",
+                        "outlinks_train.py", "--models", MODEL, "--history-size", str(HISTORY))
+    assert f"{len(embeddings) * K} pairs" in said and "chain: outlinks_train.py" in said, said[-2000:]
     return run_cfg
 
 
@@ -58,7 +59,7 @@ def test_related_and_training_jobs_match_local_on_a_two_worker_cluster(cfg, clus
     remote = run_jobs(cfg, tmp_path / "cluster", cluster.url, inputs)
 
     assert cluster.alive_workers() == 2
-    assert cluster.completed_apps()[-2:] == ["outlinks_related", "outlinks_train"]
+    assert cluster.completed_apps()[-1:] == ["outlinks_related"]  # the chain's session, named by its first job
 
     # Related pages: the same neighbours in the same order, the same similarities, both equal to numpy's.
     keys = ["url", "rank"]
