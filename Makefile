@@ -46,14 +46,21 @@ DEMO_FOR ?= 10m
 demo: setup
 	$(BIN)/focuscrawl demo --for $(DEMO_FOR)
 
-# The unit tests on both cores (pytest-xdist, a file per worker, each worker with ports and a state folder
-# of its own: tests/conftest.py), then the integration tests one at a time (they share the session's
-# engines). Both phases run even when the first fails; every test's outcome and time as JUnit XML
-# (var/junit-unit.xml, var/junit.xml), the format CI systems read.
+# The integration tests one at a time (they share the session's engines) and, beside them on the cores they
+# leave idle, the unit tests on two pytest-xdist workers (a file per worker) at the lowest CPU priority:
+# one at a time, the integration tests kept the 2 cores 42 % busy, and run two at a time they slowed each
+# other down (899baac). Each phase has ports and a state folder of its own (UNIT_PORT_OFFSET, and per
+# worker: tests/conftest.py); the unit tests' output is printed when both are done (var/test-unit.log).
+# Both phases' outcomes count; every test's outcome and time as JUnit XML (var/junit-unit.xml,
+# var/junit.xml), the format CI systems read.
+UNIT_PORT_OFFSET ?= 2000
 test: setup sysdeps
-	@rc=0; \
-	$(BIN)/python -m pytest -m "not integration" -n 2 --dist loadfile --junitxml=var/junit-unit.xml $(PYTEST_ARGS) || rc=$$?; \
+	@rc=0; mkdir -p var; \
+	FOCUSCRAWL_PORT_OFFSET=$(UNIT_PORT_OFFSET) nice -n 19 $(BIN)/python -m pytest -m "not integration" -n 2 \
+	  --dist loadfile --junitxml=var/junit-unit.xml $(PYTEST_ARGS) > var/test-unit.log 2>&1 & unit=$$!; \
 	$(BIN)/python -m pytest -m integration --junitxml=var/junit.xml $(PYTEST_ARGS) || rc=$$?; \
+	wait $$unit || rc=$$?; \
+	echo "=== unit tests (var/test-unit.log) ==="; cat var/test-unit.log; \
 	exit $$rc
 
 # The live platform end to end (focuscrawl up on the world, every loop closing through Airflow, a SIGKILL of
