@@ -22,7 +22,9 @@ re-vectorising the author's whole text (``focuscrawl.fue.textscore``; the start-
 and the ranking takes an update in O(1) (``BlockFrontier``): ``bench/chooser_bench.py`` measures both.
 ``--status-file`` (JSON: candidates, chosen, pushed scores applied, the current top five) lets
 operators and tests watch the order change; the candidate count goes to ``--metrics-port`` too
-(``focuscrawl.stream.process``).
+(``focuscrawl.stream.process``). With ``--model <project>/<role>`` (the classifier's name in the FUE model store)
+it follows the control topic: a new champion (`focuscrawl examples add`, a rollback) rescores every waiting
+candidate between two batches (``ChooserStage``), and the status file's ``classifier`` says which version is in use.
 """
 
 from __future__ import annotations
@@ -32,7 +34,10 @@ import sys
 
 from focuscrawl.topics.changelog import TransactionalStage
 from focuscrawl.config import settings
+from focuscrawl.control import ControlFollower
 from focuscrawl.fue import RANKING_METHODS, UserChooser, UserClassifier
+from focuscrawl.fue.batch import model_store
+from focuscrawl.fue.champion import ChampionFollower
 from focuscrawl.fue.chooser import ChooserStage
 from focuscrawl.fue.pipeline import POSTS_TOPIC, STATS_TOPIC, extract_topic, scores_topic
 from focuscrawl.stream.process import StreamProcess, parser
@@ -46,6 +51,8 @@ def main(argv: list[str] | None = None) -> int:
     ap = parser("fue-chooser", __doc__, cfg)
     ap.add_argument("--method", required=True, help="ranking method (the project's loops.fue.method, resolved there)")
     ap.add_argument("--classifier", help="candidate classifier (joblib, UserClassifier.save) for HCP-like methods")
+    ap.add_argument("--model", help="that classifier's name in the FUE model store (<project>/reference or "
+                                    "<project>/candidate): follow its champion as the control topic names it")
     ap.add_argument("--lead", type=int, default=8, help="chosen users in flight (about one per extractor)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--group", help="consumer group, and so the changelog (default fue-chooser-<method>)")
@@ -66,12 +73,15 @@ def main(argv: list[str] | None = None) -> int:
     classifier = UserClassifier.load(args.classifier) if args.classifier else None
     chooser = UserChooser(ranking(classifier=classifier, seed=args.seed))
     group = args.group or f"fue-chooser-{args.method}"
+    champion = ChampionFollower(model_store(cfg), args.model, classifier) if args.model and classifier else None
     stage = ChooserStage(chooser, method=args.method, posts_topic=args.posts_topic, stats_topic=args.stats_topic,
                          scores_topic=args.scores_topic or scores_topic(args.method),
                          extract_topic=args.extract_topic or extract_topic(args.method),
-                         lead=args.lead, catch_up_wait=args.catch_up_wait)
+                         lead=args.lead, catch_up_wait=args.catch_up_wait, champion=champion)
     with StreamProcess(f"fue-chooser-{args.method}", args, cfg) as proc:
         stage.on_score_applied = lambda record: proc.push_applied(record.topic, getattr(record, "timestamp", None))
+        if champion is not None:
+            proc.follow(args.control_topic, champion.apply, follower_cls=ControlFollower)
         proc.ensure_topics([TopicSpec(args.posts_topic, "author"), TopicSpec(args.stats_topic, "user"),
                             TopicSpec(stage.extract_topic, "user"),
                             TopicSpec(stage.scores_topic, "user", compacted=True)])

@@ -1,7 +1,9 @@
-"""Steering a running crawl without a restart: pause and resume a loop, change its budget, add seeds.
+"""Steering a running crawl without a restart: pause and resume a loop, change its budget, add seeds, and name the
+FUE classifier in use.
 
 A command is one record on the compacted control topic (:data:`CONTROL_TOPIC`): the key says what it sets
-(``paused/<loop>``, ``budget/<loop>/<knob>``, ``seed/<loop>/<url>``), the value is the setting, so
+(``paused/<loop>``, ``budget/<loop>/<knob>``, ``seed/<loop>/<url>``, ``classifier/fue/<project>/<role>``), the value
+is the setting, so
 compaction keeps the current control state and nothing else. Every fetching process follows the topic from
 its beginning, as the crawlers follow pushed priorities (:mod:`focuscrawl.topics.priority`): a process that
 starts or restarts later applies the state as it stands, and a command reaches a running process within a
@@ -40,20 +42,28 @@ BUDGETS = {"fue": ("users_per_hour",), "sources": ("fetches_per_second",),
 # seeds are site roots whose feeds and sitemaps fix the set of sources the budget is split over when
 # the crawler starts, so a new one takes effect with the next `focuscrawl up`.
 SEEDED = ("revisits",)
-ACTIONS = ("pause", "resume", "budget", "seed")
+# The classifiers a running loop loads anew when a command names a new version: the FUE reference and candidate
+# classifiers, by their model store names (``<project>/reference``), after `focuscrawl examples add` refitted them
+# or `focuscrawl models promote` rolled one back.
+CLASSIFIED = {"fue": ("reference", "candidate")}
+ACTIONS = ("pause", "resume", "budget", "seed", "examples", "promote")
 
 AUDIT_TABLE = table(
     "control_audit",
-    "Every steering command given to the running platform (focuscrawl pause/resume/budget/seeds add), once per "
-    "command as sent to the control topic; the topic itself holds only the current state.",
+    "Every steering command given to the running platform (focuscrawl pause/resume/budget/seeds add, examples add, "
+    "and a FUE classifier's models promote), once per command as sent to the control topic; the topic itself holds "
+    "only the current state.",
     [
         Column("at_ms", pa.int64(), "when the command was given, Unix epoch milliseconds", nullable=False),
         Column("by", pa.string(), "who gave it: the operating-system user of the command line, or the Airflow user "
                                   "of the focuscrawl view", nullable=False),
-        Column("action", pa.string(), "pause, resume, budget or seed", nullable=False),
+        Column("action", pa.string(), "pause, resume, budget, seed, examples (example users added, the classifier "
+                                      "refitted) or promote (a classifier rolled back)", nullable=False),
         Column("loop", pa.string(), "the loop it steers: fue, sources, revisits or graph", nullable=False),
-        Column("knob", pa.string(), "the budget changed (budget only), e.g. fetches_per_second"),
-        Column("value", pa.string(), "the new budget or the seed URL, as given"),
+        Column("knob", pa.string(), "the budget changed (budget), e.g. fetches_per_second; the classifier "
+                                    "(examples, promote), e.g. demo/reference"),
+        Column("value", pa.string(), "the new budget, the seed URL, or the classifier's version in the FUE model "
+                                     "store, as given"),
         Column("control_key", pa.string(), "the key the command set on the control topic", nullable=False),
         *LINEAGE_COLUMNS,
     ],
@@ -67,7 +77,7 @@ class ControlError(ValueError):
 @dataclass(frozen=True)
 class Command:
     """One steering command. ``knob`` and ``value``: the budget's name and new value (``budget``), the seed
-    URL (``seed``)."""
+    URL (``seed``), the classifier's model store name and the version to use (``examples``, ``promote``)."""
 
     action: str
     loop: str
@@ -92,6 +102,15 @@ class Command:
                                    f"again; running loops that take seeds: {', '.join(SEEDED)}")
             if not isinstance(self.value, str) or not self.value.startswith(("http://", "https://")):
                 raise ControlError(f"a seed is an http(s) URL, got {self.value!r}")
+        if self.action in ("examples", "promote"):
+            roles = CLASSIFIED.get(self.loop, ())
+            project, _, role = (self.knob or "").rpartition("/")
+            if not project or role not in roles:
+                raise ControlError(f"loop {self.loop} loads no classifier {self.knob!r} while it runs; classifiers "
+                                   "followed live: " + ", ".join(f"<project>/{r} ({loop})" for loop, rs in
+                                                                 CLASSIFIED.items() for r in rs))
+            if isinstance(self.value, bool) or not isinstance(self.value, int) or self.value < 1:
+                raise ControlError(f"a classifier's version is a model store version >= 1, got {self.value!r}")
 
     @property
     def key(self) -> str:
@@ -99,6 +118,8 @@ class Command:
             return f"paused/{self.loop}"
         if self.action == "budget":
             return f"budget/{self.loop}/{self.knob}"
+        if self.action in ("examples", "promote"):
+            return classifier_key(self.loop, self.knob)
         return f"seed/{self.loop}/{self.value}"
 
     def state(self) -> dict[str, Any]:
@@ -115,10 +136,16 @@ class Command:
 def send(bootstrap: str, commands: Iterable[Command], by: str | None = None, topic: str = CONTROL_TOPIC,
          audit_topic: str = AUDIT_TOPIC) -> int:
     """Send each command to the control ``topic`` (the state) and the audit topic (the record); returns how
-    many. The control topic is compacted and both are made here when missing (the one topic factory)."""
+    many. The control topic is compacted and both are made here when missing (the one topic factory). Raises
+    ``ConnectionError`` at once when nothing listens at ``bootstrap`` (the client would retry for half a minute)."""
     from kafka import KafkaProducer
 
+    from focuscrawl.services.process import port_open
     from focuscrawl.topics.specs import TopicSpec, ensure_topics
+
+    host, _, port = bootstrap.split(",")[0].rpartition(":")
+    if not port_open(host.strip("[]"), int(port)):
+        raise ConnectionError(f"nothing listens at {bootstrap}")
 
     ensure_topics(bootstrap, [TopicSpec(topic, "what a command sets", compacted=True),
                               TopicSpec(audit_topic, "the loop steered")])
@@ -136,6 +163,19 @@ def send(bootstrap: str, commands: Iterable[Command], by: str | None = None, top
     finally:
         producer.close()
     return sent
+
+
+def classifier_key(loop: str, model: str) -> str:
+    """The control key naming the version of classifier ``model`` (its model store name) a running ``loop`` uses."""
+    return f"classifier/{loop}/{model}"
+
+
+def classifier_version(key: str, value: dict | None, loop: str, model: str) -> int | None:
+    """The version of ``model`` a control record names for ``loop``; None for a record about anything else (or a
+    deleted key: the process keeps the classifier it has)."""
+    if key != classifier_key(loop, model) or value is None:
+        return None
+    return int(value["value"])
 
 
 class ControlState:
@@ -173,6 +213,8 @@ class ControlState:
             elif kind == "seed" and value is not None and name not in self._seen_seeds:
                 self._seen_seeds.add(name)
                 self._seeds.append(name)
+            elif kind == "classifier":  # the classifier's own followers take it (classifier_version)
+                return
             else:
                 log.warning("ignoring control record %r for loop %s", key, self.loop)
                 return
@@ -238,5 +280,6 @@ def commanded(bootstrap: str, timeout_s: float = 10.0, topic: str = CONTROL_TOPI
             for loop, state in states.items()}
 
 
-__all__ = ["ACTIONS", "AUDIT_TABLE", "AUDIT_TOPIC", "BUDGETS", "CONTROL_TOPIC", "Command", "ControlError",
-           "ControlFollower", "ControlState", "LOOPS", "SEEDED", "commanded", "send"]
+__all__ = ["ACTIONS", "AUDIT_TABLE", "AUDIT_TOPIC", "BUDGETS", "CLASSIFIED", "CONTROL_TOPIC", "Command", "ControlError",
+           "ControlFollower", "ControlState", "LOOPS", "SEEDED", "classifier_key", "classifier_version", "commanded",
+           "send"]

@@ -144,6 +144,15 @@ class UserChooser:
                 n += 1
         return n
 
+    def set_classifier(self, classifier) -> int:
+        """Score with a new classifier from now on (the example users changed, or a rollback): every waiting
+        candidate is rescored by it, so none keeps a score the old model gave (a pushed score included: the push
+        was made from the old one); returns how many were."""
+        self.method.set_classifier(classifier)
+        waiting = [self.evidence.get(user) for user, _ in self._frontiers[0].items()]
+        self.rescore(waiting)
+        return len(waiting)
+
     def choose(self) -> str | None:
         """Hand out the next user (None when no candidate waits) and mark it processed."""
         if not self._frontiers[0]:
@@ -338,22 +347,24 @@ class ChooserStage:
     last was), so a chooser behind its input (a restart, a burst) picks from all the evidence there
     is, as an uninterrupted one would. State goes out as :class:`UserState` changelog records, a
     candidate's with the latest push that scored it (``pushed``), so a stage restored from them names
-    in its extract requests the push an uninterrupted one would.
+    in its extract requests the push an uninterrupted one would. ``champion``: the
+    :class:`~focuscrawl.fue.champion.ChampionFollower` of the method's classifier; a new version is taken between
+    two batches and every waiting candidate rescored by it, the new scores going to the changelog with that batch.
     """
 
     def __init__(self, chooser: UserChooser, *, method: str, posts_topic: str, stats_topic: str,
                  scores_topic: str, extract_topic: str, lead: int = 8, catch_up_wait: float = 5.0,
-                 clock=None, on_score_applied=None) -> None:
+                 clock=None, on_score_applied=None, champion=None) -> None:
         import time
 
-        self.chooser, self.method, self.lead = chooser, method, lead
+        self.chooser, self.method, self.lead, self.champion = chooser, method, lead, champion
         self.on_score_applied = on_score_applied  # (record) after a pushed score is applied: its timing
         self.posts_topic, self.stats_topic, self.scores_topic = posts_topic, stats_topic, scores_topic
         self.extract_topic, self.catch_up_wait = extract_topic, catch_up_wait
         self.clock = clock or time.monotonic
         self._last_caught_up = self.clock()
         self.users_of: dict[int, set[str]] = {}
-        self.counts = {"chosen": 0, "scores_applied": 0, "posts": 0, "verdicts": 0, "restored": 0}
+        self.counts = {"chosen": 0, "scores_applied": 0, "posts": 0, "verdicts": 0, "restored": 0, "rescored": 0}
         self.pushed: dict[str, Decision] = {}  # waiting user -> the latest push that scored it (model, version, rank)
 
     # -- StatefulHandler -------------------------------------------------------------------------
@@ -400,6 +411,9 @@ class ChooserStage:
         return ()
 
     def idle(self, caught_up: bool) -> list[tuple[str, str, bytes]]:
+        classifier = self.champion.take() if self.champion is not None else None
+        if classifier is not None:
+            self.counts["rescored"] += self.chooser.set_classifier(classifier)
         now = self.clock()
         if caught_up:
             self._last_caught_up = now
@@ -436,4 +450,5 @@ class ChooserStage:
 
     def status(self, top: int = 5) -> dict:
         return {"method": self.method, "candidates": len(self.chooser), "processed": len(self.chooser.processed),
-                "in_flight": sorted(self.chooser.awaiting), **self.counts, "top": self.chooser.top(top)}
+                "in_flight": sorted(self.chooser.awaiting), **self.counts, "top": self.chooser.top(top),
+                **(self.champion.status() if self.champion is not None else {})}

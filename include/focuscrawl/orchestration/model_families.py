@@ -14,9 +14,9 @@ The families (:func:`families`):
 - ``outlinks``: the revisits loop's models (``$FOCUSCRAWL_VAR/models/outlinks``), trained by ``outlinks_train``;
 - ``pages``: the active project's page relevance models (``$FOCUSCRAWL_VAR/models/<project>/pages``), refitted by
   ``page_relevance``;
-- ``fue``: the FUE reference and candidate classifiers ``focuscrawl train`` fits (``<project>/reference``,
-  ``<project>/candidate``) and each pseudo-trained refresh of ``fue_pseudo_training`` (``pseudo/<method>``),
-  in ``$FOCUSCRAWL_VAR/models/fue``;
+- ``fue``: the FUE reference and candidate classifiers ``focuscrawl train`` fits and ``focuscrawl examples add``
+  refits (``<project>/reference``, ``<project>/candidate``) and each pseudo-trained refresh of
+  ``fue_pseudo_training`` (``pseudo/<method>``), in ``$FOCUSCRAWL_VAR/models/fue``;
 - ``sources``: the source schedule's fitted parameters (each source's λ, P, μ) of ``source_schedule``
   (``$FOCUSCRAWL_VAR/models/sources``).
 """
@@ -131,15 +131,28 @@ def promote_registered(family: ModelFamily, registry, name: str, version: int) -
 
 def _copy_to_live_path(cfg: Settings) -> Callable[[ModelStore, ModelVersion], None]:
     """A rollback of a project's reference or candidate classifier: its file goes where the choosers and the
-    classifier process load it (``$FOCUSCRAWL_VAR/models/<project>/{reference,candidate}.joblib``)."""
+    classifier process load it at start (``$FOCUSCRAWL_VAR/models/<project>/{reference,candidate}.joblib``), and its
+    version is named on the control topic (a ``promote`` command, in ``control_audit`` too), which the running ones
+    follow (:class:`focuscrawl.fue.champion.ChampionFollower`). With Kafka down the running ones keep theirs until
+    their next start, as the warning says."""
     def copy(store: ModelStore, meta: ModelVersion) -> None:
+        import logging
         import shutil
 
+        from focuscrawl import control
+
         project, _, role = meta.name.rpartition("/")
-        if project != "pseudo" and role in ("reference", "candidate"):
+        if project != "pseudo" and role in control.CLASSIFIED["fue"]:
             live = Path(cfg.var_dir) / "models" / project / f"{role}.joblib"
             shutil.copyfile(store.folder(meta) / "model.joblib", f"{live}.tmp")
             Path(f"{live}.tmp").replace(live)
+            try:
+                control.send(cfg.kafka_bootstrap, [control.Command("promote", "fue", meta.name, meta.version)])
+            except Exception as exc:  # noqa: BLE001 - the rollback stands; only the running processes miss it
+                logging.getLogger(__name__).warning(
+                    "the running FUE processes were not told of %s v%d: cannot reach Kafka at %s (%s: %s); they load "
+                    "it at their next start (`focuscrawl services up --only kafka` brings the broker back)",
+                    meta.name, meta.version, cfg.kafka_bootstrap, type(exc).__name__, exc)
     return copy
 
 
@@ -170,8 +183,8 @@ def family(cfg: Settings, name: str) -> ModelFamily | None:
 
         return ModelFamily("fue", fue_store(cfg), on_champion=_copy_to_live_path(cfg), held_out=partial(held_out, cfg),
                            follows="a pseudo-trained method's next fue_pseudo_training run re-scores with it and "
-                                   "pushes; a reference or candidate classifier is loaded by the processes "
-                                   "started after it")
+                                   "pushes; a reference or candidate classifier is loaded within seconds by the FUE "
+                                   "classifier process and the choosers, which rescore their candidates with it")
     if name == "sources":
         from focuscrawl.ephemeral.fitted import held_out, model_store as sources_store
 

@@ -87,8 +87,9 @@ def _fue(project, cfg, models: Models | None) -> list[_Draft]:
     url, method = site.url(cfg), loop.method
     chooser_args = ["--method", method]
     kind = loop.ranking
-    if kind.needs_classifier:
-        chooser_args += ["--classifier", str(models.reference if kind.scorer == "reference" else models.candidate)]
+    if kind.needs_classifier:  # `--model`: its store name, whose new champion the process follows live
+        role = "reference" if kind.scorer == "reference" else "candidate"
+        chooser_args += ["--classifier", str(getattr(models, role)), "--model", f"{project.name}/{role}"]
     slug = method.lower()
     return [
         _Draft("fue-explorer", "fue.explorer", "fue", FETCHERS, "streaming/fue/explorer.py",
@@ -99,7 +100,7 @@ def _fue(project, cfg, models: Models | None) -> list[_Draft]:
         _Draft(f"fue-extractor-{slug}", "fue.extractor", "fue", FETCHERS, "streaming/fue/extractor.py",
                ["--method", method, "--base-url", url, "--users-per-hour", f"{loop.users_per_hour:g}"], pace=0.0),
         _Draft("fue-classifier", "fue.classifier", "fue", STAGES, "streaming/fue/classifier.py",
-               ["--reference", str(models.reference), "--run-id", project.name]),
+               ["--reference", str(models.reference), "--model", f"{project.name}/reference", "--run-id", project.name]),
     ]
 
 
