@@ -10,6 +10,7 @@
     focuscrawl up [PROJECT] [--for 10m]    services + every process of the project, supervised
     focuscrawl down | status [--watch] [--json] | logs NAME [-n N] [-f] | train [PROJECT]
     focuscrawl pause LOOP | resume LOOP | budget LOOP KNOB VALUE | seeds add SITE URL...   steer a running crawl
+    focuscrawl examples add users FILE [--label positive|negative]   more example users, classifiers refitted live
     focuscrawl world ... | demo ... | experiment NAME ... | report NAME ...
     focuscrawl report demo [--only fue] [--rebuild]   the demo's HTML report without the services
 

@@ -1,5 +1,5 @@
 """The platform's subcommands of ``focuscrawl``: up, down, status, logs, train, dedup, and the steering commands
-pause, resume, budget, seeds (parsers and dispatch).
+pause, resume, budget, seeds, examples (parsers and dispatch).
 
 Kept here so ``focuscrawl/cli.py`` only adds them (``add_commands``) and hands them over (``run``);
 nothing heavier than argparse is imported until a command runs.
@@ -12,7 +12,7 @@ from pathlib import Path
 from focuscrawl.control import LOOPS
 from focuscrawl.core.commandline import add_project_argument, subcommand
 
-COMMANDS = ("up", "down", "status", "logs", "train", "dedup", "pause", "resume", "budget", "seeds")
+COMMANDS = ("up", "down", "status", "logs", "train", "dedup", "pause", "resume", "budget", "seeds", "examples")
 STEERING = ("pause", "resume", "budget", "seeds")
 
 
@@ -111,6 +111,23 @@ def add_commands(sub) -> None:
     seeds.add_argument("action", choices=("add",), help="add")
     seeds.add_argument("site", help="the project's [[sites]] name")
     seeds.add_argument("urls", nargs="+", metavar="URL", help="pages on that site")
+    examples = subcommand(
+        sub, "examples", "add example users to a running crawl: its FUE classifiers are refitted and followed live",
+        "focuscrawl examples add users more-targets.jsonl",
+        "focuscrawl examples add users others.csv --label negative",
+        description="Add the users of FILE (eRisk XML, JSONL or CSV, as [profile] positives/negatives) to the running "
+                    "project's example users, kept in the fue_example_users table (the project file is not "
+                    "edited; later `up` and `train` runs use the changed set). The reference and candidate "
+                    "classifiers are refitted as `focuscrawl train` fits them, stored as new versions (the model "
+                    "registry records them), and the FUE classifier process and the choosers use them within "
+                    "seconds, the choosers rescoring their candidates. The command lands in the control_audit table.")
+    examples.add_argument("action", choices=("add",), help="add")
+    examples.add_argument("kind", choices=("users",), help="example users of the FUE loop")
+    examples.add_argument("file", type=Path, metavar="FILE", help="the users with their writings")
+    examples.add_argument("--label", choices=("positive", "negative"), default="positive",
+                          help="their class: positive (target users, the default) or negative")
+    examples.add_argument("--format", help="FILE's format, erisk, jsonl or csv (default: from its name, as for "
+                                           "[profile] positives)")
 
 
 def run(args) -> int:
@@ -140,6 +157,8 @@ def run(args) -> int:
         return _dedup(args, cfg)
     if args.command in STEERING:
         return _steer(args, cfg)
+    if args.command == "examples":
+        return _examples(args, cfg)
     from focuscrawl.platform.train import main_train
 
     return main_train(args, cfg)
@@ -243,4 +262,22 @@ def _steer(args, cfg) -> int:
         return 2
     for c in commands:
         print(f"{c.action} {c.loop}" + (f" {c.knob}" if c.knob else "") + (f" {c.value}" if c.value is not None else ""))
+    return 0
+
+
+def _examples(args, cfg) -> int:
+    import sys
+
+    from focuscrawl.platform.examples import ExamplesError, examples_command
+    from focuscrawl.project.values import ProjectError
+
+    try:
+        done = examples_command(cfg, args.file, args.label, args.format)
+    except (ExamplesError, ProjectError) as e:
+        print(f"focuscrawl: {e}", file=sys.stderr)
+        return 2
+    print(f"{len(done['added'])} {args.label} example users added to project {done['project']} "
+          f"(fue_example_users v{done['fue_example_users']}); "
+          + ", ".join(f"{role} classifier v{v}" for role, v in done["versions"].items())
+          + " in use by the running FUE processes within seconds")
     return 0

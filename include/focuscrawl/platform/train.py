@@ -6,18 +6,22 @@ regression on whole user histories, the paper's hyper-parameters scaled to the s
 extracted users; the prediction (candidate) classifier scores partial evidence. HCP scores with
 the reference model itself ("these two classifiers are the same"); HCP-SNIP's model is trained on
 short snippets of the same users. Both are trained on the project's example users
-(``Project.profile.training_set()``) and stored where the chooser and classifier processes load
+(``Project.profile.training_set()``, plus the users `focuscrawl examples add` added while a crawl ran:
+``focuscrawl.platform.examples``) and stored where the chooser and classifier processes load
 them: ``$FOCUSCRAWL_VAR/models/<project>/{reference,candidate}.joblib``. A ``trained.json`` beside
 them records what they were trained on; unchanged examples are not trained twice.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import time
 from pathlib import Path
 
 from focuscrawl.platform.plan import Models
+
+ROLES = ("reference", "candidate")
 
 
 def model_paths(project, cfg) -> Models:
@@ -26,20 +30,34 @@ def model_paths(project, cfg) -> Models:
     return Models(out / "reference.joblib", out / "candidate.joblib")
 
 
-def _fingerprint(project) -> dict:
-    """What the models depend on: the example files (path, size, mtime) and the training code's parameters."""
+def _fingerprint(project, added) -> dict:
+    """What the models depend on: the example files (path, size, mtime), the users added to them (``added``,
+    :class:`~focuscrawl.platform.examples.AddedUsers`: how many, their digest) and the training code's parameters."""
     p = project.profile
     files = {}
     for role in ("positives", "negatives"):
         path = Path(getattr(p, role))
         stat = path.stat()
         files[role] = {"path": str(path), "size": stat.st_size, "mtime": stat.st_mtime, "format": p.example_format(role)}
-    return {"examples": files, "version": 1}
+    return {"examples": files, "version": 1,
+            **({"added": {"users": len(added.rows), "digest": added.digest()}} if added.rows else {})}
+
+
+def _lineage(fingerprint: dict, added) -> tuple[dict, dict[str, int]]:
+    """A fit's parameters that say which example set it read (the files, how many users were added, the whole set's
+    digest) and the Delta versions it read (``fue_example_users``'s, when users were added)."""
+    from focuscrawl.platform.examples import EXAMPLE_USERS
+
+    digest = hashlib.blake2b(json.dumps(fingerprint, sort_keys=True).encode(), digest_size=12).hexdigest()
+    params = {**{f"{role}.file": f["path"] for role, f in fingerprint["examples"].items()},
+              "examples.added": len(added.rows), "examples.digest": digest}
+    return params, ({EXAMPLE_USERS.name: added.delta_version} if added.rows else {})
 
 
 def train_models(project, cfg, *, force: bool = False, log=print) -> Models:
     """Train (or reuse) the reference and candidate classifiers of ``project``; their paths."""
     from focuscrawl.core.status_file import read_status, write_status
+    from focuscrawl.platform.examples import added_users
 
     models = model_paths(project, cfg)
     out = models.reference.parent
@@ -47,10 +65,14 @@ def train_models(project, cfg, *, force: bool = False, log=print) -> Models:
         raise ValueError("profile: a query-driven profile has no example users to train on; "
                          "give positives and negatives files (the FUE loop needs its classifiers)")
     stamp = out / "trained.json"
-    fingerprint = _fingerprint(project)
+    added = added_users(cfg, project.name)
+    fingerprint = _fingerprint(project, added)
+    lineage, delta_versions = _lineage(fingerprint, added)
+    with_added = (f"; with {len(added.rows)} example users added by `focuscrawl examples add` ({added.counts()}, "
+                  f"fue_example_users v{added.delta_version})" if added.rows else "")
     if (not force and models.reference.exists() and models.candidate.exists()
             and read_status(stamp).get("fingerprint") == fingerprint):
-        log(f"train: models of {project.name} are up to date ({out})")
+        log(f"train: models of {project.name} are up to date ({out}{with_added})")
         from focuscrawl.fue.batch import model_store
 
         if not model_store(cfg).versions(f"{project.name}/reference"):  # trained before the store kept versions
@@ -61,7 +83,7 @@ def train_models(project, cfg, *, force: bool = False, log=print) -> Models:
                                           "candidate": UserClassifier.load(models.candidate)},
                            {"users": done.get("users"), "positives": done.get("positives"),
                             **{f"reference.{k}": v for k, v in (done.get("reference_params") or {}).items()},
-                            **{f"{role}.file": f["path"] for role, f in fingerprint["examples"].items()}})
+                            **lineage}, delta_versions=delta_versions)
         return models
     from focuscrawl.fue.classifier import (TermCounts, UserClassifier, reference_params, train_candidate_classifier,
                                            whole_user_documents)
@@ -69,10 +91,13 @@ def train_models(project, cfg, *, force: bool = False, log=print) -> Models:
 
     started = time.monotonic()
     histories, labels = project.profile.training_set()
+    histories += [row["writings"] for row in added.rows]
+    labels += [row["label"] for row in added.rows]
     positives = sum(labels)
     if positives == 0 or positives == len(labels):
         raise ValueError("profile: the examples hold one class only; give both positive and negative users")
-    log(f"train: {len(labels)} example users ({positives} positive) read in {time.monotonic() - started:.1f}s")
+    log(f"train: {len(labels)} example users ({positives} positive{with_added}) read in "
+        f"{time.monotonic() - started:.1f}s")
     params = reference_params(len(histories))
     counts = TermCounts()  # every user's whole history analysed once: the reference's fit and the folds' scores
     counts.add(whole_user_documents(histories))
@@ -98,18 +123,19 @@ def train_models(project, cfg, *, force: bool = False, log=print) -> Models:
     write_status(stamp, {"fingerprint": fingerprint, "users": len(labels), "positives": positives,
                          "reference_params": params, "trained_at": time.time()})
     store_versions(project, cfg, {"reference": reference, "candidate": candidate},
-                   {"users": len(labels), "positives": positives, **{f"reference.{k}": v for k, v in params.items()},
-                    **{f"{role}.file": f["path"] for role, f in fingerprint["examples"].items()}}, held_out)
+                   {"users": len(labels), "positives": positives, "negatives": len(labels) - positives,
+                    **{f"reference.{k}": v for k, v in params.items()}, **lineage}, held_out, delta_versions)
     log(f"train: reference and candidate classifiers in {out} ({time.monotonic() - started:.1f}s)")
     return models
 
 
-def store_versions(project, cfg, fitted: dict, params: dict, metrics: dict | None = None) -> None:
+def store_versions(project, cfg, fitted: dict, params: dict, metrics: dict | None = None,
+                   delta_versions: dict[str, int] | None = None) -> None:
     """Each of ``fitted`` (``{"reference": ..., "candidate": ...}``) as the next version of ``<project>/<role>`` in the
     FUE model store (:func:`focuscrawl.fue.batch.model_store`) and its champion, the model registry's record, with
     its ``metrics`` by role. The classifiers are fitted on every example user, so their held-out figures are
-    cross-validated (:mod:`focuscrawl.fue.evaluation`); they read no Delta table (the example files are their
-    data, named in ``params``)."""
+    cross-validated (:mod:`focuscrawl.fue.evaluation`); their data are the example files, named in ``params``, and
+    the users added to them, whose table's Delta version is in ``delta_versions``."""
     from datetime import datetime, timezone
 
     from focuscrawl.fue.batch import model_store
@@ -121,6 +147,7 @@ def store_versions(project, cfg, fitted: dict, params: dict, metrics: dict | Non
         meta = store.register(ModelVersion(name=f"{project.name}/{role}", version=0,
                                            metrics=(metrics or {}).get(role, {}), data_version=0,
                                            eval_period=0, params={"role": role, **params},
+                                           delta_versions=dict(delta_versions or {}),
                                            created_at=datetime.now(timezone.utc).isoformat(timespec="seconds")), model)
         store.promote_newest(meta, champion)
 

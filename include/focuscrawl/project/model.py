@@ -187,16 +187,19 @@ class Profile(StrictModel):
     def example_format(self, role: str) -> str:
         return self.format or infer_format(Path(getattr(self, role)))
 
-    def training_set(self) -> tuple[list[list[str]], list[int]]:
-        """Per-user writings and labels (1 = positive) of the example users: what the classifiers train on."""
+    def example_users(self) -> dict[str, dict[str, list[str]]]:
+        """The example users of each role (``positives``, ``negatives``) -> their writings, as the files hold them."""
         if self.positives is None:
             raise ValueError("profile has no example users (it is query-driven); nothing to train on")
-        histories, labels = [], []
         if self.positives == self.negatives and self.example_format("positives") == "erisk":
-            by_role = erisk_users(Path(self.positives), None)  # one pass over a collection holding both classes
-        else:
-            by_role = {role: read_examples(getattr(self, role), self.example_format(role), role)
-                       for role in ("positives", "negatives")}
+            return erisk_users(Path(self.positives), None)  # one pass over a collection holding both classes
+        return {role: read_examples(getattr(self, role), self.example_format(role), role)
+                for role in ("positives", "negatives")}
+
+    def training_set(self) -> tuple[list[list[str]], list[int]]:
+        """Per-user writings and labels (1 = positive) of the example users: what the classifiers train on."""
+        histories, labels = [], []
+        by_role = self.example_users()
         for role, label in (("positives", 1), ("negatives", 0)):
             for writings in by_role[role].values():
                 histories.append(writings)
