@@ -47,12 +47,12 @@ demo: setup
 	$(BIN)/focuscrawl demo --for $(DEMO_FOR)
 
 # The integration tests one at a time (they share the session's engines) and, beside them on the cores they
-# leave idle, the unit tests on two pytest-xdist workers (a file per worker) at the lowest CPU priority:
-# one at a time, the integration tests kept the 2 cores 42 % busy, and run two at a time they slowed each
-# other down (899baac). Each phase has ports and a state folder of its own (UNIT_PORT_OFFSET, and per
-# worker: tests/conftest.py); the unit tests' output is printed when both are done (var/test-unit.log).
-# Both phases' outcomes count; every test's outcome and time as JUnit XML (var/junit-unit.xml,
-# var/junit.xml), the format CI systems read.
+# leave idle, at the lowest CPU priority, on two pytest-xdist workers (a file per worker): the unit tests and
+# the standalone ones (each starts a local Spark of its own). One at a time, the integration tests kept the
+# 2 cores 42 % busy, and run two at a time they slowed each other down (899baac). Each phase has ports and a
+# state folder of its own (UNIT_PORT_OFFSET, and per worker: tests/conftest.py); the second phase's output
+# is printed when both are done (var/test-unit.log). Both phases' outcomes count; every test's outcome and
+# time as JUnit XML (var/junit-unit.xml, var/junit.xml), the format CI systems read.
 UNIT_PORT_OFFSET ?= 2000
 test: setup sysdeps
 	@rc=0; mkdir -p var; \
@@ -69,7 +69,7 @@ test-platform: setup sysdeps
 	$(BIN)/python -m pytest tests/platform/test_platform_e2e.py $(PYTEST_ARGS)
 
 test-unit: setup
-	$(BIN)/python -m pytest -m "not integration" -n 2 --dist loadfile $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -m "not integration and not standalone" -n 2 --dist loadfile $(PYTEST_ARGS)
 
 services-up: setup
 	$(BIN)/focuscrawl services up

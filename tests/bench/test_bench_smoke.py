@@ -112,7 +112,7 @@ def test_chooser_benchmark_smoke(tmp_path, shared_data, monkeypatch):
     assert len(rows(report, "chooser")) == 3
 
 
-@pytest.mark.integration
+@pytest.mark.standalone
 @pytest.mark.timeout(2700)
 def test_related_pages_through_spark_submit_and_spark_lsh_smoke(tmp_path):
     """The knn benchmark's Spark parts: the job via spark-submit (HNSW; EXACT through the job is
@@ -168,7 +168,7 @@ def test_training_benchmark_smoke(tmp_path):
     assert len(rows(report, "train")) == 8
 
 
-@pytest.mark.integration
+@pytest.mark.standalone
 @pytest.mark.timeout(2700)
 def test_training_and_embedding_jobs_through_spark_submit_smoke(tmp_path):
     """The train benchmark's two jobs via spark-submit on a scratch lake: two Spark sessions, minutes under load."""
