@@ -13,7 +13,8 @@ import pytest
 from focuscrawl.config import settings
 from focuscrawl.control import Command, ControlError, classifier_key
 from focuscrawl.fue.batch import model_store
-from focuscrawl.platform.examples import EXAMPLE_USERS, ExamplesError, add_examples, added_users
+from focuscrawl.fue.examples import EXAMPLE_USERS, added_users
+from focuscrawl.platform.examples import ExamplesError, add_examples
 from focuscrawl.project.loading import load_project
 from focuscrawl.testing import OTHER_WORDS as OTHER, TARGET_WORDS as TARGET
 

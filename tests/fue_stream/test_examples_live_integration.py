@@ -48,7 +48,8 @@ def test_the_running_processes_take_the_refitted_classifiers_and_the_registry_li
     from focuscrawl.fue.batch import model_store
     from focuscrawl.fue.evidence import Post
     from focuscrawl.orchestration.model_families import family, mirror
-    from focuscrawl.platform.examples import EXAMPLE_USERS, add_examples, added_users
+    from focuscrawl.fue.examples import EXAMPLE_USERS, added_users
+    from focuscrawl.platform.examples import add_examples
     from focuscrawl.platform.train import model_paths, train_models
     from focuscrawl.services.model_registry import CHAMPION, ModelRegistry
     from focuscrawl.topics.specs import TopicSpec, ensure_topics

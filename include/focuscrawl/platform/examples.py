@@ -8,10 +8,11 @@ made while the crawl runs:
 1. FILE is read by the project's own example readers (:func:`focuscrawl.project.examples.read_examples`: eRisk XML,
    JSONL, CSV, as ``[profile] positives/negatives``), and refused, naming the fix, when it is malformed or empty,
    when one of its users is already an example user, or when the project has no example users (query-driven).
-2. Its users are appended to the Delta table ``fue_example_users`` (:data:`EXAMPLE_USERS`, in the lake, under
-   ``$FOCUSCRAWL_VAR/lake`` by default), never to the user's project file. The project's example set is its files'
-   users plus its rows there: every fit reads both (:func:`focuscrawl.platform.train.train_models`, so a later
-   `focuscrawl up` or `train` uses the changed set and says so).
+2. Its users are appended to the Delta table ``fue_example_users`` (:data:`focuscrawl.fue.examples.EXAMPLE_USERS`, in
+   the lake, under ``$FOCUSCRAWL_VAR/lake`` by default), never to the user's project file. The project's example set
+   is its files' users plus its rows there (:func:`focuscrawl.fue.examples.example_set`): every fit reads both
+   (:func:`focuscrawl.platform.train.train_models`, so a later `focuscrawl up` or `train` uses the changed set and
+   says so, and the next pseudo-trained refresh of ``fue_pseudo_training``).
 3. The reference and candidate classifiers are refitted by that one fit path, `focuscrawl train`'s: stored as new
    versions in the FUE model store (the newest fit is the champion) with their cross-validated AUC, the count of
    example users of each class, the set's digest and the Delta version of ``fue_example_users`` they read; copied
@@ -30,72 +31,18 @@ MLflow as it records every stored version.
 
 from __future__ import annotations
 
-import hashlib
-import json
 import time
-from dataclasses import dataclass
 from pathlib import Path
 
 import pyarrow as pa
 
-from focuscrawl.lake.tables import Column, table
-
-EXAMPLE_USERS = table(
-    "fue_example_users",
-    "Example users added to a project's FUE training set while it ran (focuscrawl examples add), one row per user; "
-    "the project's example set is its files' users plus its rows here, and every fit of the reference and candidate "
-    "classifiers reads both (the Delta version read is the models' lineage).",
-    [
-        Column("project", pa.string(), "the project whose example set the user joined", nullable=False),
-        Column("user", pa.string(), "the example user's name, as the file gave it", nullable=False),
-        Column("label", pa.int64(), "1: a positive example (a target user), 0: a negative one", nullable=False),
-        Column("writings", pa.list_(pa.string()), "the user's writings, in the file's order", nullable=False),
-        Column("source", pa.string(), "the file the user was read from", nullable=False),
-        Column("added_at_ms", pa.int64(), "when the command added it, Unix epoch milliseconds", nullable=False),
-        Column("by", pa.string(), "who added it: the operating-system user of the command line", nullable=False),
-    ],
-)
+from focuscrawl.fue.examples import EXAMPLE_USERS, added_users
 
 LABELS = {"positive": "positives", "negative": "negatives"}  # --label -> the [profile] key of that class
 
 
 class ExamplesError(ValueError):
     """The example users cannot be added; the message names the fix."""
-
-
-@dataclass(frozen=True)
-class AddedUsers:
-    """A project's rows of :data:`EXAMPLE_USERS` (``user``, ``label``, ``writings``, in the order added) and the table's
-    Delta version they were read at (None: no table yet)."""
-
-    rows: list[dict]
-    delta_version: int | None
-
-    def digest(self) -> str:
-        """What the rows hold (users, labels, writings), whatever order they were read in."""
-        h = hashlib.blake2b(digest_size=12)
-        for row in sorted(self.rows, key=lambda r: (r["user"], r["label"])):
-            h.update(json.dumps([row["user"], row["label"], row["writings"]]).encode("utf-8", "surrogatepass"))
-        return h.hexdigest()
-
-    def counts(self) -> str:
-        """``2 positive, 1 negative``, for the fit's log."""
-        positives = sum(r["label"] for r in self.rows)
-        return f"{positives} positive, {len(self.rows) - positives} negative"
-
-
-def added_users(cfg, project: str) -> AddedUsers:
-    """The users `focuscrawl examples add` added to ``project``'s example set."""
-    from focuscrawl.lake import open_table
-    from focuscrawl.lake.storage import storage_options
-
-    found = open_table(EXAMPLE_USERS.path(cfg), storage_options(cfg) or None)
-    if found is None:
-        return AddedUsers([], None)
-    rows = found.to_pyarrow_table(columns=["user", "label", "writings", "added_at_ms"],
-                                  filters=[("project", "=", project)]).to_pylist()
-    rows.sort(key=lambda r: (r["added_at_ms"], r["user"]))
-    return AddedUsers([{k: r[k] for k in ("user", "label", "writings")} for r in rows], int(found.version()))
 
 
 def read_users(path: str | Path, label: str, fmt: str | None = None) -> dict[str, list[str]]:
@@ -191,5 +138,4 @@ def examples_command(cfg, path: str | Path, label: str, fmt: str | None = None, 
     return add_examples(load_project(Path(active["project_file"])), cfg, path, label, fmt=fmt, by=by, log=log)
 
 
-__all__ = ["EXAMPLE_USERS", "LABELS", "AddedUsers", "ExamplesError", "add_examples", "added_users",
-           "examples_command", "read_users"]
+__all__ = ["LABELS", "ExamplesError", "add_examples", "examples_command", "read_users"]

@@ -5,16 +5,15 @@ Seed 000 (*Real-time focused extraction of social media users*) sections IV-E/IV
 regression on whole user histories, the paper's hyper-parameters scaled to the set's size) judges
 extracted users; the prediction (candidate) classifier scores partial evidence. HCP scores with
 the reference model itself ("these two classifiers are the same"); HCP-SNIP's model is trained on
-short snippets of the same users. Both are trained on the project's example users
-(``Project.profile.training_set()``, plus the users `focuscrawl examples add` added while a crawl ran:
-``focuscrawl.platform.examples``) and stored where the chooser and classifier processes load
-them: ``$FOCUSCRAWL_VAR/models/<project>/{reference,candidate}.joblib``. A ``trained.json`` beside
+short snippets of the same users. Both are trained on the project's example set
+(:func:`focuscrawl.fue.examples.example_set`: the users of ``[profile] positives/negatives`` plus those `focuscrawl
+examples add` added while a crawl ran; its pseudo-trained refreshes start from the same set) and stored where the
+chooser and classifier processes load them: ``$FOCUSCRAWL_VAR/models/<project>/{reference,candidate}.joblib``. A ``trained.json`` beside
 them records what they were trained on; unchanged examples are not trained twice.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import time
 from pathlib import Path
@@ -30,44 +29,17 @@ def model_paths(project, cfg) -> Models:
     return Models(out / "reference.joblib", out / "candidate.joblib")
 
 
-def _fingerprint(project, added) -> dict:
-    """What the models depend on: the example files (path, size, mtime), the users added to them (``added``,
-    :class:`~focuscrawl.platform.examples.AddedUsers`: how many, their digest) and the training code's parameters."""
-    p = project.profile
-    files = {}
-    for role in ("positives", "negatives"):
-        path = Path(getattr(p, role))
-        stat = path.stat()
-        files[role] = {"path": str(path), "size": stat.st_size, "mtime": stat.st_mtime, "format": p.example_format(role)}
-    return {"examples": files, "version": 1,
-            **({"added": {"users": len(added.rows), "digest": added.digest()}} if added.rows else {})}
-
-
-def _lineage(fingerprint: dict, added) -> tuple[dict, dict[str, int]]:
-    """A fit's parameters that say which example set it read (the files, how many users were added, the whole set's
-    digest) and the Delta versions it read (``fue_example_users``'s, when users were added)."""
-    from focuscrawl.platform.examples import EXAMPLE_USERS
-
-    digest = hashlib.blake2b(json.dumps(fingerprint, sort_keys=True).encode(), digest_size=12).hexdigest()
-    params = {**{f"{role}.file": f["path"] for role, f in fingerprint["examples"].items()},
-              "examples.added": len(added.rows), "examples.digest": digest}
-    return params, ({EXAMPLE_USERS.name: added.delta_version} if added.rows else {})
-
-
 def train_models(project, cfg, *, force: bool = False, log=print) -> Models:
     """Train (or reuse) the reference and candidate classifiers of ``project``; their paths."""
     from focuscrawl.core.status_file import read_status, write_status
-    from focuscrawl.platform.examples import added_users
+    from focuscrawl.fue.examples import example_set
 
     models = model_paths(project, cfg)
     out = models.reference.parent
-    if project.profile.positives is None:
-        raise ValueError("profile: a query-driven profile has no example users to train on; "
-                         "give positives and negatives files (the FUE loop needs its classifiers)")
     stamp = out / "trained.json"
-    added = added_users(cfg, project.name)
-    fingerprint = _fingerprint(project, added)
-    lineage, delta_versions = _lineage(fingerprint, added)
+    examples = example_set(project, cfg)
+    added, fingerprint = examples.added, examples.fingerprint
+    lineage, delta_versions = examples.params, examples.delta_versions
     with_added = (f"; with {len(added.rows)} example users added by `focuscrawl examples add` ({added.counts()}, "
                   f"fue_example_users v{added.delta_version})" if added.rows else "")
     if (not force and models.reference.exists() and models.candidate.exists()
@@ -85,14 +57,11 @@ def train_models(project, cfg, *, force: bool = False, log=print) -> Models:
                             **{f"reference.{k}": v for k, v in (done.get("reference_params") or {}).items()},
                             **lineage}, delta_versions=delta_versions)
         return models
-    from focuscrawl.fue.classifier import (TermCounts, UserClassifier, reference_params, train_candidate_classifier,
-                                           whole_user_documents)
+    from focuscrawl.fue.classifier import TermCounts, UserClassifier, reference_params, train_candidate_classifier
     from focuscrawl.fue.evaluation import cross_validated
 
     started = time.monotonic()
-    histories, labels = project.profile.training_set()
-    histories += [row["writings"] for row in added.rows]
-    labels += [row["label"] for row in added.rows]
+    histories, labels = examples.users
     positives = sum(labels)
     if positives == 0 or positives == len(labels):
         raise ValueError("profile: the examples hold one class only; give both positive and negative users")
@@ -100,7 +69,7 @@ def train_models(project, cfg, *, force: bool = False, log=print) -> Models:
         f"{time.monotonic() - started:.1f}s")
     params = reference_params(len(histories))
     counts = TermCounts()  # every user's whole history analysed once: the reference's fit and the folds' scores
-    counts.add(whole_user_documents(histories))
+    counts.add(examples.whole_users()[0])
     try:
         reference = UserClassifier(**params).fit_counts(counts, labels)  # = train_reference_classifier
         candidate = train_candidate_classifier(histories, labels)
