@@ -5,19 +5,23 @@ Seed 000 (*Real-time focused extraction of social media users*) section V: every
 runs (`HCP-0.9-0.1`, `HCP-0.5-0.5`, `HCP-POS`; all three without a project):
 
 1. **retrain**: a new candidate classifier from the original training set (one whole-user document
-   per donor of `focuscrawl.core.corpora`, eRisk when present, at most 83/403) plus the users the variant extracted, labelled by
+   per example user of the active project, the set its reference classifier was fitted on: its `[profile]
+   positives/negatives` plus the users `focuscrawl examples add` added, `focuscrawl.fue.examples.example_set`; a
+   run without an active project fails, naming `focuscrawl up`) plus the users the variant extracted, labelled by
    the reference classifier's verdicts in `fue_extractions`; the waiting candidates (authors of
    the FUE loop's own landed posts in `reddit_posts`, not extracted yet) are re-scored, the best `top_n` by the previous model first,
    into `fue_candidate_scores` (`focuscrawl.fue.batch.refresh`, plain delta-rs: one run's data is small). Each
    refresh is the next version of `pseudo/<method>` in the FUE model store (`$FOCUSCRAWL_VAR/models/fue`) and its
    champion (the newest replaces the last); after a rollback (`focuscrawl models promote`) the champion
-   re-scores and nothing is trained until a newer version is promoted. The `model_registry` DAG records it.
+   re-scores and nothing is trained until a newer version is promoted. Its parameters name the example set
+   (`examples.digest`, and the Delta version of `fue_example_users` when users were added), as the reference's do.
+   The `model_registry` DAG records it.
 2. **publish**: the variant's new scores go to its compacted topic `focuscrawl.fue.scores.<method>`;
    the running choosers (`streaming/fue/chooser.py`) follow it and re-rank without a restart.
 
 A variant with no new pseudo-example since its last model still re-scores (new candidates keep
-arriving). Params: `methods`, `top_n` (the paper's Batch Updater: 50,000), `seed`; their defaults and
-the donors' cap are `focuscrawl.fue.params.FueParams`.
+arriving). Params: `methods`, `top_n` (the paper's Batch Updater: 50,000); their defaults are
+`focuscrawl.fue.params.FueParams`.
 
 **Schedule and simulated time.** The schedule is 5 minutes of wall-clock time: the paper's period
 against a real site, or a world served at `--speedup 1`. The world's default speedup is 60
@@ -70,8 +74,9 @@ def fue_pseudo_training():
     @task(inlets=[EXTRACTIONS, POSTS], outlets=[CANDIDATE_SCORES], max_active_tis_per_dagrun=1)
     def retrain(method: str, params=None) -> dict:
         from focuscrawl.fue.batch import refresh
+        from focuscrawl.orchestration.schedules import active_example_set
 
-        return refresh(cfg, method, int(params["seed"]), int(params["top_n"]), POSTS_TABLE.path(cfg))
+        return refresh(cfg, method, int(params["top_n"]), POSTS_TABLE.path(cfg), active_example_set(cfg))
 
     @task(outlets=SCORES_PUSHED)
     def publish(summary: dict) -> int:

@@ -19,21 +19,26 @@ from focuscrawl.fue.batch import CANDIDATE_SCORES_TABLE
 from focuscrawl.fue.pipeline import STATS_TABLE
 from focuscrawl.orchestration.model_families import family, mirror, promote_registered
 from focuscrawl.platform.train import store_versions
-from tests.fue_stream.test_fue_batch import _posts, _stats
+from tests.fue_stream.test_fue_batch import _posts, _stats, example_users_project, make_active
 
 NAME = "fue.pseudo.HCP-POS"
 TRAIN = ([f"{OTHER[i % 8]} {OTHER[(i + 1) % 8]}" for i in range(20)] + [f"{TARGET[i % 8]} crying" for i in range(20)],
-         [0] * 20 + [1] * 20)
+         [0] * 20 + [1] * 20)  # the example users' whole-user documents and labels
 
 
 def test_each_refresh_is_a_version_and_a_rollback_holds(tmp_path, monkeypatch):
+    from focuscrawl.orchestration.schedules import active_example_set
+
     monkeypatch.setenv("FOCUSCRAWL_VAR", str(tmp_path / "var"))
     cfg = settings()
-    # the extractions where the registry's held-out figures read them; the original set the refreshes were given
+    # the extractions where the registry's held-out figures read them; the active project's example users, the
+    # original set the refreshes start from and the registry measures them on
     stats, posts = _stats(Path(STATS_TABLE.path(cfg)).parent), _posts(tmp_path)
-    monkeypatch.setattr("focuscrawl.fue.batch.original_training_set", lambda *a, **k: TRAIN)
-    first = refresh(cfg, "HCP-POS", 0, 10, posts, stats, train=TRAIN)
-    second = refresh(cfg, "HCP-POS", 0, 10, posts, stats, train=TRAIN)
+    example_users_project(tmp_path, *TRAIN)
+    make_active(cfg, tmp_path)
+    examples = active_example_set(cfg)
+    first = refresh(cfg, "HCP-POS", 10, posts, examples, stats)
+    second = refresh(cfg, "HCP-POS", 10, posts, examples, stats)
     assert (first["model"], second["model"]) == ("v1 trained", "v2 trained")
     fue, registry = family(cfg, "fue"), FakeRegistry()
     mirror(fue, registry)
@@ -45,13 +50,13 @@ def test_each_refresh_is_a_version_and_a_rollback_holds(tmp_path, monkeypatch):
     # fold's reference (fue.evaluation.pseudo_cross_validated); ann (0.97) joins as a positive, bob is dismissed
     assert {"cv_auc", "cv_auc_reference", "cv_auc_gain", "cv_auc_gain_low"} <= logged[0]["metrics"].keys()
     assert logged[0]["metrics"] == model_store(cfg).versions("pseudo/HCP-POS")[0].metrics
-    assert {"method": "HCP-POS", "top_n": 10, "extracted": 2, "candidates": 2, "originals": 40,
-            "previous": None}.items() <= logged[0]["params"].items() and logged[1]["params"]["previous"] == 1
+    assert {"method": "HCP-POS", "top_n": 10, "extracted": 2, "candidates": 2, "originals": 40, "examples.added": 0,
+            "examples.digest": examples.digest, "previous": None}.items() <= logged[0]["params"].items() and logged[1]["params"]["previous"] == 1
     assert registry.aliases[NAME] == 2  # the newest refresh replaces the last
 
     promote_registered(fue, registry, NAME, 1)  # rollback
     assert model_store(cfg).champion("pseudo/HCP-POS").version == 1 and registry.aliases[NAME] == 1
-    held = refresh(cfg, "HCP-POS", 0, 10, posts, stats, train=TRAIN)
+    held = refresh(cfg, "HCP-POS", 10, posts, examples, stats)
     assert held["model"] == "rolled back: v1 re-scored, none trained"
     v1 = joblib.load(model_store(cfg).folder(model_store(cfg).versions("pseudo/HCP-POS")[0]) / "model.joblib")
     pushed = dict(read_scores(CANDIDATE_SCORES_TABLE.path(cfg), "HCP-POS"))
@@ -61,7 +66,7 @@ def test_each_refresh_is_a_version_and_a_rollback_holds(tmp_path, monkeypatch):
     assert mirror(fue, registry) == [f"{NAME}: logged store version(s) none new; champion v1"]
     assert registry.alias_calls == calls
     promote_registered(fue, registry, NAME, 2)  # the newest again: training resumes
-    assert refresh(cfg, "HCP-POS", 0, 10, posts, stats, train=TRAIN)["model"] == "v3 trained"
+    assert refresh(cfg, "HCP-POS", 10, posts, examples, stats)["model"] == "v3 trained"
 
 
 def test_the_reference_and_candidate_classifiers_are_versions_and_roll_back_to_the_live_path(

@@ -119,17 +119,20 @@ def test_every_family_has_two_versions_with_its_lineage_and_rolls_back(server, t
     from focuscrawl.ephemeral.fitted import model_store as sources_store, plan_estimates
     from focuscrawl.fue.batch import model_store as fue_store, refresh
     from focuscrawl.relevance.train import store_for, train_page_model
+    from focuscrawl.fue.examples import example_set
     from tests.fue_stream.test_fue_model_registry import TRAIN
-    from tests.fue_stream.test_fue_batch import _posts, _stats
+    from tests.fue_stream.test_fue_batch import _posts, _stats, example_users_project
     from tests.relevance.test_live_relevance import local_page_focus
 
     cfg, registry = server.cfg, ModelRegistry.from_settings(server.cfg)
     project = local_page_focus(tmp_path)
     write_status(Path(cfg.var_dir) / "run" / "project.json", {"name": project.name})  # what `up` makes active
     stats, posts = _stats(tmp_path), _posts(tmp_path)
+    (tmp_path / "fue").mkdir()
+    examples = example_set(example_users_project(tmp_path / "fue", *TRAIN), cfg)
     for run in (1, 2):
         train_page_model(project, cfg, log=lambda _: None)
-        refresh(cfg, "HCP-POS", 0, 10, posts, stats, train=TRAIN)
+        refresh(cfg, "HCP-POS", 10, posts, examples, stats)
         plan_estimates(sources_store(cfg), lambda: pd.DataFrame({"source_url": ["https://a.example/"], "lam": [0.1 * run]}),
                        {"feedback": "RELEVANCE"}, {"source_recrawls": run, "source_pages": 10 + run})
     said: list[str] = []
@@ -153,7 +156,7 @@ def test_every_family_has_two_versions_with_its_lineage_and_rolls_back(server, t
         assert cli.main(["models", "promote", name, "1"]) == 0, capsys.readouterr().err
         assert "is the champion;" in capsys.readouterr().out
         assert store.champion(key).registry_version == 1 and registry.champion(name) == 1
-    assert refresh(cfg, "HCP-POS", 0, 10, posts, stats, train=TRAIN)["model"] == "rolled back: v1 re-scored, none trained"
+    assert refresh(cfg, "HCP-POS", 10, posts, examples, stats)["model"] == "rolled back: v1 re-scored, none trained"
 
 
 def test_the_password_reaches_no_log_run_file_or_status(server):

@@ -3,7 +3,9 @@
 Seed 000 (*Real-time focused extraction of social media users*) section V: every five minutes the Model Trainer builds a new
 prediction classifier from the original training set plus the extracted users pseudo-labelled
 by the reference classifier, and the Batch Updater re-scores the best waiting candidates with it.
-Here the extracted users and their verdicts come from the ``fue_extractions`` stats table, the
+Here the original training set is the project's example users, the set its reference classifier was fitted on
+(:func:`focuscrawl.fue.examples.example_set`: its example files' users plus those `focuscrawl examples add` added),
+the extracted users and their verdicts come from the ``fue_extractions`` stats table, the
 candidates' evidence from the crawled posts (``reddit_posts``), and the new scores go to the
 ``fue_candidate_scores`` table, from which the DAG pushes them to each method's compacted score
 topic (``focuscrawl.fue.scores.<method>``) that the running choosers follow.
@@ -15,14 +17,14 @@ job would only pay off beyond a single machine's memory; the step itself stays
 
 from __future__ import annotations
 
-import os
 import time
 from pathlib import Path
-from typing import Sequence
+from typing import Callable, Sequence
 
 import pyarrow as pa
 
-from focuscrawl.fue.classifier import TermCounts, UserClassifier, corpus_histories, reference_params, whole_user_documents
+from focuscrawl.fue.classifier import TermCounts, UserClassifier, reference_params
+from focuscrawl.fue.examples import ExampleSet, cached
 from focuscrawl.fue.evidence import EvidenceAggregator, Post
 from focuscrawl.fue.params import DEFAULT as FUE
 from focuscrawl.fue.pipeline import STATS_TABLE
@@ -77,55 +79,28 @@ def candidate_evidence(posts_uri: str, exclude: set[str], seen: dict[str, int] |
     return [(user, evidence.get(user).text) for user in evidence.users()]
 
 
-def original_training_set(seed: int, data_dir: Path | None, cache_dir: Path,
-                          max_donors: dict[bool, int] | None = None) -> tuple[list[str], list[int]]:
-    """The original training set pseudo-training starts from: one whole-user document per donor of the
-    corpus (``focuscrawl.core.corpora``: eRisk when present), as the reference classifier was trained (seed 000, section V:
-    "the original training set plus the new pseudo-examples").
-
-    Cached under ``cache_dir/fue`` (parsing the eRisk archive takes a while; every run needs it).
-    """
-    import joblib
-
-    from focuscrawl.core.corpora import load_corpus
-
-    donors = "all" if max_donors is None else f"{max_donors[True]}-{max_donors[False]}"
-    cache = Path(cache_dir) / "fue" / f"whole-users-{seed}-{'erisk' if data_dir else 'generated'}-{donors}.joblib"
-    if cache.exists():
-        return joblib.load(cache)
-    histories, labels = corpus_histories(load_corpus(seed, data_dir, cache_dir), max_donors)
-    train = (whole_user_documents(histories), labels)
-    cache.parent.mkdir(parents=True, exist_ok=True)
-    joblib.dump(train, cache)
-    return train
-
-
 def analysed(documents: Sequence[str], stop_words: str | None, cache_dir: Path | None) -> TermCounts:
     """``documents`` analysed into :class:`~focuscrawl.fue.classifier.TermCounts`, read from ``cache_dir/fue``
     when the same documents were analysed before (keyed by their digest, the stop words and scikit-learn's
-    version, which fixes the analyser). Every ``fue_pseudo_training`` run starts from the same original set,
-    and analysing it (486 eRisk users, 50 MB of text) is most of a retrain (focuscrawl.fue.classifier.TermCounts)."""
+    version, which fixes the analyser). Every ``fue_pseudo_training`` run starts from the project's example set, the
+    same until it changes, and analysing it (the world project's 486 eRisk users, 50 MB of text) is most of a retrain
+    (focuscrawl.fue.classifier.TermCounts)."""
     import hashlib
 
-    import joblib
     import sklearn
 
     counts = TermCounts(stop_words=stop_words)
-    if cache_dir is None:
+
+    def analyse() -> TermCounts:
         counts.add(documents)
         return counts
+
+    if cache_dir is None:
+        return analyse()
     digest = hashlib.blake2b(f"{stop_words}|{sklearn.__version__}|{len(documents)}".encode(), digest_size=16)
     for d in documents:
         digest.update(d.encode("utf-8", "surrogatepass") + b"\0")
-    cache = Path(cache_dir) / "fue" / f"analysed-{digest.hexdigest()}.joblib"
-    if cache.exists():
-        return joblib.load(cache)
-    counts.add(documents)
-    cache.parent.mkdir(parents=True, exist_ok=True)
-    partial = cache.with_suffix(f".{os.getpid()}.tmp")  # concurrent runs of two methods: whole files only
-    joblib.dump(counts, partial)
-    partial.replace(cache)
-    return counts
+    return cached(Path(cache_dir), f"analysed-{digest.hexdigest()}.joblib", analyse)
 
 
 def pseudo_training_run(method: str, train: tuple[Sequence[str], Sequence[int]], extracted: list[tuple[str, float]],
@@ -162,13 +137,15 @@ def pseudo_key(method: str) -> str:
     return f"pseudo/{method}"
 
 
-def refresh(cfg, method: str, seed: int, top_n: int, posts_uri: str, stats_uri: str | None = None,
-            train: tuple[Sequence[str], Sequence[int]] | None = None) -> dict:
+def refresh(cfg, method: str, top_n: int, posts_uri: str, examples: ExampleSet, stats_uri: str | None = None) -> dict:
     """One ``fue_pseudo_training`` run of ``method``: retrain from the champion refresh (the newest replaces it,
     judged once), store the new one as the next version of ``pseudo/<method>`` with its parameters and the Delta
     versions it read, and write its re-scored candidates. After a rollback (the champion is older than the
     newest, judged version) the champion re-scores and nothing is trained, until a newer version is promoted; a
-    rollback made while this run trained holds too (``ModelStore.promote_newest``). ``train`` is the original training set (default: :func:`original_training_set`)."""
+    rollback made while this run trained holds too (``ModelStore.promote_newest``). ``examples`` is the original
+    training set: the project's example set (:func:`focuscrawl.fue.examples.example_set`), which the stored version
+    names as its reference and candidate classifiers' do (``examples.digest``; the Delta version of
+    ``fue_example_users`` when users were added)."""
     from datetime import datetime, timezone
 
     from focuscrawl.outlinks.store import ModelVersion
@@ -188,14 +165,14 @@ def refresh(cfg, method: str, seed: int, top_n: int, posts_uri: str, stats_uri: 
     if store.rolled_back(key) is not None:
         scores, kept = rescored_by(current), f"rolled back: v{champion.version} re-scored, none trained"
     else:
-        train = train if train is not None else original_training_set(seed, cfg.data_dir, Path(cfg.var_dir),
-                                                                      FUE.max_donors)
+        train = examples.whole_users()
         model, scores = pseudo_training_run(method, train, extracted, candidates, current, top_n,
                                             cache_dir=Path(cfg.var_dir))
         meta = store.register(ModelVersion(
-            name=key, version=0, metrics={}, data_version=0, eval_period=0, delta_versions=dict(seen),
+            name=key, version=0, metrics={}, data_version=0, eval_period=0,
+            delta_versions={**seen, **examples.delta_versions},
             created_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
-            params={"method": method, "seed": seed, "top_n": top_n, "originals": len(train[1]),
+            params={"method": method, "top_n": top_n, "originals": len(train[1]), **examples.params,
                     "extracted": len(extracted), "candidates": len(candidates),
                     "previous": champion.version if champion is not None else None}), model)
         promoted, why = store.promote_newest(meta, champion)
@@ -207,19 +184,25 @@ def refresh(cfg, method: str, seed: int, top_n: int, posts_uri: str, stats_uri: 
             "model": kept}
 
 
-def held_out(cfg, meta: "ModelVersion") -> dict[str, float]:
+def held_out(cfg, meta: "ModelVersion", examples: Callable[[], ExampleSet]) -> dict[str, float]:
     """The held-out figures of the refresh ``meta`` (:func:`focuscrawl.fue.evaluation.pseudo_cross_validated`), from
-    what it was fitted on: the original training set of its seed and the users its method had extracted at the
-    Delta version of ``fue_extractions`` it read. Empty for a refresh without that version (stored before it was
-    kept), or a reference or candidate classifier (``focuscrawl train`` measures those)."""
+    what it was fitted on: the example set ``examples()`` gives (read only for a refresh; the registry passes the
+    active project's), which must be the one the refresh names (``examples.digest``), and the users its method had
+    extracted at the Delta version of ``fue_extractions`` it read. Empty for a refresh without that version or
+    digest (stored before they were kept), or a reference or candidate classifier (``focuscrawl train`` measures
+    those)."""
     from focuscrawl.fue.evaluation import pseudo_cross_validated
 
     version = meta.delta_versions.get(Path(STATS_TABLE.path(cfg).rstrip("/")).name)
-    if not meta.name.startswith(pseudo_key("")) or version is None:
+    if not meta.name.startswith(pseudo_key("")) or version is None or "examples.digest" not in meta.params:
         return {}
-    method = meta.params["method"]
-    documents, labels = original_training_set(int(meta.params["seed"]), cfg.data_dir, Path(cfg.var_dir),
-                                              FUE.max_donors)
+    method, now = meta.params["method"], examples()
+    if now.digest != meta.params["examples.digest"]:
+        raise ValueError(f"{meta.name} v{meta.version} was trained on example set {meta.params['examples.digest']} "
+                         f"and the project's is now {now.digest} (changed by `focuscrawl examples add` or its example "
+                         "files since): its held-out figures would be another set's; the next fue_pseudo_training "
+                         "run's refresh is measured on the new set")
+    documents, labels = now.whole_users()
     counts = analysed(documents, UserClassifier(**reference_params(len(documents))).stop_words, Path(cfg.var_dir))
     extracted, _ = extracted_users(STATS_TABLE.path(cfg), method, version=version)
     counts.add([text for text, _ in extracted])
@@ -258,6 +241,5 @@ def scores_push(uri: str, method: str) -> list[tuple[str, float, dict]]:
     return [(r["user"], float(r["score"]), named) for r in rows]
 
 
-__all__ = ["CANDIDATE_SCORES_TABLE", "STATS_TABLE", "candidate_evidence", "extracted_users", "model_store",
-           "original_training_set", "pseudo_key", "pseudo_training_run", "read_scores", "refresh", "scores_push",
-           "write_scores"]
+__all__ = ["CANDIDATE_SCORES_TABLE", "STATS_TABLE", "candidate_evidence", "extracted_users", "held_out", "model_store",
+           "pseudo_key", "pseudo_training_run", "read_scores", "refresh", "scores_push", "write_scores"]

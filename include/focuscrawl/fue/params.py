@@ -44,10 +44,6 @@ class FueParams:
     pseudo_every: str = knob("5m", "pseudo-training period (a duration)")
     # Section V: the Batch Updater re-scored the 50,000 best waiting candidates.
     top_n: int = knob(50_000, "best candidates re-scored per variant", minimum=1)
-    # Section IV: the reference classifier's "training set of 486 users (83 positives, 403 negatives)".
-    positive_donors: int = knob(83, "positive training users at most", minimum=1)
-    negative_donors: int = knob(403, "negative training users at most", minimum=1)
-    seed: int = knob(0, "world seed of the original training set")
     # The user classifier (section IV-F): "a threshold equal to 0.9" calls a user on-target; the
     # hyper-parameters are those of the paper's published trainer (blind-sniper/heuristics
     # model_trainer.py): words from 20 users up, liblinear L1 with C = 16, positives weighted w = 4.
@@ -57,12 +53,7 @@ class FueParams:
     C: float = knob(16.0, "inverse L1 regularisation strength", exclusiveMinimum=0)
     positive_weight: float = knob(4.0, "w: positives weigh w/(1+w), negatives 1/(1+w)", exclusiveMinimum=0)
 
-    @property
-    def max_donors(self) -> dict[bool, int]:
-        """Donors per class (True: positive), as ``focuscrawl.fue.classifier.corpus_histories`` caps them."""
-        return {True: self.positive_donors, False: self.negative_donors}
-
 
 DEFAULT = FueParams()
-PSEUDO_TRAINING_KNOBS = ("top_n", "seed")  # the fue_pseudo_training DAG's Params besides its methods
+PSEUDO_TRAINING_KNOBS = ("top_n",)  # the fue_pseudo_training DAG's Params besides its methods
 EXTRACT_KNOBS = ("users_per_hour",)  # what streaming/fue/extractor.py takes

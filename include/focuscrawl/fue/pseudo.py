@@ -9,7 +9,8 @@ variants differ by who joins (``PseudoLabelling``): HCP-0.9-0.1, HCP-0.5-0.5 and
 
 ``PseudoTrainer`` is the step, for the experiment's run and (through ``retrain_and_rescore``,
 the whole step on plain data: lists of strings and floats) for the Airflow task; the schedule
-belongs to the caller.
+and the original training set belong to the caller: the experiment's fold of corpus donors, the
+DAG's the project's example users (:func:`focuscrawl.fue.examples.example_set`).
 """
 
 from __future__ import annotations

@@ -177,11 +177,11 @@ def family(cfg: Settings, name: str) -> ModelFamily | None:
             f"pages.{project}", page_store(cfg, project),
             follows="the fetching processes load the new champion within 30 s")
     if name == "fue":
-        from focuscrawl.fue.batch import model_store as fue_store
+        from focuscrawl.fue.batch import held_out, model_store as fue_store
+        from focuscrawl.orchestration.schedules import active_example_set
 
-        from focuscrawl.fue.batch import held_out
-
-        return ModelFamily("fue", fue_store(cfg), on_champion=_copy_to_live_path(cfg), held_out=partial(held_out, cfg),
+        return ModelFamily("fue", fue_store(cfg), on_champion=_copy_to_live_path(cfg),
+                           held_out=partial(held_out, cfg, examples=partial(active_example_set, cfg)),
                            follows="a pseudo-trained method's next fue_pseudo_training run re-scores with it and "
                                    "pushes; a reference or candidate classifier is loaded within seconds by the FUE "
                                    "classifier process and the choosers, which rescore their candidates with it")

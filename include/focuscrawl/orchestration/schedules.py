@@ -11,16 +11,21 @@ Airflow takes): a duration (``"5m"``), a cron line (``"*/10 * * * *"``), a prese
 ``"assets"`` (a data-aware DAG runs on its Assets only) or ``"none"`` (only when triggered).
 For the data-aware DAGs (``outlinks_*``, ``source_schedule``, ``graph_estimation``) a time schedule
 is OR'd with their Assets (``dags/common.schedule``): they run when new rows land *and* when the
-period passes.
+period passes. What else the DAGs take from the active project is read here too: its pseudo-trained
+variants, its loops' settings and its example set (:func:`active_example_set`).
 """
 
 from __future__ import annotations
 
 from datetime import timedelta
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from focuscrawl.config import Settings
 from focuscrawl.fue.params import DEFAULT as FUE
+
+if TYPE_CHECKING:
+    from focuscrawl.fue.examples import ExampleSet
 
 ACTIVE_PROJECT = Path("run") / "project.json"  # under $FOCUSCRAWL_VAR, written by `focuscrawl up`
 
@@ -50,6 +55,21 @@ def active_project(cfg: Settings) -> dict:
     from focuscrawl.core.status_file import read_status
 
     return read_status(Path(cfg.var_dir) / ACTIVE_PROJECT)
+
+
+def active_example_set(cfg: Settings) -> "ExampleSet":
+    """The example set (:func:`focuscrawl.fue.examples.example_set`) of the project ``focuscrawl up`` made active:
+    the original training set its pseudo-trained refreshes start from. Without an active project there is no focus
+    to learn, so it says how to get one rather than train on anything else."""
+    from focuscrawl.fue.examples import example_set
+    from focuscrawl.project.loading import load_project
+
+    project_file = active_project(cfg).get("project_file")
+    if not project_file:
+        raise LookupError(f"no project is active in {cfg.var_dir} ({ACTIVE_PROJECT} names no project file), so there "
+                          "are no example users to pseudo-train on: start the platform with `focuscrawl up PROJECT` "
+                          "(its [profile] positives and negatives are the example users)")
+    return example_set(load_project(project_file, check_env=False), cfg)
 
 
 def dag_schedules(cfg: Settings) -> dict[str, str]:
