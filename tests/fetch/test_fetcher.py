@@ -65,12 +65,13 @@ def test_robots_4xx_allows_all_and_5xx_disallows_all(site, make_fetcher):
     assert site.paths() == ["/robots.txt"]
 
 
-def test_robots_cache_expires(site, make_fetcher):
+def test_robots_cache_expires(site, make_fetcher, fake_clock):
+    """On the fetcher's clock (a busy machine's real one let the TTL pass between the first two fetches)."""
     site.routes["/p"] = (200, {}, b"ok")
-    f = make_fetcher(robots_ttl=0.3)
+    f = make_fetcher(robots_ttl=0.3, clock=fake_clock)
     f.fetch(site.url + "/p")
     f.fetch(site.url + "/p")
-    time.sleep(0.35)
+    fake_clock.sleep(0.35)
     f.fetch(site.url + "/p")
     assert site.paths() == ["/robots.txt", "/p", "/p", "/robots.txt", "/p"]
 

@@ -111,7 +111,8 @@ class Fetcher:
         self.max_bytes = max_bytes
         self.max_redirects = max_redirects
         self.robots = (
-            RobotsCache(self._fetch_robots, user_agent, robots_ttl, robots_unreachable_ttl, max_crawl_delay, on_rejection)
+            RobotsCache(self._fetch_robots, user_agent, robots_ttl, robots_unreachable_ttl, max_crawl_delay, on_rejection,
+                        clock=self.politeness.clock)
             if obey_robots
             else None
         )

@@ -53,8 +53,10 @@ class RobotsCache:
         unreachable_ttl: float = 600,
         max_crawl_delay: float = 60,
         on_rejection: Callable[[Rejection], None] | None = None,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.fetch = fetch
+        self.clock = clock  # the fetcher's politeness clock: one time for its waits and its cache
         self.user_agent = user_agent
         self.ttl = ttl
         self.unreachable_ttl = unreachable_ttl
@@ -70,10 +72,10 @@ class RobotsCache:
             lock = self._locks.setdefault(key, threading.Lock())
         with lock:  # one robots.txt fetch per host even with many threads waiting on it
             cached = self._cache.get(key)
-            if cached is not None and cached[0] > time.monotonic():
+            if cached is not None and cached[0] > self.clock():
                 return cached[1]
             rules, ttl = self._load(robots_url(url))
-            self._cache[key] = (time.monotonic() + ttl, rules)
+            self._cache[key] = (self.clock() + ttl, rules)
             return rules
 
     def _load(self, url: str) -> tuple[AgentRules, float]:
