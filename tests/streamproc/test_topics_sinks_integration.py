@@ -160,7 +160,10 @@ def test_consumer_entry_point_lands_a_registered_sink_with_its_metrics(kafka_bro
     relevant = {m: sum(verdict(i).relevant for i in range(n) if verdict(i).method == m) for m in ("HCP", "RND")}
     assert (got["extracted_users_total"], got["relevant_users_total"], got["dead_letters_total"]) == (n, 10, 1)
     assert (got["harvest_ratio[HCP]"], got["harvest_ratio[RND]"]) == (relevant["HCP"] / (n / 2), 0.0)
-    assert got["records_consumed_total"] == n + 1
+    # Every record read at least once: a group that rebalances at once (the fresh topic's metadata arriving, seen in
+    # the CI of 2026-12-05) drops the batch it had polled and reads it again from the table's offsets; the rows and
+    # the dead letter above are each landed once.
+    assert got["records_consumed_total"] >= n + 1
     assert DeltaTable(str(lake / "fue_extractions")).to_pyarrow_table().num_rows == n
     final = json.loads(status.read_text())
     assert (final["group"], final["table"], final["written"]) == ("fue_extractions-to-delta", "fue_extractions", n)
