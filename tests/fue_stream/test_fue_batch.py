@@ -61,8 +61,11 @@ def make_active(cfg, folder: Path, name: str = "t") -> None:
     """What `focuscrawl up folder/focuscrawl.toml` writes: the active project and its file."""
     from focuscrawl.core.status_file import write_status
     from focuscrawl.orchestration.schedules import ACTIVE_PROJECT
+    from focuscrawl.project.loading import load_project
 
-    write_status(Path(cfg.var_dir) / ACTIVE_PROJECT, {"name": name, "project_file": str(folder / "focuscrawl.toml")})
+    project = load_project(folder / "focuscrawl.toml")
+    assert project.name == name
+    write_status(Path(cfg.var_dir) / ACTIVE_PROJECT, {**project.to_json(), "project_file": str(folder / "focuscrawl.toml")})
 
 
 def test_extracted_users_and_candidates_come_from_the_tables(tmp_path):

@@ -225,6 +225,18 @@ def test_world_project_validates_with_every_loop_on(shared_data):
     assert (labels.count(1), labels.count(0)) == (83, 403)  # the eRisk 2017 training users
 
 
+def test_the_active_project_is_read_as_up_resolved_it_not_as_its_file_reads_now(shared_data, tmp_path):
+    """``load_active`` rebuilds the running project from run/project.json (computed fields and ``up``'s own entries
+    dropped): the same project, and one derived in memory (the live platform test's) stays derived."""
+    from focuscrawl.project.loading import load_active
+
+    world = ROOT / "projects" / "world.toml"
+    p = load_project(world, check_env=False)
+    assert load_active({**p.to_json(), "project_file": str(world), "pseudo_methods": [], "models": None}) == p
+    derived = p.model_copy(update={"name": "derived"})
+    assert load_active({**derived.to_json(), "project_file": str(world)}).name == "derived"
+
+
 def test_a_site_strips_its_own_tracking_parameters_from_its_canonical_keys(folder):
     p = load_project(write(folder, VALID.replace("politeness_delay = 0.5\n",
                                                  'politeness_delay = 0.5\nstrip_params = ["ref_src", "sid_*"]\n')))

@@ -62,14 +62,14 @@ def active_example_set(cfg: Settings) -> "ExampleSet":
     the original training set its pseudo-trained refreshes start from. Without an active project there is no focus
     to learn, so it says how to get one rather than train on anything else."""
     from focuscrawl.fue.examples import example_set
-    from focuscrawl.project.loading import load_project
+    from focuscrawl.project.loading import load_active
 
-    project_file = active_project(cfg).get("project_file")
-    if not project_file:
+    active = active_project(cfg)
+    if not active.get("project_file"):
         raise LookupError(f"no project is active in {cfg.var_dir} ({ACTIVE_PROJECT} names no project file), so there "
                           "are no example users to pseudo-train on: start the platform with `focuscrawl up PROJECT` "
                           "(its [profile] positives and negatives are the example users)")
-    return example_set(load_project(project_file, check_env=False), cfg)
+    return example_set(load_active(active), cfg)
 
 
 def dag_schedules(cfg: Settings) -> dict[str, str]:

@@ -126,7 +126,7 @@ def examples_command(cfg, path: str | Path, label: str, fmt: str | None = None, 
     """`focuscrawl examples add users`: :func:`add_examples` on the project the running platform crawls."""
     from focuscrawl.orchestration.schedules import active_project
     from focuscrawl.platform.supervisor import supervisor_pid
-    from focuscrawl.project.loading import load_project
+    from focuscrawl.project.loading import load_active
 
     if supervisor_pid(cfg.var_dir) is None:
         raise ExamplesError(f"no platform is running out of {cfg.var_dir}: `focuscrawl up PROJECT` first (to change "
@@ -135,7 +135,7 @@ def examples_command(cfg, path: str | Path, label: str, fmt: str | None = None, 
     active = active_project(cfg)
     if not active.get("project_file"):
         raise ExamplesError("no project is active here; `focuscrawl up PROJECT` first")
-    return add_examples(load_project(Path(active["project_file"])), cfg, path, label, fmt=fmt, by=by, log=log)
+    return add_examples(load_active(active), cfg, path, label, fmt=fmt, by=by, log=log)
 
 
 __all__ = ["LABELS", "ExamplesError", "add_examples", "examples_command", "read_users"]

@@ -137,4 +137,31 @@ def load_project(path: str | Path, *, check_files: bool = True, check_env: bool 
     return parse_project(raw, path, check_files=check_files, check_env=check_env)
 
 
-__all__ = ["ProjectError", "load_project", "parse_project"]
+def _declared(model: type[BaseModel], doc: dict) -> dict:
+    """``doc`` (a ``model_dump``) without what the dump adds to the declared fields: its computed fields, at every
+    level, and keys no field declares (``up``'s own entries beside the project's in run/project.json)."""
+    out = {}
+    for key, value in doc.items():
+        field = model.model_fields.get(key)
+        if field is None:
+            continue
+        for candidate in (field.annotation, *getattr(field.annotation, "__args__", ())):
+            if isinstance(candidate, type) and issubclass(candidate, BaseModel):
+                if isinstance(value, dict):
+                    value = _declared(candidate, value)
+                elif isinstance(value, list):
+                    value = [_declared(candidate, v) if isinstance(v, dict) else v for v in value]
+                break
+        out[key] = value
+    return out
+
+
+def load_active(doc: dict) -> Project:
+    """The project ``focuscrawl up`` runs, from what it wrote (run/project.json: ``Project.to_json`` and the file's
+    path): the project as it was resolved then, not as its file reads now, which may have been edited since (or, in
+    the tests, overridden in memory). Paths in it are absolute, environment variables named only."""
+    base = Path(doc["project_file"]).parent if doc.get("project_file") else None
+    return parse_project(_declared(Project, doc), doc.get("project_file"), base_dir=base, check_env=False)
+
+
+__all__ = ["ProjectError", "load_active", "load_project", "parse_project"]
