@@ -12,7 +12,8 @@ budgets) for every assertion, in this order:
 3. each loop's running process follows its push without a restart: the FUE chooser re-ranks by
    the pushed scores, the source crawler takes up the pushed recrawl intervals, the revisitor
    revisits the best-scored page next; the order in their status changed after the push, and the
-   model registry (MLflow) records every family's models (outlinks, pages, FUE, sources), champion for champion;
+   model registry (MLflow) records every family's models (outlinks, pages, FUE, sources), champion for champion,
+   the FUE classifiers with a second version refitted by ``focuscrawl examples add`` and taken up live;
 4. Delta holds rows of every loop, each post once;
 5. on ``target = "sites"`` with the world's click log switched off, the sources loop's schedule is fitted
    from the fetched pages' relevance (the stated freshness half-life is every source's decay) and pushed,
@@ -252,13 +253,19 @@ def test_revisitor_follows_the_pushed_priorities(live_platform):
     assert _process(live_platform, "revisitor")["restarts"] == 0, "the revisitor was restarted"
 
 
-def test_the_registry_records_every_familys_models_with_their_lineage(live_platform):
+def test_the_registry_records_every_familys_models_with_their_lineage(live_platform, tmp_path):
     """Issue 34: the ``model_registry`` DAG, started by the loops' pushes, logged every stored version of every
     family in MLflow (the outlink models, the page relevance model, the FUE reference and candidate classifiers and
     the pseudo-trained refresh, the source estimates), with held-out metrics (the loop's, or the registry's for the
-    refreshes and the source estimates) and the Delta versions they read, and each ``champion`` alias names its store's champion, the version the loop uses."""
+    refreshes and the source estimates) and the Delta versions they read, and each ``champion`` alias names its
+    store's champion, the version the loop uses. The FUE classifiers have two versions, the second from
+    ``focuscrawl examples add`` on the running platform (their training set changed; seed 000 fits them once per
+    set), which the chooser and the classifier process take without a restart."""
+    from focuscrawl.cli import main as cli
     from focuscrawl.orchestration.model_families import FAMILIES, family
     from focuscrawl.services.model_registry import CHAMPION, ModelRegistry
+    from focuscrawl.testing import TARGET_WORDS
+    from tests.fue_stream.test_examples_add import users_file
 
     cfg = live_platform.cfg
     registry = ModelRegistry.from_settings(cfg)
@@ -294,6 +301,30 @@ def test_the_registry_records_every_familys_models_with_their_lineage(live_platf
     # records (a source fit made before a second recrawl landed has nothing to be judged on)
     assert all({"cv_auc", "cv_auc_reference", "cv_auc_gain"} <= set(v.metrics) for v in listed[f"fue.pseudo.{method}"])
     assert any({"lam_mae", "lam_skill"} <= set(v.metrics) for v in listed["sources.estimates"])
+
+    # The example users change while the crawl runs: both classifiers are refitted, followed live, recorded.
+    fue = family(cfg, "fue")
+    first = {role: fue.store.champion(f"{project}/{role}").version for role in ("reference", "candidate")}
+    added = users_file(tmp_path / "added.jsonl", "e2e-added-", TARGET_WORDS, users=3, seed=7)
+    assert cli.main(["examples", "add", "users", str(added), "--label", "positive"]) == 0
+    second = {role: fue.store.champion(f"{project}/{role}").version for role in ("reference", "candidate")}
+    assert all(second[r] > first[r] for r in first), (first, second)
+    followers = {"fue-chooser-": "candidate", "fue-classifier": "reference"}
+    wait_until(lambda: all(_status(cfg, p).get("classifier", {}).get("version") == second[r]
+                           for p, r in followers.items()), 60,
+               f"the FUE processes did not take the refitted classifiers {second}: "
+               f"{ {p: _status(cfg, p).get('classifier') for p in followers} }", interval=2.0)
+    assert all(_process(live_platform, p)["restarts"] == 0 for p in followers), "an FUE process was restarted"
+
+    def second_recorded():  # the next model_registry run (any loop's push starts one) records the refit
+        named = {role: [v for v in registry.versions() if v.name == f"fue.{project}.{role}"] for role in second}
+        return all(len(vs) >= 2 for vs in named.values()) and named
+
+    named = wait_until(second_recorded, 300, "the registry did not record the refitted FUE classifiers", interval=10.0)
+    for role, versions in named.items():  # the refit read the added users: its lineage names the table's version
+        newest = max(versions, key=lambda v: v.version)
+        assert "fue_example_users" in newest.delta_versions and "cv_auc" in newest.metrics, newest
+    listed.update({f"fue.{project}.{role}": versions for role, versions in named.items()})
     print("\nplatform e2e: registered versions " + ", ".join(f"{n} {len(vs)}" for n, vs in sorted(listed.items())))
 
 
