@@ -258,9 +258,10 @@ def test_the_registry_records_every_familys_models_with_their_lineage(live_platf
     family in MLflow (the outlink models, the page relevance model, the FUE reference and candidate classifiers and
     the pseudo-trained refresh, the source estimates), with held-out metrics (the loop's, or the registry's for the
     refreshes and the source estimates) and the Delta versions they read, and each ``champion`` alias names its
-    store's champion, the version the loop uses. The FUE classifiers have two versions, the second from
-    ``focuscrawl examples add`` on the running platform (their training set changed; seed 000 fits them once per
-    set), which the chooser and the classifier process take without a restart."""
+    store's champion, the version the loop uses. Then every model has two versions or more: the FUE classifiers' second
+    from ``focuscrawl examples add`` on the running platform (their training set changed; seed 000 fits them once per
+    set), which the chooser and the classifier process take without a restart, the page relevance model's from its
+    daily refit asked for now."""
     from focuscrawl.cli import main as cli
     from focuscrawl.orchestration.model_families import FAMILIES, family
     from focuscrawl.services.model_registry import CHAMPION, ModelRegistry
@@ -302,7 +303,10 @@ def test_the_registry_records_every_familys_models_with_their_lineage(live_platf
     assert all({"cv_auc", "cv_auc_reference", "cv_auc_gain"} <= set(v.metrics) for v in listed[f"fue.pseudo.{method}"])
     assert any({"lam_mae", "lam_skill"} <= set(v.metrics) for v in listed["sources.estimates"])
 
-    # The example users change while the crawl runs: both classifiers are refitted, followed live, recorded.
+    # A second version of the models a run this short fits once: the page relevance model's daily refit, asked for
+    # now (as an operator would after new example pages), and the FUE classifiers, refitted by `focuscrawl examples
+    # add` while the crawl runs, followed live.
+    relevance_run = live_platform.airflow.trigger("page_relevance")
     fue = family(cfg, "fue")
     first = {role: fue.store.champion(f"{project}/{role}").version for role in ("reference", "candidate")}
     added = users_file(tmp_path / "added.jsonl", "e2e-added-", TARGET_WORDS, users=3, seed=7)
@@ -316,15 +320,21 @@ def test_the_registry_records_every_familys_models_with_their_lineage(live_platf
                f"{ {p: _status(cfg, p).get('classifier') for p in followers} }", interval=2.0)
     assert all(_process(live_platform, p)["restarts"] == 0 for p in followers), "an FUE process was restarted"
 
-    def second_recorded():  # the next model_registry run (any loop's push starts one) records the refit
-        named = {role: [v for v in registry.versions() if v.name == f"fue.{project}.{role}"] for role in second}
+    assert live_platform.airflow.wait("page_relevance", relevance_run, timeout=360, interval=5.0) == "success"
+
+    def second_recorded():  # the next model_registry run (a loop's push or the page models start one) records both
+        ours = (f"pages.{project}.", f"fue.{project}.", f"fue.pseudo.{method}", "outlinks.", "sources.")
+        named = {name: [] for name in listed if name.startswith(ours)}  # (the session's engines hold other tests' too)
+        for v in registry.versions():
+            named.get(v.name, []).append(v)
         return all(len(vs) >= 2 for vs in named.values()) and named
 
-    named = wait_until(second_recorded, 300, "the registry did not record the refitted FUE classifiers", interval=10.0)
-    for role, versions in named.items():  # the refit read the added users: its lineage names the table's version
-        newest = max(versions, key=lambda v: v.version)
+    listed = wait_until(second_recorded, 300, "the registry did not record a second version of every model",
+                        interval=10.0)
+    for role in ("reference", "candidate"):  # the refit read the added users: its lineage names the table's version
+        newest = max(listed[f"fue.{project}.{role}"], key=lambda v: v.version)
         assert "fue_example_users" in newest.delta_versions and "cv_auc" in newest.metrics, newest
-    listed.update({f"fue.{project}.{role}": versions for role, versions in named.items()})
+    assert all("auc" in v.metrics for name, vs in listed.items() if name.startswith(f"pages.{project}.") for v in vs)
     print("\nplatform e2e: registered versions " + ", ".join(f"{n} {len(vs)}" for n, vs in sorted(listed.items())))
 
 
