@@ -110,10 +110,26 @@ class ExampleSet:
         return {EXAMPLE_USERS.name: self.added.delta_version} if self.added.rows else {}
 
     @cached_property
+    def by_role(self) -> dict[str, dict[str, list[str]]]:
+        """The files' example users of each role (``positives``, ``negatives``) -> their writings
+        (``profile.example_users()``), read from the cache when the same files were read before: parsing an eRisk
+        archive takes a while, and every pseudo-training run and `examples add` starts from it. Keyed by the files'
+        fingerprint, so an edited file is read again; the added users are not cached (read from their table)."""
+        files = {k: self.fingerprint[k] for k in ("examples", "version")}
+        key = hashlib.blake2b(json.dumps(files, sort_keys=True).encode(), digest_size=12).hexdigest()
+        return cached(self.cache_dir, f"example-users-by-role-{key}.joblib", self.profile.example_users)
+
+    def roles(self) -> dict[str, str]:
+        """Every example user's name -> its role (``positives`` or ``negatives``): the files' and the added ones."""
+        named = {user: role for role, found in self.by_role.items() for user in found}
+        named.update({r["user"]: "positives" if r["label"] else "negatives" for r in self.added.rows})
+        return named
+
+    @cached_property
     def users(self) -> tuple[list[list[str]], list[int]]:
-        """Per-user writings and labels (1 = positive): the files' users, then the added ones in the order added."""
-        histories, labels = _file_users(self.profile, {k: self.fingerprint[k] for k in ("examples", "version")},
-                                        self.cache_dir)
+        """Per-user writings and labels (1 = positive): the files' users (``profile.training_set()``), then the added
+        ones in the order added."""
+        histories, labels = self.profile.training_set(self.by_role)
         return ([*histories, *(r["writings"] for r in self.added.rows)],
                 [*labels, *(r["label"] for r in self.added.rows)])
 
@@ -122,14 +138,6 @@ class ExampleSet:
         each pseudo-trained refresh are fitted on."""
         histories, labels = self.users
         return whole_user_documents(histories), labels
-
-
-def _file_users(profile, files: dict, cache_dir: Path) -> tuple[list[list[str]], list[int]]:
-    """``profile.training_set()``, read from the cache when the same files were read before (parsing an eRisk archive
-    takes a while, and every pseudo-training run starts from it); keyed by ``files``, the files' fingerprint, so an
-    edited file is read again. The added users are not cached: they are read from their table at every call."""
-    key = hashlib.blake2b(json.dumps(files, sort_keys=True).encode(), digest_size=12).hexdigest()
-    return cached(cache_dir, f"example-users-{key}.joblib", profile.training_set)
 
 
 def cached(cache_dir: Path, name: str, compute: Callable[[], T]) -> T:

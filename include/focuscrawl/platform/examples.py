@@ -36,7 +36,7 @@ from pathlib import Path
 
 import pyarrow as pa
 
-from focuscrawl.fue.examples import EXAMPLE_USERS, added_users
+from focuscrawl.fue.examples import EXAMPLE_USERS, added_users, example_set
 
 LABELS = {"positive": "positives", "negative": "negatives"}  # --label -> the [profile] key of that class
 
@@ -82,9 +82,7 @@ def add_examples(project, cfg, path: str | Path, label: str = "positive", *, fmt
                             "(profile.query); give [profile] positives and negatives files of example users and run "
                             "`focuscrawl up` again")
     users = read_users(path, label, fmt)
-    known = {user: role for role, found in project.profile.example_users().items() for user in found}
-    known.update({r["user"]: LABELS["positive" if r["label"] else "negative"]
-                  for r in added_users(cfg, project.name).rows})
+    known = example_set(project, cfg).roles()  # the files' users from the cache train_models reads them from next
     clash = sorted(set(users) & set(known))
     if clash:
         listed = ", ".join(f"{u} ({known[u]})" for u in clash[:5]) + (f" and {len(clash) - 5} more" if len(clash) > 5

@@ -196,10 +196,11 @@ class Profile(StrictModel):
         return {role: read_examples(getattr(self, role), self.example_format(role), role)
                 for role in ("positives", "negatives")}
 
-    def training_set(self) -> tuple[list[list[str]], list[int]]:
-        """Per-user writings and labels (1 = positive) of the example users: what the classifiers train on."""
+    def training_set(self, by_role: dict[str, dict[str, list[str]]] | None = None) -> tuple[list[list[str]], list[int]]:
+        """Per-user writings and labels (1 = positive) of the example users: what the classifiers train on.
+        ``by_role``: :meth:`example_users` as read before (``focuscrawl.fue.examples`` caches it)."""
         histories, labels = [], []
-        by_role = self.example_users()
+        by_role = self.example_users() if by_role is None else by_role
         for role, label in (("positives", 1), ("negatives", 0)):
             for writings in by_role[role].values():
                 histories.append(writings)
