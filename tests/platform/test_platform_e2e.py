@@ -322,15 +322,28 @@ def test_the_registry_records_every_familys_models_with_their_lineage(live_platf
 
     assert live_platform.airflow.wait("page_relevance", relevance_run, timeout=360, interval=5.0) == "success"
 
+    ours = (f"pages.{project}.", f"fue.{project}.", f"fue.pseudo.{method}", "outlinks.", "sources.")
+
     def second_recorded():  # the next model_registry run (a loop's push or the page models start one) records both
-        ours = (f"pages.{project}.", f"fue.{project}.", f"fue.pseudo.{method}", "outlinks.", "sources.")
         named = {name: [] for name in listed if name.startswith(ours)}  # (the session's engines hold other tests' too)
         for v in registry.versions():
             named.get(v.name, []).append(v)
         return all(len(vs) >= 2 for vs in named.values()) and named
 
-    listed = wait_until(second_recorded, 300, "the registry did not record a second version of every model",
-                        interval=10.0)
+    try:
+        listed = wait_until(second_recorded, 420, "the registry did not record a second version of every model",
+                            interval=10.0)
+    except TimeoutError as exc:  # which model, and whether its loop stored a second version or the registry lagged
+        registered = {}
+        for v in registry.versions():
+            registered[v.name] = registered.get(v.name, 0) + 1
+        stores = {f.registered_name(k): len(f.store.versions(k)) for f in (family(cfg, n) for n in FAMILIES)
+                  for k in f.models()}
+        short = {n: {"registered": registered.get(n, 0), "stored": stores.get(n)} for n in listed
+                 if n.startswith(ours) and registered.get(n, 0) < 2}
+        runs = dag_runs(live_platform.airflow, ("model_registry", "outlinks_train", "source_schedule",
+                                                "fue_pseudo_training", "page_relevance"))
+        raise AssertionError(f"{exc}: short of two {short}; DAG runs {runs}") from exc
     for role in ("reference", "candidate"):  # the refit read the added users: its lineage names the table's version
         newest = max(listed[f"fue.{project}.{role}"], key=lambda v: v.version)
         assert "fue_example_users" in newest.delta_versions and "cv_auc" in newest.metrics, newest

@@ -237,6 +237,37 @@ def test_the_active_project_is_read_as_up_resolved_it_not_as_its_file_reads_now(
     assert load_active({**derived.to_json(), "project_file": str(world)}).name == "derived"
 
 
+def test_the_page_relevance_refit_and_the_page_focus_flags_are_the_running_projects(shared_data, tmp_path,
+                                                                                   monkeypatch):
+    """The ``page_relevance`` task and the DAG tasks that judge pages by the page focus read the project ``up`` runs
+    (``running_project``): on a project derived in memory (the live platform test's, another name) they refit and read
+    its page model store, not the one of the file's name. Before, both re-read the file: the live test's page relevance
+    refit went to project ``world``'s store, so its own model never got a second version."""
+    from focuscrawl.config import settings
+    from focuscrawl.core.status_file import write_status
+    from focuscrawl.orchestration.schedules import ACTIVE_PROJECT, running_project
+    from focuscrawl.platform import train
+    from focuscrawl.relevance import train as relevance
+
+    monkeypatch.setenv("FOCUSCRAWL_VAR", str(tmp_path))
+    cfg = settings()
+    assert running_project(cfg) is None and train.active_relevance_args(cfg) == []
+    world = ROOT / "projects" / "world.toml"
+    derived = load_project(world, check_env=False).model_copy(update={"name": "derived"})
+    write_status(tmp_path / ACTIVE_PROJECT, {**derived.to_json(), "project_file": str(world)})
+    assert running_project(cfg).name == "derived"
+    flags = train.active_relevance_args(cfg)
+    assert flags[flags.index("--relevance-store") + 1] == str(relevance.page_store(cfg, "derived").root)
+    fitted = []
+
+    class Fitted:
+        def to_json(self):
+            return {"project": fitted[0].name}
+
+    monkeypatch.setattr(relevance, "train_page_model", lambda project, cfg, log=print: fitted.append(project) or Fitted())
+    assert train.train_active_project(cfg) == {"project": "derived"}
+
+
 def test_a_site_strips_its_own_tracking_parameters_from_its_canonical_keys(folder):
     p = load_project(write(folder, VALID.replace("politeness_delay = 0.5\n",
                                                  'politeness_delay = 0.5\nstrip_params = ["ref_src", "sid_*"]\n')))

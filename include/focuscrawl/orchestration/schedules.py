@@ -26,6 +26,7 @@ from focuscrawl.fue.params import DEFAULT as FUE
 
 if TYPE_CHECKING:
     from focuscrawl.fue.examples import ExampleSet
+    from focuscrawl.project.model import Project
 
 ACTIVE_PROJECT = Path("run") / "project.json"  # under $FOCUSCRAWL_VAR, written by `focuscrawl up`
 
@@ -57,19 +58,29 @@ def active_project(cfg: Settings) -> dict:
     return read_status(Path(cfg.var_dir) / ACTIVE_PROJECT)
 
 
+def running_project(cfg: Settings) -> "Project | None":
+    """The project ``focuscrawl up`` runs, as it resolved it then (run/project.json through
+    :func:`focuscrawl.project.loading.load_active`), not as its file reads now: the file may have been edited since, or,
+    as in the live platform test, overridden when it was brought up (another name, so other model stores). None when
+    no project is active. Every task and command that acts on the running project reads it here."""
+    from focuscrawl.project.loading import load_active
+
+    active = active_project(cfg)
+    return load_active(active) if active.get("project_file") else None
+
+
 def active_example_set(cfg: Settings) -> "ExampleSet":
     """The example set (:func:`focuscrawl.fue.examples.example_set`) of the project ``focuscrawl up`` made active:
     the original training set its pseudo-trained refreshes start from. Without an active project there is no focus
     to learn, so it says how to get one rather than train on anything else."""
     from focuscrawl.fue.examples import example_set
-    from focuscrawl.project.loading import load_active
 
-    active = active_project(cfg)
-    if not active.get("project_file"):
+    project = running_project(cfg)
+    if project is None:
         raise LookupError(f"no project is active in {cfg.var_dir} ({ACTIVE_PROJECT} names no project file), so there "
                           "are no example users to pseudo-train on: start the platform with `focuscrawl up PROJECT` "
                           "(its [profile] positives and negatives are the example users)")
-    return example_set(load_active(active), cfg)
+    return example_set(project, cfg)
 
 
 def dag_schedules(cfg: Settings) -> dict[str, str]:

@@ -234,13 +234,12 @@ def steer(cfg, args, by: str | None = None) -> list:
     when Kafka cannot be reached."""
     from focuscrawl import control
     from focuscrawl.control import ControlError
-    from focuscrawl.orchestration.schedules import active_project
-    from focuscrawl.project.loading import load_project
+    from focuscrawl.orchestration.schedules import running_project
 
-    active = active_project(cfg)
-    if not active.get("project_file"):
+    project = running_project(cfg)
+    if project is None:
         raise ControlError("no project is active here; `focuscrawl up PROJECT` first")
-    commands = steering_commands(args, load_project(Path(active["project_file"]), check_files=False, check_env=False))
+    commands = steering_commands(args, project)
     try:
         control.send(cfg.kafka_bootstrap, commands, by=by)
     except Exception as e:  # noqa: BLE001 - the broker is down or unreachable: say how to bring it up

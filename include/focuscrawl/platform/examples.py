@@ -122,18 +122,17 @@ def add_examples(project, cfg, path: str | Path, label: str = "positive", *, fmt
 def examples_command(cfg, path: str | Path, label: str, fmt: str | None = None, by: str | None = None,
                      log=print) -> dict:
     """`focuscrawl examples add users`: :func:`add_examples` on the project the running platform crawls."""
-    from focuscrawl.orchestration.schedules import active_project
+    from focuscrawl.orchestration.schedules import running_project
     from focuscrawl.platform.supervisor import supervisor_pid
-    from focuscrawl.project.loading import load_active
 
     if supervisor_pid(cfg.var_dir) is None:
         raise ExamplesError(f"no platform is running out of {cfg.var_dir}: `focuscrawl up PROJECT` first (to change "
                             "the example users of a crawl that is not running, edit its [profile] positives and "
                             "negatives files; `focuscrawl up` refits on them)")
-    active = active_project(cfg)
-    if not active.get("project_file"):
+    project = running_project(cfg)
+    if project is None:
         raise ExamplesError("no project is active here; `focuscrawl up PROJECT` first")
-    return add_examples(load_active(active), cfg, path, label, fmt=fmt, by=by, log=log)
+    return add_examples(project, cfg, path, label, fmt=fmt, by=by, log=log)
 
 
 __all__ = ["LABELS", "ExamplesError", "add_examples", "examples_command", "read_users"]

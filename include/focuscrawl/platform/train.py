@@ -151,28 +151,25 @@ def active_relevance_args(cfg) -> list[str]:
     """The page focus flags of the project ``focuscrawl up`` made active (the ones its fetching processes
     were given: model store, model, threshold, languages), for a DAG task that judges pages or links by
     it; none without an active project or without ``[profile.pages]``."""
-    from focuscrawl.orchestration.schedules import active_project
+    from focuscrawl.orchestration.schedules import running_project
     from focuscrawl.platform.plan import _relevance
-    from focuscrawl.project.loading import load_project
 
-    active = active_project(cfg)
-    if not active.get("project_file") or not (active.get("profile") or {}).get("pages"):
+    project = running_project(cfg)
+    if project is None or project.profile.pages is None:
         return []
-    return _relevance(load_project(active["project_file"]), cfg)
+    return _relevance(project, cfg)
 
 
 def train_active_project(cfg, log=print) -> dict:
     """The ``page_relevance`` DAG's task: :func:`focuscrawl.relevance.train.train_page_model` on the project ``focuscrawl up`` made
     active; ``{"skipped": why}`` when there is none or it declares no example pages."""
-    from focuscrawl.orchestration.schedules import active_project
-    from focuscrawl.project.loading import load_project
+    from focuscrawl.orchestration.schedules import running_project
     from focuscrawl.relevance.train import train_page_model
 
-    active = active_project(cfg)
-    if not active.get("project_file"):
+    project = running_project(cfg)
+    if project is None:
         log("page_relevance: no active project (focuscrawl up writes one); nothing to refit")
         return {"skipped": "no active project"}
-    project = load_project(active["project_file"])
     if project.profile.pages is None:
         log(f"page_relevance: project {project.name} declares no [profile.pages]; nothing to refit")
         return {"skipped": "no example pages"}
