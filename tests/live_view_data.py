@@ -129,13 +129,15 @@ def activate_project(cfg, folder: Path) -> Path:
     ``<var>/run/project.json``, where the steering commands look); returns the file the active project is."""
     import json
 
+    from focuscrawl.project.loading import load_project
+
     project = folder / "t.toml"
     project.write_text(PROJECT)
     (folder / "pos.jsonl").write_text('{"user": "a", "text": "so tired"}\n')
     (folder / "neg.csv").write_text("author,title\nc,game night\n")
     active = Path(cfg.var_dir) / "run" / "project.json"
     active.parent.mkdir(parents=True, exist_ok=True)
-    active.write_text(json.dumps({"name": "t", "project_file": str(project)}))
+    active.write_text(json.dumps({**load_project(project).to_json(), "project_file": str(project)}))
     return active
 
 

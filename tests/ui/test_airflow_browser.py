@@ -196,8 +196,8 @@ def view_data(cfg, tmp_path):
 @pytest.fixture
 def steerable(cfg, kafka_broker, tmp_path):
     """Call it to make a project whose revisits loop takes steering commands the active one
-    (``live_view_data.activate_project``: its run/project.json names no loop figures, so the view shows none
-    after), on the session's broker; the session's active project is put back after."""
+    (``live_view_data.activate_project``: its run/project.json as ``up`` writes it, so the view then shows that
+    project's loops), on the session's broker; the session's active project is put back after."""
     import live_view_data
 
     active = Path(cfg.var_dir) / "run" / "project.json"
