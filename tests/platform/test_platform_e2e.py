@@ -331,7 +331,7 @@ def test_the_registry_records_every_familys_models_with_their_lineage(live_platf
         return all(len(vs) >= 2 for vs in named.values()) and named
 
     try:
-        listed = wait_until(second_recorded, 420, "the registry did not record a second version of every model",
+        listed = wait_until(second_recorded, 300, "the registry did not record a second version of every model",
                             interval=10.0)
     except TimeoutError as exc:  # which model, and whether its loop stored a second version or the registry lagged
         registered = {}

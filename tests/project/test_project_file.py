@@ -243,6 +243,8 @@ def test_the_page_relevance_refit_and_the_page_focus_flags_are_the_running_proje
     (``running_project``): on a project derived in memory (the live platform test's, another name) they refit and read
     its page model store, not the one of the file's name. Before, both re-read the file: the live test's page relevance
     refit went to project ``world``'s store, so its own model never got a second version."""
+    from types import SimpleNamespace
+
     from focuscrawl.config import settings
     from focuscrawl.core.status_file import write_status
     from focuscrawl.orchestration.schedules import ACTIVE_PROJECT, running_project
@@ -258,13 +260,8 @@ def test_the_page_relevance_refit_and_the_page_focus_flags_are_the_running_proje
     assert running_project(cfg).name == "derived"
     flags = train.active_relevance_args(cfg)
     assert flags[flags.index("--relevance-store") + 1] == str(relevance.page_store(cfg, "derived").root)
-    fitted = []
-
-    class Fitted:
-        def to_json(self):
-            return {"project": fitted[0].name}
-
-    monkeypatch.setattr(relevance, "train_page_model", lambda project, cfg, log=print: fitted.append(project) or Fitted())
+    monkeypatch.setattr(relevance, "train_page_model",
+                        lambda project, cfg, log=print: SimpleNamespace(to_json=lambda: {"project": project.name}))
     assert train.train_active_project(cfg) == {"project": "derived"}
 
 
