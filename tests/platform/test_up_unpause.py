@@ -21,8 +21,10 @@ PROJECT = {"fue_pseudo_training": "0:02:00", "delta_maintenance": None, "model_r
 class FakeAirflow:
     """The REST calls ``unpause_dags`` makes; the DAG processor re-parses after ``stale_polls`` polls."""
 
-    def __init__(self, stale_polls: int | None, listed=("fue_pseudo_training", "delta_maintenance", "model_registry")):
+    def __init__(self, stale_polls: int | None, listed=("fue_pseudo_training", "delta_maintenance", "model_registry"),
+                 refuse_reparse: bool = False):
         self.stale_polls, self.listed, self.polls, self.unpaused = stale_polls, listed, 0, []
+        self.reparsed, self.refuse_reparse = [], refuse_reparse
 
     def summaries(self) -> dict:
         fresh = self.stale_polls is not None and self.polls > self.stale_polls
@@ -30,7 +32,14 @@ class FakeAirflow:
 
     def dags(self) -> list[dict]:
         self.polls += 1
-        return [{"dag_id": i, "timetable_summary": s} for i, s in self.summaries().items()]
+        return [{"dag_id": i, "timetable_summary": s, "file_token": f"file-of-{i}"} for i, s in self.summaries().items()]
+
+    def reparse(self, file_token: str) -> None:
+        from focuscrawl.services.airflow import AirflowError
+
+        if self.refuse_reparse:
+            raise AirflowError(f"PUT /api/v2/parseDagFile/{file_token} -> 403: Forbidden")
+        self.reparsed.append(file_token)
 
     def unpause(self, dag_id: str) -> None:
         self.unpaused.append((dag_id, self.summaries()[dag_id]))
@@ -51,6 +60,18 @@ def test_no_dag_is_unpaused_before_airflow_holds_the_projects_schedules(platform
     assert platform.unpause_dags(timeout=30, client=client) == ["fue_pseudo_training", "delta_maintenance",
                                                                 "model_registry"]
     assert client.polls == 2 and client.unpaused == [(i, PROJECT[i]) for i in PROJECT]
+    # the files of the DAGs on another schedule were asked to be re-parsed, each once (model_registry's matched)
+    assert client.reparsed == ["file-of-delta_maintenance", "file-of-fue_pseudo_training"]
+
+
+def test_a_refused_reparse_request_is_said_and_the_wait_goes_on(platform):
+    lines = []
+    platform.log = lines.append
+    client = FakeAirflow(stale_polls=2, refuse_reparse=True)
+    assert platform.unpause_dags(timeout=30, client=client) == ["fue_pseudo_training", "delta_maintenance",
+                                                                "model_registry"]
+    assert client.polls == 3 and client.unpaused == [(i, PROJECT[i]) for i in PROJECT]
+    assert sum("re-parse a DAG file failed" in line and "403" in line for line in lines) == 2, lines
 
 
 def test_a_schedule_that_never_matches_is_an_error_naming_the_fix_and_nothing_is_unpaused(platform):
@@ -74,6 +95,9 @@ class Recording:
 
     def dags(self):
         return self.client.dags()
+
+    def reparse(self, file_token):
+        self.client.reparse(file_token)
 
     def unpause(self, dag_id):
         self.unpaused.append((dag_id, self.client.dag(dag_id)["timetable_summary"]))

@@ -191,12 +191,15 @@ class Platform:
         another project's) until its DAG processor re-parses the files, 21-23 s after ``up`` in CI:
         unpaused at once, ``source_schedule`` ran on ``@hourly`` and ``delta_maintenance`` ran though
         the project said ``"none"``. So each DAG waits until its REST ``timetable_summary`` matches
-        (:func:`focuscrawl.orchestration.schedules.timetable_matches`; one ``GET /api/v2/dags`` a poll). A DAG
-        never listed is left alone; one listed with another schedule after ``timeout`` is an error.
+        (:func:`focuscrawl.orchestration.schedules.timetable_matches`; one ``GET /api/v2/dags`` a poll). The file
+        of each DAG found on another schedule is asked to be re-parsed first (``PUT /api/v2/parseDagFile``, once a
+        file), so the DAG processor takes it up on its next loop instead of at its next turn. A DAG never listed is
+        left alone; one listed with another schedule after ``timeout`` is an error.
         """
         import requests
 
         from focuscrawl.orchestration.schedules import dag_schedules, timetable_matches
+        from focuscrawl.services.airflow import AirflowError
         from focuscrawl.services.process import wait_until
 
         if client is None:
@@ -205,10 +208,19 @@ class Platform:
             client = AirflowService(self.cfg, dags_folder=self.dags_folder).client()
         wanted = self.dag_ids()
         listed: dict[str, dict] = {}
+        asked: set[str] = set()
 
         def parsed() -> bool:
             try:
                 listed.update({d["dag_id"]: d for d in client.dags() if d["dag_id"] in wanted})
+                stale = [d for i, d in listed.items() if not timetable_matches(self.cfg, i, d.get("timetable_summary"))]
+                for token in sorted({d["file_token"] for d in stale} - asked):
+                    asked.add(token)  # asked once: a failed request leaves the file to the processor's own turn
+                    try:
+                        client.reparse(token)
+                    except AirflowError as exc:
+                        self.log(f"up: asking Airflow to re-parse a DAG file failed ({exc}); waiting for its DAG "
+                                 "processor's own turn")
             except requests.RequestException:
                 return False  # one slow poll of a busy SQLite API server is not an answer
             return all(i in listed and timetable_matches(self.cfg, i, listed[i].get("timetable_summary"))

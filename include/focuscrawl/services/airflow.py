@@ -347,6 +347,10 @@ class AirflowClient:
         """The DAG's runs; ``params`` filter them as the REST API does (``run_type="manual"``, ...)."""
         return self._call("GET", f"/api/v2/dags/{dag_id}/dagRuns", params={"limit": 1000, **params}).json()["dag_runs"]
 
+    def reparse(self, file_token: str) -> None:
+        """Ask the DAG processor to parse a DAG file on its next loop (the ``file_token`` a DAG's REST answer names)."""
+        self._call("PUT", f"/api/v2/parseDagFile/{file_token}")
+
     def unpause(self, dag_id: str) -> None:
         self._call("PATCH", f"/api/v2/dags/{dag_id}", json={"is_paused": False})
 
