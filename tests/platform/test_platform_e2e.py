@@ -587,11 +587,13 @@ def test_every_kind_of_process_comes_back_after_sigkill_and_the_lake_loses_nothi
                 closed[loop] = f"{found[0] - killed_at:.0f}s after the kills, {found[1]}"
         return len(closed) == len(FOLLOWERS)
 
-    # (660 s: in the CI trial of bbb3c51, on a slower 2-core machine with the unit tests beside, the FUE loop closed
+    # (900 s: in the CI trial of bbb3c51, on a slower 2-core machine with the unit tests beside, the FUE loop closed
     # again 178 s after the kills and the sources loop 251 s, and the revisits loop, which waits for new labelled
-    # periods, not within 420 s; in the CIs before, all three within 190 s)
+    # periods, not within 420 s; in the CIs before, all three within 190 s. In the CI of 93376ed this round took
+    # 560 s: the outlinks_features run the service round's Airflow kill had cut short ran again on the restarted
+    # warm Spark, whose own warm-up took 197 s beside it, for 7 minutes (its embedding step 241 s, 22 s before))
     try:
-        wait_until(every_loop_closed, 660, "a loop did not close again after the kills", interval=5.0)
+        wait_until(every_loop_closed, 900, "a loop did not close again after the kills", interval=5.0)
     except TimeoutError as exc:
         raise AssertionError(f"{exc}; closed: {closed}") from None
     print(f"\nsupervisor: {len(victims)} kinds SIGKILLed and back; records checked per landing: {checked}; "

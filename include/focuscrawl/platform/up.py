@@ -214,7 +214,7 @@ class Platform:
             try:
                 listed.update({d["dag_id"]: d for d in client.dags() if d["dag_id"] in wanted})
                 stale = [d for i, d in listed.items() if not timetable_matches(self.cfg, i, d.get("timetable_summary"))]
-                for token in sorted({d["file_token"] for d in stale} - asked):
+                for token in sorted({d.get("file_token") for d in stale} - asked - {None}):
                     asked.add(token)  # asked once: a failed request leaves the file to the processor's own turn
                     try:
                         client.reparse(token)
