@@ -53,17 +53,11 @@ demo: setup
 # state folder of its own (UNIT_PORT_OFFSET, and per worker: tests/conftest.py); the second phase's output
 # is printed when both are done (var/test-unit.log). Both phases' outcomes count; every test's outcome and
 # time as JUnit XML (var/junit-unit.xml, var/junit.xml), the format CI systems read.
-# The second phase is a session of its own whose scheduling group is at nice 19 too: with autogroup on (the kernel's
-# default here, sched(7)) nice counts only within a session's group, and a `nice -n 19` phase in make's session
-# took a full group's share against each engine's (the services start in sessions of their own; those the unit
-# tests start keep its priority, focuscrawl.services.process.keep_priority). An interrupted make stops it too.
 UNIT_PORT_OFFSET ?= 2000
-LOW_PRIORITY := setsid -w nice -n 19 sh -c 'echo 19 > /proc/self/autogroup 2>/dev/null; exec "$$@"' low-priority
 test: setup sysdeps
 	@rc=0; mkdir -p var; \
-	FOCUSCRAWL_PORT_OFFSET=$(UNIT_PORT_OFFSET) $(LOW_PRIORITY) $(BIN)/python -m pytest -m "not integration" -n 2 \
+	FOCUSCRAWL_PORT_OFFSET=$(UNIT_PORT_OFFSET) nice -n 19 $(BIN)/python -m pytest -m "not integration" -n 2 \
 	  --dist loadfile --junitxml=var/junit-unit.xml $(PYTEST_ARGS) > var/test-unit.log 2>&1 & unit=$$!; \
-	trap 'kill -- -$$unit 2>/dev/null' INT TERM; \
 	$(BIN)/python -m pytest -m integration --junitxml=var/junit.xml $(PYTEST_ARGS) || rc=$$?; \
 	wait $$unit || rc=$$?; \
 	echo "=== unit tests (var/test-unit.log) ==="; cat var/test-unit.log; \

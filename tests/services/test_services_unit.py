@@ -115,28 +115,6 @@ def test_a_service_that_never_gets_ready_is_stopped_again(tmp_path):
     assert not proc.running() and not proc.pid_file.exists()
 
 
-def test_a_service_started_at_a_low_priority_keeps_it_in_its_own_session(tmp_path):
-    """A starter at nice 19 (make test's unit phase) gives its services' new sessions the same priority: under
-    autogroup (sched(7)) a session's own group would otherwise compete at full weight whatever their nice."""
-    import subprocess
-    import sys
-
-    from focuscrawl.services.process import autogroup_nice
-
-    if autogroup_nice() is None:
-        pytest.skip("this kernel has no autogroup files (/proc/<pid>/autogroup)")
-    start = ("import sys; from pathlib import Path; from focuscrawl.services.process import ManagedProcess; "
-             "p = ManagedProcess('low', Path(sys.argv[1]) / 'run', Path(sys.argv[1]) / 'log', ['sleep', '30']); "
-             "print(p.start())")
-    pid = int(subprocess.run(["nice", "-n", "19", sys.executable, "-c", start, str(tmp_path)], check=True,
-                             capture_output=True, text=True).stdout)
-    try:
-        assert os.getsid(pid) == pid and os.getpriority(os.PRIO_PROCESS, pid) == 19
-        assert autogroup_nice(pid) == 19
-    finally:
-        os.kill(pid, 9)
-
-
 def _leader_killed(proc: ManagedProcess) -> list[int]:
     """SIGKILL the service's own process, as the OOM killer would, leaving its child running in its group."""
     import signal

@@ -82,34 +82,6 @@ def _not_zombie(pid: int) -> bool:
         return False
 
 
-def autogroup_nice(pid: int | str = "self") -> int | None:
-    """The nice value of ``pid``'s autogroup (sched(7), "The autogroup feature"); None without autogroup files."""
-    try:
-        with open(f"/proc/{pid}/autogroup") as f:
-            return int(f.read().split()[-1])
-    except (OSError, ValueError, IndexError):
-        return None
-
-
-def keep_priority(pid: int) -> None:
-    """Give ``pid``, which :meth:`ManagedProcess.start` put in a session of its own, the starter's lower CPU priority.
-
-    With ``kernel.sched_autogroup_enabled=1`` (Debian's and this machine's default) each session is one scheduling
-    group, and a process's nice counts only against the others of its group (sched(7), "The autogroup feature"):
-    a service started from ``nice -n 19 make test`` or ``nice focuscrawl up`` in a new session would compete with
-    the rest at full weight. Its new group gets the starter's niceness, or its group's if that is lower still
-    (the Makefile's unit phase, a session of its own at 19). Without autogroup the process's nice, inherited,
-    is what counts, and this changes nothing."""
-    nice = max(os.nice(0), autogroup_nice() or 0)
-    if nice <= 0:
-        return
-    try:
-        with open(f"/proc/{pid}/autogroup", "w") as f:
-            f.write(str(nice))
-    except OSError:  # no autogroup in this kernel, or the process is already gone
-        pass
-
-
 @dataclass
 class ManagedProcess:
     name: str
@@ -157,7 +129,6 @@ class ManagedProcess:
                 start_new_session=True,  # own process group: stop() reaches every child
             )
         self._popen = proc
-        keep_priority(proc.pid)
         self.pid_file.write_text(str(proc.pid))
         return proc.pid
 
