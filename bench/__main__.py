@@ -60,6 +60,12 @@ BENCHES: dict[str, tuple[str, str, dict[str, list[str]]]] = {
         "quick": ["--pages", "10000", "--periods", "10"],
         "full": ["--pages", "384000", "--periods", "10"],
     }),
+    # the outlinks_features steps on pandas in the job's process against a warm local Spark, in one run
+    "in_process": ("in_process_bench.py", "Spark (local[2], in the benchmark's process)", {
+        "smoke": ["--rows", "400", "--spark-rows", ""],
+        "quick": ["--rows", "400,4000,20000"],
+        "full": ["--rows", "400,4000,20000,100000"],
+    }),
     "ranking": ("ranking_bench.py", "none", {
         "smoke": ["--sizes", "20000", "--updates", "5000", "--pops", "1000"],
         "quick": ["--sizes", "1000000", "--updates", "200000", "--pops", "50000"],
@@ -139,7 +145,7 @@ def run_bench(name: str, mode: str, out_dir: Path, env: dict, timeout: float) ->
 
 def summarise(name: str, res: dict) -> list[dict]:
     """Table rows of one benchmark's JSON: what, n, seconds, rate with its unit, recall, note."""
-    if name in ("knn", "knn_exact", "fits", "train", "hygiene"):
+    if name in ("knn", "knn_exact", "fits", "train", "hygiene", "in_process"):
         sys.path.insert(0, str(HERE))
         return __import__(f"{name}_bench").summary(res)
     rows: list[dict] = []

@@ -13,8 +13,9 @@ import sys
 
 from focuscrawl import lake
 from focuscrawl.config import Settings, settings
+from focuscrawl.lake.spark import IN_PROCESS
 from focuscrawl.core.dedup import DEFAULT, KNOBS, NearDuplicateParams
-from focuscrawl.outlinks import spark_transforms
+from focuscrawl.outlinks import frame_transforms, spark_transforms
 from focuscrawl.outlinks.tables import NEAR_DUPLICATES, SNAPSHOTS
 from focuscrawl.core.params import add_arguments, from_args
 
@@ -25,16 +26,23 @@ def run(spark, cfg: Settings, params: NearDuplicateParams = DEFAULT) -> int:
     return lake.read(spark, NEAR_DUPLICATES, cfg).count()
 
 
+def run_in_process(cfg: Settings, params: NearDuplicateParams = DEFAULT) -> int:
+    """:func:`run` on pandas in this process (``focuscrawl.outlinks.frame_transforms``), for a small lake."""
+    return lake.replace_frame(frame_transforms.near_duplicates(lake.to_pandas(SNAPSHOTS, cfg), params),
+                              NEAR_DUPLICATES, cfg)
+
+
 def main(argv: list[str] | None = None) -> int:
-    from focuscrawl.lake.spark import get_session
+    from focuscrawl.lake.spark import get_session, in_process
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     add_arguments(ap, DEFAULT, KNOBS)
     params = from_args(DEFAULT, ap.parse_args(argv), KNOBS)
     cfg = settings()
-    n = run(get_session("near_duplicates", cfg=cfg), cfg, params)
+    local = in_process(SNAPSHOTS, cfg)
+    n = run_in_process(cfg, params) if local else run(get_session("near_duplicates", cfg=cfg), cfg, params)
     print(f"near_duplicates: {n} pairs at Jaccard >= {params.threshold} (bands {params.bands}) -> "
-          f"{NEAR_DUPLICATES.path(cfg)}")
+          f"{NEAR_DUPLICATES.path(cfg)}{IN_PROCESS if local else ''}")
     return 0
 
 

@@ -15,7 +15,9 @@ import sys
 
 from focuscrawl import lake
 from focuscrawl.config import Settings, settings
-from focuscrawl.outlinks import spark_transforms
+from focuscrawl.lake.spark import IN_PROCESS
+from focuscrawl.outlinks import frame_transforms, spark_transforms
+from focuscrawl.outlinks.targets import keep_links
 from focuscrawl.outlinks.params import DEFAULT, FEATURE_KNOBS
 from focuscrawl.outlinks.tables import FEATURES, RELATED_PAGES, SNAPSHOTS
 from focuscrawl.core.params import add_arguments
@@ -52,8 +54,22 @@ def run(spark, cfg: Settings, history_size: int = DEFAULT.history_size, target: 
     return lake.read(spark, FEATURES, cfg).count()
 
 
+def run_in_process(cfg: Settings, history_size: int = DEFAULT.history_size, target: str = DEFAULT.target,
+                   relevance: tuple[str, str, float] | None = None) -> int:
+    """:func:`run` on pandas in this process (``focuscrawl.outlinks.frame_transforms``), for a small lake."""
+    snapshots = lake.to_pandas(SNAPSHOTS, cfg)
+    counted = None
+    if target == "new_relevant_outlinks":
+        store, model, threshold = relevance
+        relevant = frame_transforms.relevant_links(snapshots, url_scorer(store, model), threshold)
+        print(f"outlinks_features: {len(relevant)} distinct outlinks about the page focus count as new relevant outlinks")
+        counted = keep_links(snapshots, relevant)
+    out = frame_transforms.features(snapshots, lake.to_pandas(RELATED_PAGES, cfg), history_size, counted)
+    return lake.replace_frame(out, FEATURES, cfg)
+
+
 def main(argv: list[str] | None = None) -> int:
-    from focuscrawl.lake.spark import get_session
+    from focuscrawl.lake.spark import get_session, in_process
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     add_arguments(ap, DEFAULT, FEATURE_KNOBS)
@@ -64,8 +80,10 @@ def main(argv: list[str] | None = None) -> int:
                  "project's page model store, written by focuscrawl train), or --target new_outlinks")
     cfg = settings()
     relevance = (args.relevance_store, args.relevance_model, args.relevance_threshold) if args.relevance_store else None
-    n = run(get_session("outlinks_features", cfg=cfg), cfg, args.history_size, args.target, relevance)
-    print(f"outlinks_features: {n} rows -> {FEATURES.path(cfg)}")
+    local = in_process(SNAPSHOTS, cfg)
+    n = (run_in_process(cfg, args.history_size, args.target, relevance) if local
+         else run(get_session("outlinks_features", cfg=cfg), cfg, args.history_size, args.target, relevance))
+    print(f"outlinks_features: {n} rows -> {FEATURES.path(cfg)}{IN_PROCESS if local else ''}")
     return 0
 
 

@@ -15,7 +15,8 @@ import sys
 
 from focuscrawl import lake
 from focuscrawl.config import Settings, settings
-from focuscrawl.outlinks import spark_transforms
+from focuscrawl.lake.spark import IN_PROCESS
+from focuscrawl.outlinks import frame_transforms, spark_transforms
 from focuscrawl.outlinks.params import DEFAULT
 from focuscrawl.outlinks.related import RELATED
 from focuscrawl.outlinks.tables import EMBEDDINGS, RELATED_PAGES
@@ -31,9 +32,15 @@ def run(spark, cfg: Settings, k: int = DEFAULT.k, method: str = DEFAULT.method, 
     return lake.read(spark, RELATED_PAGES, cfg).count()
 
 
+def run_in_process(cfg: Settings, k: int = DEFAULT.k, method: str = DEFAULT.method, **options) -> int:
+    """:func:`run` on pandas in this process (``focuscrawl.outlinks.frame_transforms``), for a small lake."""
+    out = frame_transforms.related(lake.to_pandas(EMBEDDINGS, cfg), k=k, method=method, **options)
+    return lake.replace_frame(out, RELATED_PAGES, cfg)
+
+
 def main(argv: list[str] | None = None) -> int:
     from focuscrawl.core.blas import pin_openblas_kernels
-    from focuscrawl.lake.spark import get_session
+    from focuscrawl.lake.spark import get_session, in_process
 
     pin_openblas_kernels()
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -46,8 +53,10 @@ def main(argv: list[str] | None = None) -> int:
     knob = METHOD_OPTIONS.get(args.method)
     value = getattr(args, knob) if knob else None
     options = {knob: value} if value is not None else {}
-    n = run(get_session("outlinks_related", cfg=cfg), cfg, args.k, args.method, **options)
-    print(f"outlinks_related: {n} pairs -> {RELATED_PAGES.path(cfg)}")
+    local = in_process(EMBEDDINGS, cfg)
+    n = (run_in_process(cfg, args.k, args.method, **options) if local
+         else run(get_session("outlinks_related", cfg=cfg), cfg, args.k, args.method, **options))
+    print(f"outlinks_related: {n} pairs -> {RELATED_PAGES.path(cfg)}{IN_PROCESS if local else ''}")
     return 0
 
 

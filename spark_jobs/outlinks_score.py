@@ -14,6 +14,7 @@ import sys
 
 from focuscrawl import lake
 from focuscrawl.config import Settings, settings
+from focuscrawl.lake.spark import IN_PROCESS
 from focuscrawl.outlinks.params import DEFAULT
 from focuscrawl.outlinks.schema import SCOPES
 from focuscrawl.outlinks.tables import FEATURES, PAGE_PRIORITIES, PAGE_PRIORITIES_TOPIC
@@ -22,7 +23,11 @@ from focuscrawl.core.params import add_arguments
 
 
 def run(spark, cfg: Settings, model: str = DEFAULT.score_model, scope: str = DEFAULT.score_scope) -> int:
+    """Scores the latest period on the driver and writes them with Spark, or with delta-rs when ``spark`` is None
+    (a small lake, ``focuscrawl.lake.spark.in_process``: a Spark plan to write a few hundred rows costs seconds)."""
     scores = score_pages(lake.to_pandas(FEATURES, cfg), model_store(cfg), model, scope)
+    if spark is None:
+        return lake.replace_frame(scores, PAGE_PRIORITIES, cfg)
     lake.overwrite(spark.createDataFrame(scores), PAGE_PRIORITIES, cfg)
     return len(scores)
 
@@ -36,7 +41,7 @@ def publish(cfg: Settings) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from focuscrawl.lake.spark import get_session
+    from focuscrawl.lake.spark import get_session, in_process
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     add_arguments(ap, DEFAULT, ("models",))
@@ -50,8 +55,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.promote:
         for promotion in promote_latest(model_store(cfg), args.models.split(",")):
             print(f"outlinks_score: {promotion}")
-    n = run(get_session("outlinks_score", cfg=cfg), cfg, args.model, args.scope)
-    print(f"outlinks_score: {n} pages -> {PAGE_PRIORITIES.path(cfg)}")
+    local = in_process(FEATURES, cfg)
+    n = run(None if local else get_session("outlinks_score", cfg=cfg), cfg, args.model, args.scope)
+    print(f"outlinks_score: {n} pages -> {PAGE_PRIORITIES.path(cfg)}{IN_PROCESS if local else ''}")
     if args.publish:
         print(f"outlinks_score: {publish(cfg)} scores -> {PAGE_PRIORITIES_TOPIC}")
     return 0

@@ -125,3 +125,25 @@ def test_a_session_the_server_closed_is_renewed_once_and_kept_for_the_next_tasks
     monkeypatch.setattr(spark_connect, "renew_jobs_session", lambda cfg: renewed)
     with pytest.raises(SparkJobFailed, match="services up --only spark-connect"):
         operator.make().execute({})
+
+
+@pytest.mark.parametrize("remote, rows, bound, expected", [
+    (None, 10, 100, False),           # a driver of its own (spark-submit, the tests' session): always Spark
+    ("sc://localhost", 10, 100, True),
+    ("sc://localhost", 100, 100, True),
+    ("sc://localhost", 101, 100, False),
+    ("sc://localhost", 10, 0, False),  # FOCUSCRAWL_SPARK_IN_PROCESS_ROWS=0: always Spark
+])
+def test_only_a_client_of_the_warm_spark_on_a_small_table_runs_its_job_in_process(cfg, monkeypatch, remote, rows,
+                                                                                  bound, expected):
+    import dataclasses
+
+    from focuscrawl.lake.spark import in_process
+    from focuscrawl.outlinks.tables import SNAPSHOTS
+
+    monkeypatch.setattr("focuscrawl.lake.spark.table_rows", lambda uri, options: rows)
+    if remote:
+        monkeypatch.setenv("SPARK_REMOTE", remote)
+    else:
+        monkeypatch.delenv("SPARK_REMOTE", raising=False)
+    assert in_process(SNAPSHOTS, dataclasses.replace(cfg, spark_in_process_rows=bound)) is expected

@@ -56,7 +56,7 @@ def test_the_benchmark_table_lists_every_benchmark_with_all_three_sizes():
 
 
 def test_in_process_benchmarks_smoke(tmp_path):
-    report = smoke(tmp_path, "knn,knn_exact,fits,ranking,world")
+    report = smoke(tmp_path, "knn,knn_exact,fits,ranking,world,in_process")
     knn = rows(report, "knn")
     # Exact answers agree: ours, the tiles it replaced, sklearn, and FAISS flat as installed (its own
     # process) against FAISS flat on the pinned kernels.

@@ -1,12 +1,12 @@
 """The one way focuscrawl reads and writes its Delta lake, from Spark and from delta-rs.
 
 Spark jobs load and store a :class:`~focuscrawl.lake.tables.TableSpec` with :func:`read`, :func:`overwrite`
-and :func:`replace_where`; code without a JVM (stream sinks, Airflow tasks, reports, maintenance) opens
-tables with delta-rs: :func:`ensure_table` creates one from its spec, :func:`open_table` opens one that
-may not exist yet, :func:`version`, :func:`to_pandas` and :func:`table_rows` read it, and
-:func:`lake_tables` finds them all on disk. Every table a writer here creates carries its spec's
-description, column comments and partitioning, whichever side made it. pyspark and deltalake are
-imported inside the functions: the domain package stays importable without either.
+and :func:`replace_where`; code without a JVM (stream sinks, Airflow tasks, reports, maintenance, a job on a
+small lake) opens tables with delta-rs: :func:`ensure_table` creates one from its spec, :func:`open_table` opens
+one that may not exist yet, :func:`version`, :func:`to_pandas` and :func:`table_rows` read it,
+:func:`replace_frame` replaces it, and :func:`lake_tables` finds them all on disk. Every table a writer here
+creates carries its spec's description, column comments and partitioning, whichever side made it. pyspark and
+deltalake are imported inside the functions: the domain package stays importable without either.
 
 Beside that API the package holds the table specs (``tables``), storage options (``storage``), the Spark
 session (``spark``), the stream processes' Delta sinks (``delta_sink``), upkeep (``maintenance``) and the
@@ -24,6 +24,7 @@ from focuscrawl.lake.storage import storage_options as lake_options
 from focuscrawl.lake.tables import TableSpec
 
 if TYPE_CHECKING:  # pragma: no cover
+    import pandas as pd
     from deltalake import DeltaTable
     from pyspark.sql import DataFrame, SparkSession
 
@@ -146,6 +147,31 @@ def to_pandas(spec: TableSpec, cfg: Settings, columns: list[str] | None = None):
     from deltalake import DeltaTable
 
     return DeltaTable(spec.path(cfg), storage_options=_options(cfg)).to_pandas(columns=columns)
+
+
+def replace_frame(frame: "pd.DataFrame", spec: TableSpec, cfg: Settings) -> int:
+    """Replace the table with ``frame`` from delta-rs, schema included, as :func:`overwrite` does from Spark (the
+    jobs that run in their own process on a small lake, :func:`focuscrawl.lake.spark.in_process`): the columns
+    ``spec`` declares keep its types and comments, the others (feature columns follow the history size) are
+    typed from the frame. Returns the rows written."""
+    import pyarrow as pa
+    from deltalake import write_deltalake
+
+    _create(spec.path(cfg), spec, _options(cfg))
+    declared = {f.name: f for f in spec.arrow_schema()}
+
+    def field(inferred: "pa.Field") -> "pa.Field":
+        if inferred.name not in declared:
+            return inferred
+        # a column the spec requires but the frame leaves null somewhere is written nullable, as Spark would
+        return declared[inferred.name].with_nullable(True) if frame[inferred.name].isna().any() else declared[inferred.name]
+
+    schema = pa.schema([field(f) for f in pa.Schema.from_pandas(frame, preserve_index=False)])
+    rows = pa.Table.from_pandas(frame, schema=schema, preserve_index=False)
+    write_deltalake(spec.path(cfg), rows, mode="overwrite", schema_mode="overwrite",
+                    partition_by=list(spec.partition_by) or None, description=spec.comment,
+                    storage_options=_options(cfg))
+    return len(rows)
 
 
 def _options(cfg: Settings) -> dict[str, str] | None:

@@ -15,8 +15,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from focuscrawl.config import Settings, settings
-from focuscrawl.lake import lake_tables
-from focuscrawl.lake.storage import s3a_conf
+from focuscrawl.lake import lake_tables, table_rows
+from focuscrawl.lake.storage import s3a_conf, storage_options
+from focuscrawl.lake.tables import TableSpec
 
 if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql import SparkSession
@@ -106,6 +107,20 @@ def get_session(app_name: str = "focuscrawl", master: str | None = None, cfg: Se
     if catalog:
         register_tables(spark, cfg)
     return spark
+
+
+# What a job that ran in its own process adds to the line it prints.
+IN_PROCESS = " (in this process, on pandas: a small lake, focuscrawl.lake.spark.in_process)"
+
+
+def in_process(spec: TableSpec, cfg: Settings) -> bool:
+    """Whether a job on ``spec``'s table runs on pandas in its own process rather than on Spark: only as a client of
+    the warm Spark (``SPARK_REMOTE`` set, as in a DAG's task; ``spark-submit`` to a cluster stays on it) and only
+    while the table holds at most ``cfg.spark_in_process_rows`` rows (``FOCUSCRAWL_SPARK_IN_PROCESS_ROWS``, 0: never).
+    On a few thousand rows a Spark plan costs far more than the work (``focuscrawl.outlinks.frame_transforms``)."""
+    if not os.environ.get("SPARK_REMOTE") or cfg.spark_in_process_rows <= 0:
+        return False
+    return table_rows(spec.path(cfg), storage_options(cfg) or None) <= cfg.spark_in_process_rows
 
 
 def parallelism(spark: "SparkSession") -> int:

@@ -2,7 +2,8 @@
 
 Each wraps the pandas pieces so that the costly work is distributed: per-url functions run with
 ``applyInPandas``, per-row ones with ``mapInPandas``, the KNN search (FAISS) in blocks per partition against
-an index built once and broadcast. pyspark is imported inside the functions only.
+an index built once and broadcast. pyspark is imported inside the functions only. Their twins on pandas, for a lake
+too small for a Spark plan to pay, are :mod:`focuscrawl.outlinks.frame_transforms`.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from focuscrawl.core.dedup import NearDuplicateParams, spark_near_duplicates
 from focuscrawl.lake.spark import parallelism
 from focuscrawl.outlinks.embedding import LsaEmbedder
 from focuscrawl.outlinks.features import page_look_back, page_statics
+from focuscrawl.outlinks.frame_transforms import neighbour_rows
 from focuscrawl.outlinks.related import RELATED, set_threads
 from focuscrawl.outlinks.params import DEFAULT
 from focuscrawl.outlinks.schema import AROUND_SPEC, SCOPES, around_name, feature_groups, look_back_columns
@@ -122,15 +124,8 @@ def related(embeddings: "DataFrame", k: int = DEFAULT.k, method: str = DEFAULT.m
 
     def search(batches):
         set_threads(task_cpus)
-        s, names = searcher, urls
         for batch in batches:
-            ids = batch["qid"].to_numpy()
-            idx, sims = s.search(s.vectors_[ids], query_ids=ids)
-            kk = idx.shape[1]
-            found = idx.ravel() >= 0  # an approximate method may find fewer than k
-            yield pd.DataFrame({"url": np.repeat(names[ids], kk)[found], "neighbour": names[idx.ravel()[found]],
-                                "rank": np.tile(np.arange(1, kk + 1, dtype=np.int32), len(ids))[found],
-                                "similarity": sims.ravel()[found].astype(float)})
+            yield neighbour_rows(searcher, urls, batch["qid"].to_numpy())
 
     queries = spark.range(len(urls), numPartitions=max(1, partitions)).withColumnRenamed("id", "qid")
     return queries.mapInPandas(search, "url string, neighbour string, rank int, similarity double")
