@@ -29,7 +29,8 @@ HISTORY = 2
 
 def snapshots() -> pd.DataFrame:
     """80 pages over 6 periods; every third page has a main text (its first 20 words), every seventh snapshot is a
-    404, pages score 0.1-0.9 by their number, and five pages' latest texts are copies of page 0's."""
+    404, pages score 0.1-0.9 by their number, five pages' latest texts are copies of page 0's, and in the last
+    period every eleventh page has neither a status nor a text (as a row landed without a body)."""
     snaps = generate_snapshots(n_pages=80, n_periods=6, n_topics=6, n_sites=6, words_per_page=40, seed=5)
     number = snaps["url"].str.rsplit("page", n=1).str[1].astype(int)
     snaps["main_text"] = np.where(number % 3 == 0, snaps["text"].str.split().str[:20].str.join(" "), "")
@@ -38,6 +39,9 @@ def snapshots() -> pd.DataFrame:
     last = snaps["period"] == snaps["period"].max()
     source = snaps.loc[last & (number == 0), "text"].iloc[0]
     snaps.loc[last & number.between(1, 5), "text"] = source
+    bodiless = last & (number % 11 == 7)
+    snaps["status"] = snaps["status"].astype(object).where(~bodiless, None)
+    snaps.loc[bodiless, "text"] = None
     return snaps
 
 

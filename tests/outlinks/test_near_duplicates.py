@@ -134,6 +134,9 @@ def test_short_and_empty_pages_are_not_judged():
     assert index.add("u", "page not found") is None and len(index) == 0
     assert signature("") is None and shingles("") == set()
     assert shingles("One two", 5) == {"one two"}
+    # a row landed without a body: None, or NaN in pandas' string columns (what mapInPandas hands the Spark job)
+    for missing in (None, float("nan")):
+        assert signature(missing) is None and shingles(missing) == set()
 
 
 def test_signatures_travel_and_parameters_check_themselves():

@@ -93,10 +93,15 @@ DEFAULT = NearDuplicateParams()
 KNOBS = ("threshold", "num_perm", "shingle_words", "min_words")  # what spark_jobs/near_duplicates.py takes
 
 
+def _tokens(text) -> list[str]:
+    """Lower-cased ``\\w+`` tokens; a missing text (None, or the NaN pandas' string columns hold) has none."""
+    return _WORD.findall(text.lower()) if isinstance(text, str) else []
+
+
 def shingles(text: str | None, words: int = DEFAULT.shingle_words) -> set[str]:
     """The set of ``words``-word shingles of ``text`` (lower-cased ``\\w+`` tokens); a text shorter
     than one shingle is one shingle of all its words; no words, no shingles."""
-    tokens = _WORD.findall((text or "").lower())
+    tokens = _tokens(text)
     if len(tokens) <= words:
         return {" ".join(tokens)} if tokens else set()
     return {" ".join(tokens[i:i + words]) for i in range(len(tokens) - words + 1)}
@@ -104,7 +109,7 @@ def shingles(text: str | None, words: int = DEFAULT.shingle_words) -> set[str]:
 
 def judged(text: str | None, params: NearDuplicateParams = DEFAULT) -> bool:
     """Whether a page is long enough to be judged at all (``min_words``)."""
-    return len(_WORD.findall((text or "").lower())) >= params.min_words
+    return len(_tokens(text)) >= params.min_words
 
 
 def jaccard(a: set, b: set) -> float:
