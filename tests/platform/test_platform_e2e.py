@@ -287,9 +287,14 @@ def test_the_registry_records_every_familys_models_with_their_lineage(live_platf
                     return None
             elif aliased != [champion.registry_version]:
                 return None
+        # a source fit made before a second recrawl landed has nothing to be judged on: the registry measures the
+        # first one that has (in the CI of c7aa77f the champions were all recorded while only that first fit was)
+        if not any({"lam_mae", "lam_skill"} <= set(v.metrics) for v in listed.get("sources.estimates", [])):
+            return None
         return listed if {n.split(".")[0] for n in stores} == {"outlinks", "pages", "fue", "sources"} else None
 
-    listed = wait_until(recorded, 420, "the registry's versions and champions are not the stores'", interval=10.0)
+    listed = wait_until(recorded, 420, "the registry's versions and champions are not the stores', or no source "
+                        "estimate has been measured on held-out recrawls", interval=10.0)
     outlinks = [v for name, vs in listed.items() if name.startswith("outlinks.") for v in vs]
     assert {v.name for v in outlinks} == {f"outlinks.{m}.{s}" for m in ("NNL-ET_LBLA", "NNL-NGB") for s in ("int", "ext")}
     assert all(set(v.metrics) == {"spearman", "pk_area"} and "outlink_features" in v.delta_versions for v in outlinks)
@@ -301,7 +306,6 @@ def test_the_registry_records_every_familys_models_with_their_lineage(live_platf
     # the loops that refit every run measure nothing held out themselves: the registry measures each version it
     # records (a source fit made before a second recrawl landed has nothing to be judged on)
     assert all({"cv_auc", "cv_auc_reference", "cv_auc_gain"} <= set(v.metrics) for v in listed[f"fue.pseudo.{method}"])
-    assert any({"lam_mae", "lam_skill"} <= set(v.metrics) for v in listed["sources.estimates"])
 
     # A second version of the models a run this short fits once: the page relevance model's daily refit, asked for
     # now (as an operator would after new example pages), and the FUE classifiers, refitted by `focuscrawl examples
