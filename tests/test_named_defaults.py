@@ -218,6 +218,8 @@ def _signature_defaults() -> dict:
 
 SIGNATURE_DEFAULTS = {
     ("focuscrawl.outlinks.spark_transforms:related", "method"): "related-pages method",
+    ("focuscrawl.outlinks.frame_transforms:related", "method"): "related-pages method",
+    ("spark_jobs/outlinks_related.py:run_in_process", "method"): "related-pages method",
     ("focuscrawl.outlinks.training:train_and_register", "models"): "outlink model spec",
     ("focuscrawl.outlinks.training:promote_latest", "models"): "outlink model spec",
     ("focuscrawl.outlinks.experiment:prepare", "related_method"): "related-pages method",
