@@ -4,7 +4,8 @@ Seed 001 (*Timely crawling of high-quality ephemeral new content*): split one cr
 sources and fetching the new pages they reveal, so that the most clicks are earned before the
 pages' value decays.
 
-1. **source_schedule** (`spark_jobs/source_schedule.py` on the warm Spark): reads `source_recrawls`
+1. **source_schedule** (`spark_jobs/source_schedule.py` on the warm Spark; on a small lake in the task's
+   own process, `focuscrawl.lake.spark.in_process`): reads `source_recrawls`
    and the table of the project's profit signal (`[loops.sources] feedback`,
    `focuscrawl.ephemeral.feedback`: `page_clicks` for clicks, `source_pages` for the fetched pages'
    relevance), fits each source's new-link rate λ, page profit P and decay μ

@@ -141,7 +141,7 @@ def test_only_a_client_of_the_warm_spark_on_a_small_table_runs_its_job_in_proces
     from focuscrawl.lake.spark import in_process
     from focuscrawl.outlinks.tables import SNAPSHOTS
 
-    monkeypatch.setattr("focuscrawl.lake.spark.table_rows", lambda uri, options: rows)
+    monkeypatch.setattr("focuscrawl.lake.rows", lambda spec, cfg: rows)
     if remote:
         monkeypatch.setenv("SPARK_REMOTE", remote)
     else:

@@ -1,4 +1,8 @@
-"""The source_schedule Spark job over real Delta tables, and its schedule followed through Kafka (seed 001)."""
+"""The source_schedule Spark job over real Delta tables, and its schedule followed through Kafka (seed 001).
+
+Each test runs the job both ways: on Spark, and in its own process on pandas (``engine``: what a DAG's task does on a
+small lake, ``focuscrawl.lake.spark.in_process``); the two write the same tables.
+"""
 
 from __future__ import annotations
 
@@ -42,6 +46,12 @@ def _append(spec, rows: pd.DataFrame, lake):
                     mode="append")
 
 
+@pytest.fixture(params=["spark", "in_process"])
+def engine(request):
+    """The job's session: the tests' Spark, or None (in this process, on pandas)."""
+    return request.getfixturevalue("spark") if request.param == "spark" else None
+
+
 @pytest.fixture()
 def lake(cfg, tmp_path):
     lake = dataclasses.replace(cfg, lake=str(tmp_path / "lake"), var_dir=tmp_path / "var")
@@ -69,11 +79,11 @@ def lake(cfg, tmp_path):
     return lake
 
 
-def test_job_fits_estimates_and_writes_a_polite_schedule_within_budget(spark, cfg, lake):
+def test_job_fits_estimates_and_writes_a_polite_schedule_within_budget(engine, cfg, lake):
     job = _job(cfg)
     budget = 0.02
-    assert job.run(spark, lake, budget=budget, host_min_interval_s=120.0) == 3
-    assert job.run(spark, lake, budget=budget, host_min_interval_s=120.0) == 3  # a rerun replaces
+    assert job.run(engine, lake, budget=budget, host_min_interval_s=120.0) == 3
+    assert job.run(engine, lake, budget=budget, host_min_interval_s=120.0) == 3  # a rerun replaces
     from focuscrawl.ephemeral.fitted import model_store  # each run's estimates: a version, with what it read
 
     stored = model_store(lake).versions("estimates")
@@ -99,7 +109,7 @@ def test_job_fits_estimates_and_writes_a_polite_schedule_within_budget(spark, cf
     assert (plan.recrawl_interval_s * plan.recrawl_rate).dropna().to_numpy() == pytest.approx(1.0)
 
 
-def test_job_plans_from_recrawls_before_the_first_click(spark, cfg, tmp_path):
+def test_job_plans_from_recrawls_before_the_first_click(engine, cfg, tmp_path):
     """source_schedule runs on the recrawls' Asset while no click has landed yet (the live platform's
     first minutes): every source is planned from its recrawls, none from a click table that isn't there."""
     job, lake = _job(cfg), dataclasses.replace(cfg, lake=str(tmp_path / "lake"), var_dir=tmp_path / "var")
@@ -107,13 +117,13 @@ def test_job_plans_from_recrawls_before_the_first_click(spark, cfg, tmp_path):
     _append(SOURCE_RECRAWLS, pd.DataFrame({"source_url": "http://news.example/politics", "host": "news.example",
                                            "recrawled_at": T0 + pd.to_timedelta(np.cumsum(elapsed), unit="s"),
                                            "elapsed_s": elapsed, "new_links": 1}), lake)
-    assert job.run(spark, lake, budget=0.02, host_min_interval_s=120.0) == 1
+    assert job.run(engine, lake, budget=0.02, host_min_interval_s=120.0) == 1
     est = DeltaTable(SOURCE_ESTIMATES.path(lake)).to_pandas().set_index("source_url")
     assert est.loc["http://news.example/politics", "n_recrawls"] == 50
     assert DeltaTable(PAGE_CLICKS.path(lake)).to_pandas().empty
 
 
-def test_job_fits_relevance_feedback_from_the_fetched_pages(spark, cfg, tmp_path):
+def test_job_fits_relevance_feedback_from_the_fetched_pages(engine, cfg, tmp_path):
     """``--feedback RELEVANCE``: P from the relevance of each source's fetched pages (source_pages), discounted by
     the fetch delay with the stated half-life, which is every source's μ; no click table is read or needed."""
     from focuscrawl.ephemeral.tables import SOURCE_PAGES
@@ -135,7 +145,7 @@ def test_job_fits_relevance_feedback_from_the_fetched_pages(spark, cfg, tmp_path
                                    "relevance": np.clip(rng.normal(relevance, 0.05, 200), 0, 1)}))
     _append(SOURCE_RECRAWLS, pd.concat(recrawls), lake)
     _append(SOURCE_PAGES, pd.concat(pages), lake)
-    assert job.run(spark, lake, budget=0.01, host_min_interval_s=120.0, feedback="RELEVANCE",
+    assert job.run(engine, lake, budget=0.01, host_min_interval_s=120.0, feedback="RELEVANCE",
                    freshness_half_life_s=half_life) == 2
     est = DeltaTable(SOURCE_ESTIMATES.path(lake)).to_pandas().set_index("source_url")
     assert est.loc["http://on.example/feed", "P"] == pytest.approx(0.9, abs=0.1)
@@ -145,6 +155,18 @@ def test_job_fits_relevance_feedback_from_the_fetched_pages(spark, cfg, tmp_path
     assert not DeltaTable.is_deltatable(PAGE_CLICKS.path(lake))
     plan = DeltaTable(SOURCE_SCHEDULE.path(lake)).to_pandas().set_index("source_url")
     assert plan.loc["http://on.example/feed", "recrawl_rate"] > plan.loc["http://off.example/feed", "recrawl_rate"]
+
+
+def test_both_engines_write_the_same_estimates_and_schedule(spark, cfg, lake, tmp_path):
+    """On one lake's recrawls and clicks, Spark and pandas fit the same λ, P, μ and plan the same schedule."""
+    job, written = _job(cfg), []
+    for engine in (spark, None):
+        var = dataclasses.replace(lake, var_dir=tmp_path / f"var-{'spark' if engine else 'pandas'}")
+        assert job.run(engine, var, budget=0.02, host_min_interval_s=120.0) == 3
+        written.append([DeltaTable(spec.path(var)).to_pandas().sort_values("source_url", ignore_index=True)
+                        for spec in (SOURCE_ESTIMATES, SOURCE_SCHEDULE)])
+    for on_spark, here in zip(*written):
+        pd.testing.assert_frame_equal(here, on_spark, rtol=1e-9)
 
 
 def test_schedule_is_published_and_followed_by_the_crawler(spark, cfg, lake, kafka_broker, topic):

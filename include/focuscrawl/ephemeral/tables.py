@@ -5,7 +5,8 @@ pages it fetched (``source_pages``, with their relevance), the click feedback la
 the Spark job fits per-source λ, and P, μ from the project's profit signal
 (:mod:`focuscrawl.ephemeral.feedback`: the clicks or the pages' relevance) into ``source_estimates``,
 and the optimiser's recrawl plan (``source_schedule``), which is pushed to the crawlers. The transforms here are DataFrame -> DataFrame; the per-source fits call the pure
-pandas functions of :mod:`focuscrawl.ephemeral.estimate` through ``applyInPandas``.
+pandas functions of :mod:`focuscrawl.ephemeral.estimate` through ``applyInPandas``, or on pandas for a small lake
+(:func:`estimate_in_process`).
 """
 
 from __future__ import annotations
@@ -211,11 +212,43 @@ def estimate_in_spark(recrawls: "DataFrame", feedback_rows: "DataFrame", signal:
     sums = recrawl_sums(recrawls).toPandas()
     feedback = observations(feedback_rows, signal).cache()
     sample = feedback.limit(prior_sample_rows).toPandas()  # the pooled prior needs only a sample
-    grid = signal.mu_grid()
-    prior = pooled_prior(sample["age_s"].to_numpy(float), sample["clicks"].to_numpy(float), signal.prior(),
-                         sample["start_age_s"].to_numpy(float), grid)
+    prior, grid = _profit_prior(sample, signal)
     fits = profit_fits(feedback, prior, grid).toPandas()
     feedback.unpersist()
+    return _estimates(sums, fits, prior, grid)
+
+
+def estimate_in_process(recrawls: pd.DataFrame, feedback_rows: pd.DataFrame, signal: "ProfitSignal",
+                        prior_sample_rows: int = 200_000) -> pd.DataFrame:
+    """:func:`estimate_in_spark` on pandas, the same steps per source, for a small lake read into this process
+    (:func:`focuscrawl.lake.spark.in_process`)."""
+    sums = recrawls.groupby("source_url", as_index=False, sort=False).agg(
+        new_links=("new_links", "sum"), elapsed_s=("elapsed_s", "sum"), n_recrawls=("source_url", "size"),
+        host=("host", "first"))
+    sums["new_links"] = sums["new_links"].astype(float)
+    columns = [name for name, _ in (part.split() for part in OBSERVATION_SCHEMA.split(", "))]
+    feedback = _per_source(feedback_rows, signal.observations, columns)
+    prior, grid = _profit_prior(feedback.head(prior_sample_rows), signal)
+    fits = _per_source(feedback, lambda pdf: profit_fit_one_source(pdf, prior, grid),
+                       ["source_url", "P", "P_sd", "mu", "mu_sd", "n_pages"])
+    return _estimates(sums, fits, prior, grid)
+
+
+def _per_source(rows: pd.DataFrame, apply, columns: list[str]) -> pd.DataFrame:
+    """``apply`` on each source's rows (``applyInPandas`` after ``groupBy("source_url")``, on pandas)."""
+    parts = [apply(group) for _, group in rows.groupby("source_url", sort=False)]
+    return pd.concat(parts, ignore_index=True)[columns] if parts else pd.DataFrame(columns=columns)
+
+
+def _profit_prior(sample: pd.DataFrame, signal: "ProfitSignal") -> tuple[ProfitPrior, np.ndarray]:
+    """The pooled prior of P, μ over a sample of every source's observations, and the μ grid it is on."""
+    grid = signal.mu_grid()
+    return pooled_prior(sample["age_s"].to_numpy(float), sample["clicks"].to_numpy(float), signal.prior(),
+                        sample["start_age_s"].to_numpy(float), grid), grid
+
+
+def _estimates(sums: pd.DataFrame, fits: pd.DataFrame, prior: ProfitPrior, grid) -> pd.DataFrame:
+    """One row per source seen in the recrawls or the fits, with its host."""
     total_s = float(sums["elapsed_s"].sum()) if len(sums) else 0.0
     link_prior = LinkRatePrior.with_mean(float(sums["new_links"].sum()) / total_s) if total_s > 0 else LinkRatePrior()
     sources = sorted(set(sums["source_url"]) | set(fits["source_url"]))

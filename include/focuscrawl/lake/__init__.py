@@ -142,11 +142,17 @@ def version(spec: TableSpec, cfg: Settings) -> int:
     return int(DeltaTable(spec.path(cfg), storage_options=_options(cfg), without_files=True).version())
 
 
-def to_pandas(spec: TableSpec, cfg: Settings, columns: list[str] | None = None):
-    """The whole table as pandas, for the data-quality gate and the driver-side training."""
+def rows(spec: TableSpec, cfg: Settings) -> int:
+    """Rows in ``spec``'s table; 0 before it is made."""
+    return table_rows(spec.path(cfg), _options(cfg))
+
+
+def to_pandas(spec: TableSpec, cfg: Settings, columns: list[str] | None = None, version: int | None = None):
+    """The whole table as pandas (as of Delta ``version`` when given), for the data-quality gate, the driver-side
+    training and the jobs that run in their own process on a small lake."""
     from deltalake import DeltaTable
 
-    return DeltaTable(spec.path(cfg), storage_options=_options(cfg)).to_pandas(columns=columns)
+    return DeltaTable(spec.path(cfg), version=version, storage_options=_options(cfg)).to_pandas(columns=columns)
 
 
 def replace_frame(frame: "pd.DataFrame", spec: TableSpec, cfg: Settings) -> int:

@@ -15,8 +15,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from focuscrawl.config import Settings, settings
-from focuscrawl.lake import lake_tables, table_rows
-from focuscrawl.lake.storage import s3a_conf, storage_options
+from focuscrawl import lake
+from focuscrawl.lake import lake_tables
+from focuscrawl.lake.storage import s3a_conf
 from focuscrawl.lake.tables import TableSpec
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -120,7 +121,7 @@ def in_process(spec: TableSpec, cfg: Settings) -> bool:
     On a few thousand rows a Spark plan costs far more than the work (``focuscrawl.outlinks.frame_transforms``)."""
     if not os.environ.get("SPARK_REMOTE") or cfg.spark_in_process_rows <= 0:
         return False
-    return table_rows(spec.path(cfg), storage_options(cfg) or None) <= cfg.spark_in_process_rows
+    return lake.rows(spec, cfg) <= cfg.spark_in_process_rows
 
 
 def parallelism(spark: "SparkSession") -> int:
