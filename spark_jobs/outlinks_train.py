@@ -6,7 +6,7 @@ promote when not worse), seed 002 Section 7.
 
 Training runs on the driver (scikit-learn, NGBoost) from the feature table read with delta-rs, the
 (model, scope) fits side by side on ``--cores`` cores (``training.fit_models``); the models table is
-appended with Spark so it sits with the other tables. While the table holds fewer than two labelled periods
+appended with delta-rs (``focuscrawl.lake.append_frame``): the job needs no Spark session. While the table holds fewer than two labelled periods
 (a live platform's first minutes) nothing is trained and the job exits with ``NOTHING_TO_DO`` (99), which
 skips the DAG's task instead of failing it (``focuscrawl.lake.spark``).
 """
@@ -27,7 +27,7 @@ from focuscrawl.outlinks.training import NotEnoughHistory, held_out_split, model
 from focuscrawl.core.params import add_arguments
 
 
-def run(spark, cfg: Settings, models=DEFAULT.models, history_size: int = DEFAULT.history_size, promote: bool = True,
+def run(cfg: Settings, models=DEFAULT.models, history_size: int = DEFAULT.history_size, promote: bool = True,
         train_sample: int = DEFAULT.train_sample, cores: int = 0, **options) -> list[dict]:
     features = lake.to_pandas(FEATURES, cfg)
     # The vectors behind every row's look-around features predate the held-out period, or nothing trains
@@ -38,15 +38,12 @@ def run(spark, cfg: Settings, models=DEFAULT.models, history_size: int = DEFAULT
     rows = train_and_register(features, lake.version(FEATURES, cfg), model_store(cfg),
                               history_size, models, promote=promote, train_sample=train_sample, cores=cores,
                               **options)
-    frame = spark.createDataFrame(pd.DataFrame(rows)).selectExpr(
-        "name", "cast(version as int) version", "spearman", "pk_area", "cast(data_version as long) data_version",
-        "cast(eval_period as int) eval_period", "promoted", "reason", "created_at")
-    lake.append(frame, MODELS, cfg)
+    lake.append_frame(pd.DataFrame(rows), MODELS, cfg)
     return rows
 
 
 def main(argv: list[str] | None = None) -> int:
-    from focuscrawl.lake.spark import NOTHING_TO_DO, get_session
+    from focuscrawl.lake.spark import NOTHING_TO_DO
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     add_arguments(ap, DEFAULT, TRAIN_KNOBS)
@@ -56,7 +53,7 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     cfg = settings()
     try:
-        rows = run(get_session("outlinks_train", cfg=cfg), cfg, args.models.split(","), args.history_size,
+        rows = run(cfg, args.models.split(","), args.history_size,
                    promote=not args.no_promote, train_sample=args.train_sample, cores=args.cores)
     except NotEnoughHistory as exc:
         print(f"outlinks_train: nothing trained: {exc}", flush=True)

@@ -60,7 +60,7 @@ def test_jobs_chain_snapshots_to_priorities(spark, lake_cfg):
                 "around_mean_similarity"]:
         assert np.allclose(got[col].to_numpy(float), want[col].to_numpy(float), equal_nan=True), col
 
-    rows = job(cfg, "outlinks_train").run(spark, cfg, ["NNL-ET_LBLA"], history_size=2, n_estimators=20)
+    rows = job(cfg, "outlinks_train").run(cfg, ["NNL-ET_LBLA"], history_size=2, n_estimators=20)
     assert [(r["name"], r["version"], r["promoted"]) for r in rows] == [("NNL-ET_LBLA/int", 1, True),
                                                                           ("NNL-ET_LBLA/ext", 1, True)]
     models = lake.to_pandas(MODELS, cfg)
@@ -175,7 +175,7 @@ def test_a_crawl_of_one_period_has_no_vectors_yet_and_its_chain_runs(spark, lake
     from focuscrawl.outlinks.training import NotEnoughHistory
 
     with pytest.raises(NotEnoughHistory, match="0 labelled period"):
-        job(local, "outlinks_train").run(spark, local, history_size=2)
+        job(local, "outlinks_train").run(local, history_size=2)
 
 
 def test_features_wait_until_a_model_could_train_or_score_on_them(spark, lake_cfg, tmp_path, capsys):

@@ -180,6 +180,18 @@ def replace_frame(frame: "pd.DataFrame", spec: TableSpec, cfg: Settings) -> int:
     return len(rows)
 
 
+def append_frame(frame: "pd.DataFrame", spec: TableSpec, cfg: Settings) -> int:
+    """Append ``frame``'s rows to the table from delta-rs, typed by ``spec`` (what :func:`append` does from Spark,
+    for rows made in the driver: a few model versions are not worth a Spark plan). Returns the rows written."""
+    import pyarrow as pa
+    from deltalake import write_deltalake
+
+    _create(spec.path(cfg), spec, _options(cfg))
+    rows = pa.Table.from_pandas(frame[spec.column_names], schema=spec.arrow_schema(), preserve_index=False)
+    write_deltalake(spec.path(cfg), rows, mode="append", storage_options=_options(cfg))
+    return len(rows)
+
+
 def _options(cfg: Settings) -> dict[str, str] | None:
     return lake_options(cfg) or None
 
@@ -204,11 +216,6 @@ def overwrite(df: "DataFrame", spec: TableSpec, cfg: Settings) -> None:
     """Replace the table with ``df``, schema included (feature columns follow the history size)."""
     _create(spec.path(cfg), spec, _options(cfg))
     _writer(df, spec, "overwrite").option("overwriteSchema", "true").save(spec.path(cfg))
-
-
-def append(df: "DataFrame", spec: TableSpec, cfg: Settings) -> None:
-    _create(spec.path(cfg), spec, _options(cfg))
-    _writer(df, spec, "append").save(spec.path(cfg))
 
 
 def replace_where(df: "DataFrame", spec: TableSpec, cfg: Settings, predicate: str) -> None:
