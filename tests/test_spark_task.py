@@ -1,7 +1,7 @@
 """A DAG's Spark task (focuscrawl.orchestration.spark_task): a job whose input is not ready yet skips the task
 instead of failing it, so Airflow does not retry what cannot succeed before the next asset event; every task
-joins the jobs' one session on the warm Spark, renews it once the server has closed it, and a killed task
-interrupts its own operations only."""
+joins the jobs' one session on the warm Spark when a job first asks for it (one whose jobs all run in process
+never does), renews it once the server has closed it, and a killed task interrupts its own operations only."""
 
 from __future__ import annotations
 
@@ -60,14 +60,23 @@ def operator(monkeypatch, tmp_path):
             return FakeSession(self.url)
 
     monkeypatch.setattr(SparkSession, "builder", Builder())
-    status = {"n": 0}
-    monkeypatch.setattr(spark_task, "load_chain", lambda jobs_dir: types.SimpleNamespace(main=lambda steps: status["n"]))
+    status = {"n": 0, "spark": True}
+
+    def chain(steps):
+        if status["spark"]:  # a job on Spark asks for its session
+            from focuscrawl.lake.spark import get_session
+
+            get_session()
+        return status["n"]
+
+    monkeypatch.setattr(spark_task, "load_chain", lambda jobs_dir: types.SimpleNamespace(main=chain))
 
     def make(task_id="train"):
         return spark_task.SparkConnectJobOperator(task_id=task_id, jobs_dir=str(tmp_path), steps=["outlinks_train.py"])
 
     op = make()
     op.set_status = lambda n: status.__setitem__("n", n)
+    op.on_spark = lambda on: status.__setitem__("spark", on)
     op.make = make
     return op
 
@@ -103,6 +112,29 @@ def test_every_task_joins_the_jobs_one_session_and_interrupts_only_its_own_opera
     assert first.tags and first.tags != second.tags  # each task tags its own operations
     operator.on_kill()
     assert first.interrupted == first.tags and not second.interrupted and not first.stopped
+
+
+def test_a_task_whose_jobs_all_run_in_process_never_joins_the_warm_spark(operator, monkeypatch):
+    """Its steps still see ``SPARK_REMOTE`` (they are a DAG task's: ``in_process`` holds), so while the server is down
+    (the kill round restarts it) such a task runs; one whose job asks for a session fails naming the fix."""
+    import os
+
+    from pyspark.sql import SparkSession
+
+    from focuscrawl.config import settings
+    from focuscrawl.orchestration.spark_task import SparkJobFailed
+    from focuscrawl.services.spark_connect import jobs_session
+
+    def refused(url):
+        raise ConnectionRefusedError(url)
+
+    monkeypatch.setattr(SparkSession.builder, "create", lambda: refused(SparkSession.builder.url))
+    operator.on_spark(False)
+    operator.execute({})
+    assert FakeSession.made == [] and os.environ["SPARK_REMOTE"].endswith(f"session_id={jobs_session(settings())}")
+    operator.on_spark(True)
+    with pytest.raises(SparkJobFailed, match="did not answer: ConnectionRefusedError.*services up --only spark-connect"):
+        operator.execute({})
 
 
 def test_a_session_the_server_closed_is_renewed_once_and_kept_for_the_next_tasks(operator, monkeypatch):

@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import os
 import sys
+from contextlib import contextmanager
+from contextvars import ContextVar
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable, Iterator
 
 from focuscrawl.config import Settings, settings
 from focuscrawl import lake
@@ -79,6 +81,23 @@ def submit_env() -> dict[str, str]:
     return {"SPARK_HOME": spark_home(), "PYSPARK_PYTHON": sys.executable, "PATH": path_with_venv()}
 
 
+# How a DAG's task joins the warm Spark when one of its jobs first asks for a session
+# (focuscrawl.orchestration.spark_task): a task whose steps all run in process never joins, so it needs no server.
+_join_warm_spark: ContextVar[Callable[[], "SparkSession"] | None] = ContextVar("focuscrawl_join_warm_spark",
+                                                                                default=None)
+
+
+@contextmanager
+def joined_on_first_session(join: Callable[[], "SparkSession"]) -> Iterator[None]:
+    """Within the block, :func:`get_session` (with no ``master``) returns ``join()``: the caller joins once and
+    returns the same session after."""
+    token = _join_warm_spark.set(join)
+    try:
+        yield
+    finally:
+        _join_warm_spark.reset(token)
+
+
 def get_session(app_name: str = "focuscrawl", master: str | None = None, cfg: Settings | None = None,
                 catalog: bool = False) -> "SparkSession":
     """A Delta-enabled session (``getOrCreate``: one per process, shared by callers).
@@ -90,10 +109,10 @@ def get_session(app_name: str = "focuscrawl", master: str | None = None, cfg: Se
     from pyspark.sql import SparkSession
 
     cfg = cfg or settings()
-    remote = os.environ.get("SPARK_REMOTE")
-    if remote and master is None:
+    remote, join = os.environ.get("SPARK_REMOTE"), _join_warm_spark.get()
+    if (remote or join) and master is None:
         # A client of a running server: its conf (Delta, jars, master) is the server's, set where it started.
-        spark = SparkSession.builder.remote(remote).getOrCreate()
+        spark = join() if join else SparkSession.builder.remote(remote).getOrCreate()
         if catalog:
             register_tables(spark, cfg)
         return spark

@@ -3,7 +3,9 @@
 :class:`SparkConnectJobOperator` runs ``spark_jobs/chain.py``'s steps in the Airflow task's process with
 pyspark's ``SPARK_REMOTE`` set to the provider's Spark Connect connection (``spark_connect_default``,
 ``focuscrawl.services.spark_connect.connection``), so each job's ``get_session`` returns a client of the
-running server: no JVM starts in the task. What a job does on its driver (fitting ExtraTrees and NGBoost,
+running server: no JVM starts in the task. The task joins the server when a job first asks for a session
+(``focuscrawl.lake.spark.joined_on_first_session``): a task whose jobs all run in process on a small lake
+(``focuscrawl.lake.spark.in_process``) never connects, and runs while the server restarts. What a job does on its driver (fitting ExtraTrees and NGBoost,
 building a FAISS index) runs here; its DataFrame work runs on the server. The same job files still run
 under ``spark-submit`` (``focuscrawl.services.spark_cluster.spark_submit``) for a cluster of their own.
 """
@@ -17,7 +19,7 @@ from pathlib import Path
 
 from airflow.sdk import BaseOperator
 
-from focuscrawl.lake.spark import NOTHING_TO_DO
+from focuscrawl.lake.spark import NOTHING_TO_DO, joined_on_first_session
 
 CONN_ID = "spark_connect_default"
 
@@ -49,7 +51,7 @@ class SparkConnectJobOperator(BaseOperator):
     def _join(self, url: str):
         """A client of the jobs' shared session (``focuscrawl.services.spark_connect.jobs_session``), its URL in
         pyspark's ``SPARK_REMOTE`` for this process only (it carries the token: never logged), so each job's
-        ``get_session`` returns it. A session the server closed (idle past its timeout) is renewed once."""
+        ``get_session`` returns it (:meth:`_joined`). A session the server closed (idle past its timeout) is renewed once."""
         from pyspark.sql import SparkSession
 
         from focuscrawl.config import settings
@@ -74,22 +76,34 @@ class SparkConnectJobOperator(BaseOperator):
         self.log.info("on the warm Spark %s", version)
         return session
 
+    def _joined(self, url: str):
+        """The task's one session on the warm Spark, joined when a job first asks for it."""
+        if self._session is None:
+            try:
+                session = self._join(url)
+            except Exception as exc:  # noqa: BLE001 - whatever the client raises, the fix is the same
+                raise SparkJobFailed(f"the warm Spark (connection {self.conn_id}) did not answer: "
+                                     f"{type(exc).__name__}; `focuscrawl services status` shows it, "
+                                     "`focuscrawl services up --only spark-connect` starts it") from exc
+            # This task's operations carry its tag: ``on_kill`` interrupts them, not the other tasks' in the session.
+            session.addTag(self._tag)
+            self._session = session
+        return self._session
+
     def execute(self, context) -> None:
         from airflow.providers.apache.spark.hooks.spark_connect import SparkConnectHook
 
+        from focuscrawl.config import settings
         from focuscrawl.core.blas import pin_openblas_kernels
+        from focuscrawl.services.spark_connect import jobs_session
 
         pin_openblas_kernels()  # before any step imports FAISS (chain.py's own entry does the same)
         url = SparkConnectHook(self.conn_id).get_connection_url()
-        try:
-            self._session = self._join(url)
-        except Exception as exc:  # noqa: BLE001 - whatever the client raises, the fix is the same
-            raise SparkJobFailed(f"the warm Spark (connection {self.conn_id}) did not answer: {type(exc).__name__}; "
-                                 "`focuscrawl services status` shows it, `focuscrawl services up --only spark-connect` "
-                                 "starts it") from exc
-        # This task's operations carry its tag: ``on_kill`` interrupts them, not the other tasks' in the session.
-        self._session.addTag(self._tag)
-        status = load_chain(Path(self.jobs_dir)).main([str(s) for s in self.steps]) or 0
+        # Set before any step: a job decides by it whether it is a client of the warm Spark (in_process).
+        os.environ["SPARK_REMOTE"] = f"{url};session_id={jobs_session(settings())}"
+        self._session = None
+        with joined_on_first_session(lambda: self._joined(url)):
+            status = load_chain(Path(self.jobs_dir)).main([str(s) for s in self.steps]) or 0
         if status == NOTHING_TO_DO:
             from airflow.sdk.exceptions import AirflowSkipException
 
