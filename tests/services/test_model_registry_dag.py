@@ -13,6 +13,10 @@ def test_one_task_per_family_on_the_loops_pushes(dag_bag):
     dag = dags["model_registry"]
     assert {t.task_id for t in dag.tasks} == {f"record_{name}" for name in FAMILIES}
     assert all(not t.upstream_task_ids for t in dag.tasks)  # independent: one family's failure spares the others
+    from focuscrawl.services.airflow import REGISTRY_POOL, POOLS
+
+    # one at a time, so the loops' tasks keep the executor's other slots
+    assert {t.pool for t in dag.tasks} == {REGISTRY_POOL} and POOLS[REGISTRY_POOL][0] == 1
     started_by = {a.name for a in dag.timetable.asset_condition.objects}  # any of them (AssetAny)
     assert {"kafka.focuscrawl.page_priorities", "kafka.focuscrawl.source_schedule", "models.pages"} <= started_by
     assert any(name.startswith("kafka.focuscrawl.fue.scores.") for name in started_by)

@@ -37,10 +37,13 @@ def record_family(cfg, name: str, log=print) -> list[str]:
 
 
 def registry_task(cfg, name: str):
-    """An Airflow task ``record_<name>`` for the model family ``name``."""
+    """An Airflow task ``record_<name>`` for the model family ``name``, in the registry's one-slot pool
+    (``focuscrawl.services.airflow.REGISTRY_POOL``): the families are recorded one after another, beside the loops."""
     from airflow.sdk import task
 
-    @task(task_id=f"record_{name}", retries=1)
+    from focuscrawl.services.airflow import REGISTRY_POOL
+
+    @task(task_id=f"record_{name}", retries=1, pool=REGISTRY_POOL)
     def record() -> list[str]:
         return record_family(cfg, name, log=lambda line: print(line, flush=True))
 

@@ -47,6 +47,12 @@ READ_RETRY_PAUSES = (1.0, 3.0)
 # spark-submits each took over 30 minutes to start at load 60-90). Raise it in the UI (Admin -> Pools)
 # on a cluster: an existing pool is left as it is.
 SPARK_POOL, SPARK_POOL_SLOTS = "spark", 2
+# The model registry's record tasks (focuscrawl.orchestration.registry_task) one at a time: no loop waits for them,
+# and the DAG's four tasks at once took every slot of the executor's parallelism from the loops' own tasks on each
+# of its ~30 runs in the loaded freshness run of 9b1c0aa (record tasks waited 7-9 s queued, so did the loops').
+REGISTRY_POOL, REGISTRY_POOL_SLOTS = "registry", 1
+POOLS = {SPARK_POOL: (SPARK_POOL_SLOTS, "Spark jobs (tasks on the warm Spark)"),
+         REGISTRY_POOL: (REGISTRY_POOL_SLOTS, "the model registry's record tasks (no loop waits for them)")}
 
 
 class AirflowService:
@@ -173,13 +179,18 @@ class AirflowService:
         stamp.touch()
         return True
 
+    def _ensure_pools(self) -> None:
+        client = self.client()
+        for name, (slots, description) in POOLS.items():
+            client.ensure_pool(name, slots, description)
+
     def start(self, timeout: float = 240.0) -> None:
         if self.healthy():
-            self.client().ensure_pool(SPARK_POOL, SPARK_POOL_SLOTS, "Spark jobs (tasks on the warm Spark)")
+            self._ensure_pools()
             return
         try:
             self._start(timeout)
-            self.client().ensure_pool(SPARK_POOL, SPARK_POOL_SLOTS, "Spark jobs (tasks on the warm Spark)")
+            self._ensure_pools()
         except BaseException:
             self.stop()  # a half-started Airflow must not hold its ports for the next try
             raise
