@@ -6,7 +6,7 @@
 For each size a lake of synthetic weekly snapshots (``outlinks.synthetic.generate_snapshots``, ``rows / periods``
 pages of 200 words) gets the four jobs of the ``outlinks_features`` task, embed, related, features and near
 duplicates, twice: each job's ``run_in_process`` (``focuscrawl.outlinks.frame_transforms``, what a DAG task runs
-below ``FOCUSCRAWL_SPARK_IN_PROCESS_ROWS``) and its ``run`` on a warm local Spark session (``local[2]``, warmed by one
+below ``FOCUSCRAWL_SPARK_IN_PROCESS_MIB``) and its ``run`` on a warm local Spark session (``local[2]``, warmed by one
 untimed pass on the smallest lake; the DAG tasks' warm Spark adds a Spark Connect round trip to every plan, so this
 is the kinder baseline for Spark). Both are warmed once (the pandas pass pays its imports there). Recorded per size
 and step: both wall times, the rows each wrote (the same), the threads, the load before and after and the commit.

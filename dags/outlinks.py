@@ -6,7 +6,7 @@ Seed 002 ("Look back, look around"); docs/loops/outlinks.md. Two data-aware DAGs
 1. `quality_page_snapshots`: the table's Great Expectations suite, derived from its spec
    (`focuscrawl.lake.quality.gx_gate`, keyed on url and period; fails the run and says why);
 2. `features`: four Spark jobs in one task on the warm Spark (`spark_jobs/chain.py`; each on pandas in the
-   task's process while its input holds at most `FOCUSCRAWL_SPARK_IN_PROCESS_ROWS` rows,
+   task's process while its input is at most `FOCUSCRAWL_SPARK_IN_PROCESS_MIB` of Parquet,
    `focuscrawl.lake.spark.in_process`), in order, after
    `spark_jobs/outlinks_ready.py`, which skips the task while no model could use the features yet (a young
    crawl's snapshots span fewer periods than the first model trains on, `history_size` + 3, and none is

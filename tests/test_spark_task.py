@@ -159,23 +159,46 @@ def test_a_session_the_server_closed_is_renewed_once_and_kept_for_the_next_tasks
         operator.make().execute({})
 
 
-@pytest.mark.parametrize("remote, rows, bound, expected", [
-    (None, 10, 100, False),           # a driver of its own (spark-submit, the tests' session): always Spark
-    ("sc://localhost", 10, 100, True),
-    ("sc://localhost", 100, 100, True),
-    ("sc://localhost", 101, 100, False),
-    ("sc://localhost", 10, 0, False),  # FOCUSCRAWL_SPARK_IN_PROCESS_ROWS=0: always Spark
+MIB = 2**20
+
+
+@pytest.mark.parametrize("remote, size, bound, expected", [
+    (None, MIB, 64, False),                 # a driver of its own (spark-submit, the tests' session): always Spark
+    ("sc://localhost", MIB, 64, True),
+    ("sc://localhost", 64 * MIB, 64, True),
+    ("sc://localhost", 64 * MIB + 1, 64, False),
+    ("sc://localhost", MIB, 0, False),      # FOCUSCRAWL_SPARK_IN_PROCESS_MIB=0: always Spark
 ])
-def test_only_a_client_of_the_warm_spark_on_a_small_table_runs_its_job_in_process(cfg, monkeypatch, remote, rows,
+def test_only_a_client_of_the_warm_spark_on_a_small_table_runs_its_job_in_process(cfg, monkeypatch, remote, size,
                                                                                   bound, expected):
     import dataclasses
 
     from focuscrawl.lake.spark import in_process
     from focuscrawl.outlinks.tables import SNAPSHOTS
 
-    monkeypatch.setattr("focuscrawl.lake.rows", lambda spec, cfg: rows)
+    monkeypatch.setattr("focuscrawl.lake.size_bytes", lambda spec, cfg: size)
     if remote:
         monkeypatch.setenv("SPARK_REMOTE", remote)
     else:
         monkeypatch.delenv("SPARK_REMOTE", raising=False)
-    assert in_process(SNAPSHOTS, dataclasses.replace(cfg, spark_in_process_rows=bound)) is expected
+    assert in_process(SNAPSHOTS, dataclasses.replace(cfg, spark_in_process_mib=bound)) is expected
+
+
+def test_a_tables_size_is_its_current_versions_parquet(cfg, tmp_path):
+    """What ``in_process`` bounds: the bytes of the files the current version reads, not the log's history."""
+    import dataclasses
+
+    import pandas as pd
+
+    from focuscrawl import lake
+    from focuscrawl.ephemeral.tables import SOURCE_ESTIMATES
+
+    local = dataclasses.replace(cfg, lake=str(tmp_path / "lake"))
+    assert lake.size_bytes(SOURCE_ESTIMATES, local) == 0  # not made yet
+    frame = pd.DataFrame({"source_url": [f"http://s{i}.example/" for i in range(500)], "lam": 0.5})
+    lake.replace_frame(frame, SOURCE_ESTIMATES, local)
+    first = lake.size_bytes(SOURCE_ESTIMATES, local)
+    parquet = sum(p.stat().st_size for p in (tmp_path / "lake" / "source_estimates").glob("*.parquet"))
+    assert 0 < first == parquet
+    lake.replace_frame(frame.head(5), SOURCE_ESTIMATES, local)  # the old file stays on disk, outside the version
+    assert 0 < lake.size_bytes(SOURCE_ESTIMATES, local) < first

@@ -91,9 +91,9 @@ class Settings:
     user_agent: str
     metrics_port: int = 18200
     spark_connect_port: int = 15002
-    # Jobs whose input has at most this many rows run on pandas in their own process instead of on Spark, when they
-    # are a client of the warm Spark (focuscrawl.lake.spark.in_process); 0: always on Spark.
-    spark_in_process_rows: int = 20_000
+    # Jobs whose input table is at most this many MiB of Parquet run on pandas in their own process instead of on
+    # Spark, when they are a client of the warm Spark (focuscrawl.lake.spark.in_process); 0: always on Spark.
+    spark_in_process_mib: float = 64.0
     allow_private_hosts: tuple[str, ...] = field(default_factory=tuple)
     data_dir: Path | None = None
     s3_endpoint: str | None = None
@@ -171,7 +171,7 @@ def settings() -> Settings:
         catalog_db=_env("FOCUSCRAWL_CATALOG_DB", "focuscrawl"),
         metrics_port=int(_env("FOCUSCRAWL_METRICS_PORT", str(18200 + offset))),
         spark_connect_port=int(_env("FOCUSCRAWL_SPARK_CONNECT_PORT", str(15002 + offset))),
-        spark_in_process_rows=int(_env("FOCUSCRAWL_SPARK_IN_PROCESS_ROWS", "20000")),
+        spark_in_process_mib=float(_env("FOCUSCRAWL_SPARK_IN_PROCESS_MIB", "64")),
         user_agent=_env("FOCUSCRAWL_USER_AGENT", "focuscrawl/0.1 (+https://focuscrawl.invalid/README)"),
         # The embedded default allow-lists only the world's own ports on loopback.
         allow_private_hosts=tuple(

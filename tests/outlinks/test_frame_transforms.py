@@ -1,7 +1,7 @@
 """The outlinks_features jobs in their own process on pandas write what they write on Spark (real Spark, Delta).
 
 Each job's ``run_in_process`` (``focuscrawl.outlinks.frame_transforms``, for a lake below
-``FOCUSCRAWL_SPARK_IN_PROCESS_ROWS``) against its ``run`` on Spark, step by step on the same input, on a lake with
+``FOCUSCRAWL_SPARK_IN_PROCESS_MIB``) against its ``run`` on Spark, step by step on the same input, on a lake with
 main texts, error pages, scored pages and copied texts; then the two writers taking turns on one table, as a
 growing lake moves from one to the other.
 """

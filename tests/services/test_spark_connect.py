@@ -64,7 +64,7 @@ def test_dag_tasks_run_their_jobs_on_the_warm_spark(warm_spark, cfg, tmp_path):
 
     # The task's process sees the settings a worker of `services up`'s Airflow sees, on a lake of its own, with every
     # job on Spark (150 pages would otherwise run in the task's process: focuscrawl.lake.spark.in_process).
-    run_cfg = dataclasses.replace(cfg, var_dir=tmp_path, lake=str(tmp_path / "lake"), spark_in_process_rows=0)
+    run_cfg = dataclasses.replace(cfg, var_dir=tmp_path, lake=str(tmp_path / "lake"), spark_in_process_mib=0)
     env = {**settings_env(run_cfg), "AIRFLOW_CONN_SPARK_CONNECT_DEFAULT": json.dumps(connection(cfg))}
     write_outlinks_job_inputs(run_cfg, embeddings, features)
     steps = [["outlinks_related.py", "--k", str(K)], ["outlinks_related.py", "--k", str(K)],

@@ -142,9 +142,12 @@ def version(spec: TableSpec, cfg: Settings) -> int:
     return int(DeltaTable(spec.path(cfg), storage_options=_options(cfg), without_files=True).version())
 
 
-def rows(spec: TableSpec, cfg: Settings) -> int:
-    """Rows in ``spec``'s table; 0 before it is made."""
-    return table_rows(spec.path(cfg), _options(cfg))
+def size_bytes(spec: TableSpec, cfg: Settings) -> int:
+    """Bytes of Parquet in the current version of ``spec``'s table (its log's add actions); 0 before it is made."""
+    import pyarrow as pa
+
+    table = open_table(spec.path(cfg), _options(cfg))
+    return 0 if table is None else sum(pa.table(table.get_add_actions(flatten=True))["size_bytes"].to_pylist())
 
 
 def to_pandas(spec: TableSpec, cfg: Settings, columns: list[str] | None = None, version: int | None = None):

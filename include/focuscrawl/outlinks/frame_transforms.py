@@ -3,8 +3,8 @@
 
 On the live platform's world (tens of pages a period) each step on the warm Spark paid for planning, shuffles and
 Python-worker round trips, not for work: per run, embed 18-33 s, related 6-22 s, features 21-57 s, near duplicates
-8-28 s (Airflow's task logs, 2026-12-06, the loops under their test load). Below ``Settings.spark_in_process_rows``
-rows of input (:func:`focuscrawl.lake.spark.in_process`), ``spark_jobs/outlinks_embed.py``, ``outlinks_related.py``,
+8-28 s (Airflow's task logs, 2026-12-06, the loops under their test load). Up to ``Settings.spark_in_process_mib``
+of input Parquet (:func:`focuscrawl.lake.spark.in_process`), ``spark_jobs/outlinks_embed.py``, ``outlinks_related.py``,
 ``outlinks_features.py`` and ``near_duplicates.py`` read with delta-rs, call these and write with delta-rs
 (:func:`focuscrawl.lake.replace_frame`). Each function here is built from the same pieces as its Spark twin of the
 same name (LSA, the registered related-pages search, look back, page statics and look around, MinHash + LSH), and

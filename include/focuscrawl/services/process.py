@@ -295,7 +295,7 @@ def settings_env(cfg) -> dict[str, str]:
         "FOCUSCRAWL_SPARK_MASTER_PORT": str(cfg.spark_master_port),
         "FOCUSCRAWL_SPARK_DRIVER_MEMORY": cfg.spark_driver_memory,
         "FOCUSCRAWL_SPARK_CONNECT_PORT": str(cfg.spark_connect_port),
-        "FOCUSCRAWL_SPARK_IN_PROCESS_ROWS": str(cfg.spark_in_process_rows),
+        "FOCUSCRAWL_SPARK_IN_PROCESS_MIB": str(cfg.spark_in_process_mib),
         "FOCUSCRAWL_CATALOG_DB": cfg.catalog_db,
         "FOCUSCRAWL_USER_AGENT": cfg.user_agent,
         "FOCUSCRAWL_METRICS_PORT": str(cfg.metrics_port),
