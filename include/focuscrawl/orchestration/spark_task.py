@@ -5,8 +5,9 @@ pyspark's ``SPARK_REMOTE`` set to the provider's Spark Connect connection (``spa
 ``focuscrawl.services.spark_connect.connection``), so each job's ``get_session`` returns a client of the
 running server: no JVM starts in the task. The task joins the server when a job first asks for a session
 (``focuscrawl.lake.spark.joined_on_first_session``): a task whose jobs all run in process on a small lake
-(``focuscrawl.lake.spark.in_process``) never connects, and runs while the server restarts. What a job does on its driver (fitting ExtraTrees and NGBoost,
-building a FAISS index) runs here; its DataFrame work runs on the server. The same job files still run
+(``focuscrawl.lake.spark.in_process``) never connects, and runs while the server restarts. What a job does on
+its driver (fitting ExtraTrees and NGBoost, building a FAISS index) runs here; its DataFrame work runs on the
+server. The same job files still run
 under ``spark-submit`` (``focuscrawl.services.spark_cluster.spark_submit``) for a cluster of their own.
 """
 
@@ -51,7 +52,8 @@ class SparkConnectJobOperator(BaseOperator):
     def _join(self, url: str):
         """A client of the jobs' shared session (``focuscrawl.services.spark_connect.jobs_session``), its URL in
         pyspark's ``SPARK_REMOTE`` for this process only (it carries the token: never logged), so each job's
-        ``get_session`` returns it (:meth:`_joined`). A session the server closed (idle past its timeout) is renewed once."""
+        ``get_session`` returns it (:meth:`_joined`). A session the server closed (idle past its timeout) is
+        renewed once."""
         from pyspark.sql import SparkSession
 
         from focuscrawl.config import settings
