@@ -45,5 +45,5 @@ def test_the_training_job_stops_before_fitting_when_a_vector_is_of_the_held_out_
     write_deltalake(EMBEDDINGS.path(local), pa.Table.from_pandas(vectors, schema=EMBEDDINGS.arrow_schema(),
                                                                   preserve_index=False))
     with pytest.raises(HeldOutLeak, match="1 of 6 page vectors .* held-out period 3"):
-        _train_job(local).run(None, local, ["NNL-Av"])
+        _train_job(local).run(local, ["NNL-Av"])
     assert not (tmp_path / "models").exists(), "a model was registered from leaked features"
