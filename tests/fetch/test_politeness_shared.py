@@ -10,6 +10,7 @@ import textwrap
 import pytest
 
 from focuscrawl.fetch.politeness import HostPoliteness, SharedHostLedger
+from helpers import CHILD_TIMEOUT
 
 
 def test_two_instances_sharing_a_ledger_keep_one_pause_on_a_fake_clock(tmp_path, fake_clock):
@@ -96,7 +97,7 @@ def test_two_crawler_processes_against_one_host_keep_the_delay(site, tmp_path, d
            "PATH": "/usr/bin:/bin"}
     script = INSTANCE.format(delay=delay)
     procs = [subprocess.Popen([sys.executable, "-c", script, site.url, "6"], env=env) for _ in range(2)]
-    assert [p.wait(timeout=120) for p in procs] == [0, 0]
+    assert [p.wait(timeout=CHILD_TIMEOUT) for p in procs] == [0, 0]
     starts = sorted(t for t, path in site.log if path.startswith("/page/"))
     gaps = [b - a for a, b in zip(starts, starts[1:])]
     print(f"two instances, delay {delay} s: {len(starts)} requests, minimum gap {min(gaps):.3f} s")

@@ -22,6 +22,7 @@ from focuscrawl.platform.supervisor import (
 )
 from focuscrawl.services.process import group_members, pid_alive
 from focuscrawl.core.status_file import write_status
+from helpers import CHILD_TIMEOUT
 
 
 class FakeClock:
@@ -456,7 +457,7 @@ def test_down_stops_the_supervisor_or_what_a_killed_one_left(tmp_path, superviso
         said: list[str] = []
         assert down(dataclasses.replace(settings(), var_dir=tmp_path), services=False, log=said.append) == 0
         if not supervisor_killed:
-            assert proc.wait(timeout=30) == 0  # stopped by its SIGTERM, cleanly
+            assert proc.wait(timeout=CHILD_TIMEOUT) == 0  # stopped by its SIGTERM, cleanly
         assert not any(pid_alive(pid) for pid in pids.values())
         assert supervisor_pid(tmp_path) is None
         assert any("stopped" in line or "stopping" in line for line in said)

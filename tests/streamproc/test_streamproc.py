@@ -16,7 +16,7 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from focuscrawl.stream.metrics import scrape
-from helpers import free_port
+from helpers import CHILD_TIMEOUT, free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -48,7 +48,7 @@ def start(tmp_path: Path, *args: str) -> subprocess.Popen:
                                 stdout=subprocess.PIPE, stderr=log, text=True)
 
 
-def wait_for(check, timeout: float = 30.0):
+def wait_for(check, timeout: float = CHILD_TIMEOUT):
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         try:
@@ -76,7 +76,7 @@ def test_sigterm_stops_cleanly_with_a_last_status_and_metrics_served(tmp_path):
         assert running["metrics"]["fetches_total"] >= 1
     finally:
         proc.send_signal(signal.SIGTERM)
-        proc.communicate(timeout=30)
+        proc.communicate(timeout=CHILD_TIMEOUT)
     out = (tmp_path / "probe.log").read_text()
     assert proc.returncode == 0, out
     final = json.loads(status_file.read_text())
@@ -97,7 +97,7 @@ def test_scrape_reads_the_same_numbers_as_the_status(tmp_path):
                 "retry_after_seconds_total", "frontier_size"} <= set(got)
     finally:
         proc.send_signal(signal.SIGINT)
-        proc.communicate(timeout=30)
+        proc.communicate(timeout=CHILD_TIMEOUT)
     assert proc.returncode == 0
 
 
@@ -107,7 +107,7 @@ def test_a_taken_metrics_port_is_a_clear_error(tmp_path):
         taken.listen()
         port = taken.getsockname()[1]
         proc = start(tmp_path, "--status-file", str(tmp_path / "s.json"), "--metrics-port", str(port))
-        proc.communicate(timeout=30)
+        proc.communicate(timeout=CHILD_TIMEOUT)
     out = (tmp_path / "probe.log").read_text()
     assert proc.returncode == 1
     assert f"cannot serve metrics on 127.0.0.1:{port}" in out and "--metrics-port" in out

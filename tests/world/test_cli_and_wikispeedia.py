@@ -10,6 +10,7 @@ import pytest
 import requests
 
 from focuscrawl.world.web import build_web
+from helpers import CHILD_TIMEOUT
 from tests.world.conftest import START
 
 
@@ -27,7 +28,7 @@ def test_serve_command_starts_both_servers_and_stops_on_sigterm(tmp_path):
         assert requests.get(info["world"] + "/time", timeout=10).status_code == 404
     finally:
         proc.terminate()
-    assert proc.wait(timeout=20) == 0
+    assert proc.wait(timeout=CHILD_TIMEOUT) == 0
 
 
 def serve(tmp_path, clock_file, *more) -> tuple[subprocess.Popen, dict]:
@@ -48,12 +49,12 @@ def test_a_restarted_world_resumes_its_clock_even_after_a_sigkill(tmp_path):
     proc, info = serve(tmp_path, clock_file)
     try:
         wait_until(lambda: requests.get(info["eval"] + "/time", timeout=10).json()["sim_now"] > 1_700_000_000 + 3 * 3600,
-                   60, "three simulated hours", interval=0.2)
-        wait_until(lambda: json.loads(clock_file.read_text())["sim_now"] > 1_700_000_000 + 3 * 3600, 10,
+                   CHILD_TIMEOUT, "three simulated hours", interval=0.2)
+        wait_until(lambda: json.loads(clock_file.read_text())["sim_now"] > 1_700_000_000 + 3 * 3600, CHILD_TIMEOUT,
                    "the clock file past three simulated hours", interval=0.2)
     finally:
         proc.send_signal(signal.SIGKILL)
-        proc.wait(timeout=20)
+        proc.wait(timeout=CHILD_TIMEOUT)
     kept = json.loads(clock_file.read_text())["sim_now"]
     again, info = serve(tmp_path, clock_file, "--paused")
     try:
@@ -61,13 +62,13 @@ def test_a_restarted_world_resumes_its_clock_even_after_a_sigkill(tmp_path):
         assert now["sim_now"] == kept and now["start_epoch"] == 1_700_000_000.0  # same world, later time
     finally:
         again.terminate()
-    assert again.wait(timeout=20) == 0
+    assert again.wait(timeout=CHILD_TIMEOUT) == 0
     other, info = serve(tmp_path, clock_file, "--paused", "--seed", "5")  # another world starts at its epoch
     try:
         assert requests.get(info["eval"] + "/time", timeout=10).json()["sim_now"] == 1_700_000_000.0
     finally:
         other.terminate()
-    assert other.wait(timeout=20) == 0
+    assert other.wait(timeout=CHILD_TIMEOUT) == 0
 
 
 @pytest.mark.slow
