@@ -11,6 +11,7 @@ import sys
 import pytest
 
 from focuscrawl.core.blas import openblas_coretype
+from helpers import CHILD_TIMEOUT
 
 
 @pytest.mark.parametrize(("flags", "core"), [
@@ -31,7 +32,7 @@ def test_no_cpuinfo_forces_nothing(tmp_path):
 
 def _fresh(code: str) -> subprocess.CompletedProcess:
     env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_CORETYPE"}
-    return subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+    return subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=CHILD_TIMEOUT)
 
 
 @pytest.mark.skipif(openblas_coretype() is None, reason="a CPU without AVX2: OpenBLAS detects it unaided")

@@ -18,6 +18,7 @@ import pytest
 import yaml
 
 from bench import claims
+from helpers import CHILD_TIMEOUT
 
 ROOT = Path(__file__).resolve().parent.parent
 MKDOCS = [sys.executable, "-m", "mkdocs", "build", "--strict"]
@@ -26,7 +27,7 @@ MKDOCS = [sys.executable, "-m", "mkdocs", "build", "--strict"]
 def _build(config: Path, site: Path) -> subprocess.CompletedProcess:
     env = dict(os.environ, NO_MKDOCS_2_WARNING="1")
     return subprocess.run([*MKDOCS, "-f", str(config), "-d", str(site)], capture_output=True, text=True,
-                          env=env, timeout=120, cwd=ROOT)
+                          env=env, timeout=CHILD_TIMEOUT, cwd=ROOT)
 
 
 def _copy(tmp_path: Path) -> tuple[Path, Path]:

@@ -19,6 +19,7 @@ from focuscrawl.project.loading import load_project
 from focuscrawl.project.template import INIT_TEMPLATE
 from focuscrawl.project.values import DAG_IDS, ProjectError, parse_duration
 from focuscrawl.stream.spec import FetchSpec
+from helpers import CHILD_TIMEOUT
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -194,7 +195,7 @@ def test_a_process_given_a_bad_fetch_spec_starts_nothing(folder):
     (folder / "bad.json").write_text(json.dumps(spec))
     out = subprocess.run([sys.executable, "streaming/crawler.py", "--fetch-spec", str(folder / "bad.json"),
                           "--bootstrap", "127.0.0.1:9", "--status-file", str(folder / "status.json")],
-                         cwd=ROOT, capture_output=True, text=True, timeout=60)
+                         cwd=ROOT, capture_output=True, text=True, timeout=CHILD_TIMEOUT)
     assert out.returncode == 2, out.stderr
     assert "site.politeness_delay" in out.stderr and "Kafka" not in out.stderr
     assert not (folder / "status.json").exists()

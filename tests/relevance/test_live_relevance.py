@@ -13,6 +13,7 @@ from focuscrawl.outlinks.revisit import PageRevisitor, SnapshotWriter
 from focuscrawl.project.loading import load_project
 from focuscrawl.relevance.score import PageScorer
 from focuscrawl.relevance.train import store_for, train_page_model
+from helpers import CHILD_TIMEOUT
 from tests.relevance.test_page_focus import HISTORY, OTHER, PROJECT, html
 
 GERMAN = ("Die Schlacht wurde im Krieg zwischen dem Königreich und dem Kaiserreich geschlagen; das Heer des Königs "
@@ -105,7 +106,7 @@ def test_the_plan_hands_the_page_model_store_to_the_revisitor(cfg):
     import sys
 
     helptext = subprocess.run([sys.executable, str(ROOT / "streaming" / "revisitor.py"), "--help"], capture_output=True,
-                              text=True, timeout=120, check=True).stdout
+                              text=True, timeout=CHILD_TIMEOUT, check=True).stdout
     assert all(flag in helptext for flag in ("--relevance-store", "--relevance-model", "--relevance-threshold", "--languages"))
 
 

@@ -13,6 +13,8 @@ import json
 import subprocess
 import sys
 
+from helpers import CHILD_TIMEOUT
+
 PROBE = r"""
 import json, sys, tempfile
 from focuscrawl.crawl import dead_letters
@@ -30,7 +32,8 @@ print(json.dumps({"written": result.written, "pandas_at_start": "pandas" in befo
 
 
 def test_first_write_of_a_fresh_sink_imports_no_pandas():
-    out = subprocess.run([sys.executable, "-c", PROBE], capture_output=True, text=True, timeout=300, check=True)
+    out = subprocess.run([sys.executable, "-c", PROBE], capture_output=True, text=True,
+                         timeout=CHILD_TIMEOUT, check=True)
     got = json.loads(out.stdout.strip().splitlines()[-1])
     assert got["written"] == 1
     assert got["pandas_at_start"] is True

@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from helpers import CHILD_TIMEOUT
+
 ROOT = Path(__file__).resolve().parents[2]
 SECRETS = {"POSTGRES_PASSWORD": "p", "AIRFLOW_PASSWORD": "a", "AIRFLOW_JWT_SECRET": "j", "AIRFLOW_SECRET_KEY": "k",
            "MLFLOW_PASSWORD": "m"}
@@ -21,7 +23,7 @@ def _compose_client() -> list[str] | None:
     if shutil.which("docker-compose"):
         candidates.append(["docker-compose"])
     for cmd in candidates:
-        if subprocess.run([*cmd, "version"], capture_output=True, timeout=60).returncode == 0:
+        if subprocess.run([*cmd, "version"], capture_output=True, timeout=CHILD_TIMEOUT).returncode == 0:
             return cmd
     return None
 
@@ -36,7 +38,7 @@ def compose():
 
 def _config(compose, env, *args):
     return subprocess.run([*compose, "-f", str(ROOT / "docker-compose.yml"), "config", *args], cwd=ROOT,
-                          env=env, capture_output=True, text=True, timeout=120)
+                          env=env, capture_output=True, text=True, timeout=CHILD_TIMEOUT)
 
 
 def test_compose_file_is_valid(compose):
@@ -71,7 +73,7 @@ def test_prometheus_scrapes_every_service_that_serves_metrics(compose):
     assert any("prometheus/prometheus.yml" in str(v) for v in config["services"]["prometheus"]["volumes"])
     if shutil.which("promtool"):
         out = subprocess.run(["promtool", "check", "config", str(ROOT / "prometheus" / "prometheus.yml")],
-                             capture_output=True, text=True, timeout=60)
+                             capture_output=True, text=True, timeout=CHILD_TIMEOUT)
         assert out.returncode == 0, out.stdout + out.stderr
 
 

@@ -10,11 +10,12 @@ import textwrap
 from focuscrawl.services import preload as preload_module
 from focuscrawl.services.airflow import PRELOADED, AirflowService
 from focuscrawl.services.preload import ENV, MODULES, preload
+from helpers import CHILD_TIMEOUT
 
 
 def _run(code: str, env: dict[str, str]) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-W", "ignore", "-c", textwrap.dedent(code)], capture_output=True,
-                          text=True, env=env, timeout=300)
+                          text=True, env=env, timeout=CHILD_TIMEOUT)
 
 
 def test_only_the_scheduler_and_the_dag_processor_preload():
