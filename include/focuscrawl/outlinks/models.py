@@ -116,7 +116,8 @@ class NgboostPoisson(OutlinkEstimator):
 
     def fit(self, features, y):
         from ngboost import NGBRegressor
-        from ngboost.distns import Poisson
+
+        from focuscrawl.outlinks.ngboost_poisson import Poisson
 
         self.columns_ = list(features.columns)
         self.model_ = NGBRegressor(Dist=Poisson, n_estimators=self._trees(), learning_rate=self.learning_rate,
