@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from focuscrawl.config import settings
 from focuscrawl.orchestration.model_families import FAMILIES
-from focuscrawl.orchestration.registry_task import record_family
+from focuscrawl.orchestration.registry_task import NICENESS, record_family
 
 
 def test_one_task_per_family_on_the_loops_pushes(dag_bag):
@@ -34,3 +34,21 @@ def test_a_registry_that_is_down_costs_the_record_not_the_task(monkeypatch, tmp_
     assert record_family(settings(), "sources", said.append) == []  # nothing listens on the MLflow port here
     assert len(said) == 1 and said[0].startswith("WARNING: the model registry (MLflow at ")
     assert "`focuscrawl services up --only mlflow` starts it" in said[0]
+
+
+def test_a_record_task_yields_the_cpu_to_the_loops(dag_bag, monkeypatch):
+    """Each record task runs at NICENESS in its own process (run here in a forked child, as Airflow runs a task)."""
+    import multiprocessing
+    import os
+
+    from focuscrawl.orchestration import registry_task
+
+    monkeypatch.setattr(registry_task, "record_family", lambda cfg, name, log: [f"{name} at {os.nice(0)}"])
+    record = dag_bag("model_registry.py")["model_registry"].get_task("record_sources").python_callable
+    fork = multiprocessing.get_context("fork")
+    said = fork.SimpleQueue()
+    child = fork.Process(target=lambda: said.put(record()))
+    child.start()
+    child.join(60)
+    assert said.get() == [f"sources at {NICENESS}"]
+    assert os.nice(0) < NICENESS  # this process is not the task's
