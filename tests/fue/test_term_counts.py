@@ -55,6 +55,9 @@ def test_term_counts_survive_a_cache_round_trip() -> None:
     back = pickle.loads(pickle.dumps(counts))
     assert back.terms() == counts.terms() and (back.matrix() != counts.matrix()).nnz == 0
     assert back._remembered == {}  # what was scored is not cached, only the training documents
+    assert back._vocabulary == counts._vocabulary
+    empty = pickle.loads(pickle.dumps(TermCounts(stop_words=None)))
+    assert empty.terms() == [] and len(empty) == 0
     back.add(["brand new words"])
     assert len(back) == len(DOCS) + 1 and "brand" in back.terms()
 

@@ -76,12 +76,31 @@ def test_extracted_users_and_candidates_come_from_the_tables(tmp_path):
     assert extracted_users(str(tmp_path / "missing"), "HCP") == ([], set())
 
 
+class Examples:
+    """What :func:`focuscrawl.fue.batch.analysed` reads of an example set: its digest and its whole-user documents."""
+
+    def __init__(self, documents, labels, digest="d1"):
+        self.documents, self.labels, self.digest, self.read = documents, labels, digest, 0
+
+    def whole_users(self):
+        self.read += 1
+        return self.documents, self.labels
+
+    def analysed(self):
+        from focuscrawl.fue.classifier import TermCounts
+
+        counts = TermCounts(stop_words="english")
+        counts.add(self.documents)
+        return counts
+
+
 def test_pseudo_training_run_rescores_and_the_scores_round_trip(tmp_path, toy_classifier):
     docs = [f"{OTHER[i % 8]} {OTHER[(i + 1) % 8]}" for i in range(20)] + [f"{TARGET[i % 8]} crying" for i in range(20)]
     train = (docs, [0] * 20 + [1] * 20)
     candidates = [("odd", "zebra zebra"), ("sad", "hopeless numb"), ("meh", "recipe garden")]
     extracted = [("zebra zebra crying", 0.97)] * 10 + [("football guitar", 0.05)]
-    model, scores = pseudo_training_run("HCP-POS", train, extracted, candidates, toy_classifier, top_n=2)
+    model, scores = pseudo_training_run("HCP-POS", Examples(*train).analysed(), train[1], extracted, candidates,
+                                        toy_classifier, top_n=2)
     assert [u for u, _ in scores] and {u for u, _ in scores} == {"sad", "odd"}  # the 2 best by the old model
     # The pseudo-positive word now counts: the same fit without the pseudo-examples knows no "zebra".
     from focuscrawl.fue.classifier import UserClassifier, reference_params
@@ -100,30 +119,36 @@ def test_pseudo_training_run_rescores_and_the_scores_round_trip(tmp_path, toy_cl
 
 def test_the_originals_are_analysed_once_and_a_cached_run_scores_as_a_fresh_one(tmp_path, toy_classifier):
     """Every fue_pseudo_training run starts from the same original set: its analysis is read back from the
-    cache (keyed by the documents), and the run's model and scores are those of an uncached run."""
+    cache (keyed by the set's digest, so the users' writings are not read at all), and the run's model and scores
+    are those of an uncached run."""
     import numpy as np
 
     from focuscrawl.fue.batch import analysed
 
     docs = [f"{OTHER[i % 8]} {OTHER[(i + 1) % 8]}" for i in range(20)] + [f"{TARGET[i % 8]} crying" for i in range(20)]
-    train = (docs, [0] * 20 + [1] * 20)
-    first = analysed(docs, "english", tmp_path)
+    examples = Examples(docs, [0] * 20 + [1] * 20)
+    first, labels = analysed(examples, "english", tmp_path)
     (cached,) = (tmp_path / "fue").glob("analysed-*.joblib")
-    again = analysed(docs, "english", tmp_path)
+    again, again_labels = analysed(examples, "english", tmp_path)
+    assert examples.read == 1 and again_labels == labels == examples.labels  # the second from the cache alone
     assert again is not first and again.terms() == first.terms()
     assert (again.matrix() != first.matrix()).nnz == 0
-    analysed(docs[:-1] + ["another text"], "english", tmp_path)
-    assert len(list((tmp_path / "fue").glob("analysed-*.joblib"))) == 2  # other documents, another entry
+    other = Examples(docs[:-1] + ["another text"], examples.labels, digest="d2")
+    analysed(other, "english", tmp_path)
+    assert other.read == 1 and len(list((tmp_path / "fue").glob("analysed-*.joblib"))) == 2  # another set, entry
+    analysed(examples, None, tmp_path)
+    assert examples.read == 2  # other stop words: another analysis
     candidates = [("odd", "zebra zebra"), ("sad", "hopeless numb"), ("meh", "recipe garden")]
     extracted = [("zebra zebra crying", 0.97)] * 10 + [("football guitar", 0.05)]
-    plain = pseudo_training_run("HCP-POS", train, extracted, candidates, toy_classifier, top_n=3)
-    for _ in range(2):  # the cache written, then read
-        model, scores = pseudo_training_run("HCP-POS", train, extracted, candidates, toy_classifier, top_n=3,
-                                            cache_dir=tmp_path)
+    plain = pseudo_training_run("HCP-POS", examples.analysed(), examples.labels, extracted, candidates,
+                                toy_classifier, top_n=3)
+    for _ in range(2):  # from the cache, twice
+        model, scores = pseudo_training_run("HCP-POS", *analysed(examples, "english", tmp_path), extracted,
+                                            candidates, toy_classifier, top_n=3)
         assert [u for u, _ in scores] == [u for u, _ in plain[1]]
         np.testing.assert_allclose([s for _, s in scores], [s for _, s in plain[1]], atol=1e-12)
         np.testing.assert_allclose(model.model_.coef_, plain[0].model_.coef_, atol=1e-12)
-    assert cached.exists()
+    assert cached.exists() and examples.read == 2
 
 
 def test_a_refresh_learns_the_active_projects_examples_and_follows_examples_add(tmp_path, monkeypatch):

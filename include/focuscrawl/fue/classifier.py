@@ -286,13 +286,19 @@ class TermCounts:
     def __len__(self) -> int:
         return len(self._documents)
 
+    # The form of the pickled state (:func:`focuscrawl.fue.batch.analysed` keys its cache by it).
+    STATE = 2
+
     def __getstate__(self) -> dict:
-        """The analysed documents and their vocabulary (a cache's); the analyser is rebuilt on load."""
-        return {"stop_words": self.stop_words, "vocabulary": self._vocabulary, "documents": self._documents}
+        """The analysed documents and their terms by column (a cache's); the analyser and the vocabulary are rebuilt
+        on load. The terms go as one newline-joined string (the analyser's tokens hold no whitespace): unpickling the
+        vocabulary as a dict made a load of the world project's cache (154,215 terms) take 2.5 s, against 0.13 s so."""
+        return {"stop_words": self.stop_words, "terms": "\n".join(self.terms()), "documents": self._documents}
 
     def __setstate__(self, state: dict) -> None:
         self.__init__(state["stop_words"])
-        self._vocabulary, self._documents = state["vocabulary"], state["documents"]
+        terms = state["terms"].split("\n") if state["terms"] else []
+        self._vocabulary, self._documents = dict(zip(terms, range(len(terms)))), state["documents"]
 
     def add(self, documents: Iterable[str]) -> None:
         """Analyse training documents and keep their counts (rows of ``matrix``, in order)."""
