@@ -4,7 +4,9 @@ Seed 003 ("Fast crawling methods of exploring content distributed over large gra
 Crawlers sample a site's graph under a vertex-query budget (UNI, RW, MHRW or FS) and append each
 crawl to the `graph_sample` Delta table. This DAG runs when that table changes:
 
-1. **graph_estimation** (`spark_jobs/graph_estimation.py` on the warm Spark): per crawl, the estimators
+1. **graph_estimation** (`spark_jobs/graph_estimation.py` on the warm Spark, or on pandas in the task's process
+   while `graph_sample` is at most `FOCUSCRAWL_SPARK_IN_PROCESS_MIB` of Parquet,
+   `focuscrawl.lake.spark.in_process`): per crawl, the estimators
    NAIVE, MLE (UNI crawls only), SCE and WCE of `focuscrawl.graph.estimators` on the crawl and on
    bootstrap replicates (moving blocks: walk draws are correlated), for the copy-count distribution
    (omega) and the label distribution; writes `graph_estimates` with percentile intervals,
@@ -13,7 +15,7 @@ crawl to the `graph_sample` Delta table. This DAG runs when that table changes:
 Params: `estimators` (the project's `[loops.graph] estimators`), `targets`, `replicates`, `block_length`,
 `level`, `seed` (defaults: `focuscrawl.graph.params.GraphEstimationParams`), `crawl_ids` (empty: the crawls
 not estimated yet, so a run on the sampler's newest crawl estimates that one; `all`: every crawl).
-The job runs on the warm Spark (the Spark Connect server `focuscrawl services up` starts; connection
+On Spark, the job runs on the warm Spark (the Spark Connect server `focuscrawl services up` starts; connection
 `spark_connect_default`), whose master and jars come from `focuscrawl.lake.spark.session_conf`.
 """
 

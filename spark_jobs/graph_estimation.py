@@ -8,8 +8,10 @@
 Seed 003 (*Fast crawling methods of exploring content distributed over large graphs*). A crawl is small by design (a query budget), so each one is
 collected to the driver as a :class:`focuscrawl.graph.samplers.Sample`; the bootstrap replicates are
 spread over the executors (``mapInPandas`` over replicate ids, each seeded by its id) and summarised
-per crawl, estimator and target (``applyInPandas``). The estimators are the pure functions of
-``focuscrawl.graph``; this file only wires extract, transform and load.
+per crawl, estimator and target (``applyInPandas``). While ``graph_sample`` is small
+(:func:`focuscrawl.lake.spark.in_process`) the job does the same on pandas in its own process
+(``focuscrawl.graph.tables.estimates_in_process``) and writes with delta-rs: ``run(None, ...)``. The estimators are
+the pure functions of ``focuscrawl.graph``; this file only wires extract, transform and load.
 
 Without ``--crawl-ids`` it estimates the crawls that have no estimate yet, or whose estimate used fewer
 rows than ``graph_sample`` now holds: the DAG runs on every new crawl the live sampler lands, and the
@@ -29,6 +31,8 @@ from focuscrawl.graph.tables import (
     GRAPH_ESTIMATES,
     GRAPH_SAMPLE,
     REPLICATE_COLUMNS,
+    estimates_in_process,
+    pending,
     replicate_estimates,
     sample_from_frame,
     summarise_replicates,
@@ -48,7 +52,14 @@ def extract(spark, cfg: Settings, crawl_ids: list[str] | None = None):
 
 
 def pending_crawls(spark, cfg: Settings) -> list[str]:
-    """Crawls in ``graph_sample`` with no estimate yet, or with more rows landed than their estimate used."""
+    """Crawls in ``graph_sample`` with no estimate yet, or with more rows landed than their estimate used
+    (:func:`focuscrawl.graph.tables.pending`); ``spark`` None: read with delta-rs."""
+    if spark is None:
+        landed = lake.to_pandas(GRAPH_SAMPLE, cfg, columns=["crawl_id"]).crawl_id.value_counts().to_dict()
+        used = {} if not lake.exists(GRAPH_ESTIMATES, cfg) else (
+            lake.to_pandas(GRAPH_ESTIMATES, cfg, columns=["crawl_id", "sample_rows"]).groupby("crawl_id").sample_rows
+            .max().map(lambda n: None if n is None or n != n else int(n)).to_dict())
+        return pending(landed, used)
     from pyspark.sql import functions as F
 
     landed = {r.crawl_id: r.rows for r in extract(spark, cfg).groupBy("crawl_id").agg(F.count("*").alias("rows")).collect()}
@@ -56,8 +67,7 @@ def pending_crawls(spark, cfg: Settings) -> list[str]:
     if lake.exists(GRAPH_ESTIMATES, cfg):
         used = {r.crawl_id: r.rows for r in lake.read(spark, GRAPH_ESTIMATES, cfg).groupBy("crawl_id")
                 .agg(F.max("sample_rows").alias("rows")).collect()}
-    # a null count: an estimate written before the column, of a crawl taken as complete then
-    return sorted(c for c, n in landed.items() if c not in used or (used[c] is not None and used[c] < n))
+    return pending(landed, used)
 
 
 def transform(samples, params: GraphEstimationParams):
@@ -95,12 +105,27 @@ def load(estimates, cfg: Settings, crawl_ids: list[str]) -> None:
     if not crawl_ids:
         lake.ensure(GRAPH_ESTIMATES, cfg)
         return
+    lake.replace_where(estimates, GRAPH_ESTIMATES, cfg, _crawls_predicate(crawl_ids))
+
+
+def _crawls_predicate(crawl_ids: list[str]) -> str:
     quoted = ", ".join("'" + c.replace("'", "''") + "'" for c in crawl_ids)
-    lake.replace_where(estimates, GRAPH_ESTIMATES, cfg, f"crawl_id IN ({quoted})")
+    return f"crawl_id IN ({quoted})"
 
 
 def run(spark, cfg: Settings, crawl_ids: list[str] | None = None, params: GraphEstimationParams = DEFAULT) -> int:
-    """Estimate every crawl (or ``crawl_ids``); returns the number of estimate rows written."""
+    """Estimate every crawl (or ``crawl_ids``); returns the number of estimate rows written. ``spark`` None: in this
+    process, on pandas."""
+    if spark is None:
+        samples = lake.to_pandas(GRAPH_SAMPLE, cfg)
+        samples = samples[samples.crawl_id.isin(crawl_ids)] if crawl_ids else samples
+        done = sorted(samples.crawl_id.unique())
+        if not done:
+            lake.ensure(GRAPH_ESTIMATES, cfg)
+            return 0
+        rows = estimates_in_process(samples, ESTIMATORS.parse(",".join(params.estimators)), list(params.targets),
+                                    params.replicates, params.block_length, params.level, params.seed)
+        return lake.replace_frame_where(rows, GRAPH_ESTIMATES, cfg, _crawls_predicate(done))
     samples = extract(spark, cfg, crawl_ids)
     done = sorted(r.crawl_id for r in samples.select("crawl_id").distinct().collect())
     estimates = transform(samples, params).cache()
@@ -111,7 +136,7 @@ def run(spark, cfg: Settings, crawl_ids: list[str] | None = None, params: GraphE
 
 
 def main(argv: list[str] | None = None) -> int:
-    from focuscrawl.lake.spark import get_session
+    from focuscrawl.lake.spark import IN_PROCESS, get_session, in_process
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--crawl-ids", default="", help="comma-separated crawls to estimate, or 'all' "
@@ -120,14 +145,15 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     params = from_args(DEFAULT, args, ESTIMATION)
     cfg = settings()
-    spark = get_session("graph_estimation", cfg=cfg)
+    local = in_process(GRAPH_SAMPLE, cfg)
+    spark = None if local else get_session("graph_estimation", cfg=cfg)
     chosen = [c for c in args.crawl_ids.split(",") if c.strip()]
     crawl_ids = None if chosen == ["all"] else chosen or pending_crawls(spark, cfg)
     if crawl_ids == []:
         print("graph_estimation: every crawl is estimated already")
         return 0
     n = run(spark, cfg, crawl_ids=crawl_ids, params=params)
-    print(f"graph_estimation: {n} estimates -> {GRAPH_ESTIMATES.path(cfg)}")
+    print(f"graph_estimation: {n} estimates -> {GRAPH_ESTIMATES.path(cfg)}" + (IN_PROCESS if local else ""))
     return 0
 
 

@@ -1,4 +1,4 @@
-"""The graph-estimation Spark job over a real Delta ``graph_sample`` table (seed 003)."""
+"""The graph-estimation job over a real Delta ``graph_sample`` table (seed 003), on Spark and in process."""
 
 from __future__ import annotations
 
@@ -25,6 +25,12 @@ def _job(cfg):
     return job
 
 
+@pytest.fixture(params=["spark", "in_process"])
+def engine(request):
+    """The job's session: the tests' Spark, or None (in this process, on pandas)."""
+    return request.getfixturevalue("spark") if request.param == "spark" else None
+
+
 @pytest.fixture(scope="module")
 def crawls():
     graph = synthetic_graph(num_vertices=300, num_contents=400, seed=3)
@@ -45,15 +51,15 @@ def test_sample_rows_round_trip(crawls):
     assert wce.estimate(back) == pytest.approx(wce.estimate(sample))
 
 
-def test_job_writes_estimates_with_bootstrap_intervals(spark, cfg, tmp_path, crawls):
+def test_job_writes_estimates_with_bootstrap_intervals(engine, cfg, tmp_path, crawls):
     lake = dataclasses.replace(cfg, lake=str(tmp_path / "lake"))
     for name, sample in crawls.items():
         append_sample(GRAPH_SAMPLE.path(lake), sample, f"crawl-{name}", name)
     job = _job(cfg)
 
     params = dataclasses.replace(DEFAULT, targets=("label",), replicates=30, block_length=5)
-    n = job.run(spark, lake, params=params)
-    assert job.run(spark, lake, params=params) == n  # a rerun replaces, not appends
+    n = job.run(engine, lake, params=params)
+    assert job.run(engine, lake, params=params) == n  # a rerun replaces, not appends
     dt = DeltaTable(GRAPH_ESTIMATES.path(lake))
     assert dt.metadata().description == GRAPH_ESTIMATES.comment
     rows = dt.to_pyarrow_table().to_pandas()
@@ -70,7 +76,7 @@ def test_job_writes_estimates_with_bootstrap_intervals(spark, cfg, tmp_path, cra
     assert (got.ci_high - got.ci_low > 0).all() and set(got.replicates) == {30}
 
 
-def test_a_crawl_landed_in_parts_is_estimated_again_when_the_rest_lands(spark, cfg, tmp_path, crawls):
+def test_a_crawl_landed_in_parts_is_estimated_again_when_the_rest_lands(engine, cfg, tmp_path, crawls):
     """The sink commits at most a batch of rows at a time, so a round's crawl can land in two commits with a
     DAG run between them: the estimate of the first part records its rows, and the crawl is pending again
     until an estimate covers every landed row; a complete crawl is pending no more."""
@@ -88,16 +94,36 @@ def test_a_crawl_landed_in_parts_is_estimated_again_when_the_rest_lands(spark, c
 
     land(rows[half])
     params = dataclasses.replace(DEFAULT, targets=("label",), replicates=10, block_length=5)
-    assert job.pending_crawls(spark, lake) == ["crawl-RW"]
-    job.run(spark, lake, crawl_ids=job.pending_crawls(spark, lake), params=params)
+    assert job.pending_crawls(engine, lake) == ["crawl-RW"]
+    job.run(engine, lake, crawl_ids=job.pending_crawls(engine, lake), params=params)
     first = DeltaTable(GRAPH_ESTIMATES.path(lake)).to_pandas()
     assert set(first.sample_rows) == {int(half.sum())}
-    assert job.pending_crawls(spark, lake) == []
+    assert job.pending_crawls(engine, lake) == []
 
     land(rows[~half])
-    assert job.pending_crawls(spark, lake) == ["crawl-RW"]
-    job.run(spark, lake, crawl_ids=job.pending_crawls(spark, lake), params=params)
+    assert job.pending_crawls(engine, lake) == ["crawl-RW"]
+    job.run(engine, lake, crawl_ids=job.pending_crawls(engine, lake), params=params)
     whole = DeltaTable(GRAPH_ESTIMATES.path(lake)).to_pandas()
-    assert set(whole.sample_rows) == {len(rows)} and job.pending_crawls(spark, lake) == []
+    assert set(whole.sample_rows) == {len(rows)} and job.pending_crawls(engine, lake) == []
     wce = ESTIMATORS.create("WCE", target="label").estimate(sample_from_frame(rows))
     assert whole[whole.estimator == "WCE"].set_index("value").estimate.to_dict() == pytest.approx(wce)
+
+
+def test_both_engines_write_the_same_estimates(spark, cfg, tmp_path, crawls):
+    """On pandas in the task's process or on Spark, the same rows: the same replicates (each seeded by its id) and
+    the same summaries."""
+    import pandas as pd
+
+    params = dataclasses.replace(DEFAULT, replicates=25, block_length=5)
+    job, written = _job(cfg), {}
+    for name, session in (("spark", spark), ("in_process", None)):
+        lake = dataclasses.replace(cfg, lake=str(tmp_path / name))
+        for sampler, sample in crawls.items():
+            append_sample(GRAPH_SAMPLE.path(lake), sample, f"crawl-{sampler}", sampler)
+        assert job.pending_crawls(session, lake) == ["crawl-RW", "crawl-UNI"]
+        job.run(session, lake, crawl_ids=job.pending_crawls(session, lake), params=params)
+        assert job.pending_crawls(session, lake) == []
+        key = ["crawl_id", "estimator", "target", "value"]
+        written[name] = DeltaTable(GRAPH_ESTIMATES.path(lake)).to_pandas().sort_values(key).reset_index(drop=True)
+    assert len(written["spark"]) > 50
+    pd.testing.assert_frame_equal(written["spark"], written["in_process"], check_dtype=False, rtol=1e-12)

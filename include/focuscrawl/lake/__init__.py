@@ -184,14 +184,27 @@ def replace_frame(frame: "pd.DataFrame", spec: TableSpec, cfg: Settings) -> int:
 
 
 def append_frame(frame: "pd.DataFrame", spec: TableSpec, cfg: Settings) -> int:
-    """Append ``frame``'s rows to the table from delta-rs, typed by ``spec`` (what :func:`append` does from Spark,
-    for rows made in the driver: a few model versions are not worth a Spark plan). Returns the rows written."""
+    """Append ``frame``'s rows to the table from delta-rs, typed by ``spec``: for rows made in the driver (a few model
+    versions are not worth a Spark plan). Returns the rows written."""
     import pyarrow as pa
     from deltalake import write_deltalake
 
     _create(spec.path(cfg), spec, _options(cfg))
     rows = pa.Table.from_pandas(frame[spec.column_names], schema=spec.arrow_schema(), preserve_index=False)
     write_deltalake(spec.path(cfg), rows, mode="append", storage_options=_options(cfg))
+    return len(rows)
+
+
+def replace_frame_where(frame: "pd.DataFrame", spec: TableSpec, cfg: Settings, predicate: str) -> int:
+    """Replace the rows ``predicate`` (SQL) selects with ``frame``'s, typed by ``spec``, from delta-rs: what
+    :func:`replace_where` does from Spark, for rows made in this process (a retried run writes the same rows once;
+    the other rows stay). Returns the rows written."""
+    import pyarrow as pa
+    from deltalake import write_deltalake
+
+    _create(spec.path(cfg), spec, _options(cfg))
+    rows = pa.Table.from_pandas(frame[spec.column_names], schema=spec.arrow_schema(), preserve_index=False)
+    write_deltalake(spec.path(cfg), rows, mode="overwrite", predicate=predicate, storage_options=_options(cfg))
     return len(rows)
 
 
