@@ -67,10 +67,12 @@ def spark_job(task_id: str, application: str, application_args: list[str] | None
     return spark_chain(task_id, [(application, application_args or [])], **kwargs)
 
 
-def spark_chain(task_id: str, steps: list[tuple[str, list[str]]], **kwargs) -> SparkConnectJobOperator:
-    """One task running several jobs one after another (``spark_jobs/chain.py``): ``[("a.py", args), ...]`` in order."""
+def spark_chain(task_id: str, steps: list[tuple[str, list[str]]], pool: str = SPARK_POOL,
+                **kwargs) -> SparkConnectJobOperator:
+    """One task running several jobs one after another (``spark_jobs/chain.py``): ``[("a.py", args), ...]`` in order.
+    ``pool``: the ``spark`` pool, unless no job of the task ever opens a Spark session."""
     args: list[str] = []
     for application, application_args in steps:
         args += [*(["--"] if args else []), application, *application_args]
     return SparkConnectJobOperator(task_id=task_id, jobs_dir=str(cfg.home / "spark_jobs"), steps=args,
-                                   pool=SPARK_POOL, **kwargs)
+                                   pool=pool, **kwargs)

@@ -62,6 +62,7 @@ from focuscrawl.outlinks.related import RELATED
 from focuscrawl.core.params import cli_args
 from focuscrawl.outlinks.tables import FEATURES, SNAPSHOTS
 from focuscrawl.orchestration.quality_gate import gx_gate
+from focuscrawl.services.airflow import DEFAULT_POOL
 
 # A page is snapshotted once per period; a feature row is one page and target period.
 PAGE_PERIOD = ("url", "period")
@@ -109,8 +110,10 @@ def outlinks_features():
     },
 )
 def outlinks_train():
+    # train fits in its own process and appends with delta-rs, never a Spark session: no spark slot, which its fits
+    # held for 100-200 s a run in the loaded freshness run at 6afc487 while source_schedule and graph_estimation queued.
     train = spark_job("train", "outlinks_train.py", [*cli_args(TRAIN_KNOBS), "--no-promote"],
-                      inlets=[FEATURES_ASSET], outlets=[MODELS_ASSET])
+                      inlets=[FEATURES_ASSET], outlets=[MODELS_ASSET], pool=DEFAULT_POOL)
     score = spark_job("score", "outlinks_score.py", ["--models", "{{ params.models }}", "--promote",
                                                      "--model", "{{ params.score_model }}",
                                                      "--scope", "{{ params.score_scope }}", "--publish"],

@@ -45,7 +45,7 @@ def test_data_aware_chain(dags, cfg):
     # model_registry DAG, which records the models outside this run (tests/services/test_model_registry_dag.py)
     assert {t.task_id: sorted(t.upstream_task_ids) for t in train.tasks} == {
         "quality_outlink_features": [], "train": [], "score": ["quality_outlink_features", "train"]}
-    assert {t.task_id for t in train.tasks if t.pool == "spark"} == {"train", "score"}
+    assert {t.task_id for t in train.tasks if t.pool == "spark"} == {"score"}  # train never opens a session
     assert [a.name for a in chain.outlets] == ["delta.page_embeddings", "delta.related_pages", "delta.outlink_features",
                                               "delta.near_duplicates"]
     assert [a.name for a in feats.timetable.asset_condition.objects] == ["delta.page_snapshots"]

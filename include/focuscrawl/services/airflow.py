@@ -51,6 +51,7 @@ SPARK_POOL, SPARK_POOL_SLOTS = "spark", 2
 # and the DAG's four tasks at once took every slot of the executor's parallelism from the loops' own tasks on each
 # of its ~30 runs in the loaded freshness run of 9b1c0aa (record tasks waited 7-9 s queued, so did the loops').
 REGISTRY_POOL, REGISTRY_POOL_SLOTS = "registry", 1
+DEFAULT_POOL = "default_pool"  # Airflow's own, for a task of spark_jobs/ that never opens a Spark session
 POOLS = {SPARK_POOL: (SPARK_POOL_SLOTS, "Spark jobs (tasks on the warm Spark)"),
          REGISTRY_POOL: (REGISTRY_POOL_SLOTS, "the model registry's record tasks (no loop waits for them)")}
 
