@@ -9,7 +9,7 @@ import textwrap
 
 from focuscrawl.services import preload as preload_module
 from focuscrawl.services.airflow import PRELOADED, AirflowService
-from focuscrawl.services.preload import ENV, MODULES, preload
+from focuscrawl.services.preload import ENV, MODULES, WARM, preload
 from helpers import CHILD_TIMEOUT
 
 
@@ -32,9 +32,9 @@ def test_a_module_that_cannot_be_imported_is_skipped_with_a_warning(monkeypatch)
     # worker leaves its logging configured so that caplog saw nothing (CI's xdist unit phase, 2026-12-05).
     said: list[str] = []
     monkeypatch.setattr(preload_module.log, "warning", lambda msg, *args: said.append(msg % args))
-    took = preload(("json", "focuscrawl_no_such_module"))
+    took = preload(("json", "focuscrawl_no_such_module"), warm=(("json", "no_such_function"),))
     assert list(took) == ["json"]
-    assert len(said) == 1 and "focuscrawl_no_such_module not imported" in said[0]
+    assert len(said) == 2 and "focuscrawl_no_such_module not done" in said[0] and "json.no_such_function" in said[1]
 
 
 def test_airflow_local_settings_preloads_with_the_variable_and_a_fork_inherits_every_module():
@@ -45,7 +45,11 @@ def test_airflow_local_settings_preloads_with_the_variable_and_a_fork_inherits_e
         import airflow_local_settings
         read, write = os.pipe()
         if os.fork() == 0:
-            os.write(write, ",".join(m for m in {modules!r} if m in sys.modules).encode())
+            found = [m for m in {modules!r} if m in sys.modules]
+            text = sys.modules.get("focuscrawl.parse.text")
+            if text is not None and text._identifier.cache_info().currsize:
+                found.append("warm")
+            os.write(write, ",".join(found).encode())
             os._exit(0)
         os.close(write)
         os.wait()
@@ -54,5 +58,6 @@ def test_airflow_local_settings_preloads_with_the_variable_and_a_fork_inherits_e
     env = {k: v for k, v in os.environ.items() if k != ENV}
     assert _run(code, env).stdout.strip() == ""
     done = _run(code, {**env, ENV: "1"})
-    assert done.stdout.strip().split(",") == list(MODULES), done.stderr[-2000:]
+    assert done.stdout.strip().split(",") == [*MODULES, "warm"], done.stderr[-2000:]  # the language model too
+    assert WARM == (("focuscrawl.parse.text", "known_languages"),)
     assert "Skipping registering function" not in done.stdout + done.stderr
