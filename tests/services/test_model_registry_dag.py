@@ -37,12 +37,14 @@ def test_a_registry_that_is_down_costs_the_record_not_the_task(monkeypatch, tmp_
 
 
 def test_a_record_task_yields_the_cpu_to_the_loops(dag_bag, monkeypatch):
-    """Each record task runs at NICENESS in its own process (run here in a forked child, as Airflow runs a task)."""
+    """Each record task runs at NICENESS at least in its own process (run here in a forked child, as Airflow runs a
+    task); a process already nicer (make test's unit phase runs at 19) stays so."""
     import multiprocessing
     import os
 
     from focuscrawl.orchestration import registry_task
 
+    before = os.nice(0)
     monkeypatch.setattr(registry_task, "record_family", lambda cfg, name, log: [f"{name} at {os.nice(0)}"])
     record = dag_bag("model_registry.py")["model_registry"].get_task("record_sources").python_callable
     fork = multiprocessing.get_context("fork")
@@ -50,5 +52,5 @@ def test_a_record_task_yields_the_cpu_to_the_loops(dag_bag, monkeypatch):
     child = fork.Process(target=lambda: said.put(record()))
     child.start()
     child.join(60)
-    assert said.get() == [f"sources at {NICENESS}"]
-    assert os.nice(0) < NICENESS  # this process is not the task's
+    assert said.get() == [f"sources at {max(NICENESS, before)}"]
+    assert os.nice(0) == before  # this process is not the task's

@@ -47,14 +47,14 @@ def record_family(cfg, name: str, log=print) -> list[str]:
 def registry_task(cfg, name: str):
     """An Airflow task ``record_<name>`` for the model family ``name``, in the registry's one-slot pool
     (``focuscrawl.services.airflow.REGISTRY_POOL``): the families are recorded one after another, beside the loops,
-    at :data:`NICENESS`."""
+    at :data:`NICENESS` at least."""
     from airflow.sdk import task
 
     from focuscrawl.services.airflow import REGISTRY_POOL
 
     @task(task_id=f"record_{name}", retries=1, pool=REGISTRY_POOL)
     def record() -> list[str]:
-        os.nice(NICENESS - os.nice(0))
+        os.nice(max(0, NICENESS - os.nice(0)))  # never lowered: that needs privileges a worker may not have
         return record_family(cfg, name, log=lambda line: print(line, flush=True))
 
     return record()
