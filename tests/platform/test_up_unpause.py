@@ -22,9 +22,9 @@ class FakeAirflow:
     """The REST calls ``unpause_dags`` makes; the DAG processor re-parses after ``stale_polls`` polls."""
 
     def __init__(self, stale_polls: int | None, listed=("fue_pseudo_training", "delta_maintenance", "model_registry"),
-                 refuse_reparse: bool = False):
+                 refuse_reparse: bool = False, parsed_at: dict[str, str] | None = None):
         self.stale_polls, self.listed, self.polls, self.unpaused = stale_polls, listed, 0, []
-        self.reparsed, self.refuse_reparse = [], refuse_reparse
+        self.reparsed, self.refuse_reparse, self.parsed_at = [], refuse_reparse, parsed_at or {}
 
     def summaries(self) -> dict:
         fresh = self.stale_polls is not None and self.polls > self.stale_polls
@@ -32,7 +32,8 @@ class FakeAirflow:
 
     def dags(self) -> list[dict]:
         self.polls += 1
-        return [{"dag_id": i, "timetable_summary": s, "file_token": f"file-of-{i}"} for i, s in self.summaries().items()]
+        return [{"dag_id": i, "timetable_summary": s, "file_token": f"file-of-{i}",
+                 "last_parsed_time": self.parsed_at.get(i)} for i, s in self.summaries().items()]
 
     def reparse(self, file_token: str) -> None:
         from focuscrawl.services.airflow import AirflowError
@@ -62,6 +63,18 @@ def test_no_dag_is_unpaused_before_airflow_holds_the_projects_schedules(platform
     assert client.polls == 2 and client.unpaused == [(i, PROJECT[i]) for i in PROJECT]
     # the files of the DAGs on another schedule were asked to be re-parsed, each once (model_registry's matched)
     assert client.reparsed == ["file-of-delta_maintenance", "file-of-fue_pseudo_training"]
+
+
+def test_a_dag_parsed_before_the_project_was_written_is_parsed_again_whatever_its_schedule(platform, tmp_path):
+    """A DAG file reads the active project (its Params, the page focus), not only its schedule: on an Airflow that
+    parsed the files before this `up`, each is asked to be parsed again, once, even when its schedule matches."""
+    import os
+
+    os.utime(tmp_path / "run" / "project.json", (1_800_000_000, 1_800_000_000))
+    client = FakeAirflow(stale_polls=0, parsed_at={"model_registry": "2027-01-15T07:59:00Z",   # before the project
+                                                   "delta_maintenance": "2027-01-15T08:01:00Z"})  # after it
+    platform.unpause_dags(timeout=30, client=client)
+    assert client.reparsed == ["file-of-model_registry"]
 
 
 def test_a_refused_reparse_request_is_said_and_the_wait_goes_on(platform):

@@ -32,6 +32,7 @@ import sys
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
+from datetime import datetime
 from pathlib import Path
 
 from focuscrawl.platform.plan import Models, plan
@@ -192,9 +193,12 @@ class Platform:
         unpaused at once, ``source_schedule`` ran on ``@hourly`` and ``delta_maintenance`` ran though
         the project said ``"none"``. So each DAG waits until its REST ``timetable_summary`` matches
         (:func:`focuscrawl.orchestration.schedules.timetable_matches`; one ``GET /api/v2/dags`` a poll). The file
-        of each DAG found on another schedule is asked to be re-parsed first (``PUT /api/v2/parseDagFile``, once a
-        file), so the DAG processor takes it up on its next loop instead of at its next turn. A DAG never listed is
-        left alone; one listed with another schedule after ``timeout`` is an error.
+        of each DAG found on another schedule, or last parsed before the active project was written (a DAG file
+        reads the project: its Params, the page focus), is asked to be re-parsed first (``PUT
+        /api/v2/parseDagFile``, once a file), so the DAG processor takes it up on its next loop instead of at its
+        next turn (``AIRFLOW__DAG_PROCESSOR__MIN_FILE_PROCESS_INTERVAL``, :class:`focuscrawl.services.airflow.
+        AirflowService`). A DAG never listed is left alone; one listed with another schedule after ``timeout`` is
+        an error.
         """
         import requests
 
@@ -206,14 +210,23 @@ class Platform:
             from focuscrawl.services.airflow import AirflowService
 
             client = AirflowService(self.cfg, dags_folder=self.dags_folder).client()
+        from focuscrawl.orchestration.schedules import ACTIVE_PROJECT
+
         wanted = self.dag_ids()
         listed: dict[str, dict] = {}
         asked: set[str] = set()
+        project = Path(self.cfg.var_dir) / ACTIVE_PROJECT
+        written = project.stat().st_mtime if project.exists() else None
+
+        def before_project(dag: dict) -> bool:
+            parsed_at = dag.get("last_parsed_time")
+            return bool(written and parsed_at) and datetime.fromisoformat(parsed_at).timestamp() < written
 
         def parsed() -> bool:
             try:
                 listed.update({d["dag_id"]: d for d in client.dags() if d["dag_id"] in wanted})
-                stale = [d for i, d in listed.items() if not timetable_matches(self.cfg, i, d.get("timetable_summary"))]
+                stale = [d for i, d in listed.items()
+                         if not timetable_matches(self.cfg, i, d.get("timetable_summary")) or before_project(d)]
                 for token in sorted({d.get("file_token") for d in stale} - asked - {None}):
                     asked.add(token)  # asked once: a failed request leaves the file to the processor's own turn
                     try:
