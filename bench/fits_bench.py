@@ -7,7 +7,7 @@ On the training benchmark's synthetic feature rows (``train_bench.features``, ``
 the held-out split and ``train_sample`` of the job (``training.held_out_split``, ``sample_rows``), the
 default models (``OutlinksParams.models``) in both scopes are fitted and evaluated by
 ``training.fit_models``: once with ``cores=1`` (one after another, in process: the loop as it was) and
-once with ``--cores`` (forked workers, one BLAS thread each), interleaved ``--repeats`` times, fastest of
+once with ``--cores`` (loky workers, one BLAS thread each), interleaved ``--repeats`` times, fastest of
 each kept. Recorded: both wall times, the speed-up (sequential over side by side), whether every model's
 metrics are the same in both, the threads, the load before and after, the usable cores and the commit.
 """

@@ -97,12 +97,9 @@ def fit_models(pairs: list[tuple], train_rows: pd.DataFrame, test_rows: pd.DataF
                seed: int = 0, cores: int = 0, **options) -> list[tuple]:
     """``(model, metrics)`` of each ``(spec, scope)`` in ``pairs``, in their order, fitted side by side.
 
-    At most ``cores`` fits at once (0: :func:`usable_cores`), each in a worker process forked from this one
-    (joblib's multiprocessing backend) with its BLAS/OpenMP pools held to one thread, so k fits use k cores
-    and no more. Forked, a worker starts with every module this process has (an Airflow task, the
-    scheduler's preload: ``focuscrawl.services.preload``); loky's spawned workers imported pandas,
-    scikit-learn and NGBoost again, 11 s of CPU a run against 15 s for the fits themselves on the world's
-    2,222 rows. A fit depends only on its rows and ``seed``, so the models and metrics are those of
+    At most ``cores`` fits at once (0: :func:`usable_cores`), each in a worker process of joblib's loky
+    pool with its BLAS/OpenMP pools held to one thread (``inner_max_num_threads``), so k fits use k cores
+    and no more. A fit depends only on its rows and ``seed``, so the models and metrics are those of
     fitting one after another (``tests/outlinks/test_training_fits.py``); one core fits in process.
     Each worker receives only its model's columns.
     """
@@ -116,10 +113,8 @@ def fit_models(pairs: list[tuple], train_rows: pd.DataFrame, test_rows: pd.DataF
     if jobs == 1:
         return [_fit_and_evaluate(*task) for task in tasks]
     from joblib import Parallel, delayed, parallel_config
-    from threadpoolctl import threadpool_limits
 
-    # Set before the fork, the limits hold in every worker (joblib's inner_max_num_threads is loky's only).
-    with threadpool_limits(limits=1), parallel_config(backend="multiprocessing"):
+    with parallel_config(backend="loky", inner_max_num_threads=1):
         return Parallel(n_jobs=jobs)(delayed(_fit_and_evaluate)(*task) for task in tasks)
 
 
