@@ -49,7 +49,8 @@ def main(argv: list[str] | None = None) -> int:
     add_arguments(ap, DEFAULT, TRAIN_KNOBS)
     ap.add_argument("--no-promote", action="store_true", help="register only; the DAG's promote step decides")
     ap.add_argument("--cores", type=int, default=0,
-                    help="models fitted at once, one core each (0: every core this process may use)")
+                    help="models fitted at once, one core each (0: every core this process may use, or one "
+                         "after another below training.SIDE_BY_SIDE_ROWS training rows)")
     args = ap.parse_args(argv)
     cfg = settings()
     try:

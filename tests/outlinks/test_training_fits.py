@@ -60,3 +60,33 @@ def test_negative_cores_are_refused(frame):
     train_rows, test_rows, _ = held_out_split(frame)
     with pytest.raises(ValueError, match="0 for every usable core"):
         fit_models([(model_specs()["NNL-ET_LBLA"], "int")], train_rows, test_rows, 4, cores=-1)
+
+
+def test_every_core_fits_side_by_side_only_with_enough_rows(frame, monkeypatch):
+    """``cores=0`` (the job's default) fits in process below ``SIDE_BY_SIDE_ROWS`` training rows, where starting the
+    workers costs more than the fits; above it, on every usable core; an explicit ``cores`` is kept either way."""
+    import joblib
+
+    from focuscrawl.outlinks import training
+
+    train_rows, test_rows, _ = held_out_split(frame)
+    pairs = [(model_specs()["NNL-ET_LBLA"], s) for s in SCOPES]
+    pools: list[int] = []
+
+    class Parallel:
+        def __init__(self, n_jobs):
+            pools.append(n_jobs)
+
+        def __call__(self, calls):
+            return [f(*args, **kwargs) for f, args, kwargs in calls]
+
+    monkeypatch.setattr(joblib, "Parallel", Parallel)
+    monkeypatch.setattr(training, "usable_cores", lambda: 2)
+    assert len(train_rows) < training.SIDE_BY_SIDE_ROWS
+    fit_models(pairs, train_rows, test_rows, 4, **OPTIONS)
+    assert pools == []  # in process
+    fit_models(pairs, train_rows, test_rows, 4, cores=2, **OPTIONS)
+    assert pools == [2]
+    monkeypatch.setattr(training, "SIDE_BY_SIDE_ROWS", len(train_rows))
+    fit_models(pairs, train_rows, test_rows, 4, **OPTIONS)
+    assert pools == [2, 2]

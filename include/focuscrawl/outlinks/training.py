@@ -93,18 +93,29 @@ def _fit_and_evaluate(spec, scope: str, train_rows: pd.DataFrame, test_rows: pd.
     return model, evaluate(test_rows[spec.target_column(scope)].to_numpy(), predicted, seed=seed)
 
 
+# Fewer training rows than this and ``cores=0`` fits one after another in process: two loky workers cost 11 s of CPU
+# to start (each imports pandas, scikit-learn and NGBoost again), more than the fits of the world's live lake take
+# in all (2,222 rows: 8 s of CPU), while at 40,000 rows side by side took 61.2 s against 99.5 s (bench/fits_bench.py,
+# docs/benchmarks.md). Workers forked from the task instead hung a task of the CI of 1809855: its process has
+# threads (delta-rs's runtime among them), and a fork copies the locks they hold.
+SIDE_BY_SIDE_ROWS = 10_000
+
+
 def fit_models(pairs: list[tuple], train_rows: pd.DataFrame, test_rows: pd.DataFrame, history_size: int,
                seed: int = 0, cores: int = 0, **options) -> list[tuple]:
     """``(model, metrics)`` of each ``(spec, scope)`` in ``pairs``, in their order, fitted side by side.
 
-    At most ``cores`` fits at once (0: :func:`usable_cores`), each in a worker process of joblib's loky
-    pool with its BLAS/OpenMP pools held to one thread (``inner_max_num_threads``), so k fits use k cores
-    and no more. A fit depends only on its rows and ``seed``, so the models and metrics are those of
-    fitting one after another (``tests/outlinks/test_training_fits.py``); one core fits in process.
-    Each worker receives only its model's columns.
+    At most ``cores`` fits at once (0: :func:`usable_cores`, or one after another with fewer than
+    :data:`SIDE_BY_SIDE_ROWS` training rows), each in a worker process of joblib's loky pool with its BLAS/OpenMP
+    pools held to one thread (``inner_max_num_threads``), so k fits use k cores and no more. A fit depends only on
+    its rows and ``seed``, so the models and metrics are those of fitting one after another
+    (``tests/outlinks/test_training_fits.py``); one core fits in process. Each worker receives only its model's
+    columns.
     """
     if cores < 0:
         raise ValueError(f"cores is the number of fits at once, 0 for every usable core; got {cores}")
+    if cores == 0 and len(train_rows) < SIDE_BY_SIDE_ROWS:
+        cores = 1
     jobs = max(1, min(cores or usable_cores(), len(pairs)))
     tasks = []
     for spec, scope in pairs:
