@@ -136,8 +136,11 @@ def main(argv: list[str] | None = None) -> int:
                       "web": type(world.web).__name__ if world.web else None,
                       "oauth": world.oauth is not None}), flush=True)
     stop = threading.Event()
+    # Not stop.set() in the handler: it runs in the main thread, which may hold the event's lock inside stop.wait()
+    # at that instant, and then waits for itself (a SIGTERM hung a world server for 300 s in the CI of af99440);
+    # a helper thread sets it once the lock is free, as focuscrawl.stream.process does.
     for sig in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(sig, lambda *_: stop.set())
+        signal.signal(sig, lambda *_: threading.Thread(target=stop.set, daemon=True).start())
     stop.wait()
     server.stop()
     if clock_file is not None:
