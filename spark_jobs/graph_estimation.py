@@ -123,8 +123,7 @@ def run(spark, cfg: Settings, crawl_ids: list[str] | None = None, params: GraphE
         if not done:
             lake.ensure(GRAPH_ESTIMATES, cfg)
             return 0
-        rows = estimates_in_process(samples, ESTIMATORS.parse(",".join(params.estimators)), list(params.targets),
-                                    params.replicates, params.block_length, params.level, params.seed)
+        rows = estimates_in_process(samples, params)
         return lake.replace_frame_where(rows, GRAPH_ESTIMATES, cfg, _crawls_predicate(done))
     samples = extract(spark, cfg, crawl_ids)
     done = sorted(r.crawl_id for r in samples.select("crawl_id").distinct().collect())
