@@ -6,7 +6,7 @@ iteration: about 6,000 in one fit of 300 iterations. ngboost's own ``Poisson`` f
 ``scipy.stats.poisson`` in each constructor, which builds a whole scipy distribution object, about 1 ms:
 40% of the CPU of ``outlinks_train`` on the world's lake (6 of 15 s). The natural gradient needs only
 ``mu``, and the log score is the same ``logpmf`` without the frozen object, so the fits are the same
-(``tests/outlinks/test_models.py``). Its own module so that stored models unpickle by name.
+(``tests/outlinks/test_ngboost_poisson.py``). Its own module so that stored models unpickle by name.
 """
 
 from __future__ import annotations

@@ -96,8 +96,8 @@ def _fit_and_evaluate(spec, scope: str, train_rows: pd.DataFrame, test_rows: pd.
 # Fewer training rows than this and ``cores=0`` fits one after another in process: two loky workers cost 11 s of CPU
 # to start (each imports pandas, scikit-learn and NGBoost again), more than the fits of the world's live lake take
 # in all (2,222 rows: 8 s of CPU), while at 40,000 rows side by side took 61.2 s against 99.5 s (bench/fits_bench.py,
-# docs/benchmarks.md). Workers forked from the task instead hung a task of the CI of 1809855: its process has
-# threads (delta-rs's runtime among them), and a fork copies the locks they hold.
+# docs/benchmarks.md). Workers forked from the task instead hung a task of the CI of 1809855, most likely because its
+# process has threads (delta-rs's runtime among them) and a fork copies the locks they hold.
 SIDE_BY_SIDE_ROWS = 10_000
 
 
