@@ -1,10 +1,12 @@
 """``Platform.start`` starts the processes once Kafka and the world answer, while Airflow, the warm Spark and MLflow
 still start (their start and the DAG processor's parse took most of the minute before the processes at a680215),
-and unpauses the DAGs once every service is up. Over fakes of the services and the supervisor."""
+and unpauses the DAGs once every service is up; the FUE classifiers are trained while the services start. Over
+fakes of the services and the supervisor."""
 
 from __future__ import annotations
 
 import threading
+import time
 from types import SimpleNamespace
 
 import pytest
@@ -92,4 +94,34 @@ def test_a_service_that_fails_starts_no_process_and_is_raised_once_the_others_ha
     record.fail, record.slow = "kafka", None
     with pytest.raises(RuntimeError, match="kafka did not start"):
         platform(tmp_path, monkeypatch, record).start()
+    assert "processes started" not in record.events and "airflow up" in record.events
+
+
+def _training(record, fail: bool = False):
+    """A stand-in for the classifiers' training that notes whether Kafka came up while it ran (10 s at most):
+    trained before the services start, as `up` once did, it would wait in vain."""
+    def train():
+        deadline = time.monotonic() + 10
+        while "kafka up" not in record.events and time.monotonic() < deadline:
+            time.sleep(0.01)
+        record.note(f"trained, kafka up meanwhile: {'kafka up' in record.events}")
+        if fail:
+            raise ValueError("profile: the examples hold one class only")
+    return train
+
+
+def test_the_classifiers_are_trained_while_the_services_start_and_before_any_process(tmp_path, monkeypatch, record):
+    p = platform(tmp_path, monkeypatch, record)
+    monkeypatch.setattr(p, "train_classifiers", _training(record))
+    p.start()
+    events = record.events
+    assert events.index("trained, kafka up meanwhile: True") < events.index("processes started")
+
+
+def test_a_training_that_fails_starts_no_process_and_is_raised_once_the_services_have_started(tmp_path, monkeypatch,
+                                                                                              record):
+    p = platform(tmp_path, monkeypatch, record)
+    monkeypatch.setattr(p, "train_classifiers", _training(record, fail=True))
+    with pytest.raises(ValueError, match="one class only"):
+        p.start()
     assert "processes started" not in record.events and "airflow up" in record.events

@@ -4,17 +4,16 @@ docs/running.md and docs/architecture.md ("One running platform"). ``up``, in th
 cannot run starts nothing:
 
 1. validates the project (``focuscrawl.project.loading.load_project``: one error naming key and fix);
-2. trains what its FUE loop needs (``focuscrawl.platform.train``: reference and candidate
-   classifiers from the project's example users; reused when the examples did not change);
-   the page relevance model (``focuscrawl.relevance.train``) is fitted in step 4, once the world is
-   up (its example URLs may be on it), before any process starts;
-3. plans its processes (``focuscrawl.platform.plan``);
-4. writes the active project to ``$FOCUSCRAWL_VAR/run/project.json`` (the DAG files read their
+2. plans its processes (``focuscrawl.platform.plan``);
+3. writes the active project to ``$FOCUSCRAWL_VAR/run/project.json`` (the DAG files read their
    schedules from it) and starts the services side by side (Kafka, the warm Spark, MLflow, Airflow, and the
-   world when a site is the world); once Kafka and the world answer, what the processes use, it fits the
-   page focus and starts and supervises every process (``focuscrawl.platform.supervisor``), while the
-   DAGs' services still start;
-5. once every service is up, supervises them (``focuscrawl.platform.service_watch``: a killed Kafka, Airflow
+   world when a site is the world); meanwhile it trains what the FUE loop needs (``focuscrawl.platform.train``:
+   reference and candidate classifiers from the project's example users; reused when the examples did not
+   change). Once they are trained and Kafka and the world answer, what the processes use, it fits the page
+   focus (``focuscrawl.relevance.train``: its example URLs may be on the world) and starts and supervises
+   every process (``focuscrawl.platform.supervisor``), while the DAGs' services still start. A training that
+   fails stops the services started beside it (:meth:`Platform.run`);
+4. once every service is up, supervises them (``focuscrawl.platform.service_watch``: a killed Kafka, Airflow
    component, warm Spark, MLflow or world is started again) and unpauses the project's DAGs so model refresh
    runs on its schedule (each once Airflow shows it parsed with that schedule: an Airflow already up still
    holds the last parse; the tables landed meanwhile are announced once it does,
@@ -111,21 +110,25 @@ class Platform:
     # -- up -----------------------------------------------------------------------------------
 
     def prepare(self) -> list:
-        """Steps that start nothing: train the models and plan the processes (errors stop ``up`` here)."""
-        from focuscrawl.platform.train import train_models
+        """Steps that start nothing: check that no platform is up here and plan the processes (errors stop ``up``
+        here). The FUE classifiers are trained in :meth:`start`, at the paths planned here."""
+        from focuscrawl.platform.train import model_paths
 
         other = supervisor_pid(self.cfg.var_dir)
         if other is not None and other != os.getpid():
             raise RuntimeError(f"a platform is already up out of {self.cfg.var_dir} (supervisor pid {other}); "
                                "`focuscrawl status` shows it, `focuscrawl down` stops it")
-        from focuscrawl.platform.train import model_paths
-
-        # The plan is checked once before training (minutes on a large example set) can start.
-        plan(self.project, self.cfg, models=model_paths(self.project, self.cfg), airflow="airflow" in self.services)
-        if self.project.loops.fue.enabled:
-            self.models = train_models(self.project, self.cfg, log=self.log)
+        self.models = model_paths(self.project, self.cfg) if self.project.loops.fue.enabled else None
         self.specs = plan(self.project, self.cfg, models=self.models, airflow="airflow" in self.services)
         return self.specs
+
+    def train_classifiers(self) -> None:
+        """The FUE loop's reference and candidate classifiers at the planned paths (``focuscrawl.platform.train``;
+        reused when the examples did not change)."""
+        if self.models is not None:
+            from focuscrawl.platform.train import train_models
+
+            train_models(self.project, self.cfg, log=self.log)
 
     def write_active_project(self) -> Path:
         from focuscrawl.orchestration.schedules import ACTIVE_PROJECT
@@ -153,9 +156,13 @@ class Platform:
         # processes started 54.5-73.1 s after `up`; the revisits loop, which needs six periods of snapshots
         # before its first model, closed last).
         first = [name for name in self.services if name in PROCESS_SERVICES]
-        with ThreadPoolExecutor(1) as pool:  # a failure below raises once these have started too (`stop` stops them)
+        # The classifiers are trained while the services start, which mostly wait (on their JVMs, ports, the DAG
+        # processor's parse): on the idle world the training took 32 s of `up` before any service started.
+        with ThreadPoolExecutor(2) as pool:  # a failure below raises once these have started too (`stop` stops them)
             rest = pool.submit(manager.up, [name for name in self.services if name not in first], log=self.log)
-            started = manager.up(first, log=self.log)
+            processes_use = pool.submit(manager.up, first, log=self.log)
+            self.train_classifiers()
+            started = processes_use.result()
             self.train_page_focus()
             self.supervise(specs)
         started.update(rest.result())
@@ -382,7 +389,7 @@ def main_up(args, cfg) -> int:
         duration = parse_for(args.duration)
         platform = Platform(args.project, cfg, services=args.services.split(",") if args.services else None,
                             dags_folder=args.airflow_dags)
-        platform.prepare()  # validate, train, plan: a project that cannot run starts nothing
+        platform.prepare()  # validate, plan: a project that cannot run starts nothing
     except (ProjectError, PlanError, ValueError) as exc:
         print(f"focuscrawl up: {exc}", file=sys.stderr)
         return 2
@@ -391,7 +398,7 @@ def main_up(args, cfg) -> int:
         return 1
     try:
         return platform.run(duration, progress_every=args.progress_every)
-    except ValueError as exc:  # the page focus failed once the sites were up; run() stopped what it started
+    except ValueError as exc:  # the training or the page focus failed once the services started; run() stopped them
         print(f"focuscrawl up: {exc}", file=sys.stderr)
         return 2
 
