@@ -34,7 +34,7 @@ try:
     fcntl.flock(_offset_lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
 except BlockingIOError:
     raise SystemExit(f"another test run uses FOCUSCRAWL_PORT_OFFSET={os.environ['FOCUSCRAWL_PORT_OFFSET']}: "
-                     "give this one its own, e.g. FOCUSCRAWL_PORT_OFFSET=2000 FOCUSCRAWL_VAR=var/test-2000") from None
+                     "give this one its own, e.g. FOCUSCRAWL_PORT_OFFSET=5000 FOCUSCRAWL_VAR=var/test-5000") from None
 if "FOCUSCRAWL_VAR" not in os.environ:
     # The default test state folder starts empty each run: no topics, tables or Airflow runs
     # left from an earlier run can make a count come out right by accident.
