@@ -6,7 +6,8 @@
 Wiring only (``focuscrawl.orchestration.asset_events`` decides what to watch and when to post): logs in to the
 configured Airflow (``FOCUSCRAWL_AIRFLOW_*``, the password ``focuscrawl services up`` keeps), then
 polls the watched tables' Delta versions until SIGTERM. The watch list is re-read every
-``--refresh`` seconds, so DAGs parsed after the start are picked up.
+``--refresh`` seconds, so DAGs parsed after the start are picked up. Each pass also releases an asset-scheduled
+DAG Airflow holds back with no run active (``LakeEventPoster.release_held``).
 """
 
 from __future__ import annotations
@@ -73,6 +74,7 @@ def main(argv: list[str] | None = None) -> int:
                 poster.refresh()
                 refreshed = time.monotonic()
             poster.poll()
+            poster.release_held()
             error = None
         except Exception as exc:  # Airflow restarting or a table mid-commit: report, keep going
             error = f"{type(exc).__name__}: {exc}"[:500]

@@ -10,7 +10,8 @@ import pyarrow as pa
 import pytest
 from deltalake import write_deltalake
 
-from focuscrawl.orchestration.asset_events import LakeEventPoster, table_version, watched_assets
+from focuscrawl.orchestration.asset_events import (HELD_AFTER, HELD_CHECK, LakeEventPoster, table_version,
+                                                     watched_assets)
 
 
 class FakeAirflow:
@@ -29,7 +30,16 @@ class FakeAirflow:
     paused: set = set()
 
     def dag(self, dag_id):
-        return {"dag_id": dag_id, "is_paused": dag_id in self.paused}
+        return {"dag_id": dag_id, "is_paused": dag_id in self.paused, "file_token": f"token-of-{dag_id}"}
+
+    queued: set = set()  # DAG ids with asset events queued for their next run
+    reparsed: list = []
+
+    def queued_asset_events(self, dag_id):
+        return [{"dag_id": dag_id, "asset_id": 1}] if dag_id in self.queued else []
+
+    def reparse(self, file_token):
+        self.reparsed.append(file_token)
 
     def dag_runs(self, dag_id, state=(), limit=100):
         return [{"dag_id": dag_id, "state": "running"}] if dag_id in self.busy and "running" in state else []
@@ -61,7 +71,7 @@ def test_watches_only_stream_landed_tables_that_a_dag_waits_on(tmp_path):
         _asset(3, "delta.fue_extractions", f"file://{tmp_path}/c"),  # nobody scheduled on it
         _asset(4, "kafka.focuscrawl.x", "kafka://h:1/x", scheduled=["d"], group="kafka"),
     ])
-    (watched,) = watched_assets(client)
+    (watched,) = watched_assets(client.assets())
     assert (watched.name, watched.dags, watched.location) == ("delta.page_snapshots", ("outlinks_features",),
                                                               f"{tmp_path}/a")
 
@@ -193,3 +203,26 @@ def test_a_table_only_created_is_not_announced(tmp_path):
     assert table_version(str(table)) is None and poster.poll() == []
     _append(table)
     assert poster.poll() == [("delta.graph_sample", 1)] and len(client.events) == 1
+
+
+def test_a_dag_held_back_with_queued_events_and_no_active_run_has_its_file_reparsed(tmp_path):
+    """Airflow 3.3's stale max_active_runs flag (apache/airflow#56050) held outlinks_train 327 s in a freshness run."""
+    client = FakeAirflow([_asset(1, "delta.page_snapshots", f"file://{tmp_path}/a", scheduled=["outlinks_features"]),
+                          _asset(2, "delta.outlink_features", f"file://{tmp_path}/b", scheduled=["outlinks_train"],
+                                 producing=["outlinks_features"])])
+    client.queued, client.busy, client.reparsed = {"outlinks_train", "outlinks_features"}, {"outlinks_features"}, []
+    clock = Clock()
+    poster = LakeEventPoster(client, tmp_path / "state.json", clock=clock)
+    poster.refresh()
+    assert poster.scheduled == ("outlinks_features", "outlinks_train")  # a task's Asset too, not only the lake's
+    assert poster.release_held() == []  # first seen held: the scheduler may just not have come round to it
+    clock.now = HELD_CHECK
+    assert poster.release_held() == []
+    clock.now = HELD_AFTER + HELD_CHECK
+    assert poster.release_held() == ["outlinks_train"]  # outlinks_features has its run: rightly waiting
+    assert client.reparsed == ["token-of-outlinks_train"] and poster.status()["held_dags_released"] == 1
+    clock.now += HELD_CHECK
+    assert poster.release_held() == []  # asked once; again only if still held HELD_AFTER later
+    client.queued = set()  # its run was created: the events are consumed
+    clock.now += HELD_AFTER
+    assert poster.release_held() == [] and client.reparsed == ["token-of-outlinks_train"]

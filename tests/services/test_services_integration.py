@@ -85,6 +85,7 @@ def test_dag_run_succeeds_and_task_sees_our_settings(stack):
     cfg = stack["cfg"]
     client = AirflowService(cfg).client()
     assert [d["dag_id"] for d in client.dags()] == ["fc_smoke"]  # reserialized before `up` returned
+    assert client.queued_asset_events("fc_smoke") == []  # the call the asset-events process's release_held makes
     client.unpause("fc_smoke")
     run_id = client.trigger("fc_smoke", conf={"marker": "m-42"})
     started = time.monotonic()

@@ -29,6 +29,17 @@ scheduled on their tables (``outlinks_features`` on ``page_snapshots``, ``source
    version and the minimum interval (``up`` starts the stream processes before Airflow holds the project's
    schedules: ``focuscrawl.platform.up``).
 
+6. It also releases an asset-scheduled DAG that Airflow holds back with no run of its own active
+   (:meth:`LakeEventPoster.release_held`, every DAG scheduled on an Asset, a task's or the lake's). Airflow 3.3
+   keeps "at ``max_active_runs``" per DAG in ``DagModel.exceeds_max_non_backfill``; the DAG processor sets it from
+   the runs active when it parses the file, and a parse during a run that is about to end can leave it set after
+   the run ended. The scheduler then creates no run for the DAG's queued events until the file's next parse
+   (apache/airflow#56050, #73032): 327 s for ``outlinks_train`` in the loaded freshness run at 2e7fd60, where
+   each file is parsed every 5 minutes (``focuscrawl.services.airflow``). A DAG seen with queued events and
+   no run queued or running for :data:`HELD_AFTER` seconds (looked at every :data:`HELD_CHECK`) has its file
+   re-parsed, which sets the flag again
+   from the runs then active.
+
 The last version posted per Asset is kept in a small JSON file, so a restarted poster neither
 re-posts an old version nor misses one that landed while it was down (when it last posted is not
 kept: a restarted poster's first events post at once).
@@ -51,6 +62,10 @@ STATE_FILE = "asset_events.json"  # under $FOCUSCRAWL_VAR
 # A DAG on a stream-landed table re-runs at most once a minute by default: the landings commit
 # every few seconds, and a Spark DAG run takes a minute or more on the embedded default anyway.
 MIN_INTERVAL = 60.0
+# The scheduler creates a free DAG's run for its queued events within a loop or two (seconds); a DAG with queued
+# events and nothing active for this long is held by the stale flag of point 6 of the module docstring.
+HELD_AFTER = 15.0
+HELD_CHECK = 10.0  # seconds between two looks (a GET per asset-scheduled DAG) at the API server
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,10 +82,11 @@ class WatchedAsset:
         return unquote(parsed.path) if parsed.scheme == "file" else self.uri
 
 
-def watched_assets(client) -> list[WatchedAsset]:
-    """The ``delta`` Assets a DAG is scheduled on and no task produces: the stream side must announce them."""
+def watched_assets(assets: list[dict]) -> list[WatchedAsset]:
+    """Of ``assets`` (Airflow's ``GET /api/v2/assets``), the ``delta`` ones a DAG is scheduled on and no task produces:
+    the stream side must announce them."""
     return [WatchedAsset(a["id"], a["name"], a["uri"], tuple(sorted(d["dag_id"] for d in a["scheduled_dags"])))
-            for a in client.assets()
+            for a in assets
             if a.get("group") == "delta" and a["scheduled_dags"] and not a["producing_tasks"]]
 
 
@@ -104,6 +120,10 @@ class LakeEventPoster:
     posted: int = 0
     assets: list[WatchedAsset] = field(default_factory=list)
     _last_post: dict[str, float] = field(default_factory=dict)  # DAG id -> when an event last started it
+    scheduled: tuple[str, ...] = ()  # every DAG scheduled on an Asset (point 6)
+    released: int = 0
+    _free_since: dict[str, float] = field(default_factory=dict)  # DAG id -> first seen with events and nothing active
+    _checked: float = float("-inf")  # when release_held last looked
 
     def __post_init__(self) -> None:
         try:
@@ -112,8 +132,10 @@ class LakeEventPoster:
             self.versions = {}
 
     def refresh(self) -> list[WatchedAsset]:
-        """Re-read the watch list (DAGs appear as the DAG processor parses them)."""
-        self.assets = watched_assets(self.client)
+        """Re-read the watch list and the asset-scheduled DAGs (DAGs appear as the DAG processor parses them)."""
+        assets = self.client.assets()
+        self.assets = watched_assets(assets)
+        self.scheduled = tuple(sorted({d["dag_id"] for a in assets for d in a["scheduled_dags"]}))
         return self.assets
 
     def _save(self) -> None:
@@ -158,6 +180,29 @@ class LakeEventPoster:
         self._last_post.update(dict.fromkeys(started, now))
         return events
 
+    def release_held(self) -> list[str]:
+        """Re-parse the file of each asset-scheduled DAG held back with queued events and no run of its own queued or
+        running for :data:`HELD_AFTER` seconds (point 6 of the module docstring); the DAG ids released."""
+        now, released = self.clock(), []
+        if now - self._checked < HELD_CHECK:
+            return released
+        self._checked = now
+        for dag_id in self.scheduled:
+            if not (self.client.queued_asset_events(dag_id)
+                    and not self.client.dag_runs(dag_id, state=["queued", "running"], limit=1)):
+                self._free_since.pop(dag_id, None)
+                continue
+            since = self._free_since.setdefault(dag_id, now)
+            if now - since < HELD_AFTER:
+                continue
+            self.client.reparse(self.client.dag(dag_id)["file_token"])
+            self._free_since[dag_id] = now  # asked again only if still held another HELD_AFTER later
+            self.released += 1
+            released.append(dag_id)
+            log.warning("%s: asset events queued and no run active for %.0f s; its file is re-parsed so that Airflow "
+                        "sees it below max_active_runs (apache/airflow#56050)", dag_id, now - since)
+        return released
+
     def _held(self, dag_id: str) -> bool:
         """``dag_id`` is paused, or has a run queued or running."""
         return bool(self.client.dag(dag_id)["is_paused"]
@@ -166,4 +211,4 @@ class LakeEventPoster:
     def status(self) -> dict:
         return {"watched": {a.name: list(a.dags) for a in self.assets}, "versions": dict(self.versions),
                 "min_interval_s": {dag: self.interval(dag) for a in self.assets for dag in a.dags},
-                "events_posted": self.posted}
+                "events_posted": self.posted, "held_dags_released": self.released}

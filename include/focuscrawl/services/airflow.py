@@ -421,6 +421,10 @@ class AirflowClient:
         """Every Asset Airflow knows, with the DAGs scheduled on it and the tasks producing it."""
         return self._call("GET", "/api/v2/assets", params={"limit": 1000}).json()["assets"]
 
+    def queued_asset_events(self, dag_id: str) -> list[dict]:
+        """The Asset events queued for ``dag_id``'s next run (each with its ``asset_id`` and ``created_at``)."""
+        return self._call("GET", f"/api/v2/dags/{dag_id}/assets/queuedEvents").json()["queued_events"]
+
     def post_asset_event(self, asset_id: int, extra: dict | None = None) -> dict:
         """Announce that an Asset changed outside Airflow (the DAGs scheduled on it run as for a task's event)."""
         return self._call("POST", "/api/v2/assets/events", json={"asset_id": asset_id, "extra": extra or {}}).json()
