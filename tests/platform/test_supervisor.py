@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from focuscrawl.platform.supervisor import (
-    BACKOFF, CRASHLOOP, EXITED, STOPPED, UP, ProcessSpec, RestartPolicy, Supervisor, cmdline, read_state,
+    BACKOFF, CRASHLOOP, EXITED, STOPPED, UP, WAITING, ProcessSpec, RestartPolicy, Supervisor, cmdline, read_state,
     supervisor_pid,
 )
 from focuscrawl.services.process import group_members, pid_alive
@@ -218,6 +218,30 @@ def test_exit_zero_under_on_failure_is_done_and_never_is_never_restarted(tmp_pat
         assert (sup.state_of("once").state, sup.state_of("once").last_exit) == (EXITED, 3)
     finally:
         sup.stop()
+
+
+def test_a_held_loops_processes_wait_until_it_is_released_and_a_stop_takes_them_either_way(tmp_path):
+    """`up` holds the FUE loop's processes until its classifiers are trained (focuscrawl.platform.up)."""
+    specs = [ProcessSpec("chooser", "toy", SLEEPER, loop="fue"), ProcessSpec("revisitor", "toy", SLEEPER, loop="revisits"),
+             ProcessSpec("classifier", "toy", SLEEPER, loop="fue")]
+    sup = Supervisor(specs, tmp_path, clock=FakeClock())
+    sup.start(held=frozenset({"fue"}))
+    try:
+        assert sup.state_of("revisitor").state == UP
+        assert sup.state_of("chooser").state == sup.state_of("classifier").state == WAITING
+        sup.step()  # a waiting process is not a crashed one: nothing restarts it
+        assert sup.state_of("chooser").state == WAITING and sup.state_of("chooser").pid is None
+        assert {p["name"]: p["state"] for p in read_state(tmp_path)["processes"]}["chooser"] == WAITING
+        assert sorted(sup.release("fue")) == ["chooser", "classifier"]
+        assert sup.state_of("chooser").state == UP and pid_alive(sup.state_of("chooser").pid)
+        assert sup.release("fue") == []
+    finally:
+        sup.stop()
+    assert {sup.state_of(n).state for n in ("chooser", "revisitor", "classifier")} == {STOPPED}
+    held = Supervisor([ProcessSpec("chooser", "toy", SLEEPER, loop="fue")], tmp_path / "b", clock=FakeClock())
+    held.start(held=frozenset({"fue"}))
+    held.stop()  # never released: stopped without a process to stop
+    assert held.state_of("chooser").state == STOPPED
 
 
 def test_a_missing_executable_is_a_failure_with_its_reason(tmp_path):

@@ -50,9 +50,14 @@ def record(monkeypatch):
         def __init__(self, specs, var_dir, **_):
             pass
 
-        def start(self):
+        def start(self, held=frozenset()):
+            record.held = held
             record.note("processes started")
             record.processes_started.set()
+
+        def release(self, loop):
+            record.note(f"{loop} released")
+            return []
 
         def run(self):
             pass
@@ -110,18 +115,23 @@ def _training(record, fail: bool = False):
     return train
 
 
-def test_the_classifiers_are_trained_while_the_services_start_and_before_any_process(tmp_path, monkeypatch, record):
+def test_the_classifiers_are_trained_while_the_services_start_and_only_the_fue_processes_wait_for_them(
+        tmp_path, monkeypatch, record):
     p = platform(tmp_path, monkeypatch, record)
+    p.models = SimpleNamespace()  # the FUE loop is on: its classifiers are planned
     monkeypatch.setattr(p, "train_classifiers", _training(record))
     p.start()
     events = record.events
-    assert events.index("trained, kafka up meanwhile: True") < events.index("processes started")
+    assert record.held == {"fue"}  # the other loops' processes start once Kafka and the world answer
+    assert events.index("processes started") < events.index("fue released")
+    assert events.index("trained, kafka up meanwhile: True") < events.index("fue released")
 
 
-def test_a_training_that_fails_starts_no_process_and_is_raised_once_the_services_have_started(tmp_path, monkeypatch,
-                                                                                              record):
+def test_a_training_that_fails_starts_no_fue_process_and_is_raised_once_the_services_have_started(
+        tmp_path, monkeypatch, record):
     p = platform(tmp_path, monkeypatch, record)
+    p.models = SimpleNamespace()
     monkeypatch.setattr(p, "train_classifiers", _training(record, fail=True))
     with pytest.raises(ValueError, match="one class only"):
         p.start()
-    assert "processes started" not in record.events and "airflow up" in record.events
+    assert "fue released" not in record.events and "airflow up" in record.events

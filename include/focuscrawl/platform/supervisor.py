@@ -42,6 +42,7 @@ log = logging.getLogger("focuscrawl.platform.supervisor")
 
 # Process states shown by ``focuscrawl status``.
 UP, BACKOFF, CRASHLOOP, STOPPED, EXITED = "up", "backoff", "crashloop", "stopped", "exited"
+WAITING = "waiting"  # held at start until its loop is released (Supervisor.release)
 
 
 @dataclass(frozen=True)
@@ -222,8 +223,9 @@ class Supervisor:
 
     # -- lifecycle -------------------------------------------------------------------------
 
-    def start(self) -> None:
-        """Start every process tier by tier, adopting those a killed supervisor left running."""
+    def start(self, held: frozenset[str] = frozenset()) -> None:
+        """Start every process tier by tier, adopting those a killed supervisor left running; those of the loops in
+        ``held`` wait (state ``waiting``) until :meth:`release` starts them."""
         self.dir.mkdir(parents=True, exist_ok=True)
         other = _live_pid(self.pid_file)
         if other is not None and other != os.getpid():
@@ -245,8 +247,21 @@ class Supervisor:
                 if pid is not None:
                     log.warning("%s: pid file names pid %d, which runs something else; starting anew", m.spec.name, pid)
                     m.process.pid_file.unlink(missing_ok=True)
-                self._launch(m)
+                if m.spec.loop in held:
+                    m.state.state = WAITING
+                else:
+                    self._launch(m)
         self.write_state(force=True)
+
+    def release(self, loop: str) -> list[str]:
+        """Start the processes of ``loop`` held by :meth:`start`, tier by tier; their names."""
+        with self._lock:
+            waiting = [m for m in self.procs.values() if m.spec.loop == loop and m.state.state == WAITING]
+            for m in waiting:
+                if not self.stopping.is_set():
+                    self._launch(m)
+        self.write_state(force=True)
+        return [m.spec.name for m in waiting]
 
     def _launch(self, m: _Managed) -> None:
         _kill_leftovers(m)

@@ -9,10 +9,11 @@ cannot run starts nothing:
    schedules from it) and starts the services side by side (Kafka, the warm Spark, MLflow, Airflow, and the
    world when a site is the world); meanwhile it trains what the FUE loop needs (``focuscrawl.platform.train``:
    reference and candidate classifiers from the project's example users; reused when the examples did not
-   change). Once they are trained and Kafka and the world answer, what the processes use, it fits the page
-   focus (``focuscrawl.relevance.train``: its example URLs may be on the world) and starts and supervises
-   every process (``focuscrawl.platform.supervisor``), while the DAGs' services still start. A training that
-   fails stops the services started beside it (:meth:`Platform.run`);
+   change). Once Kafka and the world answer, what the processes use, it fits the page focus
+   (``focuscrawl.relevance.train``: its example URLs may be on the world) and starts and supervises every
+   process (``focuscrawl.platform.supervisor``), while the DAGs' services still start; the FUE loop's
+   processes wait (``waiting``) until its classifiers are trained. A training that fails stops what started
+   beside it (:meth:`Platform.run`);
 4. once every service is up, supervises them (``focuscrawl.platform.service_watch``: a killed Kafka, Airflow
    component, warm Spark, MLflow or world is started again) and unpauses the project's DAGs so model refresh
    runs on its schedule (each once Airflow shows it parsed with that schedule: an Airflow already up still
@@ -156,15 +157,21 @@ class Platform:
         # processes started 54.5-73.1 s after `up`; the revisits loop, which needs six periods of snapshots
         # before its first model, closed last).
         first = [name for name in self.services if name in PROCESS_SERVICES]
-        # The classifiers are trained while the services start, which mostly wait (on their JVMs, ports, the DAG
-        # processor's parse): on the idle world the training took 32 s of `up` before any service started.
-        with ThreadPoolExecutor(2) as pool:  # a failure below raises once these have started too (`stop` stops them)
+        # The classifiers are trained while the services start (on the idle world the training took 32 s of `up`
+        # before any service started). Only the FUE loop's processes wait for them: the others start once Kafka and
+        # the world answer (in the loaded freshness run at 2e7fd60 the training took 98.0 s beside the services,
+        # and the revisits loop, which waited for it though it needs six periods of snapshots, closed last).
+        held = frozenset({"fue"}) if self.models is not None else frozenset()
+        with ThreadPoolExecutor(3) as pool:  # a failure below raises once these have started too (`stop` stops them)
             rest = pool.submit(manager.up, [name for name in self.services if name not in first], log=self.log)
             processes_use = pool.submit(manager.up, first, log=self.log)
-            self.train_classifiers()
+            training = pool.submit(self.train_classifiers)
             started = processes_use.result()
             self.train_page_focus()
-            self.supervise(specs)
+            self.supervise(specs, held)
+            training.result()
+            for loop in held:
+                self.supervisor.release(loop)
         started.update(rest.result())
         from focuscrawl.platform.service_watch import ServiceWatch
 
@@ -173,11 +180,12 @@ class Platform:
         if "airflow" in self.services:
             self.unpause_dags()
 
-    def supervise(self, specs: list) -> None:
-        """Start every process of ``specs`` under the supervisor, which runs in a background thread."""
+    def supervise(self, specs: list, held: frozenset[str] = frozenset()) -> None:
+        """Start every process of ``specs`` under the supervisor, which runs in a background thread; those of the
+        loops in ``held`` wait until ``self.supervisor.release(loop)``."""
         self.supervisor = Supervisor(specs, self.cfg.var_dir, tick=self.tick, info={
             "project": self.project.name, "project_file": str(self.project_file) if self.project_file else None})
-        self.supervisor.start()
+        self.supervisor.start(held)
         self._thread = threading.Thread(target=self.supervisor.run, name="focuscrawl-supervisor", daemon=True)
         self._thread.start()
         self.log(f"up: {len(specs)} processes supervised; `focuscrawl status` shows them")
