@@ -37,8 +37,7 @@ scheduled on their tables (``outlinks_features`` on ``page_snapshots``, ``source
    (apache/airflow#56050, #73032): 327 s for ``outlinks_train`` in the loaded freshness run at 2e7fd60, where
    each file is parsed every 5 minutes (``focuscrawl.services.airflow``). A DAG seen with queued events and
    no run queued or running for :data:`HELD_AFTER` seconds (looked at every :data:`HELD_CHECK`) has its file
-   re-parsed, which sets the flag again
-   from the runs then active.
+   re-parsed, which sets the flag again from the runs then active.
 
 The last version posted per Asset is kept in a small JSON file, so a restarted poster neither
 re-posts an old version nor misses one that landed while it was down (when it last posted is not

@@ -1,7 +1,7 @@
 """``focuscrawl up [PROJECT]`` / ``focuscrawl down``: one project file -> the whole platform, supervised.
 
 docs/running.md and docs/architecture.md ("One running platform"). ``up``, in this order, so a project that
-cannot run starts nothing:
+fails its validation or its plan starts nothing:
 
 1. validates the project (``focuscrawl.project.loading.load_project``: one error naming key and fix);
 2. plans its processes (``focuscrawl.platform.plan``);
@@ -397,7 +397,7 @@ def main_up(args, cfg) -> int:
         duration = parse_for(args.duration)
         platform = Platform(args.project, cfg, services=args.services.split(",") if args.services else None,
                             dags_folder=args.airflow_dags)
-        platform.prepare()  # validate, plan: a project that cannot run starts nothing
+        platform.prepare()  # validate, plan: a project that fails them starts nothing
     except (ProjectError, PlanError, ValueError) as exc:
         print(f"focuscrawl up: {exc}", file=sys.stderr)
         return 2
