@@ -237,7 +237,8 @@ def run_live(cfg: Settings, project_path: Path, seconds: float, keep_services: b
                 time.sleep(min(15.0, max(1.0, seconds - done)))
         watch.poll()
         runs = dag_runs(client, dags, known)
-        live = {"project": str(project_path), "minutes": round(seconds / 60, 1), "dag_runs": runs,
+        # the minutes the platform ran live, not the --for limit: the run ends sooner once everything ran by itself
+        live = {"project": str(project_path), "minutes": round((time.monotonic() - live_from) / 60, 1), "dag_runs": runs,
                 RUNS_KEY: run_times(client, dags, known), PUSHES_KEY: watch.timeline,
                 "followers": watch.seen, "order_changed": {loop: watch.changed(loop) for loop in watch.loops},
                 **live_summary(cfg, threshold=project.profile.pages.threshold if project.profile.pages else 0.5)}
