@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import argparse
 import logging
-import signal
 import sys
 import threading
 import time
@@ -24,6 +23,7 @@ from focuscrawl.config import settings
 from focuscrawl.orchestration.asset_events import MIN_INTERVAL, STATE_FILE, LakeEventPoster
 from focuscrawl.services.airflow import AirflowService
 from focuscrawl.core.status_file import write_status
+from focuscrawl.platform.supervisor import set_on_signals
 from focuscrawl.lake.storage import storage_options
 
 
@@ -53,10 +53,7 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
 
     stopping = threading.Event()
-    # Set from a helper thread: Event.set inside the handler deadlocks when the signal lands while
-    # the main thread holds the event's lock in stopping.wait() (seen by stream in a crawler).
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        signal.signal(sig, lambda *_: threading.Thread(target=stopping.set, daemon=True).start())
+    set_on_signals(stopping)  # from a helper thread: Event.set in the handler can deadlock stopping.wait()
     if args.metrics_port:
         from prometheus_client import start_http_server
 

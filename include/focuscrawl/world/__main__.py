@@ -8,13 +8,13 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import signal
 import sys
 import threading
 from pathlib import Path
 
 from focuscrawl.core.commandline import parser, subcommand
 from focuscrawl.config import settings
+from focuscrawl.platform.supervisor import set_on_signals
 from focuscrawl.world.ratelimit import REDDIT_WINDOW
 
 
@@ -136,11 +136,9 @@ def main(argv: list[str] | None = None) -> int:
                       "web": type(world.web).__name__ if world.web else None,
                       "oauth": world.oauth is not None}), flush=True)
     stop = threading.Event()
-    # Not stop.set() in the handler: it runs in the main thread, which may hold the event's lock inside stop.wait()
-    # at that instant, and then waits for itself (a SIGTERM hung a world server for 300 s in the CI of af99440);
-    # a helper thread sets it once the lock is free, as focuscrawl.stream.process does.
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(sig, lambda *_: threading.Thread(target=stop.set, daemon=True).start())
+    # From a helper thread (set_on_signals): stop.set() in the handler hung a world server for 300 s on a SIGTERM
+    # in the CI of af99440, the main thread holding the event's lock inside stop.wait().
+    set_on_signals(stop)
     stop.wait()
     server.stop()
     if clock_file is not None:
