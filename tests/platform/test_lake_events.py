@@ -223,6 +223,10 @@ def test_a_dag_held_back_with_queued_events_and_no_active_run_has_its_file_repar
     assert client.reparsed == ["token-of-outlinks_train"] and poster.status()["held_dags_released"] == 1
     clock.now += HELD_CHECK
     assert poster.release_held() == []  # asked once; again only if still held HELD_AFTER later
+    client.paused = {"outlinks_train"}  # a paused DAG is rightly held: Airflow runs it once it is unpaused
+    clock.now += HELD_AFTER + HELD_CHECK
+    assert poster.release_held() == [] and client.reparsed == ["token-of-outlinks_train"]
+    client.paused = set()
     client.queued = set()  # its run was created: the events are consumed
     clock.now += HELD_AFTER
     assert poster.release_held() == [] and client.reparsed == ["token-of-outlinks_train"]

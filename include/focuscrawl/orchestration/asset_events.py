@@ -180,15 +180,15 @@ class LakeEventPoster:
         return events
 
     def release_held(self) -> list[str]:
-        """Re-parse the file of each asset-scheduled DAG held back with queued events and no run of its own queued or
-        running for :data:`HELD_AFTER` seconds (point 6 of the module docstring); the DAG ids released."""
+        """Re-parse the file of each asset-scheduled DAG held back with queued events, though neither paused nor with a
+        run of its own queued or running (:meth:`_held`), for :data:`HELD_AFTER` seconds (point 6 of the module
+        docstring); the DAG ids released."""
         now, released = self.clock(), []
         if now - self._checked < HELD_CHECK:
             return released
         self._checked = now
         for dag_id in self.scheduled:
-            if not (self.client.queued_asset_events(dag_id)
-                    and not self.client.dag_runs(dag_id, state=["queued", "running"], limit=1)):
+            if not self.client.queued_asset_events(dag_id) or self._held(dag_id):
                 self._free_since.pop(dag_id, None)
                 continue
             since = self._free_since.setdefault(dag_id, now)
