@@ -132,6 +132,30 @@ def test_holds_the_event_while_every_dag_on_the_table_has_a_run_in_flight(tmp_pa
     assert poster.poll() == [("delta.page_snapshots", 1)]
 
 
+def test_an_event_held_back_does_not_push_the_next_one_back(tmp_path):
+    """The interval counts from when the announced version was first seen, not from its post: a table landing once
+    per interval (the revisitor's periods) is announced as each lands, also after one event was held back."""
+    table = tmp_path / "page_snapshots"
+    client = FakeAirflow([_asset(3, "delta.page_snapshots", f"file://{table}", scheduled=["outlinks_features"])])
+    clock = Clock()
+    poster = LakeEventPoster(client, tmp_path / "state.json", min_interval=30, clock=clock)
+    poster.refresh()
+    client.busy = {"outlinks_features"}
+    _append(table)
+    assert poster.poll() == []  # a run is in flight: held
+    client.busy = set()
+    clock.now = 23
+    assert poster.poll() == [("delta.page_snapshots", 0)]
+    _append(table)
+    clock.now = 30
+    assert poster.poll() == [("delta.page_snapshots", 1)]  # 30 s after version 0 landed, though 7 s after its event
+    _append(table)
+    clock.now = 31
+    assert poster.poll() == []  # the rate limit holds from version 1's landing
+    clock.now = 60
+    assert poster.poll() == [("delta.page_snapshots", 2)]
+
+
 def test_holds_the_event_while_the_dag_is_paused_and_posts_the_newest_version_once_it_is_unpaused(tmp_path):
     # `up` starts the stream processes before it unpauses the DAGs: Airflow would queue no run for an event then
     table = tmp_path / "graph_sample"
@@ -167,8 +191,8 @@ def test_the_minimum_interval_is_per_dag_and_a_dags_tables_post_together(tmp_pat
     # one clock per DAG: source_schedule is due for both its tables at once, not twice per interval
     assert poster.poll() == [("delta.source_recrawls", 1), ("delta.page_clicks", 1)]
     _append(clicks)
-    clock.now = 599
-    assert poster.poll() == []
+    clock.now = 598
+    assert poster.poll() == []  # source_schedule's clock counts from 299, when the poster first saw the versions at 1
     clock.now = 600
     assert poster.poll() == [("delta.page_clicks", 2), ("delta.graph_sample", 1)]
     assert poster.status()["min_interval_s"] == {"source_schedule": 300, "graph_estimation": 600}
