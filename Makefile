@@ -18,7 +18,10 @@ venv: $(VENV)/.stamp
 $(VENV)/.stamp: requirements.lock pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	@$(BIN)/python -m pip install -q --disable-pip-version-check uv==0.13.9
-	$(BIN)/uv pip install -q -p $(BIN)/python -r requirements.lock
+	$(BIN)/uv pip install -q -p $(BIN)/python -r requirements.lock || { df -h . "$$($(BIN)/uv cache dir)" 2>/dev/null; \
+	  echo "make setup: installing requirements.lock failed. A cold install needs about 7 GB free (the venv 2.4 GB," \
+	       "uv's cache 4.3 GB, measured 2026-12-06): free space or set UV_CACHE_DIR to a disk with room, then" \
+	       "run make setup again; it resumes." >&2; exit 1; }
 	$(BIN)/uv pip install -q -p $(BIN)/python --no-deps -e .
 	$(BIN)/python -m compileall -q -j 0 $(VENV)/lib >/dev/null
 	@touch $@
