@@ -23,7 +23,7 @@ from focuscrawl.config import settings
 from focuscrawl.orchestration.asset_events import MIN_INTERVAL, STATE_FILE, LakeEventPoster
 from focuscrawl.services.airflow import AirflowService
 from focuscrawl.core.status_file import write_status
-from focuscrawl.platform.supervisor import set_on_signals
+from focuscrawl.core.signals import set_on_signals
 from focuscrawl.lake.storage import storage_options
 
 

@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Callable
 
 from focuscrawl.services.process import ManagedProcess, group_members, pid_alive, port_open
+from focuscrawl.core.signals import set_on_signals
 from focuscrawl.core.status_file import read_status, write_status
 
 log = logging.getLogger("focuscrawl.platform.supervisor")
@@ -418,13 +419,6 @@ class Supervisor:
                 raise RuntimeError(f"{name} is in a crash loop; last lines:\n" + "\n".join(s.last_error))
             time.sleep(0.1)
         raise TimeoutError(f"{name} not up after {timeout:.0f}s (state {self.procs[name].state.state})")
-
-
-def set_on_signals(event: threading.Event, signals=(signal.SIGTERM, signal.SIGINT)) -> None:
-    """SIGTERM/SIGINT set ``event``, from a helper thread: ``Event.set`` inside the handler itself
-    can deadlock on the Condition lock the interrupted ``event.wait()`` of the main thread holds."""
-    for sig in signals:
-        signal.signal(sig, lambda *_: threading.Thread(target=event.set, daemon=True).start())
 
 
 def _kill_leftovers(m: _Managed) -> None:

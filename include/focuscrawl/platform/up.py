@@ -36,7 +36,8 @@ from datetime import datetime
 from pathlib import Path
 
 from focuscrawl.platform.plan import Models, plan
-from focuscrawl.platform.supervisor import Supervisor, read_state, set_on_signals, stop_orphans, supervisor_pid
+from focuscrawl.core.signals import set_on_signals
+from focuscrawl.platform.supervisor import Supervisor, read_state, stop_orphans, supervisor_pid
 from focuscrawl.core.status_file import write_status
 
 # The services the stream processes use; the others (Airflow, the warm Spark, MLflow) serve the DAGs.

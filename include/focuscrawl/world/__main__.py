@@ -14,7 +14,7 @@ from pathlib import Path
 
 from focuscrawl.core.commandline import parser, subcommand
 from focuscrawl.config import settings
-from focuscrawl.platform.supervisor import set_on_signals
+from focuscrawl.core.signals import set_on_signals
 from focuscrawl.world.ratelimit import REDDIT_WINDOW
 
 
