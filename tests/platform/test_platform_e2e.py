@@ -293,7 +293,8 @@ def test_the_registry_records_every_familys_models_with_their_lineage(live_platf
             return None
         return listed if {n.split(".")[0] for n in stores} == {"outlinks", "pages", "fue", "sources"} else None
 
-    listed = wait_until(recorded, 420, "the registry's versions and champions are not the stores', or no source "
+    # 420 s passed on 2 cores until a machine about twice as slow (20M Python loop steps 3.6 s idle; 2026-12-06) timed out
+    listed = wait_until(recorded, 900, "the registry's versions and champions are not the stores', or no source "
                         "estimate has been measured on held-out recrawls", interval=10.0)
     outlinks = [v for name, vs in listed.items() if name.startswith("outlinks.") for v in vs]
     assert {v.name for v in outlinks} == {f"outlinks.{m}.{s}" for m in ("NNL-ET_LBLA", "NNL-NGB") for s in ("int", "ext")}
@@ -453,8 +454,11 @@ def test_a_rollback_of_the_source_estimates_is_planned_with_and_followed(live_pl
     assert store.champion(KEY).version == older.version
     # a run that was fitting when the rollback came stores its fit, judged and not promoted
     assert not [v.version for v in store.versions(KEY) if v.version > newest_before and v.promoted]
-    newest = wait_until(lambda: (v := store.versions(KEY)[-1]).registry_version and v, 180,
-                        "the newest fit is not recorded", interval=5.0)
+    try:
+        newest = wait_until(lambda: (v := store.versions(KEY)[-1]).registry_version and v, 420,
+                            "the newest fit is not recorded", interval=5.0)
+    except TimeoutError as exc:
+        raise AssertionError(f"{exc}: the newest fits {store.versions(KEY)[-3:]}") from None
     assert cli.main(["models", "promote", "sources.estimates", str(newest.registry_version)]) == 0
     assert store.rolled_back(KEY) is None
 
@@ -507,7 +511,15 @@ def test_every_service_comes_back_by_itself_after_sigkill(live_platform):
         now = wait_until(back, 300, "a killed service did not come back by itself", interval=2.0)
     except TimeoutError as exc:
         raise AssertionError(f"{exc}: watch {watched(var)}, pids {_service_pids(var, services)} (killed {before})")
-    wait_until(lambda: live_platform.airflow.dags(), 120, "Airflow's API did not answer again")
+    def api_answers():
+        import requests
+
+        try:
+            return live_platform.airflow.dags()
+        except requests.RequestException:  # the API server restarted but still warming: one read timed out (CI, 12-06)
+            return None
+
+    wait_until(api_answers, 240, "Airflow's API did not answer again", interval=2.0)
     # the processes rode out Kafka's absence or were restarted by the supervisor: every one is up again
     names = {spec.name for spec in live_platform.platform.specs}
     wait_until(lambda: all(p["state"] == "up" for p in read_state(var).get("processes", []) if p["name"] in names),
