@@ -114,3 +114,34 @@ def test_a_fit_is_measured_on_what_came_after_its_data_and_a_failed_measure_cost
     lines = mirror(dataclasses.replace(family(cfg, "sources"), held_out=vacuumed), registry)
     assert lines[0].endswith("held-out figures not measured for v2: FileNotFoundError: part-0001.parquet: not found")
     assert registry.of(NAME)[1]["metrics"] == {}
+
+
+def test_a_registry_behind_by_several_fits_measures_the_newest_and_the_champion_and_tags_the_others(tmp_path, monkeypatch):
+    """Measuring a fit costs as much as a refit: a run that finds a backlog measures only the newest fit and the
+    champion (here a rolled-back one), so a registry behind the loop catches up; the others say why they have none."""
+    import dataclasses
+
+    from focuscrawl.orchestration.model_families import HELD_OUT_TAG
+
+    monkeypatch.setenv("FOCUSCRAWL_VAR", str(tmp_path))
+    cfg, measured = settings(), []
+    store = model_store(cfg)
+    for lam in (0.1, 0.2, 0.3, 0.4, 0.5):
+        plan_estimates(store, lambda lam=lam: estimates(lam), {}, {})
+    store.make_champion(store.versions("estimates")[1])  # a rollback to v2 before the registry ran
+
+    def held_out(meta):
+        measured.append(meta.version)
+        return {"lam_mae": meta.version / 10}
+
+    registry = FakeRegistry()
+    lines = mirror(dataclasses.replace(family(cfg, "sources"), held_out=held_out), registry)
+    assert measured == [2, 5]
+    logged = registry.of(NAME)
+    assert [bool(e["metrics"]) for e in logged] == [False, True, False, False, True]
+    assert [HELD_OUT_TAG in e["tags"] for e in logged] == [True, False, True, True, False]
+    assert "v5 was stored before the registry reached this version" in logged[0]["tags"][HELD_OUT_TAG]
+    assert lines[0].endswith("superseded before measured: [1, 3, 4]") and registry.aliases[NAME] == 2
+    plan_estimates(store, lambda: estimates(0.6), {}, {})  # rolled back: nothing is fitted, nothing new to record
+    assert mirror(dataclasses.replace(family(cfg, "sources"), held_out=held_out), registry)[0].startswith(
+        f"{NAME}: logged store version(s) none new") and measured == [2, 5]

@@ -37,10 +37,11 @@ def test_each_refresh_is_a_version_and_a_rollback_holds(tmp_path, monkeypatch):
     example_users_project(tmp_path, *TRAIN)
     make_active(cfg, tmp_path)
     examples = active_example_set(cfg)
+    fue, registry = family(cfg, "fue"), FakeRegistry()
     first = refresh(cfg, "HCP-POS", 10, posts, examples, stats)
+    mirror(fue, registry)  # each refresh recorded before the next (a backlog is measured at its newest only)
     second = refresh(cfg, "HCP-POS", 10, posts, examples, stats)
     assert (first["model"], second["model"]) == ("v1 trained", "v2 trained")
-    fue, registry = family(cfg, "fue"), FakeRegistry()
     mirror(fue, registry)
     logged = registry.of(NAME)
     assert len(logged) == 2 and logged[1]["experiment"] == "fue"
@@ -50,6 +51,7 @@ def test_each_refresh_is_a_version_and_a_rollback_holds(tmp_path, monkeypatch):
     # fold's reference (fue.evaluation.pseudo_cross_validated); ann (0.97) joins as a positive, bob is dismissed
     assert {"cv_auc", "cv_auc_reference", "cv_auc_gain", "cv_auc_gain_low"} <= logged[0]["metrics"].keys()
     assert logged[0]["metrics"] == model_store(cfg).versions("pseudo/HCP-POS")[0].metrics
+    assert logged[1]["metrics"].keys() == logged[0]["metrics"].keys()
     assert {"method": "HCP-POS", "top_n": 10, "extracted": 2, "candidates": 2, "originals": 40, "examples.added": 0,
             "examples.digest": examples.digest, "previous": None}.items() <= logged[0]["params"].items() and logged[1]["params"]["previous"] == 1
     assert registry.aliases[NAME] == 2  # the newest refresh replaces the last
