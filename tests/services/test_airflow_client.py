@@ -1,6 +1,7 @@
 """The Airflow REST client (``focuscrawl.services.airflow.AirflowClient``) over a real HTTP server standing in for
 Airflow's API: a read answered with a server error is asked again (a loaded API server answers one now and then),
-a write never is, and a read that keeps failing raises with the answer."""
+a write never is, but a trigger, whose run id the client chooses, is; and a read that keeps failing raises with the
+answer."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ def api(monkeypatch):
     """``(client, answers, seen)``: ``answers[path]`` lists the statuses to give, in turn (then 200)."""
     answers: dict[str, list[int]] = {}
     seen: list[tuple[str, str]] = []
+    posted: list[dict] = []
 
     class Handler(BaseHTTPRequestHandler):
         def _answer(self):
@@ -28,6 +30,10 @@ def api(monkeypatch):
                 pending = answers.get(self.path.split("?")[0], [])
                 status = pending.pop(0) if pending else 200
                 body = {"dags": [{"dag_id": "d"}]} if status == 200 else {"detail": "Internal Server Error"}
+                if self.command == "POST":
+                    sent = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                    posted.append(sent)
+                    body = {"dag_run_id": sent["dag_run_id"]} if status == 200 else {"detail": f"status {status}"}
             data = json.dumps(body).encode()
             self.send_response(status)
             self.send_header("Content-Type", "application/json")
@@ -44,6 +50,7 @@ def api(monkeypatch):
     threading.Thread(target=server.serve_forever, daemon=True).start()
     monkeypatch.setattr(airflow, "READ_RETRY_PAUSES", (0.0, 0.0))
     client = airflow.AirflowClient(f"http://127.0.0.1:{server.server_port}", "admin", "pw")
+    client.posted = posted
     yield client, answers, seen
     server.shutdown()
 
@@ -69,3 +76,19 @@ def test_a_write_is_not_repeated(api):
     with pytest.raises(airflow.AirflowError, match="PATCH /api/v2/dags/d -> 500"):
         client.pause("d")
     assert [s for s in seen if s[1] == "/api/v2/dags/d"] == [("PATCH", "/api/v2/dags/d")]
+
+
+def test_a_trigger_whose_answer_was_lost_is_sent_again_and_makes_one_run(api):
+    # the first POST made the run but its answer was a 500 (or a timeout); the second is refused as a duplicate
+    # of the id the client chose, which is the run asked for
+    client, answers, seen = api
+    answers["/api/v2/dags/d/dagRuns"] = [500, 409]
+    run_id = client.trigger("d")
+    assert run_id.startswith("manual__") and [p["dag_run_id"] for p in client.posted] == [run_id, run_id]
+    answers["/api/v2/dags/d/dagRuns"] = [409]  # a conflict on the first request is another run's id: an error
+    with pytest.raises(airflow.AirflowError, match="-> 409"):
+        client.trigger("d")
+    answers["/api/v2/dags/d/dagRuns"] = [400]
+    with pytest.raises(airflow.AirflowError, match="-> 400"):
+        client.trigger("d")
+    assert len(client.posted) == 4

@@ -375,9 +375,25 @@ class AirflowClient:
         self._call("PATCH", f"/api/v2/dags/{dag_id}", json={"is_paused": True})
 
     def trigger(self, dag_id: str, conf: dict | None = None) -> str:
-        """Start a run now; returns its run id."""
-        body = {"logical_date": None, "conf": conf or {}}
-        return self._call("POST", f"/api/v2/dags/{dag_id}/dagRuns", json=body).json()["dag_run_id"]
+        """Start a run now; returns its run id. The id is chosen here, so a request whose answer was lost (a loaded
+        API server's timeout or 5xx: the rollback test's trigger in the CI of ff60cec) is sent again without making
+        a second run: the server's 409 for that id says the first request made it."""
+        import requests
+
+        run_id = f"manual__{time.strftime('%Y-%m-%dT%H:%M:%S', time.gmtime())}_{secrets.token_hex(4)}"
+        body = {"dag_run_id": run_id, "logical_date": None, "conf": conf or {}}
+        failures = 0
+        while True:
+            try:
+                return self._call("POST", f"/api/v2/dags/{dag_id}/dagRuns", json=body).json()["dag_run_id"]
+            except (requests.RequestException, AirflowError) as exc:
+                if failures and " -> 409:" in str(exc):  # a unique-constraint conflict: our first request made it
+                    return run_id
+                lost = isinstance(exc, requests.RequestException) or any(f" -> {c}:" in str(exc) for c in SERVER_ERRORS)
+                if not lost or failures == len(READ_RETRY_PAUSES):
+                    raise
+                time.sleep(READ_RETRY_PAUSES[failures])
+                failures += 1
 
     def run_state(self, dag_id: str, run_id: str) -> str:
         return self._call("GET", f"/api/v2/dags/{dag_id}/dagRuns/{run_id}").json()["state"]
