@@ -145,3 +145,27 @@ def test_a_registry_behind_by_several_fits_measures_the_newest_and_the_champion_
     plan_estimates(store, lambda: estimates(0.6), {}, {})  # rolled back: nothing is fitted, nothing new to record
     assert mirror(dataclasses.replace(family(cfg, "sources"), held_out=held_out), registry)[0].startswith(
         f"{NAME}: logged store version(s) none new") and measured == [2, 5]
+
+
+def test_a_fit_stored_while_the_registry_records_leaves_the_alias_on_the_newest_recorded_champion(tmp_path, monkeypatch):
+    """A loop refitting faster than the registry records: the champion when the run ends is a fit it has not
+    recorded, so the alias names the newest champion it did record (it had stayed unset on the live platform while
+    every run ended behind), and the next run moves it on."""
+    import dataclasses
+
+    monkeypatch.setenv("FOCUSCRAWL_VAR", str(tmp_path))
+    store = model_store(settings())
+    for lam in (0.1, 0.2):
+        plan_estimates(store, lambda lam=lam: estimates(lam), {}, {})
+
+    def held_out_while_the_loop_refits(meta):
+        plan_estimates(store, lambda: estimates(0.3), {}, {})  # v3, promoted while v2 is measured
+        return {"lam_mae": 0.5}
+
+    sources, registry = family(settings(), "sources"), FakeRegistry()
+    lines = mirror(dataclasses.replace(sources, held_out=held_out_while_the_loop_refits), registry)
+    assert store.champion("estimates").version == 3 and registry.aliases[NAME] == 2
+    assert lines[0] == (f"{NAME}: logged store version(s) [1, 2]; champion v2 (alias moved) (the store's champion "
+                        "v3, stored meanwhile, is recorded by the next run); superseded before measured: [1]")
+    mirror(dataclasses.replace(sources, held_out=lambda meta: {"lam_mae": 0.4}), registry)
+    assert registry.aliases[NAME] == 3
