@@ -74,7 +74,7 @@ def _process(live, prefix: str) -> dict:
     return procs[0]
 
 
-def _evidence(cfg, *names: str) -> str:
+def _evidence(cfg, *names: str, lines: int = 12) -> str:
     """What the named processes said last (their status counts and log tail), for a failure message:
     the CI log is all that is left of a failed run."""
     said = []
@@ -83,7 +83,7 @@ def _evidence(cfg, *names: str) -> str:
         counts = {k: v for k, v in read_status(status).items() if isinstance(v, (int, float, str))} \
             if status.exists() else "no status file"
         log = Path(cfg.var_dir) / "logs" / "platform" / f"{name}.log"
-        tail = log.read_text(errors="replace").splitlines()[-12:] if log.exists() else ["no log"]
+        tail = log.read_text(errors="replace").splitlines()[-lines:] if log.exists() else ["no log"]
         said.append(f"--- {name}: {counts}\n" + "\n".join(tail))
     return "\n".join(said)
 
@@ -605,7 +605,10 @@ def test_every_kind_of_process_comes_back_after_sigkill_and_the_lake_loses_nothi
     try:
         wait_until(resumed, 240, "every landing resumed after its SIGKILL", interval=3.0)
     except TimeoutError as exc:
-        raise AssertionError(f"{exc}; partitions not landed past their position before the kill: {behind}") from None
+        lagging = [s.name for s in consumers if s.meta["sink"] in behind]
+        raise AssertionError(f"{exc}; partitions not landed past their position before the kill: {behind}; "
+                             f"positions then: { {k: before[k][0] for k in behind} }, ends then: "
+                             f"{ {k: ends[k] for k in behind} }\n" + _evidence(cfg, *lagging, lines=60)) from None
     checked = {s.meta["sink"]: landed_exactly_once(cfg, s.meta, before[s.meta["sink"]]) for s in consumers}
     assert all(name in checked for name in landed_before) and sum(checked.values()) > 0, checked
 

@@ -183,3 +183,63 @@ def test_a_revocation_drops_the_open_batchs_records_of_the_revoked_partitions_wi
     c.batch = [StreamRecord("t", p, o, b"{}") for p in (0, 1) for o in range(3)]
     c._drop({TopicPartition("t", 0)})
     assert [(r.partition, r.offset) for r in c.batch] == [(1, 0), (1, 1), (1, 2)]
+
+
+def test_a_member_whose_joins_keep_sticking_rejoins_every_three_sessions_without_backing_off(monkeypatch):
+    """Only a settled member without partitions backs off; an unfinished join is retried at the same pace."""
+    clock = [0.0]
+    c = consumer(monkeypatch, Member(state=MemberState.REBALANCING), clock)
+    for rejoins in (1, 2, 3):
+        c.consumer = Member(state=MemberState.REBALANCING)
+        c._poll_once()
+        clock[0] += 31.0
+        c._poll_once()
+        assert c.consumer is None and c.counts["rejoins"] == rejoins and c.unassigned_for == 30.0
+
+
+class Assignee(Member):
+    """A member the group assigns partitions within a poll, calling the listener as kafka-python does."""
+
+    def __init__(self, listener_of):
+        super().__init__()
+        self.listener_of, self.paused_, self.seeks, self.to_assign = listener_of, set(), {}, None
+        self.on_assigned, self.checked = (lambda: True), False
+
+    def pause(self, *tps):
+        self.paused_.update(tps)
+
+    def resume(self, *tps):
+        self.paused_.difference_update(tps)
+
+    def seek(self, tp, offset):
+        assert tp in self.paused_, "seeked while fetchable"
+        self.seeks[tp] = offset
+
+    def poll(self, timeout_ms, max_records):
+        if self.to_assign:
+            self.assigned, added, self.to_assign = set(self.to_assign), self.to_assign, None
+            self.listener_of().on_partitions_assigned(added)
+            self.checked = self.on_assigned()
+        return {}
+
+
+def test_an_assignment_is_paused_in_the_callback_and_seeked_to_the_tables_offsets_by_the_loop(monkeypatch):
+    """kafka-python runs a rebalance listener on the consumer's event loop, heartbeats included: the table's
+    offsets (a fresh process loads the whole Delta log) are read after the poll, not inside the callback."""
+    listener = []
+    member = Assignee(lambda: listener[0])
+    c = consumer(monkeypatch, member, [0.0])
+    reads = []
+
+    def positions(topic, partitions):
+        reads.append(sorted(partitions))
+        return {p: 7 * p for p in partitions}
+
+    c.sink = SimpleNamespace(positions=positions)
+    listener.append(c._listener())
+    member.to_assign = {TopicPartition("t", 0), TopicPartition("t", 1)}
+    member.on_assigned = lambda: reads == [] or pytest.fail("the table was read inside the callback")
+    c._poll_once()
+    assert member.checked and reads == [[0, 1]]
+    assert member.seeks == {TopicPartition("t", 0): 0, TopicPartition("t", 1): 7}
+    assert member.paused_ == set() and c.unseeked == set()

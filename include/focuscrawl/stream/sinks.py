@@ -153,6 +153,7 @@ class StreamConsumer:
         self.batch: list[StreamRecord] = []
         self.batch_started = 0.0
         self.consumer = None
+        self.unseeked: set = set()  # assigned partitions paused until the loop seeks them to the table's offsets
         self.counts = {"batches": 0, "written": 0, "duplicates": 0, "dead_lettered": 0, "skipped": 0, "rejoins": 0}
         # A member left without partitions reconnects after this long, then after twice as long ...
         # (see _watch_assignment); a member holding partitions resets it.
@@ -178,23 +179,32 @@ class StreamConsumer:
 
     # -- Kafka wiring -----------------------------------------------------------------------
 
-    def _connect(self):
+    def _listener(self):
+        """The group's rebalance listener. No Delta I/O in its callbacks: kafka-python runs them on the
+        consumer's event loop, heartbeats included (a commit there took 4.9 s in a CI run; the join that
+        followed had not finished 20 s later)."""
         from kafka import ConsumerRebalanceListener
 
-        # Subscribing to a topic that does not exist yet leaves the member without partitions
-        # until a metadata refresh (minutes): make sure it exists first (a no-op when it does).
-        self.proc.ensure_topics([TopicSpec(self.topic, "the producer's key")])
         outer = self
 
         class SeekToTable(ConsumerRebalanceListener):
             def on_partitions_revoked(self, revoked):
-                # Dropped, not flushed: a Delta commit in this callback blocks the consumer's event loop,
-                # heartbeats included (4.9 s in a CI run; the join that followed had not finished 20 s later).
-                # The records are read again by the partitions' next owner, from the table's offsets.
+                # Dropped, not flushed: the records are read again by the partitions' next owner, from the
+                # table's offsets.
                 outer._drop(revoked)
 
             def on_partitions_assigned(self, assigned):
-                outer._seek_to_table(assigned)
+                # Paused, so nothing is fetched from the group's offsets; the loop reads the table's (a fresh
+                # process loads the whole Delta log for it) and resumes them (_seek_assigned).
+                outer.consumer.pause(*assigned)
+                outer.unseeked.update(assigned)
+
+        return SeekToTable()
+
+    def _connect(self):
+        # Subscribing to a topic that does not exist yet leaves the member without partitions
+        # until a metadata refresh (minutes): make sure it exists first (a no-op when it does).
+        self.proc.ensure_topics([TopicSpec(self.topic, "the producer's key")])
 
         # A killed member holds its partitions until its session expires (kafka-python's default is
         # 45 s): keep failover short.
@@ -210,8 +220,16 @@ class StreamConsumer:
         while not consumer.partitions_for_topic(self.topic) and time.monotonic() < deadline:
             if self.proc.wait(0.5):
                 break
-        consumer.subscribe([self.topic], listener=SeekToTable())
+        consumer.subscribe([self.topic], listener=self._listener())
         return consumer
+
+    def _seek_assigned(self) -> None:
+        """Seek the partitions assigned since the last poll to the table's offsets and resume them."""
+        mine = self.unseeked & self.consumer.assignment()
+        self.unseeked.clear()
+        if mine:
+            self._seek_to_table(mine)
+            self.consumer.resume(*mine)
 
     def _seek_to_table(self, partitions, why: str = "assigned") -> None:
         positions = self.sink.positions(self.topic, [tp.partition for tp in partitions if tp.topic == self.topic])
@@ -297,7 +315,11 @@ class StreamConsumer:
     def _poll_once(self, watch: bool = True) -> int:
         """One poll into the open batch (flushed when full or old enough); returns the records read. ``watch``:
         an empty poll checks the group assignment (``_watch_assignment``; not for the drain's group-less reads)."""
+        if self.unseeked:
+            self._seek_assigned()
         polled = self.consumer.poll(timeout_ms=self.poll_ms, max_records=self.batch_size)
+        if self.unseeked:  # assigned within this poll: nothing of theirs was fetched (paused)
+            self._seek_assigned()
         if not polled and watch and self._watch_assignment():
             return 0
         for records in polled.values():
@@ -323,8 +345,10 @@ class StreamConsumer:
         join task at every poll), kept the partitions of its first and landed nothing for 16 minutes.
         So settled means partitions assigned *and* the member's state stable (``group_metadata().state``,
         kafka-python's public snapshot). A new member joins afresh. A member that is legitimately idle
-        (more members than partitions) would reconnect too, so each reconnect doubles the wait (to 10
-        minutes at most) and churn decays."""
+        (more members than partitions: settled, no partition) would reconnect too, so each of its reconnects
+        doubles the wait (to 10 minutes at most) and churn decays. A join that has not finished is a fault,
+        retried at the same pace: doubled, three stuck joins in a row would leave a landing 210 s without a
+        partition."""
         from kafka.structs import MemberState
 
         if self.consumer.assignment() and self.consumer.group_metadata().state == MemberState.STABLE:
@@ -336,16 +360,19 @@ class StreamConsumer:
             return False
         if now - self.unassigned_since < self.unassigned_for:
             return False
+        state = self.consumer.group_metadata().state
         log.warning("no settled assignment of %s in group %s for %.0f s (state %s); leaving and joining again",
-                    self.topic, self.group, now - self.unassigned_since, self.consumer.group_metadata().state)
+                    self.topic, self.group, now - self.unassigned_since, state)
         self.counts["rejoins"] += 1
-        self.unassigned_since, self.unassigned_for = None, min(2 * self.unassigned_for, 600.0)
+        self.unassigned_since = None
+        self.unassigned_for = min(2 * self.unassigned_for, 600.0) if state == MemberState.STABLE else self.rejoin_after
         self._flush()
         self._close()
         return True
 
     def _drop(self, revoked) -> None:
         """Forget the open batch's records of the ``revoked`` partitions (they are in no table yet)."""
+        self.unseeked.difference_update(revoked)
         gone = {(tp.topic, tp.partition) for tp in revoked}
         self.batch = [r for r in self.batch if (r.topic, r.partition) not in gone]
 
@@ -381,6 +408,7 @@ class StreamConsumer:
             log.warning("Kafka offset commit failed (harmless, the table holds the offsets): %s", exc)
 
     def _close(self) -> None:
+        self.unseeked.clear()
         self.proc.unwatch_lag(self.consumer)
         try:
             self.consumer.close(autocommit=False)
