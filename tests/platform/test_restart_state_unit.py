@@ -452,3 +452,45 @@ def test_source_crawler_restored_from_its_changelog_continues_as_its_twin(cut):
     assert rows == twin_rows  # every recrawl row once, with the gap and new links the twin saw
     assert site.log == twin_site.log  # the same recrawls and page fetches, in the same order
     assert sum(r.get("new_links", 0) for r in rows) > 0 and restored.counts["pages"] > 0  # source_pages rows have none
+
+
+class _Member:
+    """A stage's consumer as ``TransactionalStage._positions`` sees it: positions, None while unknown."""
+
+    def __init__(self, positions: dict):
+        self.positions = positions
+
+    def assignment(self):
+        return set(self.positions)
+
+    def position(self, tp, timeout_ms):
+        assert timeout_ms is not None, "an unbounded position() waits for ever on an unstable offset"
+        return self.positions[tp]
+
+    def highwater(self, tp):
+        return 10
+
+
+def test_a_stage_whose_committed_offset_stays_unknown_commits_the_others_then_exits_naming_the_fix(monkeypatch):
+    """The CI run of f9dea0c: the restarted chooser's offset fetch for fue.posts partition 0 answered
+    UnstableOffsetCommit for 19 minutes (a hanging transaction) and the chooser idled for good."""
+    from kafka import TopicPartition
+
+    from focuscrawl.topics import changelog
+    from focuscrawl.topics.changelog import TransactionalStage
+
+    clock = [0.0]
+    monkeypatch.setattr(changelog.time, "monotonic", lambda: clock[0])
+    stage = TransactionalStage("localhost:1", ["p"], "g", handler=None)
+    p0, p1 = TopicPartition("p", 0), TopicPartition("p", 1)
+    member = _Member({p0: None, p1: 10})
+    assert stage._positions(member) == {p1: 10} and not stage._caught_up(member)
+    clock[0] = stage.UNSTABLE_LIMIT_S - 1
+    assert stage._positions(member) == {p1: 10}
+    member.positions[p0] = 4                     # the broker aborted it in time: known again, the clock resets
+    assert stage._positions(member) == {p0: 4, p1: 10} and stage.unknown_since == {}
+    member.positions[p0] = None
+    stage._positions(member)
+    clock[0] += stage.UNSTABLE_LIMIT_S
+    with pytest.raises(RuntimeError, match=r"\[\('p', 0\)\] stayed unknown for 300 s.*find-hanging"):
+        stage._positions(member)

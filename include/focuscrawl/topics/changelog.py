@@ -117,6 +117,13 @@ class TransactionalStage:
     (``focuscrawl pause LOOP``). ``consumer_options`` go to the ``KafkaConsumer``.
     """
 
+    # A committed offset stays unknown while an open transaction holds one of the group's for that partition
+    # (UnstableOffsetCommit; kafka-python asks again for ever). The broker aborts a transaction once its
+    # timeout passes (the producer's transaction_timeout_ms, 60 s, plus a cleanup interval); one still open
+    # after UNSTABLE_LIMIT_S is a hanging one, and the stage exits with the fix instead of idling for good.
+    UNSTABLE_LIMIT_S = 300.0
+    POSITION_WAIT_MS = 2000
+
     def __init__(self, bootstrap: str, topics: list[str], group: str, handler: StatefulHandler, *,
                  transactional_id: str | None = None, changelog: str | None = None, replication: int | None = None,
                  poll_ms: int = 500, max_records: int = 500, session_timeout_ms: int = 10000,
@@ -131,6 +138,7 @@ class TransactionalStage:
         self.restored = 0
         self.restore_seconds = 0.0  # the last restore's duration (status and metrics)
         self.skipped = 0
+        self.unknown_since: dict = {}  # assigned partition -> when its position was first found unknown
 
     def _partition_count(self, admin_consumer, topic: str) -> int:
         parts = admin_consumer.partitions_for_topic(topic)
@@ -212,7 +220,7 @@ class TransactionalStage:
                         producer.send(self.changelog, key=key.encode(), value=value)
                     for topic, key, value in outputs:
                         producer.send(topic, key=key.encode(), value=value)
-                    positions = {tp: OffsetAndMetadata(consumer.position(tp), "", -1) for tp in consumer.assignment()}
+                    positions = {tp: OffsetAndMetadata(at, "", -1) for tp, at in self._positions(consumer).items()}
                     producer.send_offsets_to_transaction(positions, consumer.group_metadata())
                     producer.commit_transaction()
                     self.transactions += 1
@@ -239,15 +247,39 @@ class TransactionalStage:
             log.info("%s: partitions %s assigned; %d state records restored from %s in %.1f s", self.group, parts,
                      len(state), self.changelog, self.restore_seconds)
 
-    @staticmethod
-    def _caught_up(consumer) -> bool:
+    def _positions(self, consumer) -> dict:
+        """The known position of each assigned partition (asked at most ``POSITION_WAIT_MS`` each): one
+        without (its committed offset unknown) has read nothing, so it has no offset to commit. Raises once
+        one stayed unknown for ``UNSTABLE_LIMIT_S``."""
+        known, now = {}, time.monotonic()
+        for tp in consumer.assignment():
+            at = consumer.position(tp, timeout_ms=self.POSITION_WAIT_MS)
+            if at is None:
+                self.unknown_since.setdefault(tp, now)
+            else:
+                known[tp] = at
+                self.unknown_since.pop(tp, None)
+        stuck = sorted((tp.topic, tp.partition) for tp, since in self.unknown_since.items()
+                       if tp in consumer.assignment() and now - since >= self.UNSTABLE_LIMIT_S)
+        if stuck:
+            raise RuntimeError(
+                f"{self.group}: the committed offsets of {stuck} stayed unknown for {self.UNSTABLE_LIMIT_S:.0f} s: "
+                "an open transaction holds offsets of this group for them and the broker has not aborted it (a "
+                "hanging transaction). Exiting, so the restart begins a new producer epoch. If it recurs, find it "
+                "with Kafka's transactions tool (java -cp 'var/jars/kafka/*' org.apache.kafka.tools.TransactionsCommand "
+                f"--bootstrap-server {self.bootstrap} find-hanging --broker-id 0) and end it with the tool's abort "
+                "(docs/running.md, State and restarts)")
+        return known
+
+    def _caught_up(self, consumer) -> bool:
         """Every assigned partition read to its last known end (no input waiting)."""
         assignment = consumer.assignment()
         if not assignment:
             return False
+        positions = self._positions(consumer)
         for tp in assignment:
             high = consumer.highwater(tp)
-            if high is None or consumer.position(tp) < high:
+            if high is None or tp not in positions or positions[tp] < high:
                 return False
         return True
 
