@@ -107,7 +107,7 @@ def pause(airflow, dag_id: str, attempts: int = 10) -> None:
             if airflow.dag(dag_id)["is_paused"]:
                 return
         except AirflowError as exc:
-            if " -> 404" in str(exc):  # a DAG Airflow never listed
+            if exc.status == 404:  # a DAG Airflow never listed
                 return
             if attempt == attempts - 1:
                 raise

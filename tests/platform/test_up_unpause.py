@@ -39,7 +39,7 @@ class FakeAirflow:
         from focuscrawl.services.airflow import AirflowError
 
         if self.refuse_reparse:
-            raise AirflowError(f"PUT /api/v2/parseDagFile/{file_token} -> 403: Forbidden")
+            raise AirflowError(f"PUT /api/v2/parseDagFile/{file_token} -> 403: Forbidden", 403)
         self.reparsed.append(file_token)
 
     def unpause(self, dag_id: str) -> None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
@@ -16,7 +17,8 @@ import focuscrawl.services.airflow as airflow
 
 @pytest.fixture
 def api(monkeypatch):
-    """``(client, answers, seen)``: ``answers[path]`` lists the statuses to give, in turn (then 200)."""
+    """``(client, answers, seen)``: ``answers[path]`` lists the statuses to give, in turn (then 200); 0 is a 200
+    given after the client's timeout (0.5 s)."""
     answers: dict[str, list[int]] = {}
     seen: list[tuple[str, str]] = []
     posted: list[dict] = []
@@ -29,11 +31,14 @@ def api(monkeypatch):
             else:
                 pending = answers.get(self.path.split("?")[0], [])
                 status = pending.pop(0) if pending else 200
+                late, status = status == 0, status or 200
                 body = {"dags": [{"dag_id": "d"}]} if status == 200 else {"detail": "Internal Server Error"}
                 if self.command == "POST":
                     sent = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
                     posted.append(sent)
                     body = {"dag_run_id": sent["dag_run_id"]} if status == 200 else {"detail": f"status {status}"}
+                if late:  # the request was served; its answer comes after the client's timeout
+                    time.sleep(1.0)
             data = json.dumps(body).encode()
             self.send_response(status)
             self.send_header("Content-Type", "application/json")
@@ -49,7 +54,7 @@ def api(monkeypatch):
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     monkeypatch.setattr(airflow, "READ_RETRY_PAUSES", (0.0, 0.0))
-    client = airflow.AirflowClient(f"http://127.0.0.1:{server.server_port}", "admin", "pw")
+    client = airflow.AirflowClient(f"http://127.0.0.1:{server.server_port}", "admin", "pw", timeout=0.5)
     client.posted = posted
     yield client, answers, seen
     server.shutdown()
@@ -70,6 +75,13 @@ def test_a_read_that_keeps_failing_raises_with_the_answer(api):
     assert len([s for s in seen if s[1] == "/api/v2/dags"]) == 1 + len(airflow.READ_RETRY_PAUSES)
 
 
+def test_a_read_whose_answer_came_too_late_is_asked_again(api):
+    client, answers, seen = api
+    answers["/api/v2/dags"] = [0]
+    assert client.dags() == [{"dag_id": "d"}]
+    assert len([s for s in seen if s[1] == "/api/v2/dags"]) == 2
+
+
 def test_a_write_is_not_repeated(api):
     client, answers, seen = api
     answers["/api/v2/dags/d"] = [500]
@@ -85,10 +97,14 @@ def test_a_trigger_whose_answer_was_lost_is_sent_again_and_makes_one_run(api):
     answers["/api/v2/dags/d/dagRuns"] = [500, 409]
     run_id = client.trigger("d")
     assert run_id.startswith("manual__") and [p["dag_run_id"] for p in client.posted] == [run_id, run_id]
+    answers["/api/v2/dags/d/dagRuns"] = [0, 409]  # made, but answered after the client's timeout
+    timed_out = client.trigger("d")
+    assert [p["dag_run_id"] for p in client.posted[2:]] == [timed_out, timed_out]
     answers["/api/v2/dags/d/dagRuns"] = [409]  # a conflict on the first request is another run's id: an error
-    with pytest.raises(airflow.AirflowError, match="-> 409"):
+    with pytest.raises(airflow.AirflowError, match="-> 409") as refused:
         client.trigger("d")
+    assert (refused.value.status, refused.value.resent) == (409, False)
     answers["/api/v2/dags/d/dagRuns"] = [400]
     with pytest.raises(airflow.AirflowError, match="-> 400"):
         client.trigger("d")
-    assert len(client.posted) == 4
+    assert len(client.posted) == 6

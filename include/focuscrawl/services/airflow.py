@@ -38,7 +38,8 @@ PRELOADED = ("scheduler", "dag-processor")
 TERMINAL_STATES = {"success", "failed"}
 # The components whose heartbeat the API server's health endpoint reports, by their key in it.
 HEALTH_KEYS = {"scheduler": "scheduler", "dag-processor": "dag_processor", "triggerer": "triggerer"}
-# The REST client asks a read again after a server error, pausing this long before each new try.
+# The REST client sends a request whose answer was lost (a server error, a timeout, a dropped connection) again
+# when that is safe (a read, or a write the caller made idempotent), pausing this long before each new try.
 SERVER_ERRORS = {500, 502, 503, 504}
 READ_RETRY_PAUSES = (1.0, 3.0)
 # The pool every Spark task runs in (dags/common.spark_job), with its slots when first created: two
@@ -297,7 +298,12 @@ class AirflowService:
 
 
 class AirflowError(RuntimeError):
-    pass
+    """An Airflow API answer of 400 or more: ``status`` is its HTTP status; ``resent`` says the request had been
+    sent before, its answer lost."""
+
+    def __init__(self, message: str, status: int | None = None, resent: bool = False) -> None:
+        super().__init__(message)
+        self.status, self.resent = status, resent
 
 
 class AirflowClient:
@@ -317,30 +323,40 @@ class AirflowClient:
             f"{self.url}/auth/token", json={"username": self.user, "password": self.password}, timeout=self.timeout
         )
         if r.status_code not in (200, 201):
-            raise AirflowError(f"login as {self.user!r} at {self.url} refused ({r.status_code}): {r.text[:200]}")
+            raise AirflowError(f"login as {self.user!r} at {self.url} refused ({r.status_code}): {r.text[:200]}",
+                               r.status_code)
         self._token = r.json()["access_token"]
         return self._token
 
-    def _call(self, method: str, path: str, **kwargs: Any):
+    def _call(self, method: str, path: str, resend: bool | None = None, **kwargs: Any):
+        """One request; one whose answer was lost is sent again when ``resend`` (by default for a read only).
+
+        A loaded API server answers with a 5xx now and then, or not in time (the freshness bench's last trace of the
+        sources loop was lost to one 500, 2026-12-05; the rollback test's trigger to one in the CI of ff60cec). A
+        read is asked again; a write only when the caller made a second copy harmless (:meth:`trigger`)."""
         import requests
 
+        resend = method == "GET" if resend is None else resend
         extra = kwargs.pop("headers", {})
         relogged, failures = False, 0
         while True:
             token = self._token or self.token()
             headers = {"Authorization": f"Bearer {token}", **extra}
-            r = requests.request(method, f"{self.url}{path}", headers=headers, timeout=self.timeout, **kwargs)
-            if r.status_code == 401 and not relogged:
+            try:
+                r = requests.request(method, f"{self.url}{path}", headers=headers, timeout=self.timeout, **kwargs)
+            except requests.RequestException:
+                if not resend or failures == len(READ_RETRY_PAUSES):
+                    raise
+                r = None
+            if r is not None and r.status_code == 401 and not relogged:
                 self._token, relogged = None, True  # expired: log in again once
                 continue
-            # A loaded API server answers a read with a 5xx now and then (the freshness bench's last trace of the
-            # sources loop was lost to one 500, 2026-12-05): a read is asked again, a write is not.
-            if method == "GET" and r.status_code in SERVER_ERRORS and failures < len(READ_RETRY_PAUSES):
+            if resend and (r is None or r.status_code in SERVER_ERRORS) and failures < len(READ_RETRY_PAUSES):
                 time.sleep(READ_RETRY_PAUSES[failures])
                 failures += 1
                 continue
             if r.status_code >= 400:
-                raise AirflowError(f"{method} {path} -> {r.status_code}: {r.text[:500]}")
+                raise AirflowError(f"{method} {path} -> {r.status_code}: {r.text[:500]}", r.status_code, failures > 0)
             return r
 
     def dags(self) -> list[dict]:
@@ -375,25 +391,17 @@ class AirflowClient:
         self._call("PATCH", f"/api/v2/dags/{dag_id}", json={"is_paused": True})
 
     def trigger(self, dag_id: str, conf: dict | None = None) -> str:
-        """Start a run now; returns its run id. The id is chosen here, so a request whose answer was lost (a loaded
-        API server's timeout or 5xx: the rollback test's trigger in the CI of ff60cec) is sent again without making
-        a second run: the server's 409 for that id says the first request made it."""
-        import requests
-
+        """Start a run now; returns its run id. The id is chosen here, so a request whose answer was lost is sent
+        again without making a second run: the server's 409 for that id, after a resend, says the first request
+        made it (a 409 at the first request is another run's id, an error)."""
         run_id = f"manual__{time.strftime('%Y-%m-%dT%H:%M:%S', time.gmtime())}_{secrets.token_hex(4)}"
         body = {"dag_run_id": run_id, "logical_date": None, "conf": conf or {}}
-        failures = 0
-        while True:
-            try:
-                return self._call("POST", f"/api/v2/dags/{dag_id}/dagRuns", json=body).json()["dag_run_id"]
-            except (requests.RequestException, AirflowError) as exc:
-                if failures and " -> 409:" in str(exc):  # a unique-constraint conflict: our first request made it
-                    return run_id
-                lost = isinstance(exc, requests.RequestException) or any(f" -> {c}:" in str(exc) for c in SERVER_ERRORS)
-                if not lost or failures == len(READ_RETRY_PAUSES):
-                    raise
-                time.sleep(READ_RETRY_PAUSES[failures])
-                failures += 1
+        try:
+            return self._call("POST", f"/api/v2/dags/{dag_id}/dagRuns", resend=True, json=body).json()["dag_run_id"]
+        except AirflowError as exc:
+            if exc.status == 409 and exc.resent:  # a unique-constraint conflict: our first request made it
+                return run_id
+            raise
 
     def run_state(self, dag_id: str, run_id: str) -> str:
         return self._call("GET", f"/api/v2/dags/{dag_id}/dagRuns/{run_id}").json()["state"]
@@ -428,7 +436,7 @@ class AirflowClient:
         try:
             return self._call("GET", f"/api/v2/pools/{name}").json()
         except AirflowError as exc:
-            if "-> 404" not in str(exc):
+            if exc.status != 404:
                 raise
         return self._call("POST", "/api/v2/pools", json={"name": name, "slots": slots, "description": description,
                                                           "include_deferred": False}).json()
