@@ -494,3 +494,20 @@ def test_a_stage_whose_committed_offset_stays_unknown_commits_the_others_then_ex
     clock[0] += stage.UNSTABLE_LIMIT_S
     with pytest.raises(RuntimeError, match=r"\[\('p', 0\)\] stayed unknown for 300 s.*find-hanging"):
         stage._positions(member)
+
+
+def test_a_partition_revoked_while_unknown_and_assigned_again_starts_its_wait_afresh(monkeypatch):
+    from kafka import TopicPartition
+
+    from focuscrawl.topics import changelog
+    from focuscrawl.topics.changelog import TransactionalStage
+
+    clock = [0.0]
+    monkeypatch.setattr(changelog.time, "monotonic", lambda: clock[0])
+    stage = TransactionalStage("localhost:1", ["p"], "g", handler=None)
+    p0 = TopicPartition("p", 0)
+    assert stage._positions(_Member({p0: None})) == {}
+    clock[0] = 10.0
+    stage._positions(_Member({}))                 # revoked before it was known
+    clock[0] = stage.UNSTABLE_LIMIT_S + 20
+    assert stage._positions(_Member({p0: None})) == {} and stage.unknown_since == {p0: clock[0]}

@@ -243,3 +243,25 @@ def test_an_assignment_is_paused_in_the_callback_and_seeked_to_the_tables_offset
     assert member.checked and reads == [[0, 1]]
     assert member.seeks == {TopicPartition("t", 0): 0, TopicPartition("t", 1): 7}
     assert member.paused_ == set() and c.unseeked == set()
+
+
+def test_an_assignment_whose_table_read_failed_stays_paused_and_is_seeked_at_the_next_poll(monkeypatch):
+    listener = []
+    member = Assignee(lambda: listener[0])
+    c = consumer(monkeypatch, member, [0.0])
+    failures = [1]
+
+    def positions(topic, partitions):
+        if failures[0]:
+            failures[0] -= 1
+            raise OSError("the lake did not answer")
+        return {p: 5 for p in partitions}
+
+    c.sink = SimpleNamespace(positions=positions)
+    listener.append(c._listener())
+    member.to_assign = {TopicPartition("t", 0)}
+    with pytest.raises(OSError):
+        c._poll_once()
+    assert member.paused_ == {TopicPartition("t", 0)} and c.unseeked == {TopicPartition("t", 0)}
+    c._poll_once()
+    assert member.seeks == {TopicPartition("t", 0): 5} and member.paused_ == set() and c.unseeked == set()

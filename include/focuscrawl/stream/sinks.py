@@ -224,12 +224,13 @@ class StreamConsumer:
         return consumer
 
     def _seek_assigned(self) -> None:
-        """Seek the partitions assigned since the last poll to the table's offsets and resume them."""
+        """Seek the partitions assigned since the last poll to the table's offsets and resume them. Forgotten only
+        once seeked: should the table's read fail, the next poll tries again (they stay paused till then)."""
         mine = self.unseeked & self.consumer.assignment()
-        self.unseeked.clear()
         if mine:
             self._seek_to_table(mine)
             self.consumer.resume(*mine)
+        self.unseeked.clear()
 
     def _seek_to_table(self, partitions, why: str = "assigned") -> None:
         positions = self.sink.positions(self.topic, [tp.partition for tp in partitions if tp.topic == self.topic])

@@ -251,16 +251,15 @@ class TransactionalStage:
         """The known position of each assigned partition (asked at most ``POSITION_WAIT_MS`` each): one
         without (its committed offset unknown) has read nothing, so it has no offset to commit. Raises once
         one stayed unknown for ``UNSTABLE_LIMIT_S``."""
-        known, now = {}, time.monotonic()
-        for tp in consumer.assignment():
+        assigned, known, now = consumer.assignment(), {}, time.monotonic()
+        for tp in assigned:
             at = consumer.position(tp, timeout_ms=self.POSITION_WAIT_MS)
-            if at is None:
-                self.unknown_since.setdefault(tp, now)
-            else:
+            if at is not None:
                 known[tp] = at
-                self.unknown_since.pop(tp, None)
+        # Kept for the assigned partitions only: one revoked and assigned again starts afresh.
+        self.unknown_since = {tp: self.unknown_since.get(tp, now) for tp in assigned if tp not in known}
         stuck = sorted((tp.topic, tp.partition) for tp, since in self.unknown_since.items()
-                       if tp in consumer.assignment() and now - since >= self.UNSTABLE_LIMIT_S)
+                       if now - since >= self.UNSTABLE_LIMIT_S)
         if stuck:
             raise RuntimeError(
                 f"{self.group}: the committed offsets of {stuck} stayed unknown for {self.UNSTABLE_LIMIT_S:.0f} s: "
