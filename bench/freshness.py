@@ -17,9 +17,9 @@ push the following process applied (``focuscrawl.cli.demo.FOLLOWERS``), traced b
   (``focuscrawl.orchestration.asset_events``: ``extra.delta_version``), its time from the table's Delta history; for
   the revisits loop through ``outlinks_train``'s triggering event, produced by an ``outlinks_features`` run, to that
   run's. ``fue_pseudo_training`` runs on a time schedule: the newest commit of its inputs (``fue_extractions``,
-  ``reddit_posts``) before its ``retrain`` task started (which reads them as they are then).
+  ``reddit_posts``) before its ``refresh`` task started (which reads them as they are then).
 - **trigger**: the asset event; **queued**, **start**: the first run's. For the time-scheduled FUE run, queued on
-  the schedule's tick before the commit it reads, ``commit→trigger`` is the commit to its ``retrain`` task starting
+  the schedule's tick before the commit it reads, ``commit→trigger`` is the commit to its ``refresh`` task starting
   and the run's own queue wait is reported apart;
 - **job**: the first run's start to the push (revisits: the features run, the wait for the train run, the train run
   to its push, also split);
@@ -61,7 +61,7 @@ STAGES = ("commit→trigger", "trigger→queued", "queued→start", "job", "push
 # the acceptance bound of each loop's p50 commit -> applied (seconds)
 BOUNDS = {"fue": 60.0, "sources": 60.0, "revisits": 180.0, "graph": 60.0}
 ALL_CLOSED_BOUND = 300.0
-FUE_READER_TASK = "retrain"  # the task of fue_pseudo_training that reads its inputs
+FUE_READER_TASK = "refresh"  # the task of fue_pseudo_training that reads its inputs
 PUSH_SLACK_S = 5.0  # a push's last record may carry a timestamp a little after the run's end as Airflow records it
 
 

@@ -4,7 +4,11 @@ Seed 000 (*Real-time focused extraction of social media users*) section V: every
 `[schedules] fue_pseudo_training`), for each pseudo-trained HCP variant the project's FUE loop
 runs (`HCP-0.9-0.1`, `HCP-0.5-0.5`, `HCP-POS`; all three without a project):
 
-1. **retrain**: a new candidate classifier from the original training set (one whole-user document
+One task, **refresh**, for each variant in turn (a task process each would pay Airflow's start, a parse of this
+file and the imports again: three task processes per run took about as long as the retrain itself on the loaded
+platform, `bench/freshness.py`):
+
+1. *retrain*: a new candidate classifier from the original training set (one whole-user document
    per example user of the active project, the set its reference classifier was fitted on: its `[profile]
    positives/negatives` plus the users `focuscrawl examples add` added, `focuscrawl.fue.examples.example_set`; a
    run without an active project fails, naming `focuscrawl up`) plus the users the variant extracted, labelled by
@@ -16,8 +20,11 @@ runs (`HCP-0.9-0.1`, `HCP-0.5-0.5`, `HCP-POS`; all three without a project):
    re-scores and nothing is trained until a newer version is promoted. Its parameters name the example set
    (`examples.digest`, and the Delta version of `fue_example_users` when users were added), as the reference's do.
    The `model_registry` DAG records it.
-2. **publish**: the variant's new scores go to its compacted topic `focuscrawl.fue.scores.<method>`;
+2. *publish*: the variant's new scores, as written, go to its compacted topic `focuscrawl.fue.scores.<method>`;
    the running choosers (`streaming/fue/chooser.py`) follow it and re-rank without a restart.
+
+A variant that fails does not stop the others; the task fails after all were tried, naming it, and its retry
+refreshes every variant again.
 
 A variant with no new pseudo-example since its last model still re-scores (new candidates keep
 arriving). Params: `methods`, `top_n` (the paper's Batch Updater: 50,000); their defaults are
@@ -42,9 +49,7 @@ from assets import CANDIDATE_SCORES, EXTRACTIONS, POSTS, fue_scores_pushed
 from common import DEFAULT_ARGS, cfg, dag_params, schedule
 from focuscrawl.crawl.listing_crawler import POSTS_TABLE
 from focuscrawl.orchestration.schedules import pseudo_methods
-from focuscrawl.fue.batch import CANDIDATE_SCORES_TABLE
 from focuscrawl.fue.params import DEFAULT as FUE, PSEUDO_TRAINING_KNOBS
-from focuscrawl.fue.pipeline import scores_topic
 
 PSEUDO_METHODS = pseudo_methods(cfg)
 SCORES_PUSHED = [fue_scores_pushed(m) for m in PSEUDO_METHODS]
@@ -67,27 +72,15 @@ SCORES_PUSHED = [fue_scores_pushed(m) for m in PSEUDO_METHODS]
     },
 )
 def fue_pseudo_training():
-    @task
-    def methods(params=None) -> list[str]:
-        return list(params["methods"])
-
-    @task(inlets=[EXTRACTIONS, POSTS], outlets=[CANDIDATE_SCORES], max_active_tis_per_dagrun=1)
-    def retrain(method: str, params=None) -> dict:
-        from focuscrawl.fue.batch import refresh
+    @task(inlets=[EXTRACTIONS, POSTS], outlets=[CANDIDATE_SCORES, *SCORES_PUSHED])
+    def refresh(params=None) -> list[dict]:
+        from focuscrawl.fue.batch import refresh_and_publish
         from focuscrawl.orchestration.schedules import active_example_set
 
-        return refresh(cfg, method, int(params["top_n"]), POSTS_TABLE.path(cfg), active_example_set(cfg))
+        return refresh_and_publish(cfg, list(params["methods"]), int(params["top_n"]), POSTS_TABLE.path(cfg),
+                                   active_example_set(cfg))
 
-    @task(outlets=SCORES_PUSHED)
-    def publish(summary: dict) -> int:
-        from focuscrawl.fue.batch import scores_push
-        from focuscrawl.topics.priority import publish as publish_scores
-
-        method = summary["method"]  # each score goes with the model and version that made it, and its rank
-        return publish_scores(cfg.kafka_bootstrap, scores_topic(method),
-                              scores_push(CANDIDATE_SCORES_TABLE.path(cfg), method))
-
-    publish.expand(summary=retrain.expand(method=methods()))
+    refresh()
 
 
 fue_pseudo_training()

@@ -222,3 +222,33 @@ def test_without_an_active_project_pseudo_training_says_to_start_one(tmp_path, m
     monkeypatch.setenv("FOCUSCRAWL_VAR", str(tmp_path / "var"))
     with pytest.raises(LookupError, match=r"no project is active .* `focuscrawl up PROJECT`"):
         active_example_set(settings())
+
+
+def test_a_run_refreshes_and_publishes_each_method_in_turn_and_one_failure_stops_none_of_the_others(monkeypatch):
+    """fue_pseudo_training's one task: each method's scores are pushed right after its refresh wrote them, to its own
+    topic; a method that fails is named in the run's error after the others were refreshed and pushed."""
+    from types import SimpleNamespace
+
+    from focuscrawl.fue import batch
+
+    steps: list[tuple] = []
+
+    def refresh(cfg, method, top_n, posts_uri, examples):
+        steps.append(("refresh", method, top_n))
+        if method == "HCP-0.5-0.5":
+            raise OSError("the disk is full")
+        return {"method": method}
+
+    monkeypatch.setattr(batch, "refresh", refresh)
+    monkeypatch.setattr(batch, "scores_push", lambda uri, method: [(f"{method}-user", 0.5, {})])
+    monkeypatch.setattr("focuscrawl.topics.priority.publish",
+                        lambda bootstrap, topic, push: steps.append(("publish", topic, bootstrap)) or len(push))
+    cfg = SimpleNamespace(kafka_bootstrap="broker:9092", table_path=lambda name: f"/lake/{name}")
+    with pytest.raises(RuntimeError, match=r"1 of 3 methods failed \(HCP-0.5-0.5: OSError: the disk is full\); "
+                                           r"the others' scores were pushed: \['HCP-0.9-0.1', 'HCP-POS'\]"):
+        batch.refresh_and_publish(cfg, ["HCP-0.9-0.1", "HCP-0.5-0.5", "HCP-POS"], 7, "posts", examples=None)
+    assert steps == [("refresh", "HCP-0.9-0.1", 7), ("publish", "focuscrawl.fue.scores.HCP-0.9-0.1", "broker:9092"),
+                     ("refresh", "HCP-0.5-0.5", 7),
+                     ("refresh", "HCP-POS", 7), ("publish", "focuscrawl.fue.scores.HCP-POS", "broker:9092")]
+    monkeypatch.setattr(batch, "refresh", lambda cfg, method, *a: {"method": method})
+    assert batch.refresh_and_publish(cfg, ["HCP-POS"], 7, "posts", None) == [{"method": "HCP-POS", "published": 1}]

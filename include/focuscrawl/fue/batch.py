@@ -17,6 +17,7 @@ job would only pay off beyond a single machine's memory; the step itself stays
 
 from __future__ import annotations
 
+import logging
 import time
 from pathlib import Path
 from typing import Callable, Sequence
@@ -27,9 +28,11 @@ from focuscrawl.fue.classifier import TermCounts, UserClassifier, reference_para
 from focuscrawl.fue.examples import ExampleSet, cached
 from focuscrawl.fue.evidence import EvidenceAggregator, Post
 from focuscrawl.fue.params import DEFAULT as FUE
-from focuscrawl.fue.pipeline import STATS_TABLE
+from focuscrawl.fue.pipeline import STATS_TABLE, scores_topic
 from focuscrawl.fue.pseudo import PseudoLabelling, retrain_and_rescore
 from focuscrawl.lake.tables import Column, table
+
+log = logging.getLogger(__name__)
 
 CANDIDATE_SCORES_TABLE = table(
     "fue_candidate_scores",
@@ -183,6 +186,32 @@ def refresh(cfg, method: str, top_n: int, posts_uri: str, examples: ExampleSet, 
             "model": kept}
 
 
+def refresh_and_publish(cfg, methods: Sequence[str], top_n: int, posts_uri: str, examples: ExampleSet) -> list[dict]:
+    """One ``fue_pseudo_training`` run: for each of ``methods`` in turn, :func:`refresh`, then its scores as written
+    (:func:`scores_push`) to its compacted topic (:func:`~focuscrawl.fue.pipeline.scores_topic`), which the running
+    choosers follow. In one process: a process per step paid Airflow's task start, the DAG file's parse and these
+    imports again (``bench/freshness.py``). A method that fails does not stop the others; the run raises after all
+    were tried, naming each failure."""
+    from focuscrawl.topics.priority import publish
+
+    done, failed = [], {}
+    for method in methods:
+        try:
+            summary = refresh(cfg, method, top_n, posts_uri, examples)
+            summary["published"] = publish(cfg.kafka_bootstrap, scores_topic(method),
+                                           scores_push(CANDIDATE_SCORES_TABLE.path(cfg), method))
+        except Exception as exc:  # noqa: BLE001 - the others still run; all failures are raised below
+            log.exception("fue_pseudo_training: %s failed", method)
+            failed[method] = f"{type(exc).__name__}: {exc}"
+            continue
+        log.info("fue_pseudo_training: %s", summary)
+        done.append(summary)
+    if failed:
+        raise RuntimeError(f"fue_pseudo_training: {len(failed)} of {len(methods)} methods failed "
+                           f"({'; '.join(f'{m}: {e}' for m, e in failed.items())}); "
+                           f"the others' scores were pushed: {[d['method'] for d in done]}")
+    return done
+
 def held_out(cfg, meta: "ModelVersion", examples: Callable[[], ExampleSet]) -> dict[str, float]:
     """The held-out figures of the refresh ``meta`` (:func:`focuscrawl.fue.evaluation.pseudo_cross_validated`), from
     what it was fitted on: the example set ``examples()`` gives (read only for a refresh; the registry passes the
@@ -240,4 +269,5 @@ def scores_push(uri: str, method: str) -> list[tuple[str, float, dict]]:
 
 
 __all__ = ["CANDIDATE_SCORES_TABLE", "STATS_TABLE", "candidate_evidence", "extracted_users", "held_out", "model_store",
-           "pseudo_key", "pseudo_training_run", "read_scores", "refresh", "scores_push", "write_scores"]
+           "pseudo_key", "pseudo_training_run", "read_scores", "refresh", "refresh_and_publish", "scores_push",
+           "write_scores"]
