@@ -179,7 +179,10 @@ def test_a_refresh_learns_the_active_projects_examples_and_follows_examples_add(
     posts = _posts(tmp_path, [("fan", "quokka guitar"), ("plain", "guitar")])
     examples = active_example_set(cfg)
 
+    analyses = sorted((Path(cfg.var_dir) / "fue").glob("analysed-*.joblib"))
+    assert len(analyses) == 1  # `up`'s training analysed the set where every refresh reads it
     assert refresh(cfg, "HCP-POS", 10, posts, examples, stats)["model"] == "v1 trained"
+    assert sorted((Path(cfg.var_dir) / "fue").glob("analysed-*.joblib")) == analyses  # read, not made again
     store = model_store(cfg)
     v1, reference = store.champion("pseudo/HCP-POS"), store.champion("t/reference")
     assert (v1.params["originals"], v1.params["examples.added"]) == (30, 0)

@@ -57,7 +57,8 @@ def train_models(project, cfg, *, force: bool = False, log=print) -> Models:
                             **{f"reference.{k}": v for k, v in (done.get("reference_params") or {}).items()},
                             **lineage}, delta_versions=delta_versions)
         return models
-    from focuscrawl.fue.classifier import TermCounts, UserClassifier, reference_params, train_candidate_classifier
+    from focuscrawl.fue.batch import analysed
+    from focuscrawl.fue.classifier import UserClassifier, reference_params, train_candidate_classifier
     from focuscrawl.fue.evaluation import cross_validated
 
     started = time.monotonic()
@@ -68,8 +69,10 @@ def train_models(project, cfg, *, force: bool = False, log=print) -> Models:
     log(f"train: {len(labels)} example users ({positives} positive{with_added}) read in "
         f"{time.monotonic() - started:.1f}s")
     params = reference_params(len(histories))
-    counts = TermCounts()  # every user's whole history analysed once: the reference's fit and the folds' scores
-    counts.add(examples.whole_users()[0])
+    # every user's whole history analysed once: the reference's fit and the folds' scores; kept where every
+    # fue_pseudo_training refresh reads it (without it the first refresh analysed them again: 84 s on the loaded
+    # platform, the second 31 s with three times the candidates; bench/freshness.py at 8983feb)
+    counts, _ = analysed(examples, UserClassifier().stop_words, Path(cfg.var_dir))
     try:
         reference = UserClassifier(**params).fit_counts(counts, labels)  # = train_reference_classifier
         candidate = train_candidate_classifier(histories, labels)
