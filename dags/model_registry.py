@@ -2,15 +2,15 @@
 
 Runs when a loop pushed or stored a model: the revisitor's priorities (`outlinks_train`), a pseudo-trained FUE
 method's scores (`fue_pseudo_training`), the source schedule (`source_schedule`), the page relevance models
-(`page_relevance`). One task per model family (`focuscrawl.orchestration.model_families`): `record_outlinks`,
-`record_pages`, `record_fue` (also the reference and candidate classifiers `focuscrawl train` fits),
-`record_sources`. Each logs every stored version the registry lacks (its files, parameters, held-out metrics: the
-loop's, or measured here from the tables at the Delta versions it read for the FUE refreshes and the source
-estimates; the Delta versions it read), registers it, and points the `champion` alias at the store's
+(`page_relevance`). One task, `record`, for each model family in turn (`focuscrawl.orchestration.model_families`:
+`outlinks`, `pages`, `fue`, also the reference and candidate classifiers `focuscrawl train` fits, and `sources`);
+one family that fails spares the others. For each it logs every stored version the registry lacks (its files,
+parameters, held-out metrics: the loop's, or measured here from the tables at the Delta versions it read for the FUE
+refreshes and the source estimates; the Delta versions it read), registers it, and points the `champion` alias at the store's
 champion, which the loop's own rule chose (set only when it moved).
 
 No loop waits for it: recording a version takes several seconds of MLflow requests. A registry that is down
-costs the record, never a loop: each task says so with the fix and succeeds; the next run records what this one
+costs the record, never a loop: the task says so with the fix and succeeds; the next run records what this one
 could not (the stores keep every version). docs/running.md#the-model-registry-mlflow.
 """
 
@@ -37,8 +37,7 @@ PUSHED = [PAGE_PRIORITIES_PUSHED, SOURCE_SCHEDULE_PUSHED, PAGE_MODELS, *(fue_sco
     default_args=DEFAULT_ARGS,
 )
 def model_registry():
-    for name in FAMILIES:
-        registry_task(cfg, name)
+    registry_task(cfg, FAMILIES)
 
 
 model_registry()

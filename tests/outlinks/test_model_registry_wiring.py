@@ -59,7 +59,7 @@ def test_each_version_is_logged_once_with_its_lineage_and_the_champion_is_the_al
 
     train(frame, store, data_version=6, promote=False)  # the DAG's train step: no promotion
     for promotion in promote_latest(store, ["NNL-ET_LBLA"]):  # its score step
-        mirror(outlinks(store), registry)  # the model_registry DAG's record_outlinks task
+        mirror(outlinks(store), registry)  # the model_registry DAG's record task, for this family
         champion = store.champion(promotion.model)
         assert registry.aliases[outlinks(store).registered_name(promotion.model)] == champion.registry_version
         assert champion.version == (2 if promotion.promoted else 1)

@@ -470,7 +470,8 @@ def test_a_rollback_of_the_source_estimates_is_planned_with_and_followed(live_pl
     assert store.champion(KEY).version == older.version
     # a run that was fitting when the rollback came stores its fit, judged and not promoted
     assert not [v.version for v in store.versions(KEY) if v.version > newest_before and v.promoted]
-    # the model_registry run under way, then the next (record_fue measures a FUE refresh first: 5 min on a starved CI)
+    # the model_registry run under way, then the next (its record of the fue family measures a FUE refresh first:
+    # 5 min on a starved CI)
     try:
         newest = wait_until(lambda: (v := store.versions(KEY)[-1]).registry_version and v, 900,
                             "the newest fit is not recorded", interval=5.0)
