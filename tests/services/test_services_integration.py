@@ -86,6 +86,10 @@ def test_dag_run_succeeds_and_task_sees_our_settings(stack):
     client = AirflowService(cfg).client()
     assert [d["dag_id"] for d in client.dags()] == ["fc_smoke"]  # reserialized before `up` returned
     assert client.queued_asset_events("fc_smoke") == []  # the call the asset-events process's release_held makes
+    # `up` asked the task execution API once, so it built its routers before any task's start needed them
+    log_file = AirflowService(cfg).processes["api-server"].log_file
+    first = [line for line in log_file.read_text().splitlines() if "path=/execution/" in line]
+    assert first and "method=GET path=/execution/health" in first[0] and "status_code=200" in first[0], first[:1]
     client.unpause("fc_smoke")
     run_id = client.trigger("fc_smoke", conf={"marker": "m-42"})
     started = time.monotonic()
