@@ -4,9 +4,9 @@ Seed 000 (*Real-time focused extraction of social media users*) section V: every
 `[schedules] fue_pseudo_training`), for each pseudo-trained HCP variant the project's FUE loop
 runs (`HCP-0.9-0.1`, `HCP-0.5-0.5`, `HCP-POS`; all three without a project):
 
-One task, **refresh**, for each variant in turn (a task process each would pay Airflow's start, a parse of this
-file and the imports again: three task processes per run took about as long as the retrain itself on the loaded
-platform, `bench/freshness.py`):
+One task, **refresh**, for each variant in turn (a task process per step would pay Airflow's start, a parse of this
+file and the imports again: in the loaded freshness run at ae4f803, `bench/freshness.py`, a task that only listed
+the methods took 35 s before the first retrain started):
 
 1. *retrain*: a new candidate classifier from the original training set (one whole-user document
    per example user of the active project, the set its reference classifier was fitted on: its `[profile]

@@ -6,8 +6,8 @@ method's scores (`fue_pseudo_training`), the source schedule (`source_schedule`)
 `outlinks`, `pages`, `fue`, also the reference and candidate classifiers `focuscrawl train` fits, and `sources`);
 one family that fails spares the others. For each it logs every stored version the registry lacks (its files,
 parameters, held-out metrics: the loop's, or measured here from the tables at the Delta versions it read for the FUE
-refreshes and the source estimates; the Delta versions it read), registers it, and points the `champion` alias at the store's
-champion, which the loop's own rule chose (set only when it moved).
+refreshes and the source estimates; the Delta versions it read), registers it, and points the `champion` alias at
+the store's champion, which the loop's own rule chose (set only when it moved).
 
 No loop waits for it: recording a version takes several seconds of MLflow requests. A registry that is down
 costs the record, never a loop: the task says so with the fix and succeeds; the next run records what this one

@@ -212,6 +212,7 @@ def refresh_and_publish(cfg, methods: Sequence[str], top_n: int, posts_uri: str,
                            f"the others' scores were pushed: {[d['method'] for d in done]}")
     return done
 
+
 def held_out(cfg, meta: "ModelVersion", examples: Callable[[], ExampleSet]) -> dict[str, float]:
     """The held-out figures of the refresh ``meta`` (:func:`focuscrawl.fue.evaluation.pseudo_cross_validated`), from
     what it was fitted on: the example set ``examples()`` gives (read only for a refresh; the registry passes the
