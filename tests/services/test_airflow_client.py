@@ -1,7 +1,7 @@
 """The Airflow REST client (``focuscrawl.services.airflow.AirflowClient``) over a real HTTP server standing in for
 Airflow's API: a read answered with a server error is asked again (a loaded API server answers one now and then),
-a write never is, but a trigger, whose run id the client chooses, is; and a read that keeps failing raises with the
-answer."""
+a write never is, but a trigger, whose run id the client chooses, and a pause or unpause, which sets a state, are;
+and a read that keeps failing raises with the answer."""
 
 from __future__ import annotations
 
@@ -84,10 +84,21 @@ def test_a_read_whose_answer_came_too_late_is_asked_again(api):
 
 def test_a_write_is_not_repeated(api):
     client, answers, seen = api
-    answers["/api/v2/dags/d"] = [500]
-    with pytest.raises(airflow.AirflowError, match="PATCH /api/v2/dags/d -> 500"):
-        client.pause("d")
-    assert [s for s in seen if s[1] == "/api/v2/dags/d"] == [("PATCH", "/api/v2/dags/d")]
+    answers["/api/v2/assets/events"] = [500]
+    with pytest.raises(airflow.AirflowError, match="POST /api/v2/assets/events -> 500"):
+        client.post_asset_event(7)
+    assert [s for s in seen if s[1] == "/api/v2/assets/events"] == [("POST", "/api/v2/assets/events")]
+
+
+def test_a_pause_or_unpause_whose_answer_was_lost_is_sent_again(api):
+    # it sets a state: a second copy is harmless (the e2e's `up` failed on one 500 to an unpause)
+    client, answers, seen = api
+    answers["/api/v2/dags/d"] = [500, 0]
+    client.unpause("d")
+    assert [s for s in seen if s[1] == "/api/v2/dags/d"] == [("PATCH", "/api/v2/dags/d")] * 3
+    answers["/api/v2/dags/d"] = [503]
+    client.pause("d")
+    assert len([s for s in seen if s[1] == "/api/v2/dags/d"]) == 5
 
 
 def test_a_trigger_whose_answer_was_lost_is_sent_again_and_makes_one_run(api):
