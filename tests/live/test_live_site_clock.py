@@ -43,6 +43,28 @@ def test_rate_is_measured_from_responses_and_extrapolated_between_them():
     assert clock.jumps == 0
 
 
+def test_reads_between_responses_fit_the_rate_once_and_a_response_or_the_window_fits_it_again(monkeypatch):
+    """A crawler reads its clock (and ``wall_until``) far more often than a response comes: the fit over the window
+    is made again only when its observations changed (a response, or one leaving the window), same values."""
+    fits = []
+    fit = SiteClock._fit
+    monkeypatch.setattr(SiteClock, "_fit", staticmethod(lambda obs: fits.append(len(obs)) or fit(obs)))
+    wall = Wall()
+    clock = SiteClock(wall=wall, min_span_s=3.0, window_s=20.0)
+    for _ in range(40):  # 60x, a response every 0.25 wall seconds
+        clock.observe(1_700_000_000.0 + 60 * (wall.t - 100.0))
+        wall.t += 0.25
+    fits.clear()
+    reads = [(clock(), clock.wall_until(clock() + 600), clock.rate()) for _ in range(1000)]
+    assert len(fits) == 1 and len(set(reads)) == 1 and clock.rate() == pytest.approx(60.0, rel=0.02)
+    clock.observe(1_700_000_000.0 + 60 * (wall.t - 100.0))
+    clock()
+    assert len(fits) == 2
+    wall.t += 12.0  # the first observations leave the 20 s window: the fit is over the rest
+    clock()
+    assert len(fits) == 3 and fits[-1] < fits[-2]
+
+
 def test_a_jump_of_the_site_clock_restarts_the_fit_and_time_never_goes_back():
     wall = Wall()
     clock = SiteClock(wall=wall)
