@@ -31,6 +31,29 @@ def test_serve_command_starts_both_servers_and_stops_on_sigterm(tmp_path):
     assert proc.wait(timeout=CHILD_TIMEOUT) == 0
 
 
+def test_a_sigterm_sent_on_reading_the_ready_line_stops_the_world_cleanly(tmp_path):
+    """The world printed the line saying it is up before it handled SIGTERM: a test that terminated it at once got -15
+    (CI of 64e4d23). Here the signal comes while the line is written, the earliest a reader could send it."""
+    snippet = (
+        "import os, signal, sys\n"
+        "from focuscrawl.world.__main__ import main\n"
+        "class Out:\n"
+        "    def __init__(self, w): self.w = w\n"
+        "    def write(self, text):\n"
+        "        n = self.w.write(text)\n"
+        "        if text.startswith('{\"world\"'): os.kill(os.getpid(), signal.SIGTERM)\n"
+        "        return n\n"
+        "    def flush(self): self.w.flush()\n"
+        "sys.stdout = Out(sys.stdout)\n"
+        "sys.exit(main(sys.argv[1:]))\n")
+    proc = subprocess.run(
+        [sys.executable, "-c", snippet, "serve", "--port", "0", "--eval-port", "0", "--data", "none", "--users", "200",
+         "--seed", "4", "--paused"],
+        capture_output=True, text=True, timeout=CHILD_TIMEOUT, env={**__import__("os").environ, "FOCUSCRAWL_VAR": str(tmp_path)})
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert json.loads(proc.stdout.splitlines()[0])["seed"] == 4
+
+
 def serve(tmp_path, clock_file, *more) -> tuple[subprocess.Popen, dict]:
     proc = subprocess.Popen(
         [sys.executable, "-m", "focuscrawl.world", "serve", "--port", "0", "--eval-port", "0", "--data", "none",

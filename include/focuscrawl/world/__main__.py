@@ -130,15 +130,16 @@ def main(argv: list[str] | None = None) -> int:
         if resumed is not None:
             print(f"focuscrawl world: clock resumed at {resumed:.0f} from {args.clock_file}", file=sys.stderr, flush=True)
         clock_file.keep()
+    stop = threading.Event()
+    # From a helper thread (set_on_signals): stop.set() in the handler hung a world server for 300 s on a SIGTERM
+    # in the CI of af99440, the main thread holding the event's lock inside stop.wait(). Set before the line that
+    # says the world is up: a SIGTERM sent on reading it killed the process instead (-15, CI of 64e4d23).
+    set_on_signals(stop)
     server = WorldServer(world, args.host, args.port, args.eval_port).start()
     print(json.dumps({"world": server.url, "eval": server.eval_url, "seed": args.seed,
                       "corpus": type(world.population.corpus).__name__,
                       "web": type(world.web).__name__ if world.web else None,
                       "oauth": world.oauth is not None}), flush=True)
-    stop = threading.Event()
-    # From a helper thread (set_on_signals): stop.set() in the handler hung a world server for 300 s on a SIGTERM
-    # in the CI of af99440, the main thread holding the event's lock inside stop.wait().
-    set_on_signals(stop)
     stop.wait()
     server.stop()
     if clock_file is not None:
