@@ -151,6 +151,14 @@ def mlflow_server(cfg):
 
 
 @pytest.fixture(scope="session")
+def postgres_cluster(cfg):
+    """A throw-away PostgreSQL (tests/postgres.py) for the tests of Airflow's and MLflow's metadata on it."""
+    from postgres import running_cluster
+
+    yield from running_cluster(cfg)
+
+
+@pytest.fixture(scope="session")
 def airflow(cfg):
     """One real Airflow (API server, scheduler, DAG processor, triggerer) over the repo's dags/, for
     every test that runs a DAG; yields a logged-in REST client."""
@@ -158,3 +166,4 @@ def airflow(cfg):
 
     for service in _running(AirflowService(cfg)):
         yield service.client()
+

@@ -4,6 +4,10 @@ One start for the whole module (Airflow takes a minute or more here): login is r
 test-only DAG runs to success and its task saw our settings, `status` probes each service for real
 (up while it serves, down after a SIGKILL, with the fix), and `down` leaves no process of
 ours. The tests run in file order; the last one stops everything.
+
+Airflow's metadata is on a throw-away PostgreSQL (``FOCUSCRAWL_AIRFLOW_DB``, the scale-out layout's database; issue 10,
+point 4): ``services up`` migrates the schema there and the DAG run's rows are read back from it. The rest of the
+suite's Airflows (the session's, the live platform's) keep the embedded SQLite, the default.
 """
 
 from __future__ import annotations
@@ -31,11 +35,12 @@ FOCUSCRAWL = [sys.executable, "-m", "focuscrawl.cli.main"]
 
 
 @pytest.fixture(scope="module")
-def stack(tmp_path_factory):
+def stack(tmp_path_factory, postgres_cluster):
     """Our own var folder and ports (offset + 50) so the shared broker fixture is untouched."""
     env = dict(os.environ)
     env["FOCUSCRAWL_VAR"] = str(tmp_path_factory.mktemp("services-var"))
     env["FOCUSCRAWL_PORT_OFFSET"] = str(int(os.environ.get("FOCUSCRAWL_PORT_OFFSET", "0")) + 50)
+    env["FOCUSCRAWL_AIRFLOW_DB"] = postgres_cluster.database("airflow")
     env.pop("FOCUSCRAWL_AIRFLOW_PASSWORD", None)
     old = dict(os.environ)
     os.environ.update(env)
@@ -48,7 +53,7 @@ def stack(tmp_path_factory):
     pgids = {int(p.read_text()) for p in (cfg.var_dir / "run").glob("*.pid")}
     try:
         assert up.returncode == 0, up.stdout + up.stderr
-        yield {"cfg": cfg, "env": env, "up": up.stdout, "pgids": pgids}
+        yield {"cfg": cfg, "env": env, "up": up.stdout + up.stderr, "pgids": pgids, "postgres": postgres_cluster}
     finally:
         subprocess.run([*FOCUSCRAWL, "services", "down"], env=env, timeout=300)
         os.environ.clear()
@@ -103,6 +108,17 @@ def test_dag_run_succeeds_and_task_sees_our_settings(stack):
     assert f"spark-submit={Path(sys.executable).parent / 'spark-submit'}" in log
     assert f"spark_connect_default=localhost:{cfg.spark_connect_port}" in log
     assert "conf.marker=m-42" in log
+    # on PostgreSQL: `services up` built the schema there, the run's rows are there, nothing fell back to SQLite
+    assert not (AirflowService(cfg).home / "airflow.db").exists()
+    import psycopg2
+
+    with psycopg2.connect(cfg.airflow_db.replace("postgresql+psycopg2", "postgresql")) as db, db.cursor() as cur:
+        cur.execute("SELECT version_num FROM alembic_version")
+        assert len(cur.fetchall()) == 1
+        cur.execute("SELECT state FROM dag_run WHERE dag_id = 'fc_smoke' AND run_id = %s", (run_id,))
+        assert cur.fetchall() == [("success",)]
+        cur.execute("SELECT task_id, state FROM task_instance WHERE dag_id = 'fc_smoke' AND run_id = %s", (run_id,))
+        assert cur.fetchall() == [("environment", "success")]
 
 
 @pytest.mark.skipif(not world_available(), reason="focuscrawl.world not installed yet")
@@ -181,6 +197,17 @@ def test_status_says_down_after_a_sigkill_and_names_the_fix(stack):
     assert fixed.returncode == 0, fixed.stdout + fixed.stderr
     doc, _, _ = platform_status(stack)
     assert doc["services"]["kafka"]["up"] and not doc["services"]["airflow"]["up"]
+
+
+def test_the_metadata_databases_password_reaches_no_output_log_or_state_file(stack):
+    """The PostgreSQL URL carries a password: neither `up`'s nor `status`'s output, nor any file `services up` wrote
+    (Airflow's logs and configuration, status and pid files), holds it."""
+    password = stack["postgres"].password
+    doc, text, _ = platform_status(stack)
+    assert password not in stack["up"] and password not in text and password not in json.dumps(doc)
+    holding = [str(path) for path in stack["cfg"].var_dir.rglob("*")
+               if path.is_file() and password.encode() in path.read_bytes()]
+    assert holding == []
 
 
 def test_down_leaves_no_process_of_ours(stack):

@@ -1,7 +1,8 @@
-"""A throw-away PostgreSQL cluster for the scale-out layout's metadata databases (Airflow's, MLflow's).
+"""A throw-away PostgreSQL cluster for the metadata databases of the scale-out layout (Airflow's, MLflow's).
 
 Debian's ``postgresql`` package (``make sysdeps``): ``initdb`` in a temporary folder, the server on loopback and a
-free port with password login, stopped and removed after the session. Each test takes a fresh database of its own.
+free port with password login, stopped and removed after the session (``postgres_cluster`` in tests/conftest.py).
+Each test takes a fresh database of its own.
 """
 
 from __future__ import annotations
@@ -52,9 +53,8 @@ class PostgresCluster:
         return f"postgresql+psycopg2://{self.user}:{self.password}@{self.host}:{self.port}/{name}"
 
 
-@pytest.fixture(scope="session")
-def postgres_cluster(cfg):
-    """The running cluster; its superuser ``focuscrawl`` logs in with a random password."""
+def running_cluster(cfg):
+    """The running cluster, yielded; its superuser ``focuscrawl`` logs in with a random password."""
     # Not under pytest's tmp folder: that one is private to root, and the server runs as ``postgres``.
     bindir, root = pg_bin(), Path(tempfile.mkdtemp(prefix="fc-postgres-"))
     data, password = root / "data", secrets.token_urlsafe(16)
