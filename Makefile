@@ -8,7 +8,7 @@ JARS := var/jars
 PYTEST_ARGS ?=
 
 .PHONY: setup venv jars sysdeps demo test test-unit services-up services-down services-status \
-        world bench soak chaos fuzz lock clean fue-week test-platform check-claims docs
+        world bench soak chaos fuzz lock clean fue-week test-platform check-claims docs durations
 
 setup: venv jars
 
@@ -58,14 +58,16 @@ demo: setup
 # a state folder of its own (tests/conftest.py); the unit phase's output is printed when all are done
 # (var/test-unit.log). Every phase's outcome counts; every test's outcome and time as JUnit XML
 # (var/junit-platform.xml, var/junit.xml, var/junit-unit.xml), the format CI systems read.
+# Each phase's workers take its files longest first (tests/durations.json, which `make durations` rewrites from
+# the JUnit files; tests/durations.py), not xdist's order of most tests first.
 UNIT_PORT_OFFSET ?= 3000
 E2E := tests/platform/test_platform_e2e.py
 test: setup sysdeps
 	@rc=0; mkdir -p var; \
 	FOCUSCRAWL_PORT_OFFSET=$(UNIT_PORT_OFFSET) nice -n 19 $(BIN)/python -m pytest -m "not integration" -n 2 \
-	  --dist loadfile --junitxml=var/junit-unit.xml $(PYTEST_ARGS) > var/test-unit.log 2>&1 & unit=$$!; \
+	  --dist loadfile --no-loadscope-reorder --junitxml=var/junit-unit.xml $(PYTEST_ARGS) > var/test-unit.log 2>&1 & unit=$$!; \
 	$(BIN)/python -m pytest -m integration $(E2E) --junitxml=var/junit-platform.xml $(PYTEST_ARGS) || rc=$$?; \
-	$(BIN)/python -m pytest -m integration --ignore=$(E2E) -n 2 --dist loadfile --junitxml=var/junit.xml \
+	$(BIN)/python -m pytest -m integration --ignore=$(E2E) -n 2 --dist loadfile --no-loadscope-reorder --junitxml=var/junit.xml \
 	  $(PYTEST_ARGS) || rc=$$?; \
 	wait $$unit || rc=$$?; \
 	echo "=== unit tests (var/test-unit.log) ==="; cat var/test-unit.log; \
@@ -76,8 +78,13 @@ test: setup sysdeps
 test-platform: setup sysdeps
 	$(BIN)/python -m pytest $(E2E) $(PYTEST_ARGS)
 
+# Each test file's seconds in the last `make test` (var/junit*.xml) into tests/durations.json: the order its workers
+# take files in. Rerun after a file's time changes much, and commit the file.
+durations:
+	$(BIN)/python tests/durations.py
+
 test-unit: setup
-	$(BIN)/python -m pytest -m "not integration and not standalone" -n 2 --dist loadfile $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -m "not integration and not standalone" -n 2 --dist loadfile --no-loadscope-reorder $(PYTEST_ARGS)
 
 services-up: setup
 	$(BIN)/focuscrawl services up

@@ -167,3 +167,11 @@ def airflow(cfg):
     for service in _running(AirflowService(cfg)):
         yield service.client()
 
+
+@pytest.hookimpl(trylast=True)  # after `-m` has deselected: only the tests that run count
+def pytest_collection_modifyitems(config, items):
+    """Longest files first, by their seconds in the last `make test` (tests/durations.py says why): make test's
+    xdist workers take a whole file at a time, and the last ones each takes decide when the phase ends."""
+    from durations import longest_files_first
+
+    longest_files_first(items)
