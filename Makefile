@@ -59,7 +59,8 @@ demo: setup
 # (var/test-unit.log). Every phase's outcome counts; every test's outcome and time as JUnit XML
 # (var/junit-platform.xml, var/junit.xml, var/junit-unit.xml), the format CI systems read.
 # Each phase's workers take its files longest first (tests/durations.json, which `make durations` rewrites from
-# the JUnit files; tests/durations.py), not xdist's order of most tests first.
+# the JUnit files; tests/scheduling.py), not xdist's order of most tests first; the integration phase's tests that
+# use the session's Airflow go to one worker together (tests/scheduling.py), so it starts once.
 UNIT_PORT_OFFSET ?= 3000
 E2E := tests/platform/test_platform_e2e.py
 test: setup sysdeps
@@ -79,9 +80,9 @@ test-platform: setup sysdeps
 	$(BIN)/python -m pytest $(E2E) $(PYTEST_ARGS)
 
 # Each test file's seconds in the last `make test` (var/junit*.xml) into tests/durations.json: the order its workers
-# take files in. Rerun after a file's time changes much, and commit the file.
+# take files in (tests/scheduling.py). Rerun after a file's time changes much, and commit the file.
 durations:
-	$(BIN)/python tests/durations.py
+	$(BIN)/python tests/scheduling.py
 
 test-unit: setup
 	$(BIN)/python -m pytest -m "not integration and not standalone" -n 2 --dist loadfile --no-loadscope-reorder $(PYTEST_ARGS)

@@ -168,10 +168,18 @@ def airflow(cfg):
         yield service.client()
 
 
+def pytest_xdist_make_scheduler(config, log):
+    from scheduling import scheduler
+
+    return scheduler(config, log)
+
+
 @pytest.hookimpl(trylast=True)  # after `-m` has deselected: only the tests that run count
 def pytest_collection_modifyitems(config, items):
-    """Longest files first, by their seconds in the last `make test` (tests/durations.py says why): make test's
+    """Longest files first, by their seconds in the last `make test` (tests/scheduling.py says why): make test's
     xdist workers take a whole file at a time, and the last ones each takes decide when the phase ends."""
-    from durations import longest_files_first
+    from scheduling import check_shared_engines, longest_files_first
 
+    if hasattr(config, "workerinput"):  # an xdist worker: make test's phases but the e2e's, which runs alone
+        check_shared_engines(items)
     longest_files_first(items)
