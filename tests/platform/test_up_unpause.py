@@ -126,12 +126,16 @@ def test_on_a_running_airflow_a_dag_is_unpaused_only_with_the_projects_schedule(
 
     active = Path(cfg.var_dir) / "run" / "project.json"
     assert not active.exists()  # no project is active: the DAG files read the defaults
-    # A project an earlier test brought up may still be what Airflow last parsed (an unchanged file is parsed again
-    # every 5 minutes): asked, the DAG processor parses the defaults again.
-    if airflow.dag("delta_maintenance")["timetable_summary"] != "0 0 * * *":
-        airflow.reparse(airflow.dag("delta_maintenance")["file_token"])
-        wait_until(lambda: airflow.dag("delta_maintenance")["timetable_summary"] == "0 0 * * *", 300,
-                   "delta_maintenance back on its default @daily", interval=2.0)
+
+    def on_the_defaults():
+        """A project an earlier test brought up may still be what Airflow last parsed (an unchanged file is parsed
+        again every 5 minutes): asked, the DAG processor parses the defaults again."""
+        if airflow.dag("delta_maintenance")["timetable_summary"] != "0 0 * * *":
+            airflow.reparse(airflow.dag("delta_maintenance")["file_token"])
+            wait_until(lambda: airflow.dag("delta_maintenance")["timetable_summary"] == "0 0 * * *", 300,
+                       "delta_maintenance back on its default @daily", interval=2.0)
+
+    on_the_defaults()
     write_status(active, {"schedules": {"delta_maintenance": "none"}})
     client, lines = Recording(airflow), []
     platform = Platform(SimpleNamespace(enabled_loops=lambda: [], profile=SimpleNamespace(pages=None)), cfg, services=["airflow"], log=lines.append)
@@ -148,6 +152,9 @@ def test_on_a_running_airflow_a_dag_is_unpaused_only_with_the_projects_schedule(
     finally:
         airflow.pause("delta_maintenance")
         active.unlink()
+        # the session's Airflow as this test found it: the next test on it (the browser's, on the same xdist
+        # worker: tests/scheduling.py) reads the default schedules, not this project's
+        on_the_defaults()
 
 
 def test_the_progress_line_reads_the_loops_figures_from_the_status_files(platform, tmp_path):
