@@ -244,11 +244,13 @@ def test_up_starts_the_cluster_first_then_the_others_side_by_side_and_fails_afte
     manager = ServiceManager(tmp_cfg)
     manager.services = {"spark": Fake("spark", 0.2), "kafka": Fake("kafka", 0.3), "mlflow": Fake("mlflow", 0.3),
                         "airflow": Fake("airflow", 0.3)}
-    began = time.monotonic()
     took = manager.up(["spark", "kafka", "mlflow", "airflow"], log=lambda line: None)
     assert events[:2] == [("start", "spark"), ("up", "spark")]
+    # side by side: the three started before any was up (one after another, each would be up before the next
+    # started). The order, not the wall time: under make test's load 0.83 s passed where 0.8 was the bound (CI of
+    # ae4de7f), though nothing ran one after another.
     assert {e for e in events[2:5]} == {("start", n) for n in ("kafka", "mlflow", "airflow")}
-    assert set(took) == {"spark", "kafka", "mlflow", "airflow"} and time.monotonic() - began < 0.2 + 0.3 * 2
+    assert set(took) == {"spark", "kafka", "mlflow", "airflow"}
 
     events.clear()
     manager.services["mlflow"] = Fake("mlflow", 0.0, fails=True)
