@@ -25,7 +25,8 @@ RECORD = ROOT / "tests" / "durations.json"
 # A session fixture (tests/conftest.py) costly to start, and the files whose tests use it. xdist's own way (an
 # ``xdist_group`` marker, --dist loadgroup) names the group in the test's id, which pytest 9.2 no longer reads, so the
 # controller (which collects nothing) groups by file; make test's workers check the list when they collect.
-SHARED_ENGINES = {"airflow": frozenset({"tests/platform/test_up_unpause.py", "tests/ui/test_airflow_browser.py"})}
+SHARED_ENGINES = {"airflow": frozenset({"tests/platform/test_up_unpause.py", "tests/ui/test_airflow_browser.py",
+                                         "tests/platform/test_platform_e2e.py"})}  # the e2e's: make test runs it alone
 
 
 def file_of(classname: str) -> str | None:
@@ -66,6 +67,14 @@ def scope_of_file(path: str) -> str:
 
 def scope_of(item) -> str:
     return scope_of_file(file_of_item(item))
+
+
+def group_ends(item, nextitem) -> str | None:
+    """The shared engine whose group ``item`` is the last test of (the next is another unit's, or none)."""
+    scope = scope_of(item)
+    if nextitem is not None and scope_of(nextitem) == scope:
+        return None
+    return next((engine for engine in SHARED_ENGINES if scope == f"{engine} group"), None)
 
 
 def check_shared_engines(items) -> None:

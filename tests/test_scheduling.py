@@ -86,6 +86,14 @@ def test_a_worker_takes_a_group_or_a_whole_file_and_other_modes_keep_xdists_sche
     assert scheduling.scheduler(config, None) is None
 
 
+def test_a_shared_engine_stops_after_the_last_test_of_its_group(monkeypatch):
+    monkeypatch.setattr(scheduling, "SHARED_ENGINES", {"airflow": frozenset({"x.py", "y.py"})})
+    x, y1, y2, a = item("x.py::t"), item("y.py::t1"), item("y.py::t2"), item("a.py::t")
+    assert [scheduling.group_ends(i, after) for i, after in [(x, y1), (y1, y2), (y2, a), (a, None)]] == \
+        [None, None, "airflow", None]
+    assert scheduling.group_ends(y2, None) == "airflow"  # the worker's last test
+
+
 def test_the_shared_engines_files_exist_and_use_it():
     for engine, files in scheduling.SHARED_ENGINES.items():
         for path in files:
