@@ -257,3 +257,19 @@ def test_up_starts_the_cluster_first_then_the_others_side_by_side_and_fails_afte
     with pytest.raises(RuntimeError, match="mlflow did not start"):
         manager.up(["kafka", "mlflow", "airflow"], log=lambda line: None)
     assert {("up", "kafka"), ("up", "airflow")} <= set(events)
+
+
+def test_a_kafka_cluster_id_is_a_random_uuid_as_kafka_writes_one_and_never_starts_with_a_dash(monkeypatch):
+    import base64
+    import uuid
+
+    from focuscrawl.services import kafka
+
+    cid = kafka.cluster_id()
+    raw = base64.urlsafe_b64decode(cid + "==")
+    assert len(cid) == 22 and len(raw) == 16 and uuid.UUID(bytes=raw).version == 4
+    assert kafka.cluster_id() != cid
+    # 0xf8 0x... encodes to '-' first in URL-safe base64; Kafka draws such an id again, and so do we
+    drawn = iter([uuid.UUID(bytes=b"\xf8" + bytes(15)), uuid.UUID(bytes=b"\x01" * 16)])
+    monkeypatch.setattr(kafka.uuid, "uuid4", lambda: next(drawn))
+    assert kafka.cluster_id() == base64.urlsafe_b64encode(b"\x01" * 16).rstrip(b"=").decode()

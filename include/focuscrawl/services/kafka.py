@@ -10,12 +10,24 @@ acknowledged by ``acks=all`` survives the loss of one node (tests/reliability/te
 
 from __future__ import annotations
 
+import base64
 import subprocess
+import uuid
 from pathlib import Path
 
 from focuscrawl.config import Settings
 from focuscrawl.services.probe import PROBE_TIMEOUT, Probe, failed
 from focuscrawl.services.process import ManagedProcess, port_open
+
+
+def cluster_id() -> str:
+    """A new KRaft cluster id, as ``kafka-storage random-uuid`` prints one, without a JVM's start for it (~1.5
+    CPU-s, once per fresh broker): Kafka's ``Uuid.randomUuid().toString()`` is a random UUID's 16 bytes in
+    URL-safe base64 without padding, drawn again while it starts with '-' (a command line would read it as an
+    option)."""
+    while (cid := base64.urlsafe_b64encode(uuid.uuid4().bytes).rstrip(b"=").decode()).startswith("-"):
+        pass
+    return cid
 
 
 class KafkaBroker:
@@ -100,10 +112,7 @@ class KafkaBroker:
             return
         cluster_id_file = self.data_dir / "cluster.id"
         if not cluster_id_file.exists():
-            cid = subprocess.run(
-                self._java("kafka.tools.StorageTool", "random-uuid"), capture_output=True, text=True, check=True
-            ).stdout.strip().splitlines()[-1]
-            cluster_id_file.write_text(cid)
+            cluster_id_file.write_text(cluster_id())
         out = subprocess.run(
             self._java("kafka.tools.StorageTool", "format", "-t", cluster_id_file.read_text().strip(),
                        "-c", str(self.properties), "--ignore-formatted"),
