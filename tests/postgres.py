@@ -53,6 +53,14 @@ class PostgresCluster:
         return f"postgresql+psycopg2://{self.user}:{self.password}@{self.host}:{self.port}/{name}"
 
 
+def connect(url: str):
+    """A psycopg2 connection to a service's database, from the SQLAlchemy URL it is configured with
+    (``postgresql+psycopg2://``, :meth:`PostgresCluster.database`), to read back what the service wrote."""
+    import psycopg2
+
+    return psycopg2.connect(url.replace("postgresql+psycopg2://", "postgresql://", 1))
+
+
 def running_cluster(cfg):
     """The running cluster, yielded; its superuser ``focuscrawl`` logs in with a random password."""
     # Not under pytest's tmp folder: that one is private to root, and the server runs as ``postgres``.

@@ -52,7 +52,7 @@ def server(cfg, postgres_cluster, tmp_path_factory):
 
 
 def test_a_registered_version_and_the_admin_live_in_postgresql(server, tmp_path):
-    import psycopg2
+    from postgres import connect
 
     model = tmp_path / "model.json"
     model.write_text(json.dumps({"trees": 3}))
@@ -63,7 +63,7 @@ def test_a_registered_version_and_the_admin_live_in_postgresql(server, tmp_path)
     assert version == 1 and registry.champion(NAME) == 1
     run_id = registry.client.get_model_version(NAME, "1").run_id
 
-    with psycopg2.connect(server.cfg.mlflow_db.replace("postgresql+psycopg2", "postgresql")) as db, db.cursor() as cur:
+    with connect(server.cfg.mlflow_db) as db, db.cursor() as cur:
         cur.execute("SELECT name FROM registered_models")
         assert cur.fetchall() == [(NAME,)]
         cur.execute("SELECT name, version, run_id FROM model_versions")

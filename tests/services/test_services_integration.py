@@ -110,9 +110,9 @@ def test_dag_run_succeeds_and_task_sees_our_settings(stack):
     assert "conf.marker=m-42" in log
     # on PostgreSQL: `services up` built the schema there, the run's rows are there, nothing fell back to SQLite
     assert not (AirflowService(cfg).home / "airflow.db").exists()
-    import psycopg2
+    from postgres import connect
 
-    with psycopg2.connect(cfg.airflow_db.replace("postgresql+psycopg2", "postgresql")) as db, db.cursor() as cur:
+    with connect(cfg.airflow_db) as db, db.cursor() as cur:
         cur.execute("SELECT version_num FROM alembic_version")
         assert len(cur.fetchall()) == 1
         cur.execute("SELECT state FROM dag_run WHERE dag_id = 'fc_smoke' AND run_id = %s", (run_id,))
