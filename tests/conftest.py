@@ -163,17 +163,26 @@ _STOP_AFTER_GROUP: dict = {}
 
 
 @pytest.fixture(scope="session")
-def airflow(cfg):
-    """One real Airflow (API server, scheduler, DAG processor, triggerer) over the repo's dags/, for
-    every test that runs a DAG; yields a logged-in REST client. Stopped when the last of the files that use it
-    (their group in tests/scheduling.py, which runs as one unit) is done, not at the session's end: idle, it took
-    ~0.08 of a core for the ~770 s left of the integration phase in the clean-clone run of 8c8534b."""
+def airflow_service(cfg):
+    """The session's Airflow service (stopped at the session's end if it still runs); tests ask for ``airflow``."""
     from focuscrawl.services.airflow import AirflowService
 
     service = AirflowService(cfg)
-    _STOP_AFTER_GROUP["airflow"] = service.stop
-    for started in _running(service):
-        yield started.client()
+    yield service
+    service.stop()
+
+
+@pytest.fixture(scope="module")
+def airflow(airflow_service):
+    """One real Airflow (API server, scheduler, DAG processor, triggerer) over the repo's dags/, for
+    every test that runs a DAG; yields a logged-in REST client. Stopped when the last of the files that use it
+    (their group in tests/scheduling.py, which runs as one unit) is done, not at the session's end: idle, it took
+    ~0.08 of a core for the ~770 s left of the integration phase in the clean-clone run of 8c8534b. Each module
+    that asks starts it (nothing to do while it runs), so a module run after the group's end (the group split
+    by hand) finds it up, not a client of a stopped one."""
+    airflow_service.start()
+    _STOP_AFTER_GROUP["airflow"] = airflow_service.stop
+    yield airflow_service.client()
 
 
 @pytest.hookimpl(trylast=True)  # after the test's own fixtures are torn down (the runner's teardown)
