@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import pytest
 
 from focuscrawl.outlinks.revisit import SnapshotWriter, snapshot
 from focuscrawl.parse.text import check_languages, identify_language, page_text
+from helpers import CHILD_TIMEOUT
 
 ARTICLE = ("The Weimar Republic was the German state from 1918 to 1933. It was a semi-presidential republic whose "
            "constitution was drafted in the city of Weimar; it ended when the National Socialists seized power.")
@@ -44,6 +48,15 @@ def test_language_codes_are_checked_against_the_identifiers_model():
     assert check_languages(["EN", "de", "en"]) == ("en", "de")
     with pytest.raises(ValueError, match=r"'english' is not a language code .* use ISO 639-1 codes such as \"en\""):
         check_languages(["english"])
+
+
+def test_checking_codes_keeps_the_models_class_list_alone_and_it_is_the_identifiers():
+    """A process that only loads a project (a consumer, the FUE chooser) must not hold the identifier (~75 MB)."""
+    code = ("from focuscrawl.parse import text; text.check_languages(['en']); "
+            "held = text._identifier.cache_info().currsize; codes = text.known_languages(); "
+            "print(held, codes == tuple(sorted(set(text._identifier().nb_classes))), len(codes))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=CHILD_TIMEOUT)
+    assert done.stdout.split() == ["0", "True", "140"], done.stderr[-2000:]
 
 
 def test_main_text_and_language_land_in_delta_next_to_the_raw_page(tmp_path):

@@ -47,7 +47,7 @@ def test_airflow_local_settings_preloads_with_the_variable_and_a_fork_inherits_e
         if os.fork() == 0:
             found = [m for m in {modules!r} if m in sys.modules]
             text = sys.modules.get("focuscrawl.parse.text")
-            if text is not None and text._identifier.cache_info().currsize:
+            if text is not None and text.known_languages.cache_info().currsize:
                 found.append("warm")
             os.write(write, ",".join(found).encode())
             os._exit(0)
