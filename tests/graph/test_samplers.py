@@ -7,7 +7,8 @@ import json
 import numpy as np
 import pytest
 
-from focuscrawl.graph.access import BudgetExhausted, HttpGraphAccess, InMemoryGraph
+from focuscrawl.graph.access import (BudgetedAccess, BudgetExhausted, ContentCopies, HttpGraphAccess, InMemoryGraph,
+                                     VertexRecord)
 from focuscrawl.graph.samplers import SAMPLERS, Sample
 from helpers import HttpSite
 
@@ -83,6 +84,34 @@ def test_walk_without_uniform_sampling_needs_a_start(lollipop):
         SAMPLERS.create("RW").sample(lollipop.access(budget=5, rng=rng, uniform=False), rng)
     sample = SAMPLERS.create("MHRW", start=0).sample(lollipop.access(budget=5, rng=rng, uniform=False), rng)
     assert sample.vertices[0] == 0
+
+
+class _IsolatedSite(BudgetedAccess):
+    """Vertices 0-1 linked, 2 isolated (as some of the world's are); uniform draws take ``draws`` in turn."""
+
+    def __init__(self, budget: int, draws: list[int]) -> None:
+        super().__init__(budget)
+        self.neighbours, self.draws, self.turn = {0: [1], 1: [0], 2: []}, draws, 0
+
+    def _fetch(self, v) -> VertexRecord:
+        return VertexRecord(v, np.array(self.neighbours[v], dtype=np.int64), ContentCopies.from_rows([]))
+
+    def _fetch_random(self) -> VertexRecord:
+        self.turn += 1
+        return self._fetch(self.draws[(self.turn - 1) % len(self.draws)])
+
+
+@pytest.mark.parametrize("name", ["RW", "MHRW", "FS"])
+def test_a_walk_drawn_onto_an_isolated_vertex_draws_its_start_again_and_pays_for_it(name):
+    rng = np.random.default_rng(0)
+    site = _IsolatedSite(budget=40, draws=[2, 2, 0, 2, 1])  # a walk there could never leave: the round had failed
+    sample = SAMPLERS.create(name).sample(site, rng)
+    assert site.queries == 40 and len(sample) > 0
+    assert 2 not in sample.vertices.tolist()
+    everywhere_isolated = _IsolatedSite(budget=10, draws=[2])
+    assert len(SAMPLERS.create(name).sample(everywhere_isolated, rng)) == 0 and everywhere_isolated.queries == 10
+    with pytest.raises(ValueError, match="start vertex 2 has no neighbours: .* give one that has"):
+        SAMPLERS.create(name, start=2).sample(_IsolatedSite(budget=10, draws=[0]), rng)
 
 
 def test_sample_take_regathers_copies(lollipop):

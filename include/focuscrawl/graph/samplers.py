@@ -106,11 +106,22 @@ class _Sampler:
         raise NotImplementedError
 
     def _start(self, access: GraphAccess) -> VertexRecord:
+        """A walk's first vertex: ``start``, else a uniform vertex that has neighbours. A site's graph has isolated
+        vertices (the world's has: a live round failed on one), and a walk cannot leave one: a uniform draw of such
+        a vertex is charged to the budget and drawn again. RW's and FS's stationary weight deg(v) is 0 there, so
+        their targets are unchanged; MHRW's uniform target becomes the vertices with neighbours, which is all any
+        walk reaches."""
         if self.start is not None:
-            return access.vertex(self.start)
+            record = access.vertex(self.start)
+            if record.degree == 0:
+                raise ValueError(f"start vertex {self.start!r} has no neighbours: a walk cannot leave it; give one "
+                                 "that has (or no start, for a uniform one)")
+            return record
         if not access.supports_uniform:
             raise ValueError("the site offers no uniform vertex sampling: give the sampler a start vertex (start=...)")
-        return access.random_vertex()
+        while (record := access.random_vertex()).degree == 0:
+            pass
+        return record
 
     def sample(self, access: GraphAccess, rng: np.random.Generator) -> Sample:
         records, weights = [], []
