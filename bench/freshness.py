@@ -1,6 +1,6 @@
 """Loop freshness on the live platform: a Delta commit to the running process applying the refreshed scores.
 
-    python bench/freshness.py [--minutes 25] [--closings 10] [--competing-load 2]
+    python bench/freshness.py [--minutes 60] [--closings 10] [--competing-load 2]
                                     [--out bench/results/freshness] [--draft]
 
 ``focuscrawl up projects/world.toml`` runs as an operator starts it (``$FOCUSCRAWL_VAR``, emptied first but for
@@ -506,7 +506,8 @@ def report_of(bench: Bench, closings: dict, skipped: dict, meta: dict) -> dict:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--minutes", type=float, default=25.0, help="the longest the platform runs")
+    # FUE's schedule and the graph sampler's rounds come every 5 minutes: ten closings of each take ~50 minutes
+    ap.add_argument("--minutes", type=float, default=60.0, help="the longest the platform runs")
     ap.add_argument("--closings", type=int, default=10, help="stop once every loop closed this often")
     ap.add_argument("--competing-load", type=int, default=0, metavar="N", help="busy CPU processes beside the platform")
     ap.add_argument("--project", type=Path, default=ROOT / "projects" / "world.toml")
